@@ -1,0 +1,26 @@
+"""Declares the compiled engine; all other metadata lives in pyproject.toml.
+
+Set BYTEPAIR_NO_EXTENSIONS=1 to install the pure-Python engine only.
+"""
+import os
+
+from setuptools import Extension, setup
+
+ext_modules = []
+if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+    from Cython.Build import cythonize
+
+    ext_modules = cythonize(
+        [
+            Extension(
+                "bytepair._engine",
+                ["cython/bytepair/_engine.pyx"],
+                language="c++",
+                extra_compile_args=["-O3", "-std=c++17"],
+            )
+        ],
+        include_path=["cython"],
+        compiler_directives={"language_level": "3"},
+    )
+
+setup(ext_modules=ext_modules)

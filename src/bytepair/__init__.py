@@ -1,0 +1,24 @@
+"""bytepair: exact, deterministic and fast byte-pair-encoding training.
+
+Byte mode learns rules over the 256 byte tokens (:func:`train_bytes`); word
+mode learns rules over string symbols from word counts (:func:`learn_bpe`,
+:func:`train_words`, :func:`encode`).
+"""
+
+from .io import ModelFormatError, load
+from .model import ByteModel, WordModel
+from .rules import Merge
+from .trainers import encode, learn_bpe, train_bytes, train_words
+
+__all__ = [
+    "ByteModel",
+    "Merge",
+    "ModelFormatError",
+    "WordModel",
+    "encode",
+    "learn_bpe",
+    "load",
+    "train_bytes",
+    "train_words",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,181 @@
+"""Pure-Python twin of the compiled pair engine (``bytepair._engine``).
+
+It is the readable statement of the incremental algorithm and the fallback
+when the extension cannot be imported. Both twins expose the same class,
+``PairEngine``, and are tested to behave identically.
+
+State, for ``n`` token positions in sequences laid end to end:
+
+* ``tok[i]``: the token at position ``i``; ``prev[i]`` / ``next[i]``: the
+  neighbouring live positions, ``-1`` at a sequence end (the barrier) and
+  ``REMOVED`` for a position consumed by a merge. This is the linked token list.
+* ``count[pair]``: weighted number of adjacent windows, kept exact after every
+  merge by local updates (no recount).
+* ``where[pair]``: positions ``i`` where ``(tok[i], tok[next[i]])`` was that
+  pair when recorded. Entries may go stale; a merge re-checks each one.
+* ``queued[pair]``: the count under which the pair sits in the caller's
+  priority queue (0: not queued). A merge reports every pair whose count rose
+  above its queued count; decreases are left for the caller to correct lazily.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+REMOVED = -2
+
+
+class PairEngine:
+    """Linked token lists with an exact pair count and an occurrence index.
+
+    ``tokens`` holds every sequence laid end to end, ``starts`` the offset of
+    each sequence plus the total length, ``weights`` one positive weight per
+    sequence.
+
+    >>> e = PairEngine([97, 97, 97, 97, 98, 97], [0, 3, 6], [1, 1])
+    >>> sorted(e.pair_counts())
+    [(97, 97, 2), (97, 98, 1), (98, 97, 1)]
+    >>> e.merge(97, 97, 256)
+    (1, [(256, 97, 0, 1)])
+    >>> e.sequences()
+    [[256, 97], [97, 98, 97]]
+    """
+
+    def __init__(self, tokens, starts, weights):
+        n = len(tokens)
+        if len(starts) != len(weights) + 1 or starts[len(starts) - 1] != n:
+            raise ValueError("starts must hold one offset per sequence plus the total length")
+        self._starts = list(starts)
+        self._tok = list(tokens)
+        self._prev = list(range(-1, n - 1))
+        self._next = list(range(1, n + 1))
+        self._weight_at = [0] * n
+        for s, weight in enumerate(weights):
+            lo, hi = starts[s], starts[s + 1]
+            if lo < hi:
+                self._prev[lo] = -1
+                self._next[hi - 1] = -1
+            self._weight_at[lo:hi] = [weight] * (hi - lo)
+        self._count: dict[tuple[int, int], int] = {}
+        self._queued: dict[tuple[int, int], int] = {}
+        self._where: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
+        for i in range(n):
+            j = self._next[i]
+            if j >= 0:
+                pair = (self._tok[i], self._tok[j])
+                self._count[pair] = self._count.get(pair, 0) + self._weight_at[i]
+                self._where[pair].append(i)
+
+    def pair_counts(self) -> list[tuple[int, int, int]]:
+        """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
+        self._queued = dict(self._count)
+        return [(left, right, c) for (left, right), c in self._count.items()]
+
+    def count(self, left: int, right: int) -> int:
+        """Current weighted count of ``(left, right)``. O(1)."""
+        return self._count.get((left, right), 0)
+
+    def requeue(self, left: int, right: int) -> int:
+        """Record that the pair is queued again under its current count, and return it."""
+        c = self._count.get((left, right), 0)
+        if c:
+            self._queued[(left, right)] = c
+        else:
+            self._queued.pop((left, right), None)
+        return c
+
+    def _add(self, pair, delta):
+        c = self._count.get(pair, 0) + delta
+        if c:
+            self._count[pair] = c
+        else:
+            # No live occurrence is left: free its index entry.
+            del self._count[pair]
+            self._where.pop(pair, None)
+
+    def merge(self, left: int, right: int, new: int):
+        """Replace ``(left, right)`` by ``new`` everywhere, left to right.
+
+        Returns ``(replacements, raised)`` where ``raised`` lists
+        ``(l, r, old_queued, count)`` for every pair whose count now exceeds
+        its queued count (their queued count becomes ``count``). The merged
+        pair itself is taken to be off the queue. Cost: O(k log k) for the k
+        recorded occurrences of the pair.
+        """
+        tok, prev, nxt, weight_at = self._tok, self._prev, self._next, self._weight_at
+        pair = (left, right)
+        self._queued.pop(pair, None)
+        # Ascending positions are left to right within every sequence, which
+        # is what makes overlapping matches (`aaa`) resolve like the naive pass.
+        positions = sorted(set(self._where.pop(pair, ())))
+        replaced = 0
+        touched = []
+        for i in positions:
+            j = nxt[i]
+            # Skip stale entries: consumed positions and changed tokens.
+            if j < 0 or tok[i] != left or tok[j] != right:
+                continue
+            w = weight_at[i]
+            before, after = prev[i], nxt[j]
+            if before >= 0:
+                t = tok[before]
+                self._add((t, left), -w)
+                self._add((t, new), w)
+                self._where[(t, new)].append(before)
+                touched.append((t, new))
+            if after >= 0:
+                t = tok[after]
+                self._add((right, t), -w)
+                self._add((new, t), w)
+                self._where[(new, t)].append(i)
+                touched.append((new, t))
+            self._add(pair, -w)
+            tok[i] = new
+            nxt[i] = after
+            if after >= 0:
+                prev[after] = i
+            nxt[j] = prev[j] = REMOVED
+            replaced += w
+        raised = []
+        for p in touched:
+            c = self._count.get(p, 0)
+            q = self._queued.get(p, 0)
+            if c > q:
+                raised.append((p[0], p[1], q, c))
+                self._queued[p] = c
+        return replaced, raised
+
+    def sequences(self) -> list[list[int]]:
+        """The current token sequences, by walking the links."""
+        out = []
+        for s in range(len(self._starts) - 1):
+            lo, hi = self._starts[s], self._starts[s + 1]
+            seq = []
+            i = lo if lo < hi else -1
+            while i >= 0:
+                seq.append(self._tok[i])
+                i = self._next[i]
+            out.append(seq)
+        return out
+
+    def check(self) -> tuple[dict, dict]:
+        """Verify links, counts and the occurrence index against a recount.
+
+        Raises AssertionError on any inconsistency; returns the counts and
+        the queued counts for the caller to compare with its queue.
+        """
+        recount: dict[tuple[int, int], int] = {}
+        for s in range(len(self._starts) - 1):
+            lo, hi = self._starts[s], self._starts[s + 1]
+            i = lo if lo < hi else -1
+            assert i < 0 or self._prev[i] == -1, "sequence start has a predecessor"
+            while i >= 0:
+                j = self._next[i]
+                if j >= 0:
+                    assert self._prev[j] == i, f"links disagree at {i}->{j}"
+                    pair = (self._tok[i], self._tok[j])
+                    recount[pair] = recount.get(pair, 0) + self._weight_at[i]
+                    assert i in self._where.get(pair, ()), f"occurrence {pair} at {i} not indexed"
+                i = j
+        assert recount == self._count, "incremental counts differ from a recount"
+        return dict(self._count), dict(self._queued)

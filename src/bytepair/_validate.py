@@ -1,0 +1,69 @@
+"""Argument checks shared by the public API: each error names the argument."""
+
+from __future__ import annotations
+
+import operator
+
+#: Byte mode IDs are unsigned 32-bit: 256 byte tokens plus this many merges.
+MAX_BYTE_MERGES = 2**32 - 1 - 255
+#: Pair counts are 64-bit signed integers in the compiled engine.
+MAX_COUNT = 2**63 - 1
+
+
+def check_int(value, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
+    """Return ``value`` as an int, or raise naming ``name``. Bools are rejected."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, got bool {value!r}")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}") from None
+    if number < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {number}")
+    if maximum is not None and number > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {number}")
+    return number
+
+
+def as_document(document, index: int, name: str = "documents") -> bytes:
+    """A document as bytes: ``str`` is UTF-8 encoded, bytes-like objects are copied."""
+    if isinstance(document, str):
+        return document.encode("utf-8")
+    if isinstance(document, (bytes, bytearray, memoryview)):
+        return bytes(document)
+    raise TypeError(
+        f"{name}[{index}] must be bytes or str, got {type(document).__name__}"
+    )
+
+
+def check_engine(engine: str | None) -> str:
+    """The engine name: ``None`` means the fastest, ``"incremental"``."""
+    if engine is None:
+        return "incremental"
+    if engine not in ("naive", "incremental"):
+        raise ValueError(f"engine must be 'naive' or 'incremental', got {engine!r}")
+    return engine
+
+
+def check_word_counts(word_counts) -> dict[str, int]:
+    """A ``str -> positive int`` mapping, copied."""
+    if not hasattr(word_counts, "items"):
+        raise TypeError(
+            f"word_counts must be a mapping of str to int, got {type(word_counts).__name__}"
+        )
+    checked: dict[str, int] = {}
+    for word, count in word_counts.items():
+        if not isinstance(word, str):
+            raise TypeError(f"word_counts keys must be str, got {type(word).__name__} {word!r}")
+        checked[word] = check_int(count, f"word_counts[{word!r}]", minimum=1)
+    return checked
+
+
+def check_end_of_word(end_of_word) -> str | None:
+    if end_of_word is None:
+        return None
+    if not isinstance(end_of_word, str):
+        raise TypeError(f"end_of_word must be a str or None, got {type(end_of_word).__name__}")
+    if not end_of_word:
+        raise ValueError("end_of_word must be a non-empty str")
+    return end_of_word

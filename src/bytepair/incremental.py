@@ -1,0 +1,183 @@
+"""The incremental trainer: local count updates and an exact lazy priority queue.
+
+The pair engine (compiled ``bytepair._engine`` or its pure-Python twin
+``bytepair._engine_py``) owns the linked token lists, the exact pair counts
+and the occurrence index. This module owns the priority: a
+``sortedcontainers.SortedList`` of ``(-queued_count, left_key, right_key)``.
+
+Why the queue stays exact although decreases are not applied eagerly: every
+queued count is at least the pair's true count (a merge reports every
+increase, and the caller re-queues it at once). So when the first entry's
+queued count equals its true count, no other pair can beat it: each other
+pair's true key is at least its queued key, which is at least the first
+entry's. When the first entry is stale it is re-queued at its true count and
+the search repeats.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+import warnings
+from typing import Callable, Hashable, Sequence
+
+from sortedcontainers import SortedList
+
+from .rules import Merge, priority
+
+try:
+    from ._engine import PairEngine as _CompiledEngine
+except ImportError:  # pragma: no cover - depends on how the package was installed
+    _CompiledEngine = None
+from ._engine_py import PairEngine as _PythonEngine
+
+BACKENDS = {"compiled": _CompiledEngine, "python": _PythonEngine}
+
+
+def default_backend() -> str:
+    """The backend used when none is named: ``BYTEPAIR_BACKEND`` if set, else compiled when importable."""
+    chosen = os.environ.get("BYTEPAIR_BACKEND", "")
+    if chosen:
+        if chosen not in BACKENDS:
+            raise ValueError(
+                f"BYTEPAIR_BACKEND must be one of {sorted(BACKENDS)}, got {chosen!r}"
+            )
+        return chosen
+    if _CompiledEngine is None:
+        warnings.warn(
+            "bytepair's compiled engine is not importable; using the slower "
+            "pure-Python engine (reinstall without BYTEPAIR_NO_EXTENSIONS to fix)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+        return "python"
+    return "compiled"
+
+
+def engine_class(backend: str | None):
+    name = backend or default_backend()
+    if name not in BACKENDS:
+        raise ValueError(f"backend must be one of {sorted(BACKENDS)}, got {name!r}")
+    cls = BACKENDS[name]
+    if cls is None:
+        raise ImportError("the compiled engine bytepair._engine is not installed")
+    return cls
+
+
+class IncrementalTrainer:
+    """Learns one rule per :meth:`step`, equal to :func:`bytepair.naive.fit`.
+
+    ``sequences`` are lists of integer symbol IDs with positive ``weights``.
+    ``join(left, right, rank)`` returns the new symbol's ID. ``keys``, when
+    given, maps an ID to the key it sorts by (word mode: its string);
+    otherwise IDs sort as numbers (byte mode). ``key_to_id`` inverts ``keys``.
+
+    Per merge the cost is O(k log k + u log P) for the k occurrences of the
+    merged pair and the u queue updates among P queued pairs.
+
+    >>> t = IncrementalTrainer([[97, 97, 97], [97, 98, 97]], [1, 1],
+    ...                        lambda l, r, rank: 256 + rank)
+    >>> t.step(), t.step()
+    (Merge(rank=0, left=97, right=97, token_id=256, count=2, replacements=1), Merge(rank=1, left=97, right=98, token_id=257, count=1, replacements=1))
+    >>> t.sequences()
+    [[256, 97], [257, 97]]
+    """
+
+    def __init__(
+        self,
+        sequences: Sequence[Sequence[int]],
+        weights: Sequence[int],
+        join: Callable[[int, int, int], int],
+        *,
+        keys: list | None = None,
+        key_to_id: dict | None = None,
+        backend: str | None = None,
+    ):
+        starts = array("q", [0])
+        for seq in sequences:
+            starts.append(starts[-1] + len(seq))
+        tokens: bytes | array
+        if all(isinstance(seq, bytes) for seq in sequences):
+            tokens = b"".join(sequences)  # byte mode: the engine widens bytes itself
+        else:
+            tokens = array("I")
+            for seq in sequences:
+                tokens.extend(seq)
+        self._engine = engine_class(backend)(tokens, starts, array("q", weights))
+        self._join = join
+        self._keys = keys
+        self._key_to_id = key_to_id
+        self._rank = 0
+        self._queue = SortedList(
+            priority(c, self._key(left), self._key(right))
+            for left, right, c in self._engine.pair_counts()
+        )
+
+    def _key(self, symbol: int):
+        return symbol if self._keys is None else self._keys[symbol]
+
+    def _id(self, key) -> int:
+        return key if self._key_to_id is None else self._key_to_id[key]
+
+    def step(self) -> Merge | None:
+        """Learn the next rule, or return None when no adjacent pair is left."""
+        queue, engine = self._queue, self._engine
+        while queue:
+            neg_count, left_key, right_key = queue[0]
+            left, right = self._id(left_key), self._id(right_key)
+            true_count = engine.count(left, right)
+            if true_count != -neg_count:
+                # Stale: the count fell since it was queued. Re-queue and look again.
+                queue.pop(0)
+                if engine.requeue(left, right):
+                    queue.add(priority(true_count, left_key, right_key))
+                continue
+            queue.pop(0)
+            rank = self._rank
+            new = self._join(left, right, rank)
+            replacements, raised = engine.merge(left, right, new)
+            for l_id, r_id, old, c in raised:
+                l_key, r_key = self._key(l_id), self._key(r_id)
+                if old:
+                    queue.remove(priority(old, l_key, r_key))
+                queue.add(priority(c, l_key, r_key))
+            self._rank += 1
+            return Merge(rank, left, right, new, true_count, replacements)
+        return None
+
+    def sequences(self) -> list[list[int]]:
+        """The current transformed sequences."""
+        return self._engine.sequences()
+
+    def _check(self) -> None:
+        """Verify every invariant: links, counts, occurrence index and queue.
+
+        Every pair with a live occurrence is queued at or above its true
+        count, and every queue entry matches the engine's queued count.
+        """
+        counts, queued = self._engine.check()
+        entries = {(lk, rk): -nc for nc, lk, rk in self._queue}
+        assert len(entries) == len(self._queue), "a pair is queued twice"
+        assert entries == {
+            (self._key(l), self._key(r)): q for (l, r), q in queued.items()
+        }, "queue and engine disagree on queued counts"
+        for (left, right), c in counts.items():
+            assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+
+
+def fit(
+    sequences: Sequence[Sequence[int]],
+    weights: Sequence[int],
+    merges: int,
+    join: Callable[[int, int, int], int],
+    **options,
+) -> tuple[list[Merge], list[list[int]]]:
+    """Same contract as :func:`bytepair.naive.fit`, for integer symbols."""
+    trainer = IncrementalTrainer(sequences, weights, join, **options)
+    rules: list[Merge] = []
+    while len(rules) < merges:
+        rule = trainer.step()
+        if rule is None:
+            break
+        rules.append(rule)
+    return rules, trainer.sequences()

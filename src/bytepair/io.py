@@ -1,0 +1,124 @@
+"""The model file: a versioned JSON document, written atomically.
+
+Layout (``docs/format.md`` has the full description)::
+
+    {"format": "bytepair-model", "version": 1, "kind": "bytes",
+     "merges": [
+      [97, 97, 2, 1],
+      ...
+     ]}
+
+Each merge is ``[left, right, count, replacements]`` in rank order; ranks and
+token IDs follow from the position. Word models have ``"kind": "words"``,
+string symbols and an ``"end_of_word"`` entry.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .model import BYTE_TOKENS, ByteModel, WordModel
+from .rules import Merge
+
+FORMAT = "bytepair-model"
+VERSION = 1
+
+
+class ModelFormatError(ValueError):
+    """A file that is not a bytepair model this version can read."""
+
+
+def write_atomically(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename.
+
+    Either the whole file appears or nothing does; an existing file is
+    replaced only once the new one is complete.
+    """
+    target = Path(path)
+    parent = target.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"path: directory {str(parent)!r} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def _dumps(header: dict, merges: list[list]) -> str:
+    # One merge per line keeps the file readable and diffable.
+    head = json.dumps(header, ensure_ascii=False)[:-1]
+    body = ",\n".join(" " + json.dumps(m, ensure_ascii=False) for m in merges)
+    return f'{head},\n "merges": [\n{body}\n ]}}\n' if merges else f'{head}, "merges": []}}\n'
+
+
+def save_model(model, path: str | os.PathLike) -> None:
+    """Save a :class:`ByteModel` or :class:`WordModel` to ``path``."""
+    if isinstance(model, ByteModel):
+        header = {"format": FORMAT, "version": VERSION, "kind": "bytes"}
+    elif isinstance(model, WordModel):
+        header = {"format": FORMAT, "version": VERSION, "kind": "words",
+                  "end_of_word": model.end_of_word}
+    else:
+        raise TypeError(f"model must be a ByteModel or WordModel, got {type(model).__name__}")
+    rows = [[m.left, m.right, m.count, m.replacements] for m in model.merges]
+    write_atomically(path, _dumps(header, rows))
+
+
+def load(path: str | os.PathLike) -> ByteModel | WordModel:
+    """Read a model written by :meth:`ByteModel.save` or :meth:`WordModel.save`."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model (no 'format': '{FORMAT}')")
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ModelFormatError(f"{os.fspath(path)!r} has an invalid format version {version!r}")
+    if version > VERSION:
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} has format version {version}; this bytepair reads up to {VERSION}"
+        )
+    kind = data.get("kind")
+    rows = data.get("merges")
+    if not isinstance(rows, list):
+        raise ModelFormatError(f"{os.fspath(path)!r}: 'merges' must be a list")
+    try:
+        if kind == "bytes":
+            merges = []
+            for rank, row in enumerate(rows):
+                left, right, count, replacements = _row(row, int)
+                merges.append(Merge(rank, left, right, BYTE_TOKENS + rank, count, replacements))
+            return ByteModel(merges)
+        if kind == "words":
+            merges = []
+            for rank, row in enumerate(rows):
+                left, right, count, replacements = _row(row, str)
+                merges.append(Merge(rank, left, right, left + right, count, replacements))
+            return WordModel(merges, end_of_word=data.get("end_of_word"))
+    except (TypeError, ValueError) as exc:
+        raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
+    raise ModelFormatError(f"{os.fspath(path)!r} has an unknown model kind {kind!r}")
+
+
+def _row(row, symbol_type) -> tuple:
+    if (
+        not isinstance(row, list) or len(row) != 4
+        or not all(isinstance(s, symbol_type) and not isinstance(s, bool) for s in row[:2])
+        or not all(isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in row[2:])
+    ):
+        raise ValueError(f"bad merge entry {row!r}")
+    return tuple(row)

@@ -1,0 +1,209 @@
+"""Trained models: the frozen rules, the vocabulary, encoding and decoding."""
+
+from __future__ import annotations
+
+import heapq
+import os
+from typing import Iterable, Sequence
+
+from ._validate import check_end_of_word, check_int
+from .rules import Merge, replace_pair
+
+BYTE_TOKENS = 256
+
+
+class ByteModel:
+    """A byte-mode BPE model: 256 byte tokens plus one token per learned rule.
+
+    Token ``256 + rank`` stands for the bytes of its rule's two tokens joined.
+    ``sequences`` holds the transformed training documents when the model
+    comes from training (``None`` when loaded from a file).
+
+    >>> import bytepair
+    >>> model = bytepair.train_bytes([b"aaa", b"aba"], 2)
+    >>> model.vocab_size, model.token_bytes(256), model.sequences
+    (258, b'aa', [[256, 97], [257, 97]])
+    >>> model.encode("abaaa"), model.decode([257, 256, 97])
+    ([257, 256, 97], b'abaaa')
+    """
+
+    def __init__(self, merges: Iterable[Merge], sequences: list[list[int]] | None = None):
+        self.merges: list[Merge] = []
+        self._bytes: list[bytes] = [bytes([i]) for i in range(BYTE_TOKENS)]
+        self._rank_of: dict[tuple[int, int], int] = {}
+        for rank, merge in enumerate(merges):
+            merge = Merge(*merge)
+            token = BYTE_TOKENS + rank
+            if merge.rank != rank or merge.token_id != token:
+                raise ValueError(f"merges[{rank}] must have rank {rank} and token_id {token}")
+            for side in (merge.left, merge.right):
+                if not isinstance(side, int) or not 0 <= side < token:
+                    raise ValueError(f"merges[{rank}] joins {side!r}, which is not a token before it")
+            if (merge.left, merge.right) in self._rank_of:
+                raise ValueError(f"merges[{rank}] repeats the pair {(merge.left, merge.right)}")
+            if not 0 <= merge.replacements <= merge.count:
+                raise ValueError(f"merges[{rank}] needs 0 <= replacements <= count")
+            self._rank_of[(merge.left, merge.right)] = rank
+            self._bytes.append(self._bytes[merge.left] + self._bytes[merge.right])
+            self.merges.append(merge)
+        self.sequences = sequences
+
+    def __repr__(self) -> str:
+        return f"<ByteModel vocab_size={self.vocab_size}>"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ByteModel) and self.merges == other.merges
+
+    @property
+    def vocab_size(self) -> int:
+        """256 byte tokens plus one per learned rule."""
+        return BYTE_TOKENS + len(self.merges)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The exact bytes a token stands for (may be partial UTF-8)."""
+        token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
+        return self._bytes[token_id]
+
+    def encode(self, data: bytes | str) -> list[int]:
+        """Apply the frozen rules in rank order, each in one left-to-right pass.
+
+        Equivalent to replaying every rule over the whole input, but only
+        pairs that are present are visited: O(n log n) for n input bytes.
+        A new adjacency always involves the token just made, whose rules all
+        rank later, so popping ``(rank, position)`` from a heap gives exactly
+        the rank-order, left-to-right passes.
+        """
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        elif not isinstance(data, (bytes, bytearray, memoryview)):
+            raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
+        tokens = list(data)
+        n = len(tokens)
+        if n < 2 or not self._rank_of:
+            return tokens
+        rank_of = self._rank_of
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        prev = list(range(-1, n - 1))
+        heap = [
+            (rank_of[pair], i)
+            for i, pair in enumerate(zip(tokens, tokens[1:]))
+            if pair in rank_of
+        ]
+        heapq.heapify(heap)
+        while heap:
+            rank, i = heapq.heappop(heap)
+            j = nxt[i]
+            if j < 0 or rank_of.get((tokens[i], tokens[j])) != rank:
+                continue  # consumed or changed since it was pushed
+            tokens[i] = BYTE_TOKENS + rank
+            nxt[i] = after = nxt[j]
+            nxt[j] = -2
+            if after >= 0:
+                prev[after] = i
+                r = rank_of.get((tokens[i], tokens[after]))
+                if r is not None:
+                    heapq.heappush(heap, (r, i))
+            before = prev[i]
+            if before >= 0:
+                r = rank_of.get((tokens[before], tokens[i]))
+                if r is not None:
+                    heapq.heappush(heap, (r, before))
+        out = []
+        i = 0
+        while i >= 0:
+            out.append(tokens[i])
+            i = nxt[i]
+        return out
+
+    def decode(self, ids: Iterable[int]) -> bytes:
+        """The exact bytes of a token sequence (inverse of :meth:`encode`)."""
+        table = self._bytes
+        out = []
+        for position, token in enumerate(ids):
+            if isinstance(token, bool) or not isinstance(token, int):
+                raise TypeError(f"ids[{position}] must be an int, got {type(token).__name__}")
+            if not 0 <= token < len(table):
+                raise ValueError(
+                    f"ids[{position}] = {token} is outside the vocabulary (0..{len(table) - 1})"
+                )
+            out.append(table[token])
+        return b"".join(out)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
+        from .io import save_model
+
+        save_model(self, path)
+
+
+def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str | None = None) -> list[str]:
+    """Split ``word`` by replaying ``rules`` in learned order.
+
+    Characters that no rule covers stay single characters.
+
+    >>> encode_word("lowest", [("e", "s"), ("es", "t"), ("l", "o"), ("lo", "w")])
+    ['low', 'est']
+    """
+    if not isinstance(word, str):
+        raise TypeError(f"word must be a str, got {type(word).__name__}")
+    end_of_word = check_end_of_word(end_of_word)
+    symbols = list(word) + ([end_of_word] if end_of_word else [])
+    for index, rule in enumerate(rules):
+        if (
+            not isinstance(rule, tuple) or len(rule) != 2
+            or not all(isinstance(s, str) and s for s in rule)
+        ):
+            raise TypeError(f"rules[{index}] must be a pair of non-empty str, got {rule!r}")
+        left, right = rule
+        # Cheap skip: most rules do not apply to a given word.
+        if left in symbols and right in symbols:
+            symbols, _ = replace_pair(symbols, left, right, left + right)
+    return symbols
+
+
+class WordModel:
+    """A word-mode model: rules over string symbols, learned from word counts.
+
+    ``words`` maps each training word to its final symbols.
+
+    >>> import bytepair
+    >>> model = bytepair.train_words({"low": 5, "lower": 2, "newest": 6, "widest": 3}, 4)
+    >>> model.rules
+    [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
+    >>> model.merges[0]
+    Merge(rank=0, left='e', right='s', token_id='es', count=9, replacements=9)
+    >>> model.encode("lowest")
+    ['low', 'est']
+    """
+
+    def __init__(self, merges: Iterable[Merge], *, end_of_word: str | None = None,
+                 words: dict[str, tuple[str, ...]] | None = None):
+        self.merges = [Merge(*merge) for merge in merges]
+        self.end_of_word = check_end_of_word(end_of_word)
+        self.words = words
+
+    def __repr__(self) -> str:
+        return f"<WordModel rules={len(self.merges)} end_of_word={self.end_of_word!r}>"
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, WordModel)
+            and self.merges == other.merges
+            and self.end_of_word == other.end_of_word
+        )
+
+    @property
+    def rules(self) -> list[tuple[str, str]]:
+        """The learned pairs in order: the simple form of the result."""
+        return [(m.left, m.right) for m in self.merges]
+
+    def encode(self, word: str) -> list[str]:
+        """Split ``word`` with this model's rules (see :func:`encode_word`)."""
+        return encode_word(word, self.rules, end_of_word=self.end_of_word)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
+        from .io import save_model
+
+        save_model(self, path)
