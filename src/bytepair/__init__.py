@@ -2,22 +2,28 @@
 
 Byte mode learns rules over the 256 byte tokens (:func:`train_bytes`); word
 mode learns rules over string symbols from word counts (:func:`learn_bpe`,
-:func:`train_words`, :func:`encode`).
+:func:`train_words`, :func:`encode`); :func:`train` builds a full tokenizer
+(pre-tokenizer, special tokens, exports) from files.
 """
 
+from .corpus import Files
 from .io import ModelFormatError, load
 from .model import ByteModel, WordModel
 from .rules import Merge
+from .tokenizer import Tokenizer, train
 from .trainers import encode, learn_bpe, train_bytes, train_words
 
 __all__ = [
     "ByteModel",
+    "Files",
     "Merge",
     "ModelFormatError",
+    "Tokenizer",
     "WordModel",
     "encode",
     "learn_bpe",
     "load",
+    "train",
     "train_bytes",
     "train_words",
 ]

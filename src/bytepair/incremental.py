@@ -68,7 +68,8 @@ class IncrementalTrainer:
     """Learns one rule per :meth:`step`, equal to :func:`bytepair.naive.fit`.
 
     ``sequences`` are lists of integer symbol IDs with positive ``weights``.
-    ``join(left, right, rank)`` returns the new symbol's ID. ``keys``, when
+    ``join(left, right, rank)`` returns the new symbol's ID; ranks start at
+    ``first_rank`` (a warm start continues an existing rule list). ``keys``, when
     given, maps an ID to the key it sorts by (word mode: its string);
     otherwise IDs sort as numbers (byte mode). ``key_to_id`` inverts ``keys``.
 
@@ -92,6 +93,7 @@ class IncrementalTrainer:
         keys: list | None = None,
         key_to_id: dict | None = None,
         backend: str | None = None,
+        first_rank: int = 0,
     ):
         starts = array("q", [0])
         for seq in sequences:
@@ -107,7 +109,7 @@ class IncrementalTrainer:
         self._join = join
         self._keys = keys
         self._key_to_id = key_to_id
-        self._rank = 0
+        self._rank = first_rank
         self._queue = SortedList(
             priority(c, self._key(left), self._key(right))
             for left, right, c in self._engine.pair_counts()
@@ -119,8 +121,8 @@ class IncrementalTrainer:
     def _id(self, key) -> int:
         return key if self._key_to_id is None else self._key_to_id[key]
 
-    def step(self) -> Merge | None:
-        """Learn the next rule, or return None when no adjacent pair is left."""
+    def step(self, min_count: int = 1) -> Merge | None:
+        """Learn the next rule; None when no pair has at least ``min_count`` windows."""
         queue, engine = self._queue, self._engine
         while queue:
             neg_count, left_key, right_key = queue[0]
@@ -132,6 +134,8 @@ class IncrementalTrainer:
                 if engine.requeue(left, right):
                     queue.add(priority(true_count, left_key, right_key))
                 continue
+            if true_count < min_count:
+                return None
             queue.pop(0)
             rank = self._rank
             new = self._join(left, right, rank)

@@ -9,8 +9,10 @@ Layout (``docs/format.md`` has the full description)::
      ]}
 
 Each merge is ``[left, right, count, replacements]`` in rank order; ranks and
-token IDs follow from the position. Word models have ``"kind": "words"``,
-string symbols and an ``"end_of_word"`` entry.
+token IDs follow from the position. Byte models carry their pre-tokenizer
+``"pattern"`` (null: none); tokenizers (``"kind": "tokenizer"``) add
+``"special_tokens"``. Word models have ``"kind": "words"``, string symbols
+and an ``"end_of_word"`` entry.
 """
 
 from __future__ import annotations
@@ -64,20 +66,25 @@ def _dumps(header: dict, merges: list[list]) -> str:
 
 
 def save_model(model, path: str | os.PathLike) -> None:
-    """Save a :class:`ByteModel` or :class:`WordModel` to ``path``."""
-    if isinstance(model, ByteModel):
-        header = {"format": FORMAT, "version": VERSION, "kind": "bytes"}
+    """Save a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel` to ``path``."""
+    from .tokenizer import Tokenizer
+
+    if isinstance(model, Tokenizer):
+        header = {"format": FORMAT, "version": VERSION, "kind": "tokenizer",
+                  "pattern": model.pattern, "special_tokens": list(model.special_tokens)}
+    elif isinstance(model, ByteModel):
+        header = {"format": FORMAT, "version": VERSION, "kind": "bytes", "pattern": model.pattern}
     elif isinstance(model, WordModel):
         header = {"format": FORMAT, "version": VERSION, "kind": "words",
                   "end_of_word": model.end_of_word}
     else:
-        raise TypeError(f"model must be a ByteModel or WordModel, got {type(model).__name__}")
+        raise TypeError(f"model must be a ByteModel, Tokenizer or WordModel, got {type(model).__name__}")
     rows = [[m.left, m.right, m.count, m.replacements] for m in model.merges]
     write_atomically(path, _dumps(header, rows))
 
 
-def load(path: str | os.PathLike) -> ByteModel | WordModel:
-    """Read a model written by :meth:`ByteModel.save` or :meth:`WordModel.save`."""
+def load(path: str | os.PathLike):
+    """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
@@ -97,12 +104,20 @@ def load(path: str | os.PathLike) -> ByteModel | WordModel:
     if not isinstance(rows, list):
         raise ModelFormatError(f"{os.fspath(path)!r}: 'merges' must be a list")
     try:
-        if kind == "bytes":
+        if kind in ("bytes", "tokenizer"):
             merges = []
             for rank, row in enumerate(rows):
                 left, right, count, replacements = _row(row, int)
                 merges.append(Merge(rank, left, right, BYTE_TOKENS + rank, count, replacements))
-            return ByteModel(merges)
+            pattern = data.get("pattern")
+            if pattern is not None and not isinstance(pattern, str):
+                raise ValueError("'pattern' must be a string or null")
+            model = ByteModel(merges, pattern=pattern)
+            if kind == "bytes":
+                return model
+            from .tokenizer import Tokenizer
+
+            return Tokenizer(model, data.get("special_tokens", []))
         if kind == "words":
             merges = []
             for rank, row in enumerate(rows):

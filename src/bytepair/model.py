@@ -7,6 +7,7 @@ import os
 from typing import Iterable, Sequence
 
 from ._validate import check_end_of_word, check_int
+from .pretokenize import compile_pattern
 from .rules import Merge, replace_pair
 
 BYTE_TOKENS = 256
@@ -27,7 +28,12 @@ class ByteModel:
     ([257, 256, 97], b'abaaa')
     """
 
-    def __init__(self, merges: Iterable[Merge], sequences: list[list[int]] | None = None):
+    def __init__(self, merges: Iterable[Merge], sequences: list[list[int]] | None = None,
+                 pattern: str | None = None):
+        #: Pre-tokenizer regex source (None: each input is one piece).
+        self.pattern = pattern
+        self._split = compile_pattern(pattern).findall if pattern is not None else None
+        self._piece_cache: dict[bytes, list[int]] = {}
         self.merges: list[Merge] = []
         self._bytes: list[bytes] = [bytes([i]) for i in range(BYTE_TOKENS)]
         self._rank_of: dict[tuple[int, int], int] = {}
@@ -49,10 +55,15 @@ class ByteModel:
         self.sequences = sequences
 
     def __repr__(self) -> str:
-        return f"<ByteModel vocab_size={self.vocab_size}>"
+        split = "" if self.pattern is None else " pretokenized"
+        return f"<ByteModel vocab_size={self.vocab_size}{split}>"
 
     def __eq__(self, other) -> bool:
-        return isinstance(other, ByteModel) and self.merges == other.merges
+        return (
+            isinstance(other, ByteModel)
+            and self.merges == other.merges
+            and self.pattern == other.pattern
+        )
 
     @property
     def vocab_size(self) -> int:
@@ -66,6 +77,32 @@ class ByteModel:
 
     def encode(self, data: bytes | str) -> list[int]:
         """Apply the frozen rules in rank order, each in one left-to-right pass.
+
+        With a pre-tokenizer ``pattern`` the input is split first (``bytes``
+        must then be UTF-8) and each piece is encoded on its own.
+        """
+        if self._split is None:
+            return self._encode_piece(data)
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            try:
+                data = bytes(data).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(f"data: invalid UTF-8 at byte offset {exc.start}") from None
+        elif not isinstance(data, str):
+            raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
+        cache = self._piece_cache
+        out: list[int] = []
+        for piece in self._split(data):
+            ids = cache.get(piece)
+            if ids is None:
+                ids = self._encode_piece(piece)
+                if len(cache) < 1 << 16:
+                    cache[piece] = ids
+            out.extend(ids)
+        return out
+
+    def _encode_piece(self, data: bytes | str) -> list[int]:
+        """Encode one piece, with no split.
 
         Equivalent to replaying every rule over the whole input, but only
         pairs that are present are visited: O(n log n) for n input bytes.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from typing import Iterable, Mapping
 
 from . import incremental, naive
@@ -16,6 +17,7 @@ from ._validate import (
     check_word_counts,
 )
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
+from .pretokenize import compile_pattern, resolve_pattern
 from .rules import Merge
 
 
@@ -33,14 +35,19 @@ def train_bytes(
     documents: Iterable[bytes | str],
     merges: int,
     *,
+    pretokenize: str | None = None,
     engine: str | None = None,
 ) -> ByteModel:
     """Learn up to ``merges`` byte-pair rules from ``documents``.
 
     Each document (``bytes``, or ``str`` encoded as UTF-8) is a barrier. See
-    :mod:`bytepair.naive` for the exact rules. ``engine`` is ``"incremental"``
-    (the default: local count updates, compiled when available) or
-    ``"naive"`` (full recount every round, the reference).
+    :mod:`bytepair.naive` for the exact rules. ``pretokenize`` (a name in
+    :data:`bytepair.pretokenize.PATTERNS` or a regex) first splits each
+    document into pieces, and every piece is a barrier too; identical pieces
+    are trained once with a weight, which gives exactly the rules of training
+    on the pieces one by one. ``engine`` is ``"incremental"`` (the default:
+    local count updates, compiled when available) or ``"naive"`` (full
+    recount every round, the reference).
 
     >>> model = train_bytes(["aaa", "aba"], 12)
     >>> [(m.left, m.right, m.count, m.replacements) for m in model.merges][:2]
@@ -48,23 +55,46 @@ def train_bytes(
     """
     merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
     engine = check_engine(engine)
+    source = resolve_pattern(pretokenize)
     if isinstance(documents, (str, bytes, bytearray)):
         raise TypeError("documents must be an iterable of documents, not a single str or bytes")
     docs = [as_document(doc, i) for i, doc in enumerate(documents)]
+    if source is None:
+        pieces_of = [[doc] for doc in docs]
+    else:
+        findall = compile_pattern(source).findall
+        pieces_of = [
+            [piece.encode("utf-8") for piece in findall(_utf8(doc, i))]
+            for i, doc in enumerate(docs)
+        ]
+    pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
     if engine == "naive":
-        rules, sequences = naive.fit(docs, [1] * len(docs), merges, _byte_token)
-        return ByteModel(rules, sequences)
-    # Identical documents are trained once, with a weight.
-    slot: dict[bytes, int] = {}
-    for doc in docs:
-        slot.setdefault(doc, len(slot))
-    weights = array("q", [0]) * len(slot)
-    for doc in docs:
-        weights[slot[doc]] += 1
-    unique = list(slot)
-    _check_total(unique, weights, "documents")
-    rules, sequences = incremental.fit(unique, weights, merges, _byte_token)
-    return ByteModel(rules, [sequences[slot[doc]] for doc in docs])
+        rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
+    else:
+        # Identical pieces are trained once, with a weight.
+        weight_of = Counter(pieces)
+        unique = list(weight_of)
+        weights = array("q", weight_of.values())
+        _check_total(unique, weights, "documents")
+        rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
+        sequence_of = dict(zip(unique, unique_sequences))
+        piece_sequences = [sequence_of[piece] for piece in pieces]
+    # Regroup the pieces' sequences by document.
+    sequences, start = [], 0
+    for doc_pieces in pieces_of:
+        end = start + len(doc_pieces)
+        sequences.append([t for seq in piece_sequences[start:end] for t in seq])
+        start = end
+    return ByteModel(rules, sequences, pattern=source)
+
+
+def _utf8(doc: bytes, index: int) -> str:
+    try:
+        return doc.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"documents[{index}]: invalid UTF-8 at byte offset {exc.start} (a pre-tokenizer needs text)"
+        ) from None
 
 
 def train_words(

@@ -1,0 +1,176 @@
+"""Reading a training corpus: files, globs, directories, JSON Lines, gzip, iterables.
+
+Documents are streamed one at a time; only the document being read is held
+in memory. A plain text file is one document, or one document per line with
+``per_line=True``; a JSON Lines file (``.jsonl``, ``.ndjson``, optionally
+``.gz``) gives one document per record, taken from ``jsonl_field``.
+
+Encoding policy: without a pre-tokenizer (byte mode) a document's bytes are
+used as they are. With a pre-tokenizer the text must be UTF-8; invalid bytes
+raise ``ValueError`` naming the file and the byte offset.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Iterable, Iterator
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+
+
+class Files:
+    """A corpus of files, directories (read recursively) and glob patterns.
+
+    Paths are resolved at once, so a missing file is reported before any
+    work starts.
+
+    >>> Files("no/such/file.txt")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: corpus: no such file or directory: 'no/such/file.txt'
+    """
+
+    def __init__(self, *patterns: str | os.PathLike, per_line: bool = False,
+                 jsonl_field: str | None = None):
+        if not patterns:
+            raise ValueError("corpus: no files given")
+        self.per_line = per_line
+        self.jsonl_field = jsonl_field or "text"
+        self.paths: list[Path] = []
+        for pattern in patterns:
+            self.paths.extend(_expand(pattern))
+
+    def __repr__(self) -> str:
+        return f"Files({len(self.paths)} files, per_line={self.per_line})"
+
+    def total_bytes(self) -> int:
+        """Size on disk of all files (compressed size for gzip files)."""
+        return sum(path.stat().st_size for path in self.paths)
+
+    def documents(self, text: bool) -> Iterator[str | bytes]:
+        """Documents as ``str`` (``text=True``) or ``bytes``."""
+        for path in self.paths:
+            yield from read_file(path, text=text, per_line=self.per_line,
+                                 jsonl_field=self.jsonl_field)
+
+
+def _expand(pattern: str | os.PathLike) -> list[Path]:
+    name = os.fspath(pattern)
+    if glob.has_magic(name):
+        matches = sorted(Path(p) for p in glob.glob(name, recursive=True))
+        files = [p for m in matches for p in (_walk(m) if m.is_dir() else [m])]
+        if not files:
+            raise FileNotFoundError(f"corpus: the pattern {name!r} matches no file")
+        return files
+    path = Path(name)
+    if path.is_dir():
+        files = _walk(path)
+        if not files:
+            raise FileNotFoundError(f"corpus: the directory {name!r} holds no file")
+        return files
+    if not path.exists():
+        raise FileNotFoundError(f"corpus: no such file or directory: {name!r}")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"corpus: cannot read {name!r}")
+    return [path]
+
+
+def _walk(directory: Path) -> list[Path]:
+    # Sorted so that every run reads the same files in the same order.
+    return sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def _open(path: Path):
+    if path.suffix == ".gz":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _base_suffix(path: Path) -> str:
+    return Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
+
+
+def _decode(data: bytes, path: Path, offset: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: invalid UTF-8 at byte offset {offset + exc.start}"
+            " (byte mode, pretokenize=None, reads any bytes)"
+        ) from None
+
+
+def read_file(path: Path, *, text: bool, per_line: bool = False,
+              jsonl_field: str = "text") -> Iterator[str | bytes]:
+    """The documents of one file."""
+    try:
+        handle = _open(path)
+        with handle:
+            if _base_suffix(path) in JSONL_SUFFIXES:
+                yield from _read_jsonl(handle, path, jsonl_field, text)
+            elif per_line:
+                offset = 0
+                for line in handle:
+                    body = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
+                    yield _decode(body, path, offset) if text else body
+                    offset += len(line)
+            else:
+                data = handle.read()
+                yield _decode(data, path, 0) if text else data
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def _read_jsonl(handle, path: Path, field: str, text: bool) -> Iterator[str | bytes]:
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}:{number}: not a JSON line: {exc}") from None
+        if not isinstance(record, dict) or field not in record:
+            raise ValueError(f"{path}:{number}: the record has no field {field!r}")
+        value = record[field]
+        if not isinstance(value, str):
+            raise ValueError(f"{path}:{number}: field {field!r} is {type(value).__name__}, not a string")
+        yield value if text else value.encode("utf-8")
+
+
+def iter_documents(corpus, *, text: bool, per_line: bool = False,
+                   jsonl_field: str | None = None) -> Iterator[str | bytes]:
+    """Documents of any supported corpus.
+
+    ``corpus`` is a :class:`Files`, a path or glob (``str`` or ``os.PathLike``),
+    a list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
+    """
+    if isinstance(corpus, (str, os.PathLike)):
+        corpus = Files(corpus, per_line=per_line, jsonl_field=jsonl_field)
+    elif isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, Path) for c in corpus):
+        corpus = Files(*corpus, per_line=per_line, jsonl_field=jsonl_field)
+    if isinstance(corpus, Files):
+        yield from corpus.documents(text)
+        return
+    if isinstance(corpus, (bytes, bytearray)):
+        raise TypeError("corpus must be an iterable of documents, a path or Files, not bytes")
+    if not isinstance(corpus, Iterable):
+        raise TypeError(f"corpus must be a path, Files or an iterable of str/bytes, got {type(corpus).__name__}")
+    for index, doc in enumerate(corpus):
+        if isinstance(doc, str):
+            yield doc if text else doc.encode("utf-8")
+        elif isinstance(doc, (bytes, bytearray, memoryview)):
+            data = bytes(doc)
+            yield _decode_item(data, index) if text else data
+        else:
+            raise TypeError(f"corpus[{index}] must be str or bytes, got {type(doc).__name__}")
+
+
+def _decode_item(data: bytes, index: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"corpus[{index}]: invalid UTF-8 at byte offset {exc.start}") from None

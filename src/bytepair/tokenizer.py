@@ -1,0 +1,331 @@
+"""Training a real tokenizer from files: split, count, learn, add special tokens.
+
+IDs: 0-255 are the bytes, ``256 + rank`` the learned tokens, and the special
+tokens follow, in the order given: the first special token has ID
+``256 + len(merges)``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+from array import array
+from collections import Counter
+from typing import Collection, Iterable, Iterator, Sequence
+
+import regex
+
+from . import incremental
+from ._validate import MAX_BYTE_MERGES, check_int
+from .corpus import iter_documents
+from .model import BYTE_TOKENS, ByteModel
+from .pretokenize import compile_pattern, resolve_pattern
+from .rules import Merge
+
+#: Documents are sent to counting workers in batches of about this many characters.
+BATCH_CHARS = 1 << 21
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: pre-tokenizer, rules and special tokens.
+
+    >>> tok = train(["low lower lowest"] * 3, merges=4, pretokenize="gpt2",
+    ...             special_tokens=["<|end|>"], progress=False)
+    >>> tok.vocab_size, tok.special_tokens
+    (261, {'<|end|>': 260})
+    >>> ids = tok.encode("lowest<|end|>", allowed_special="all")
+    >>> ids[-1], tok.decode(ids)
+    (260, 'lowest<|end|>')
+    """
+
+    def __init__(self, model: ByteModel, special_tokens: Sequence[str] = ()):
+        self.model = model
+        special_tokens = check_special_tokens(special_tokens)
+        first = model.vocab_size
+        self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
+        self._special_of_id = {i: t for t, i in self.special_tokens.items()}
+
+    def __repr__(self) -> str:
+        return (f"<Tokenizer vocab_size={self.vocab_size} merges={len(self.merges)} "
+                f"special_tokens={len(self.special_tokens)}>")
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, Tokenizer) and self.model == other.model
+                and self.special_tokens == other.special_tokens)
+
+    @property
+    def pattern(self) -> str | None:
+        """The pre-tokenizer regex source (None: no split)."""
+        return self.model.pattern
+
+    @property
+    def merges(self) -> list[Merge]:
+        return self.model.merges
+
+    @property
+    def vocab_size(self) -> int:
+        """256 bytes + learned tokens + special tokens."""
+        return self.model.vocab_size + len(self.special_tokens)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of a token; a special token's bytes are its UTF-8 text."""
+        token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
+        special = self._special_of_id.get(token_id)
+        return special.encode("utf-8") if special is not None else self.model.token_bytes(token_id)
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` treating special-token text as ordinary text."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self.model.encode(text)
+
+    def encode(self, text: str, *, allowed_special: Collection[str] | str = frozenset(),
+               disallowed_special: Collection[str] | str = "all") -> list[int]:
+        """Encode ``text``; special tokens as tiktoken does.
+
+        Special-token text in ``allowed_special`` (or ``"all"``) becomes its
+        ID; text of a special token in ``disallowed_special`` (default: every
+        one not allowed) raises ValueError; any other text is ordinary.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
+        unknown = allowed - set(self.special_tokens)
+        if unknown:
+            raise ValueError(f"allowed_special: not special tokens of this tokenizer: {sorted(unknown)}")
+        disallowed = (set(self.special_tokens) - allowed if disallowed_special == "all"
+                      else set(disallowed_special))
+        for token in disallowed:
+            if token in text:
+                raise ValueError(
+                    f"text contains the special token {token!r}; pass allowed_special to encode it "
+                    "as its ID, or disallowed_special=() to encode it as text"
+                )
+        if not allowed:
+            return self.model.encode(text)
+        # Longest first, so that a special token containing another wins.
+        splitter = regex.compile("(" + "|".join(
+            regex.escape(t) for t in sorted(allowed, key=len, reverse=True)) + ")")
+        out: list[int] = []
+        for i, part in enumerate(splitter.split(text)):
+            if i % 2:
+                out.append(self.special_tokens[part])
+            elif part:
+                out.extend(self.model.encode(part))
+        return out
+
+    def encode_batch(self, texts: Iterable[str], **options) -> list[list[int]]:
+        """:meth:`encode` for each text."""
+        return [self.encode(text, **options) for text in texts]
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The exact bytes of a token sequence, special tokens included."""
+        ids = list(ids)
+        out = []
+        start = 0
+        for position, token in enumerate(ids):
+            if token in self._special_of_id and not isinstance(token, bool):
+                out.append(self.model.decode(ids[start:position]))
+                out.append(self._special_of_id[token].encode("utf-8"))
+                start = position + 1
+        try:
+            out.append(self.model.decode(ids[start:]))
+        except ValueError as exc:
+            # Re-number the position and name the full vocabulary.
+            raise ValueError(f"ids contain an ID outside the vocabulary (0..{self.vocab_size - 1}): {exc}") from None
+        return b"".join(out)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decode to text; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the tokenizer to ``path`` atomically (see ``docs/format.md``)."""
+        from .io import save_model
+
+        save_model(self, path)
+
+    def to_tokenizers_json(self, path: str | os.PathLike) -> None:
+        """Export a Hugging Face ``tokenizer.json`` (see :mod:`bytepair.export`)."""
+        from .export import to_tokenizers_json
+
+        to_tokenizers_json(self, path)
+
+    def to_tiktoken(self, path: str | os.PathLike) -> None:
+        """Export a tiktoken BPE ranks file (see :mod:`bytepair.export`)."""
+        from .export import to_tiktoken
+
+        to_tiktoken(self, path)
+
+
+def check_special_tokens(special_tokens) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a sequence of str, not a single str")
+    tokens = list(special_tokens)
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("special_tokens must not repeat a token")
+    return tokens
+
+
+def _count_batch(job: tuple[list, str | None]) -> Counter:
+    documents, source = job
+    if source is None:
+        return Counter(doc for doc in documents if doc)
+    findall = compile_pattern(source).findall
+    counts: Counter = Counter()
+    for doc in documents:
+        counts.update(findall(doc))
+    counts.pop("", None)
+    return counts
+
+
+def _batches(documents: Iterator, progress_bar) -> Iterator[list]:
+    batch, size = [], 0
+    for doc in documents:
+        batch.append(doc)
+        size += len(doc)
+        if progress_bar is not None:
+            progress_bar.update(len(doc))
+        if size >= BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
+                 progress_bar=None) -> Counter:
+    """Piece counts (UTF-8 bytes -> count) of a document stream.
+
+    With ``workers > 1`` batches are counted in worker processes; the sum is
+    the same whatever the split, so the result equals the single-process one.
+    """
+    jobs = ((batch, source) for batch in _batches(iter(documents), progress_bar))
+    total: Counter = Counter()
+    if workers <= 1:
+        for job in jobs:
+            total.update(_count_batch(job))
+    else:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            for counts in pool.imap_unordered(_count_batch, jobs):
+                total.update(counts)
+    if source is None:
+        return total
+    return Counter({piece.encode("utf-8"): n for piece, n in total.items()})
+
+
+def _progress(progress: bool | None, **options):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
+
+
+def train(
+    corpus,
+    *,
+    vocab_size: int | None = None,
+    merges: int | None = None,
+    pretokenize: str | None = "gpt2",
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 1,
+    workers: int | None = None,
+    progress: bool | None = None,
+    init: Tokenizer | ByteModel | str | os.PathLike | None = None,
+    per_line: bool = False,
+    jsonl_field: str | None = None,
+) -> Tokenizer:
+    """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
+
+    ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
+    ``str``/``bytes`` documents, read as a stream. Give exactly one of
+    ``vocab_size`` (256 bytes + learned tokens + special tokens) or
+    ``merges`` (the total number of rules). Training stops early when the
+    best pair is seen fewer than ``min_frequency`` times. ``init`` continues
+    from an existing model: its rules are kept and training resumes, which
+    equals training from scratch to the larger size on the same corpus.
+    ``workers`` processes count the pieces (default: all cores).
+    """
+    source = resolve_pattern(pretokenize)
+    special = check_special_tokens(special_tokens)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    if (vocab_size is None) == (merges is None):
+        raise ValueError("give exactly one of vocab_size and merges")
+    if vocab_size is not None:
+        floor = BYTE_TOKENS + len(special)
+        vocab_size = check_int(vocab_size, "vocab_size", minimum=floor,
+                               maximum=floor + MAX_BYTE_MERGES)
+        merges = vocab_size - floor
+    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    start_model = _initial_model(init, source)
+    if len(start_model.merges) > merges:
+        raise ValueError(
+            f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
+        )
+
+    bar = _progress(progress, desc="reading", unit="B" if source is None else "char", unit_scale=True)
+    documents = iter_documents(corpus, text=source is not None, per_line=per_line,
+                               jsonl_field=jsonl_field)
+    try:
+        counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not counts:
+        raise ValueError("corpus: no text to train on (empty corpus)")
+    rules = learn(counts, merges, min_frequency=min_frequency, start=start_model, progress=progress)
+    return Tokenizer(ByteModel(rules, pattern=source), special)
+
+
+def _initial_model(init, source: str | None) -> ByteModel:
+    if init is None:
+        return ByteModel([], pattern=source)
+    if isinstance(init, (str, os.PathLike)):
+        from .io import load
+
+        init = load(init)
+    model = init.model if isinstance(init, Tokenizer) else init
+    if not isinstance(model, ByteModel):
+        raise TypeError(f"init must be a Tokenizer, ByteModel or model path, got {type(init).__name__}")
+    if model.pattern != source:
+        raise ValueError("init was trained with a different pretokenize pattern")
+    return model
+
+
+def learn(counts: Counter, merges: int, *, min_frequency: int = 1,
+          start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
+    """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules."""
+    # Sorted pieces make the engine's input independent of how counting was split.
+    pieces = sorted(counts)
+    weights = array("q", (counts[p] for p in pieces))
+    rules = list(start.merges) if start is not None else []
+    if start is not None and start.merges:
+        sequences = [array("I", start._encode_piece(p)) for p in pieces]
+    else:
+        sequences = pieces
+    if sum(w * max(len(s) - 1, 0) for s, w in zip(sequences, weights)) > 2**63 - 1:
+        raise ValueError("corpus holds more than 2**63 - 1 weighted pairs")
+    trainer = incremental.IncrementalTrainer(
+        sequences, weights, lambda left, right, rank: BYTE_TOKENS + rank, first_rank=len(rules)
+    )
+    bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
+    try:
+        while len(rules) < merges:
+            rule = trainer.step(min_frequency)
+            if rule is None:
+                break
+            rules.append(rule)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return rules
