@@ -23,6 +23,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 REMOVED = -2
+#: Positions are 32-bit signed in the compiled engine; both twins refuse more.
+MAX_POSITIONS = 2**31 - 2
 
 
 class PairEngine:
@@ -43,6 +45,10 @@ class PairEngine:
 
     def __init__(self, tokens, starts, weights):
         n = len(tokens)
+        if n > MAX_POSITIONS:
+            raise ValueError(
+                f"the corpus has {n} token positions; one engine holds at most {MAX_POSITIONS}"
+            )
         if len(starts) != len(weights) + 1 or starts[len(starts) - 1] != n:
             raise ValueError("starts must hold one offset per sequence plus the total length")
         self._starts = list(starts)

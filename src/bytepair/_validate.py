@@ -28,7 +28,10 @@ def check_int(value, name: str, *, minimum: int = 0, maximum: int | None = None)
 def as_document(document, index: int, name: str = "documents") -> bytes:
     """A document as bytes: ``str`` is UTF-8 encoded, bytes-like objects are copied."""
     if isinstance(document, str):
-        return document.encode("utf-8")
+        try:
+            return document.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"{name}[{index}] is not encodable as UTF-8: {exc.reason} at {exc.start}") from None
     if isinstance(document, (bytes, bytearray, memoryview)):
         return bytes(document)
     raise TypeError(
@@ -55,7 +58,11 @@ def check_word_counts(word_counts) -> dict[str, int]:
     for word, count in word_counts.items():
         if not isinstance(word, str):
             raise TypeError(f"word_counts keys must be str, got {type(word).__name__} {word!r}")
-        checked[word] = check_int(count, f"word_counts[{word!r}]", minimum=1)
+        try:
+            word.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(f"word_counts key {word!r} holds a lone surrogate, not text") from None
+        checked[word] = check_int(count, f"word_counts[{word!r}]", minimum=1, maximum=MAX_COUNT)
     return checked
 
 

@@ -1,39 +1,569 @@
-"""Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``)."""
+"""Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
+
+Commands: ``train``, ``export``, ``encode``, ``decode``, ``inspect``,
+``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
+
+Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
+text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
+with one line ``bytepair: error: ...`` on stderr and exit code 2, as do
+usage errors. Models and exports are written through a temporary file and a
+rename, so a failed command leaves no partial output behind.
+"""
 
 from __future__ import annotations
 
 import argparse
+import difflib
+import os
+import re
 import sys
+import time
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from .model import BYTE_TOKENS, ByteModel
+from .pretokenize import PATTERNS
+from .rules import count_pairs, priority, replace_pair
+
+#: First and last line of a trace; the version names the line format.
+TRACE_BEGIN = "TRACE bpe-merges-v1 BEGIN"
+TRACE_END = "TRACE bpe-merges-v1 END"
+
+PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+# -- argument types ---------------------------------------------------------
+
+def _int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def _pattern_argument(value: str) -> str:
+    """A pattern name, ``none``, or a regex; a bare word that names no pattern is refused.
+
+    The library compiles any unknown string as a regex, so ``--pretokenize gpt3``
+    would silently train on the literal text "gpt3". A plain word is a typo.
+    """
+    if value == "none" or value in PATTERNS:
+        return value
+    if re.fullmatch(r"[\w-]+", value):
+        names = sorted([*PATTERNS, "none"])
+        close = difflib.get_close_matches(value, names, n=1)
+        hint = f", did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"--pretokenize: unknown pattern {value!r}{hint} (known: {', '.join(names)}; "
+            f"a custom regex that is a plain word can be written (?:{value}))"
+        )
     return value
 
 
+# -- shared helpers ---------------------------------------------------------
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+        text = f"{exc.strerror}: {os.fspath(exc.filename)!r}"
+        if exc.filename2 is not None:
+            text += f" -> {os.fspath(exc.filename2)!r}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _output_path(name: str, option: str = "-o") -> Path:
+    """Check an output path before any work starts: its directory must exist."""
+    path = Path(name)
+    parent = path.parent
+    if not parent.is_dir():
+        raise FileNotFoundError(f"{option}: directory {str(parent)!r} does not exist")
+    if path.is_dir():
+        raise IsADirectoryError(f"{option}: {name!r} is a directory")
+    if not os.access(parent, os.W_OK):
+        raise PermissionError(f"{option}: cannot write in directory {str(parent)!r}")
+    return path
+
+
+def _load_tokenizer(path: str):
+    """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
+    from .io import load
+    from .tokenizer import Tokenizer
+
+    model = load(path)
+    if isinstance(model, ByteModel):
+        return Tokenizer(model)
+    if not isinstance(model, Tokenizer):
+        raise ValueError(f"{path!r} is a word-mode model; this command needs a byte model or tokenizer")
+    return model
+
+
+def _argument_bytes(text: str) -> bytes:
+    # POSIX hands arguments over as bytes; Python decodes them with surrogateescape.
+    return text.encode("utf-8", "surrogateescape")
+
+
+def _read_stdin() -> bytes:
+    stream = sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    return buffer.read() if buffer is not None else stream.read().encode("utf-8", "surrogateescape")
+
+
+def _write_bytes(data: bytes) -> None:
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+    else:
+        buffer.write(data)
+        buffer.flush()
+
+
+def _show_bytes(data: bytes) -> str:
+    """A token's bytes for a reader: the text when it is UTF-8, else the bytes."""
+    try:
+        return repr(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return repr(data)
+
+
+def _pattern_name(source: str | None) -> str:
+    if source is None:
+        return "none (each document is one piece)"
+    for name, known in PATTERNS.items():
+        if source == known:
+            return name
+    return f"regex {source!r}"
+
+
+# -- train ------------------------------------------------------------------
+
+def _is_jsonl(path: Path) -> bool:
+    from .corpus import JSONL_SUFFIXES
+
+    suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
+    return suffix in JSONL_SUFFIXES
+
+
+def run_train(args) -> None:
+    from . import tokenizer as tokenizer_module
+    from .corpus import Files
+
+    output = _output_path(args.output)
+    init = _load_tokenizer(args.init) if args.init is not None else None
+    # A warm start continues the init model: its pattern and special tokens
+    # are the defaults, so that the result equals a fit from scratch.
+    if args.pretokenize is not None:
+        pretokenize = _pattern_argument(args.pretokenize)
+    else:
+        pretokenize = init.pattern if init is not None else "gpt2"
+    if args.special is not None:
+        special = args.special
+    else:
+        special = list(init.special_tokens) if init is not None else []
+    special = tokenizer_module.check_special_tokens(special)
+    if args.vocab_size is not None:
+        floor = BYTE_TOKENS + len(special)
+        if args.vocab_size < floor:
+            raise ValueError(
+                f"--vocab-size {args.vocab_size} is below 256 bytes + {len(special)} special "
+                f"tokens = {floor}"
+            )
+        requested = args.vocab_size - floor
+    else:
+        requested = args.merges
+    corpus = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field)
+    if args.jsonl_field is not None and not any(_is_jsonl(p) for p in corpus.paths):
+        raise ValueError(
+            "--jsonl-field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
+        )
+    start = time.perf_counter()
+    tokenizer = tokenizer_module.train(
+        corpus,
+        vocab_size=args.vocab_size,
+        merges=args.merges,
+        pretokenize=pretokenize,
+        special_tokens=special,
+        min_frequency=args.min_frequency,
+        workers=args.workers,
+        progress=not args.quiet and sys.stderr.isatty(),
+        init=init,
+    )
+    tokenizer.save(output)
+    if args.quiet:
+        return
+    learned = len(tokenizer.merges)
+    print(
+        f"bytepair: wrote {str(output)!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
+        f"{learned} merges + {len(tokenizer.special_tokens)} special tokens "
+        f"({time.perf_counter() - start:.1f} s)",
+        file=sys.stderr,
+    )
+    if learned < requested:
+        print(
+            f"bytepair: stopped after {learned} of {requested} merges: no pair left that is "
+            f"seen at least {args.min_frequency} times",
+            file=sys.stderr,
+        )
+
+
+# -- export -----------------------------------------------------------------
+
+def run_export(args) -> None:
+    output = _output_path(args.output)
+    tokenizer = _load_tokenizer(args.model)
+    existed = output.exists()
+    try:
+        if args.to == "tokenizers":
+            tokenizer.to_tokenizers_json(output)
+        else:
+            tokenizer.to_tiktoken(output)
+    except BaseException:
+        # Safety net: whatever the exporter did, no new partial file stays.
+        if not existed and output.exists():
+            output.unlink()
+        raise
+
+
+# -- encode / decode --------------------------------------------------------
+
+def run_encode(args) -> None:
+    tokenizer = _load_tokenizer(args.model)
+    data = _read_stdin() if args.text is None else _argument_bytes(args.text)
+    where = "stdin" if args.text is None else "TEXT"
+    specials = tokenizer.special_tokens
+    if tokenizer.pattern is None and (
+        args.ordinary or not any(t.encode("utf-8") in data for t in specials)
+    ):
+        ids = tokenizer.model.encode(data)  # byte mode: any bytes, as they are
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{where}: invalid UTF-8 at byte offset {exc.start} (this model encodes text)"
+            ) from None
+        if args.ordinary:
+            ids = tokenizer.encode_ordinary(text)
+        elif args.allow_special:
+            ids = tokenizer.encode(text, allowed_special="all")
+        else:
+            for token, token_id in specials.items():
+                if token in text:
+                    raise ValueError(
+                        f"{where} contains the special token {token!r}; pass --allow-special to "
+                        f"encode it as ID {token_id}, or --ordinary to encode it as text"
+                    )
+            ids = tokenizer.encode(text)
+    print(" ".join(map(str, ids)))
+
+
+def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
+    ids = []
+    for word in words:
+        for item in re.split(r"[\s,]+", word.strip()):
+            if not item:
+                continue
+            try:
+                token = int(item)
+            except ValueError:
+                raise ValueError(f"IDS: {item!r} is not a token ID (an integer)") from None
+            if not 0 <= token < vocab_size:
+                raise ValueError(f"IDS: {token} is outside the vocabulary (0..{vocab_size - 1})")
+            ids.append(token)
+    return ids
+
+
+def run_decode(args) -> None:
+    tokenizer = _load_tokenizer(args.model)
+    if args.ids:
+        words = args.ids
+    else:
+        words = [_read_stdin().decode("ascii", "replace")]
+    data = tokenizer.decode_bytes(_parse_ids(words, tokenizer.vocab_size))
+    if args.bytes:
+        _write_bytes(data)
+        return
+    text = data.decode("utf-8", "replace")
+    if sys.stdout.isatty() and not text.endswith("\n"):
+        text += "\n"  # keep the prompt off the text; piped output stays exact
+    _write_bytes(text.encode("utf-8"))
+
+
+# -- inspect ----------------------------------------------------------------
+
+def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
+    """Bytes and tokens of a sample file (special-token text counts as text)."""
+    from .corpus import Files
+
+    text = tokenizer.pattern is not None
+    total_bytes = total_tokens = 0
+    for document in Files(sample).documents(text):
+        total_bytes += len(document.encode("utf-8")) if text else len(document)
+        total_tokens += len(tokenizer.model.encode(document))
+    if total_tokens == 0:
+        raise ValueError(f"--sample: {sample!r} holds no text")
+    return total_bytes, total_tokens
+
+
+def run_inspect(args) -> None:
+    tokenizer = _load_tokenizer(args.model)
+    # The sample first: bad input fails before anything is printed.
+    sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
+    merges = tokenizer.merges
+    specials = tokenizer.special_tokens
+    print(f"model: {args.model}")
+    print(f"vocabulary size: {tokenizer.vocab_size} = 256 bytes + {len(merges)} merges + "
+          f"{len(specials)} special tokens")
+    print(f"merges: {len(merges)}")
+    listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
+    print(f"special tokens: {listed or 'none'}")
+    print(f"pattern: {_pattern_name(tokenizer.pattern)}")
+
+    top = args.top
+    learned = range(BYTE_TOKENS, BYTE_TOKENS + len(merges))
+    longest = sorted(learned, key=lambda t: (-len(tokenizer.token_bytes(t)), t))[:top]
+    print(f"longest tokens ({len(longest)}):")
+    print(f"{'id':>8}  {'length':>6}  text")
+    for token_id in longest:
+        data = tokenizer.token_bytes(token_id)
+        print(f"{token_id:>8}  {len(data):>6}  {_show_bytes(data)}")
+
+    # Rank order is count order for a fit from scratch; a warm start from a
+    # model of another corpus need not be, so sort (ties: the earlier rank).
+    shown = sorted(merges, key=lambda m: (-m.count, m.rank))[:top]
+    print(f"top merges ({len(shown)} by count):")
+    print(f"{'rank':>8}  {'token':>8}  {'left':>8}  {'right':>8}  {'count':>10}  "
+          f"{'replacements':>12}  text")
+    for m in shown:
+        print(f"{m.rank:>8}  {m.token_id:>8}  {m.left:>8}  {m.right:>8}  {m.count:>10}  "
+              f"{m.replacements:>12}  {_show_bytes(tokenizer.token_bytes(m.token_id))}")
+
+    if sample is not None:
+        total_bytes, total_tokens = sample
+        print(f"sample: {args.sample}: {total_bytes} bytes -> {total_tokens} tokens, "
+              f"{total_bytes / total_tokens:.3f} bytes per token")
+
+
+# -- trace ------------------------------------------------------------------
+
+def _stage(stage: int, sequences: list[list[int]]) -> Iterator[str]:
+    for index, sequence in enumerate(sequences):
+        yield f"STAGE {stage} DOC {index} [{', '.join(map(str, sequence))}]"
+
+
+def trace_lines(documents: Sequence[bytes], merges: int) -> Iterator[str]:
+    """The ``bpe-merges-v1`` trace of a byte-mode fit, one line at a time.
+
+    Built on :mod:`bytepair.rules` (the count, order and replacement pass of
+    the reference trainer). Each round lists every candidate pair in
+    ``(left, right)`` order, then the merge; each stage shows every document.
+    Stops early when no pair is left. Cost: ``O(merges x corpus)``.
+
+    >>> for line in trace_lines([b"aaa", b"aba"], 1):
+    ...     print(line)
+    TRACE bpe-merges-v1 BEGIN
+    STAGE 0 DOC 0 [97, 97, 97]
+    STAGE 0 DOC 1 [97, 98, 97]
+    CANDIDATE rank=0 left=97 right=97 count=2 winner=yes
+    CANDIDATE rank=0 left=97 right=98 count=1 winner=no
+    CANDIDATE rank=0 left=98 right=97 count=1 winner=no
+    MERGE rank=0 left=97 right=97 count=2 replacements=1 token=256 bytes_hex=6161
+    STAGE 1 DOC 0 [256, 97]
+    STAGE 1 DOC 1 [97, 98, 97]
+    TRACE bpe-merges-v1 END
+    """
+    sequences = [list(document) for document in documents]
+    weights = [1] * len(sequences)
+    expansions = [bytes([i]) for i in range(BYTE_TOKENS)]
+    yield TRACE_BEGIN
+    yield from _stage(0, sequences)
+    for rank in range(merges):
+        counts = count_pairs(sequences, weights)
+        if not counts:
+            break
+        left, right = winner = min(counts, key=lambda pair: priority(counts[pair], *pair))
+        for pair in sorted(counts):
+            yield (f"CANDIDATE rank={rank} left={pair[0]} right={pair[1]} count={counts[pair]} "
+                   f"winner={'yes' if pair == winner else 'no'}")
+        token = BYTE_TOKENS + rank
+        replacements = 0
+        for index, sequence in enumerate(sequences):
+            sequences[index], matches = replace_pair(sequence, left, right, token)
+            replacements += matches
+        expansions.append(expansions[left] + expansions[right])
+        yield (f"MERGE rank={rank} left={left} right={right} count={counts[winner]} "
+               f"replacements={replacements} token={token} bytes_hex={expansions[token].hex()}")
+        yield from _stage(rank + 1, sequences)
+    yield TRACE_END
+
+
+def run_trace(args) -> None:
+    learned = 0
+    for line in trace_lines([_argument_bytes(doc) for doc in args.docs], args.merges):
+        learned += line.startswith("MERGE ")
+        print(line)
+    if learned < args.merges:
+        print(f"bytepair: stopped after {learned} of {args.merges} merges: no adjacent pair left",
+              file=sys.stderr)
+
+
+# -- demo -------------------------------------------------------------------
+
+def run_demo(args) -> None:
+    from .demo import run_demo as demo
+
+    demo(args.merges, args.show, args.engine)
+
+
+# -- parser and entry point -------------------------------------------------
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="bytepair", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
+    """The ``bytepair`` argument parser."""
+    return _build()[0]
+
+
+def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    from . import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="bytepair", description="Exact, deterministic byte-pair-encoding training."
+    )
+    parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    count = _int_at_least(0)
+    positive = _int_at_least(1)
+
+    train = commands.add_parser(
+        "train", help="train a tokenizer from files",
+        description="Train a byte-level BPE tokenizer from text files, directories (read "
+        "recursively), globs, JSON Lines (.jsonl/.ndjson) and their .gz versions; save it to -o. "
+        "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given.",
+    )
+    train.add_argument("files", nargs="+", metavar="FILE", help="corpus files, directories or globs")
+    size = train.add_mutually_exclusive_group(required=True)
+    size.add_argument("--vocab-size", type=positive, metavar="N",
+                      help="256 bytes + merges + special tokens")
+    size.add_argument("--merges", type=count, metavar="N", help="number of merges (total, with --init)")
+    train.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default=None,
+                       help="split pattern; pieces are barriers (default: gpt2, or the --init "
+                       "model's); none: byte mode, each document is one piece and any bytes are "
+                       "read as they are; other patterns need UTF-8")
+    train.add_argument("--special", action="append", metavar="TOKEN",
+                       help="a special token (repeatable; default: none, or the --init model's)")
+    train.add_argument("--min-frequency", type=positive, default=1, metavar="N",
+                       help="stop when the best pair is seen fewer than N times (1)")
+    train.add_argument("--workers", type=positive, default=None, metavar="N",
+                       help="processes counting pieces (default: all cores); the model is the same")
+    train.add_argument("--init", metavar="MODEL",
+                       help="continue from this model (equals training from scratch to the larger size)")
+    train.add_argument("--jsonl-field", metavar="NAME",
+                       help="text field of JSON Lines records (default: text)")
+    train.add_argument("--per-line", action="store_true",
+                       help="each line of a text file is a document (default: each file)")
+    train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
+    train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
+    train.set_defaults(run=run_train)
+
+    export = commands.add_parser(
+        "export", help="export a model for Hugging Face tokenizers or tiktoken",
+        description="Write a tokenizer.json (Hugging Face tokenizers) or a tiktoken ranks file.",
+    )
+    export.add_argument("model", metavar="MODEL")
+    export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
+    export.add_argument("-o", "--output", required=True, metavar="PATH")
+    export.set_defaults(run=run_export)
+
+    encode = commands.add_parser(
+        "encode", help="print the token IDs of a text",
+        description="Print the token IDs of TEXT (or of all of stdin, as one text), space-separated.",
+    )
+    encode.add_argument("model", metavar="MODEL")
+    encode.add_argument("text", nargs="?", metavar="TEXT", help="text to encode (default: stdin)")
+    special = encode.add_mutually_exclusive_group()
+    special.add_argument("--allow-special", action="store_true",
+                         help="special-token text becomes its ID (default: refuse it)")
+    special.add_argument("--ordinary", action="store_true",
+                         help="special-token text is encoded as ordinary text")
+    encode.set_defaults(run=run_encode)
+
+    decode = commands.add_parser(
+        "decode", help="print the text of token IDs",
+        description="Print the text of IDS (or of the IDs on stdin), exactly; bytes that are not "
+        "UTF-8 become U+FFFD unless --bytes is given. A newline is added only on a terminal.",
+    )
+    decode.add_argument("model", metavar="MODEL")
+    decode.add_argument("ids", nargs="*", metavar="IDS", help="token IDs (default: read from stdin)")
+    decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    decode.set_defaults(run=run_decode)
+
+    inspect = commands.add_parser(
+        "inspect", help="describe a model",
+        description="Vocabulary size, merges, special tokens, pattern, longest tokens, top merges "
+        "with counts and replacements, and bytes per token on an optional sample.",
+    )
+    inspect.add_argument("model", metavar="MODEL")
+    inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
+    inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
+    inspect.set_defaults(run=run_inspect)
+
+    trace = commands.add_parser(
+        "trace", help="print every round of a tiny byte-mode fit",
+        description="Fit on a tiny corpus, each DOC one document (byte mode, no pre-tokenizer), "
+        "and print the bpe-merges-v1 trace: stages, every candidate pair, each merge.",
+    )
+    trace.add_argument("docs", nargs="+", metavar="DOC")
+    trace.add_argument("--merges", type=count, default=2, metavar="N", help="merges to learn (2)")
+    trace.set_defaults(run=run_trace)
+
     demo = commands.add_parser("demo", help="fit rules on the shipped public-domain text")
-    demo.add_argument("--merges", type=_positive_int, default=300, help="merges to learn (300)")
-    demo.add_argument("--show", type=_positive_int, default=20, help="rules to print (20)")
+    demo.add_argument("--merges", type=count, default=300, help="merges to learn (300)")
+    demo.add_argument("--show", type=count, default=20, help="rules to print (20)")
     demo.add_argument("--engine", choices=["incremental", "naive"], default=None)
-    return parser
+    demo.set_defaults(run=run_demo)
+    return parser, commands.choices
+
+
+def _exit_code(code) -> int:
+    if code is None:
+        return 0
+    return code if isinstance(code, int) else 2
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Run one command; returns the exit code (usage errors and bad input: 2)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser, commands = _build()
     try:
-        if args.command == "demo":
-            from .demo import run_demo
-
-            run_demo(args.merges, args.show, args.engine)
+        if argv and argv[0] in commands:
+            # Intermixed: options may sit between FILEs, DOCs and IDS.
+            args = commands[argv[0]].parse_intermixed_args(argv[1:])
+            args.command = argv[0]
+        else:
+            args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return _exit_code(exc.code)
+    try:
+        args.run(args)
+        sys.stdout.flush()
+    except KeyboardInterrupt:
+        print("bytepair: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, and keep Python's
+        # final flush from failing on the closed pipe.
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 1
     except (OSError, ValueError, TypeError) as exc:
-        print(f"bytepair: error: {exc}", file=sys.stderr)
+        print(f"bytepair: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     return 0

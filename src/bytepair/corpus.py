@@ -100,7 +100,7 @@ def _decode(data: bytes, path: Path, offset: int) -> str:
     except UnicodeDecodeError as exc:
         raise ValueError(
             f"{path}: invalid UTF-8 at byte offset {offset + exc.start}"
-            " (byte mode, pretokenize=None, reads any bytes)"
+            " (only byte mode, pretokenize=None, accepts any bytes)"
         ) from None
 
 

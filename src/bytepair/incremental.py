@@ -25,10 +25,12 @@ from sortedcontainers import SortedList
 
 from .rules import Merge, priority
 
-try:
-    from ._engine import PairEngine as _CompiledEngine
-except ImportError:  # pragma: no cover - depends on how the package was installed
-    _CompiledEngine = None
+_CompiledEngine = None
+if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+    try:
+        from ._engine import PairEngine as _CompiledEngine
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        pass
 from ._engine_py import PairEngine as _PythonEngine
 
 BACKENDS = {"compiled": _CompiledEngine, "python": _PythonEngine}

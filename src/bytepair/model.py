@@ -7,7 +7,7 @@ import os
 from typing import Iterable, Sequence
 
 from ._validate import check_end_of_word, check_int
-from .pretokenize import compile_pattern
+from .pretokenize import splitter
 from .rules import Merge, replace_pair
 
 BYTE_TOKENS = 256
@@ -32,7 +32,7 @@ class ByteModel:
                  pattern: str | None = None):
         #: Pre-tokenizer regex source (None: each input is one piece).
         self.pattern = pattern
-        self._split = compile_pattern(pattern).findall if pattern is not None else None
+        self._split = splitter(pattern) if pattern is not None else None
         self._piece_cache: dict[bytes, list[int]] = {}
         self.merges: list[Merge] = []
         self._bytes: list[bytes] = [bytes([i]) for i in range(BYTE_TOKENS)]
@@ -111,7 +111,10 @@ class ByteModel:
         the rank-order, left-to-right passes.
         """
         if isinstance(data, str):
-            data = data.encode("utf-8")
+            try:
+                data = data.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"data is not encodable as UTF-8: {exc.reason} at {exc.start}") from None
         elif not isinstance(data, (bytes, bytearray, memoryview)):
             raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
         tokens = list(data)
@@ -216,7 +219,18 @@ class WordModel:
 
     def __init__(self, merges: Iterable[Merge], *, end_of_word: str | None = None,
                  words: dict[str, tuple[str, ...]] | None = None):
-        self.merges = [Merge(*merge) for merge in merges]
+        self.merges = []
+        for rank, merge in enumerate(merges):
+            merge = Merge(*merge)
+            if merge.rank != rank:
+                raise ValueError(f"merges[{rank}] must have rank {rank}")
+            if not all(isinstance(s, str) and s for s in (merge.left, merge.right)):
+                raise ValueError(f"merges[{rank}] must join two non-empty str symbols")
+            if merge.token_id != merge.left + merge.right:
+                raise ValueError(f"merges[{rank}] must name the joined symbol as its token")
+            if not 0 <= merge.replacements <= merge.count:
+                raise ValueError(f"merges[{rank}] needs 0 <= replacements <= count")
+            self.merges.append(merge)
         self.end_of_word = check_end_of_word(end_of_word)
         self.words = words
 

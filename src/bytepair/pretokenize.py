@@ -8,8 +8,7 @@ the ``regex`` package. ``None`` means no split: each document is one piece.
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Iterable
+from typing import Callable
 
 import regex
 
@@ -61,22 +60,38 @@ def compile_pattern(source: str):
     return compiled
 
 
-def split(text: str, source: str | None) -> list[str]:
-    """The pieces of ``text`` (text the pattern does not match is dropped).
+#: Patterns whose matches cover every character of any text (checked by tests).
+COVERING = frozenset(PATTERNS[name] for name in ("gpt2", "cl100k", "o200k"))
 
-    >>> split("Hello world's end!!", PATTERNS["gpt2"])
+
+def splitter(source: str) -> Callable[[str], list[str]]:
+    """A function that cuts text into pieces that together are the whole text.
+
+    The pieces are the pattern's matches and, as pieces of their own, the
+    stretches of text between matches, so no text is ever lost (Hugging
+    Face's ``Split`` with ``behavior="isolated"`` does the same).
+
+    >>> splitter(PATTERNS["gpt2"])("Hello world's end!!")
     ['Hello', ' world', "'s", ' end', '!!']
+    >>> splitter(PATTERNS["whitespace"])("a, b")
+    ['a', ',', ' ', 'b']
     """
-    if source is None:
-        return [text] if text else []
-    return compile_pattern(source).findall(text)
+    compiled = compile_pattern(source)
+    if source in COVERING:
+        return compiled.findall
 
+    def split(text: str) -> list[str]:
+        pieces = []
+        end = 0
+        for match in compiled.finditer(text):
+            start = match.start()
+            if start > end:
+                pieces.append(text[end:start])
+            if match.end() > start:
+                pieces.append(match.group())
+            end = max(end, match.end())
+        if end < len(text):
+            pieces.append(text[end:])
+        return pieces
 
-def count_pieces(texts: Iterable[str], source: str) -> Counter:
-    """How often each piece (as UTF-8 bytes) occurs across ``texts``."""
-    findall = compile_pattern(source).findall
-    counts: Counter = Counter()
-    for text in texts:
-        counts.update(findall(text))
-    counts.pop("", None)  # a pattern that can match nothing yields empty pieces: no pairs
-    return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
+    return split

@@ -20,7 +20,7 @@ from . import incremental
 from ._validate import MAX_BYTE_MERGES, check_int
 from .corpus import iter_documents
 from .model import BYTE_TOKENS, ByteModel
-from .pretokenize import compile_pattern, resolve_pattern
+from .pretokenize import resolve_pattern, splitter
 from .rules import Merge
 
 #: Documents are sent to counting workers in batches of about this many characters.
@@ -175,11 +175,10 @@ def _count_batch(job: tuple[list, str | None]) -> Counter:
     documents, source = job
     if source is None:
         return Counter(doc for doc in documents if doc)
-    findall = compile_pattern(source).findall
+    split = splitter(source)
     counts: Counter = Counter()
     for doc in documents:
-        counts.update(findall(doc))
-    counts.pop("", None)
+        counts.update(split(doc))
     return counts
 
 

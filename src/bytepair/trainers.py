@@ -17,7 +17,7 @@ from ._validate import (
     check_word_counts,
 )
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
-from .pretokenize import compile_pattern, resolve_pattern
+from .pretokenize import resolve_pattern, splitter
 from .rules import Merge
 
 
@@ -58,16 +58,23 @@ def train_bytes(
     source = resolve_pattern(pretokenize)
     if isinstance(documents, (str, bytes, bytearray)):
         raise TypeError("documents must be an iterable of documents, not a single str or bytes")
+    try:
+        documents = iter(documents)
+    except TypeError:
+        raise TypeError(
+            f"documents must be an iterable of bytes or str, got {type(documents).__name__}"
+        ) from None
     docs = [as_document(doc, i) for i, doc in enumerate(documents)]
     if source is None:
         pieces_of = [[doc] for doc in docs]
     else:
-        findall = compile_pattern(source).findall
+        split = splitter(source)
         pieces_of = [
-            [piece.encode("utf-8") for piece in findall(_utf8(doc, i))]
+            [piece.encode("utf-8") for piece in split(_utf8(doc, i))]
             for i, doc in enumerate(docs)
         ]
     pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
+    _check_total(pieces, [1] * len(pieces), "documents")
     if engine == "naive":
         rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
     else:
@@ -75,7 +82,6 @@ def train_bytes(
         weight_of = Counter(pieces)
         unique = list(weight_of)
         weights = array("q", weight_of.values())
-        _check_total(unique, weights, "documents")
         rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
@@ -121,10 +127,10 @@ def train_words(
     words = list(counts)
     start = [list(word) + ([end_of_word] if end_of_word else []) for word in words]
     weights = [counts[word] for word in words]
+    _check_total(start, weights, "word_counts")
     if engine == "naive":
         rules, sequences = naive.fit(start, weights, merges, lambda left, right, rank: left + right)
     else:
-        _check_total(start, weights, "word_counts")
         rules, sequences = _train_words_incremental(start, weights, merges)
     return WordModel(
         rules,
