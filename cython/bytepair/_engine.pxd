@@ -4,9 +4,21 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
 
-cdef struct PairStat:
-    int64_t count   # weighted number of adjacent windows, exact
-    int64_t queued  # the count the caller's queue holds for this pair (0: not queued)
+cdef extern from *:
+    """
+    #include <cstdint>
+    #include <vector>
+    // Everything known about one pair, behind a single hash lookup.
+    struct PairInfo {
+        int64_t count = 0;            // weighted number of adjacent windows, exact
+        int64_t queued = 0;           // the count the caller's queue holds (0: not queued)
+        std::vector<int32_t> where;   // positions where it was seen (entries may be stale)
+    };
+    """
+    cdef cppclass PairInfo:
+        int64_t count
+        int64_t queued
+        vector[int32_t] where
 
 
 cdef class PairEngine:
@@ -16,9 +28,17 @@ cdef class PairEngine:
     cdef vector[int32_t] seq_of     # sequence index of each position
     cdef vector[int64_t] weights    # weight of each sequence
     cdef vector[int64_t] starts     # first position of each sequence, then the total
-    cdef unordered_map[uint64_t, PairStat] stats
-    cdef unordered_map[uint64_t, vector[int32_t]] where  # occurrence index (may hold stale entries)
+    cdef unordered_map[uint64_t, PairInfo] pairs
+
+    # Scratch space of one merge. Each token seen next to a replacement gets
+    # a slot (left and right neighbours apart): the token, the weight moving
+    # to its new pair, and the positions of that new pair.
+    cdef unordered_map[uint64_t, uint32_t] slot_of
+    cdef vector[uint64_t] slot_pair
+    cdef vector[int64_t] slot_delta
+    cdef vector[vector[int32_t]] slot_new
 
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
+    cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
-                        vector[uint64_t]& touched) noexcept nogil
+                        vector[uint64_t]& candidates) noexcept nogil

@@ -4,13 +4,21 @@
 
 The same class, with the same behaviour, as ``bytepair._engine_py.PairEngine``;
 that module documents the algorithm in plain Python. Here the state lives in
-C++ vectors and hash maps and a merge runs without the GIL.
+C++ vectors and one hash map (count, queued count and occurrences of a pair
+behind one lookup), and a merge runs without the GIL.
+
+One difference in how, not in what: the Python twin updates the counts of
+the four neighbouring pairs at every replacement. Here a merge first sums,
+per neighbouring token, the weight that moves from ``(t, a)`` to ``(t, m)``
+and from ``(b, t)`` to ``(m, t)``, then applies each pair's net change once,
+so a pair is looked up once per merge instead of once per occurrence.
 """
 
 from cython.operator cimport dereference as deref, preincrement as inc
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libcpp.algorithm cimport is_sorted, sort, unique
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
-from libcpp.algorithm cimport sort, unique
 
 cdef int32_t REMOVED = -2
 cdef int64_t MAX_POSITIONS = 2147483646
@@ -54,6 +62,7 @@ cdef class PairEngine:
             self.weights.push_back(weights[s])
         for s in range(len(starts)):
             self.starts.push_back(starts[s])
+        cdef PairInfo* info
         with nogil:
             for s in range(<Py_ssize_t>self.weights.size()):
                 lo = self.starts[s]
@@ -64,123 +73,195 @@ cdef class PairEngine:
                     self.seq_of[i] = <int32_t>s
             for i in range(n):
                 if self.nxt[i] >= 0:
-                    self._add(pair_key(self.tok[i], self.tok[self.nxt[i]]),
-                              self.weights[self.seq_of[i]])
-                    self.where[pair_key(self.tok[i], self.tok[self.nxt[i]])].push_back(<int32_t>i)
+                    info = &self.pairs[pair_key(self.tok[i], self.tok[self.nxt[i]])]
+                    info.count += self.weights[self.seq_of[i]]
+                    info.where.push_back(<int32_t>i)
 
     def pair_counts(self):
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
+        return [(left, right, c) for left, right, _, c in self.raise_above(1)]
+
+    def raise_above(self, int64_t floor):
+        """Queue every pair with ``count >= floor`` above its queued count. O(pairs).
+
+        Returns ``(left, right, old_queued, count)`` for each; its queued count
+        becomes ``count``.
+        """
         out = []
-        cdef unordered_map[uint64_t, PairStat].iterator it = self.stats.begin()
-        while it != self.stats.end():
-            if deref(it).second.count:
-                deref(it).second.queued = deref(it).second.count
+        cdef PairInfo* info
+        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
+        while it != self.pairs.end():
+            info = &deref(it).second
+            if info.count >= floor and info.count > info.queued:
                 out.append((deref(it).first >> 32, deref(it).first & 0xFFFFFFFF,
-                            deref(it).second.count))
+                            info.queued, info.count))
+                info.queued = info.count
             inc(it)
         return out
 
+    def max_count(self):
+        """The greatest pair count (0 when no pair is left). O(pairs)."""
+        cdef int64_t best = 0
+        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
+        while it != self.pairs.end():
+            if deref(it).second.count > best:
+                best = deref(it).second.count
+            inc(it)
+        return best
+
     def count(self, uint32_t left, uint32_t right):
         """Current weighted count of ``(left, right)``. O(1)."""
-        it = self.stats.find(pair_key(left, right))
-        return deref(it).second.count if it != self.stats.end() else 0
+        it = self.pairs.find(pair_key(left, right))
+        return deref(it).second.count if it != self.pairs.end() else 0
 
     def requeue(self, uint32_t left, uint32_t right):
         """Record that the pair is queued again under its current count, and return it."""
-        it = self.stats.find(pair_key(left, right))
-        if it == self.stats.end():
+        it = self.pairs.find(pair_key(left, right))
+        if it == self.pairs.end():
             return 0
         cdef int64_t c = deref(it).second.count
         if c:
             deref(it).second.queued = c
         else:
-            self.stats.erase(it)
+            self.pairs.erase(it)
         return c
 
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil:
-        cdef PairStat* stat = &self.stats[key]
-        stat.count += delta
-        if stat.count == 0:
-            # No live occurrence is left: free its index entry.
-            self.where.erase(key)
-            if stat.queued == 0:
-                self.stats.erase(key)
+        cdef PairInfo* info = &self.pairs[key]
+        info.count += delta
+        if info.count == 0:
+            if info.queued == 0:
+                self.pairs.erase(key)
+            else:
+                # No live occurrence is left: free its index entries.
+                vector[int32_t]().swap(info.where)
 
-    cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
-                        vector[uint64_t]& touched) noexcept nogil:
-        cdef uint64_t key = pair_key(left, right), key2
+    cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil:
+        # side_token: bit 32 set for a right neighbour, the token below it.
+        cdef uint32_t slot
+        found = self.slot_of.find(side_token)
+        if found != self.slot_of.end():
+            return deref(found).second
+        slot = <uint32_t>self.slot_pair.size()
+        self.slot_of[side_token] = slot
+        self.slot_pair.push_back(side_token)
+        self.slot_delta.push_back(0)
+        if self.slot_new.size() <= slot:
+            self.slot_new.resize(slot + 1)
+        return slot
+
+    cdef int64_t _merge(self, uint32_t a, uint32_t b, uint32_t m,
+                        vector[uint64_t]& candidates) noexcept nogil:
+        cdef uint64_t key = pair_key(a, b)
         cdef vector[int32_t] positions
-        it = self.where.find(key)
-        if it != self.where.end():
-            positions.swap(deref(it).second)
-            self.where.erase(it)
+        it = self.pairs.find(key)
+        if it != self.pairs.end():
+            positions.swap(deref(it).second.where)
         # Ascending positions are left to right within every sequence, which
         # is what makes overlapping matches (`aaa`) resolve like the naive pass.
-        sort(positions.begin(), positions.end())
+        if not is_sorted(positions.begin(), positions.end()):
+            sort(positions.begin(), positions.end())
         positions.erase(unique(positions.begin(), positions.end()), positions.end())
-        cdef int64_t replaced = 0, w
+        cdef int64_t replaced = 0, w, d
         cdef int32_t i, j, before, after
-        cdef uint32_t t
+        cdef uint32_t slot, t
+        cdef uint64_t RIGHT = <uint64_t>1 << 32
         cdef size_t k
         for k in range(positions.size()):
             i = positions[k]
             j = self.nxt[i]
             # Skip stale entries: consumed positions and changed tokens.
-            if j < 0 or self.tok[i] != left or self.tok[j] != right:
+            if j < 0 or self.tok[i] != a or self.tok[j] != b:
                 continue
             w = self.weights[self.seq_of[i]]
             before = self.prev[i]
             after = self.nxt[j]
             if before >= 0:
-                t = self.tok[before]
-                self._add(pair_key(t, left), -w)
-                key2 = pair_key(t, new)
-                self._add(key2, w)
-                self.where[key2].push_back(before)
-                touched.push_back(key2)
+                slot = self._slot(self.tok[before])
+                self.slot_delta[slot] += w
+                self.slot_new[slot].push_back(before)
             if after >= 0:
-                t = self.tok[after]
-                self._add(pair_key(right, t), -w)
-                key2 = pair_key(new, t)
-                self._add(key2, w)
-                self.where[key2].push_back(i)
-                touched.push_back(key2)
-            self._add(key, -w)
-            self.tok[i] = new
+                slot = self._slot(RIGHT | self.tok[after])
+                self.slot_delta[slot] += w
+                self.slot_new[slot].push_back(i)
+            self.tok[i] = m
             self.nxt[i] = after
             if after >= 0:
                 self.prev[after] = i
             self.nxt[j] = REMOVED
             self.prev[j] = REMOVED
             replaced += w
+
+        # Net change per pair, one lookup each: (t, a) and (b, t) lose what
+        # (t, m) and (m, t) gain; the merged pair loses every replacement.
+        cdef vector[pair[uint64_t, int64_t]] deltas
+        for slot in range(self.slot_pair.size()):
+            t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
+            d = self.slot_delta[slot]
+            if self.slot_pair[slot] & RIGHT:
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(b, t), -d))
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(m, t), d))
+            else:
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(t, a), -d))
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(t, m), d))
+        deltas.push_back(pair[uint64_t, int64_t](key, -replaced))
+        sort(deltas.begin(), deltas.end())
+        k = 0
+        while k < deltas.size():
+            key = deltas[k].first
+            d = 0
+            while k < deltas.size() and deltas[k].first == key:
+                d += deltas[k].second
+                k += 1
+            if d:
+                self._add(key, d)
+
+        # Record the new pairs' occurrences (only for pairs still seen).
+        cdef PairInfo* info
+        for slot in range(self.slot_pair.size()):
+            t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
+            key = pair_key(m, t) if self.slot_pair[slot] & RIGHT else pair_key(t, m)
+            found = self.pairs.find(key)
+            if found != self.pairs.end() and deref(found).second.count > 0:
+                info = &deref(found).second
+                info.where.insert(info.where.end(), self.slot_new[slot].begin(), self.slot_new[slot].end())
+                candidates.push_back(key)
+            self.slot_new[slot].clear()
+        self.slot_of.clear()
+        self.slot_pair.clear()
+        self.slot_delta.clear()
+        sort(candidates.begin(), candidates.end())
+        candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
         return replaced
 
-    def merge(self, uint32_t left, uint32_t right, uint32_t new):
+    def merge(self, uint32_t left, uint32_t right, uint32_t new, int64_t floor=1):
         """Replace ``(left, right)`` by ``new`` everywhere, left to right.
 
-        Returns ``(replacements, raised)``: ``raised`` lists
+        Returns ``(replacements, raised)``: ``raised`` lists, in pair order,
         ``(l, r, old_queued, count)`` for every pair whose count now exceeds
-        its queued count (which becomes ``count``). The merged pair itself is
-        taken to be off the queue.
+        its queued count and is at least ``floor`` (its queued count becomes
+        ``count``). The merged pair itself is taken to be off the queue.
         """
-        cdef vector[uint64_t] touched
+        cdef vector[uint64_t] candidates
         cdef uint64_t key = pair_key(left, right)
         cdef int64_t replaced
-        it = self.stats.find(key)
-        if it != self.stats.end():
+        it = self.pairs.find(key)
+        if it != self.pairs.end():
             deref(it).second.queued = 0
+            if deref(it).second.count == 0:
+                self.pairs.erase(it)  # kept only for its queue entry, now gone
         with nogil:
-            replaced = self._merge(left, right, new, touched)
+            replaced = self._merge(left, right, new, candidates)
         raised = []
-        cdef PairStat* stat
-        for key in touched:
-            found = self.stats.find(key)
-            if found == self.stats.end():
+        cdef PairInfo* info
+        for key in candidates:
+            found = self.pairs.find(key)
+            if found == self.pairs.end():
                 continue
-            stat = &deref(found).second
-            if stat.count > stat.queued:
-                raised.append((key >> 32, key & 0xFFFFFFFF, stat.queued, stat.count))
-                stat.queued = stat.count
+            info = &deref(found).second
+            if info.count > info.queued and info.count >= floor:
+                raised.append((key >> 32, key & 0xFFFFFFFF, info.queued, info.count))
+                info.queued = info.count
         return replaced, raised
 
     def sequences(self):
@@ -213,21 +294,22 @@ cdef class PairEngine:
                 j = self.nxt[i]
                 if j >= 0:
                     assert self.prev[j] == i, f"links disagree at {i}->{j}"
-                    pair = (self.tok[i], self.tok[j])
-                    recount[pair] = recount.get(pair, 0) + self.weights[self.seq_of[i]]
-                    found = self.where.find(pair_key(self.tok[i], self.tok[j]))
-                    assert found != self.where.end() and i in list(deref(found).second), \
-                        f"occurrence {pair} at {i} not indexed"
+                    pair_ids = (self.tok[i], self.tok[j])
+                    recount[pair_ids] = recount.get(pair_ids, 0) + self.weights[self.seq_of[i]]
+                    found = self.pairs.find(pair_key(self.tok[i], self.tok[j]))
+                    assert found != self.pairs.end() and i in list(deref(found).second.where), \
+                        f"occurrence {pair_ids} at {i} not indexed"
                 i = j
         counts = {}
         queued = {}
-        cdef unordered_map[uint64_t, PairStat].iterator it = self.stats.begin()
-        while it != self.stats.end():
-            pair = (deref(it).first >> 32, deref(it).first & 0xFFFFFFFF)
+        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
+        while it != self.pairs.end():
+            pair_ids = (deref(it).first >> 32, deref(it).first & 0xFFFFFFFF)
+            assert deref(it).second.count or deref(it).second.queued, f"{pair_ids} kept for nothing"
             if deref(it).second.count:
-                counts[pair] = deref(it).second.count
+                counts[pair_ids] = deref(it).second.count
             if deref(it).second.queued:
-                queued[pair] = deref(it).second.queued
+                queued[pair_ids] = deref(it).second.queued
             inc(it)
         assert recount == counts, "incremental counts differ from a recount"
         return counts, queued

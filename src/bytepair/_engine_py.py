@@ -15,7 +15,9 @@ State, for ``n`` token positions in sequences laid end to end:
   pair when recorded. Entries may go stale; a merge re-checks each one.
 * ``queued[pair]``: the count under which the pair sits in the caller's
   priority queue (0: not queued). A merge reports every pair whose count rose
-  above its queued count; decreases are left for the caller to correct lazily.
+  above its queued count and reached the caller's ``floor``; decreases are
+  left for the caller to correct lazily, and pairs below the floor stay out
+  of the queue until the caller lowers it (:meth:`PairEngine.raise_above`).
 """
 
 from __future__ import annotations
@@ -74,8 +76,25 @@ class PairEngine:
 
     def pair_counts(self) -> list[tuple[int, int, int]]:
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
-        self._queued = dict(self._count)
-        return [(left, right, c) for (left, right), c in self._count.items()]
+        return [(left, right, c) for left, right, _, c in self.raise_above(1)]
+
+    def raise_above(self, floor: int) -> list[tuple[int, int, int, int]]:
+        """Queue every pair with ``count >= floor`` above its queued count. O(pairs).
+
+        Returns ``(left, right, old_queued, count)`` for each; its queued count
+        becomes ``count``.
+        """
+        raised = []
+        for pair, c in self._count.items():
+            q = self._queued.get(pair, 0)
+            if c >= floor and c > q:
+                raised.append((pair[0], pair[1], q, c))
+                self._queued[pair] = c
+        return raised
+
+    def max_count(self) -> int:
+        """The greatest pair count (0 when no pair is left). O(pairs)."""
+        return max(self._count.values(), default=0)
 
     def count(self, left: int, right: int) -> int:
         """Current weighted count of ``(left, right)``. O(1)."""
@@ -99,12 +118,13 @@ class PairEngine:
             del self._count[pair]
             self._where.pop(pair, None)
 
-    def merge(self, left: int, right: int, new: int):
+    def merge(self, left: int, right: int, new: int, floor: int = 1):
         """Replace ``(left, right)`` by ``new`` everywhere, left to right.
 
-        Returns ``(replacements, raised)`` where ``raised`` lists
-        ``(l, r, old_queued, count)`` for every pair whose count now exceeds
-        its queued count (their queued count becomes ``count``). The merged
+        Returns ``(replacements, raised)`` where ``raised`` lists, in pair
+        order, ``(l, r, old_queued, count)`` for every pair whose count now exceeds
+        its queued count and is at least ``floor`` (their queued count becomes
+        ``count``). The merged
         pair itself is taken to be off the queue. Cost: O(k log k) for the k
         recorded occurrences of the pair.
         """
@@ -143,10 +163,10 @@ class PairEngine:
             nxt[j] = prev[j] = REMOVED
             replaced += w
         raised = []
-        for p in touched:
+        for p in sorted(set(touched)):
             c = self._count.get(p, 0)
             q = self._queued.get(p, 0)
-            if c > q:
+            if c > q and c >= floor:
                 raised.append((p[0], p[1], q, c))
                 self._queued[p] = c
         return replaced, raised

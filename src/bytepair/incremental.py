@@ -6,12 +6,17 @@ and the occurrence index. This module owns the priority: a
 ``sortedcontainers.SortedList`` of ``(-queued_count, left_key, right_key)``.
 
 Why the queue stays exact although decreases are not applied eagerly: every
-queued count is at least the pair's true count (a merge reports every
-increase, and the caller re-queues it at once). So when the first entry's
-queued count equals its true count, no other pair can beat it: each other
-pair's true key is at least its queued key, which is at least the first
-entry's. When the first entry is stale it is re-queued at its true count and
-the search repeats.
+pair whose count is at least the *floor* is queued at or above its true count
+(a merge reports every such increase, and the caller re-queues it at once).
+So when the first entry's queued count equals its true count and reaches the
+floor, no other pair can beat it: a queued pair's true key is at least its
+queued key, which is at least the first entry's, and an unqueued pair counts
+less than the floor. When the first entry is stale it is re-queued at its
+true count and the search repeats; when it falls below the floor, the floor
+is lowered and the pairs that now reach it are queued.
+
+The floor keeps the many pairs that are seen only a few times (most pairs a
+merge creates) out of the SortedList until the training gets down to them.
 """
 
 from __future__ import annotations
@@ -34,6 +39,11 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
 from ._engine_py import PairEngine as _PythonEngine
 
 BACKENDS = {"compiled": _CompiledEngine, "python": _PythonEngine}
+
+#: The first floor is the greatest count divided by this ...
+FIRST_FLOOR_DIVISOR = 64
+#: ... and each time the queue runs below it, it is divided by this.
+FLOOR_DIVISOR = 8
 
 
 def default_backend() -> str:
@@ -112,9 +122,10 @@ class IncrementalTrainer:
         self._keys = keys
         self._key_to_id = key_to_id
         self._rank = first_rank
+        self._floor = max(1, self._engine.max_count() // FIRST_FLOOR_DIVISOR)
         self._queue = SortedList(
             priority(c, self._key(left), self._key(right))
-            for left, right, c in self._engine.pair_counts()
+            for left, right, _, c in self._engine.raise_above(self._floor)
         )
 
     def _key(self, symbol: int):
@@ -125,31 +136,48 @@ class IncrementalTrainer:
 
     def step(self, min_count: int = 1) -> Merge | None:
         """Learn the next rule; None when no pair has at least ``min_count`` windows."""
+        while True:
+            best = self._valid_top()
+            if best is not None and best[0] >= self._floor:
+                break
+            # Pairs below the floor may beat the queue's best: lower the floor.
+            if self._floor <= max(min_count, 1):
+                return None  # nothing left reaches min_count
+            self._floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
+            self._requeue_raised(self._engine.raise_above(self._floor))
+        count, left, right = best
+        if count < min_count:
+            return None
+        self._queue.pop(0)
+        rank = self._rank
+        new = self._join(left, right, rank)
+        replacements, raised = self._engine.merge(left, right, new, self._floor)
+        self._requeue_raised(raised)
+        self._rank += 1
+        return Merge(rank, left, right, new, count, replacements)
+
+    def _valid_top(self) -> tuple[int, int, int] | None:
+        """``(count, left, right)`` of the first queue entry, once it is not stale."""
         queue, engine = self._queue, self._engine
         while queue:
             neg_count, left_key, right_key = queue[0]
             left, right = self._id(left_key), self._id(right_key)
             true_count = engine.count(left, right)
-            if true_count != -neg_count:
-                # Stale: the count fell since it was queued. Re-queue and look again.
-                queue.pop(0)
-                if engine.requeue(left, right):
-                    queue.add(priority(true_count, left_key, right_key))
-                continue
-            if true_count < min_count:
-                return None
+            if true_count == -neg_count:
+                return true_count, left, right
+            # Stale: the count fell since it was queued. Re-queue and look again.
             queue.pop(0)
-            rank = self._rank
-            new = self._join(left, right, rank)
-            replacements, raised = engine.merge(left, right, new)
-            for l_id, r_id, old, c in raised:
-                l_key, r_key = self._key(l_id), self._key(r_id)
-                if old:
-                    queue.remove(priority(old, l_key, r_key))
-                queue.add(priority(c, l_key, r_key))
-            self._rank += 1
-            return Merge(rank, left, right, new, true_count, replacements)
+            if engine.requeue(left, right):
+                queue.add(priority(true_count, left_key, right_key))
         return None
+
+    def _requeue_raised(self, raised) -> None:
+        queue = self._queue
+        for left, right, old, count in raised:
+            left_key, right_key = self._key(left), self._key(right)
+            if old:
+                queue.remove(priority(old, left_key, right_key))
+            queue.add(priority(count, left_key, right_key))
 
     def sequences(self) -> list[list[int]]:
         """The current transformed sequences."""
@@ -158,7 +186,7 @@ class IncrementalTrainer:
     def _check(self) -> None:
         """Verify every invariant: links, counts, occurrence index and queue.
 
-        Every pair with a live occurrence is queued at or above its true
+        Every pair counted at least the floor is queued at or above its true
         count, and every queue entry matches the engine's queued count.
         """
         counts, queued = self._engine.check()
@@ -168,7 +196,8 @@ class IncrementalTrainer:
             (self._key(l), self._key(r)): q for (l, r), q in queued.items()
         }, "queue and engine disagree on queued counts"
         for (left, right), c in counts.items():
-            assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+            if c >= self._floor:
+                assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
 
 
 def fit(

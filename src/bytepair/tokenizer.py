@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 from array import array
 from collections import Counter
@@ -171,6 +172,12 @@ def check_special_tokens(special_tokens) -> list[str]:
     return tokens
 
 
+def _ignore_interrupt() -> None:
+    # Ctrl-C reaches the whole process group; only the parent should react
+    # (it stops the pool), or every worker prints its own traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _count_batch(job: tuple[list, str | None]) -> Counter:
     documents, source = job
     if source is None:
@@ -209,7 +216,7 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
         for job in jobs:
             total.update(_count_batch(job))
     else:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt) as pool:
             for counts in pool.imap_unordered(_count_batch, jobs):
                 total.update(counts)
     if source is None:
