@@ -6,8 +6,9 @@ Commands: ``train``, ``export``, ``encode``, ``decode``, ``inspect``,
 Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
 with one line ``bytepair: error: ...`` on stderr and exit code 2, as do
-usage errors. Models and exports are written through a temporary file and a
-rename, so a failed command leaves no partial output behind.
+usage errors. No partial output is left behind: output directories are
+checked before any work starts, models are written through a temporary file
+and a rename, and a failed export's new file is removed.
 """
 
 from __future__ import annotations
