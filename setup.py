@@ -13,11 +13,12 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
     ext_modules = cythonize(
         [
             Extension(
-                "bytepair._engine",
-                ["cython/bytepair/_engine.pyx"],
+                f"bytepair.{name}",
+                [f"cython/bytepair/{name}.pyx"],
                 language="c++",
                 extra_compile_args=["-O3", "-std=c++17"],
             )
+            for name in ("_engine", "_split")
         ],
         include_path=["cython"],
         compiler_directives={"language_level": "3"},

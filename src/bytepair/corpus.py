@@ -161,7 +161,11 @@ def iter_documents(corpus, *, text: bool, per_line: bool = False,
         raise TypeError(f"corpus must be a path, Files or an iterable of str/bytes, got {type(corpus).__name__}")
     for index, doc in enumerate(corpus):
         if isinstance(doc, str):
-            yield doc if text else doc.encode("utf-8")
+            try:
+                data = doc.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"corpus[{index}] is not text: {exc.reason} at {exc.start}") from None
+            yield doc if text else data
         elif isinstance(doc, (bytes, bytearray, memoryview)):
             data = bytes(doc)
             yield _decode_item(data, index) if text else data

@@ -77,6 +77,11 @@ def splitter(source: str) -> Callable[[str], list[str]]:
     ['a', ',', ' ', 'b']
     """
     compiled = compile_pattern(source)
+    if source == PATTERNS["gpt2"]:
+        from . import fastsplit
+
+        if fastsplit.available():
+            return fastsplit.split_gpt2
     if source in COVERING:
         return compiled.findall
 

@@ -21,7 +21,8 @@ from . import incremental
 from ._validate import MAX_BYTE_MERGES, check_int
 from .corpus import iter_documents
 from .model import BYTE_TOKENS, ByteModel
-from .pretokenize import resolve_pattern, splitter
+from . import fastsplit
+from .pretokenize import PATTERNS, resolve_pattern, splitter
 from .rules import Merge
 
 #: Documents are sent to counting workers in batches of about this many characters.
@@ -179,14 +180,17 @@ def _ignore_interrupt() -> None:
 
 
 def _count_batch(job: tuple[list, str | None]) -> Counter:
+    """Piece counts (UTF-8 bytes -> count) of one batch of documents."""
     documents, source = job
     if source is None:
         return Counter(doc for doc in documents if doc)
+    if source == PATTERNS["gpt2"] and fastsplit.available():
+        return fastsplit.count_gpt2(documents)
     split = splitter(source)
     counts: Counter = Counter()
     for doc in documents:
         counts.update(split(doc))
-    return counts
+    return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
 
 
 def _batches(documents: Iterator, progress_bar) -> Iterator[list]:
@@ -212,6 +216,8 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
     """
     jobs = ((batch, source) for batch in _batches(iter(documents), progress_bar))
     total: Counter = Counter()
+    if source == PATTERNS["gpt2"] and fastsplit.available():
+        fastsplit.split_gpt2("")  # build its table once, before workers fork
     if workers <= 1:
         for job in jobs:
             total.update(_count_batch(job))
@@ -219,9 +225,7 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
         with multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt) as pool:
             for counts in pool.imap_unordered(_count_batch, jobs):
                 total.update(counts)
-    if source is None:
-        return total
-    return Counter({piece.encode("utf-8"): n for piece, n in total.items()})
+    return total
 
 
 def _progress(progress: bool | None, **options):
