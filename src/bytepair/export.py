@@ -26,24 +26,75 @@ from .io import write_atomically
 from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
 
-#: A tiktoken ``pat_str`` that keeps the whole input as one piece (bytepair's ``pattern=None``).
+#: tiktoken ``pat_str`` for ``pattern=None``: the whole input is one piece.
 WHOLE_INPUT_PATTERN = r"[\s\S]+"
 
-#: Patterns as Hugging Face's regex engine (Oniguruma) must be given them to split exactly like
-#: bytepair's patterns under the ``regex`` module (checked by ``tests/test_export.py``):
-#: Oniguruma reads ``{1,3}+`` as a repeated group, not as a possessive interval (greedy is the
-#: same here: nothing follows it in its branch), and its ``\w`` differs from ``regex``'s (it
-#: takes in superscript digits and vulgar fractions, and leaves out the zero-width (non-)joiners
-#: U+200C/U+200D that join emoji), so ``whitespace`` spells out ``regex``'s ``\w``.
-_WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\x{200C}\x{200D}"
+#: bytepair's named patterns as Hugging Face's regex engine (Oniguruma) must be given them to
+#: split exactly as the ``regex`` module does (checked by ``tests/test_export.py``). Oniguruma
+#: reads ``{1,3}+`` as a repeated group, not as a possessive interval (greedy means the same
+#: there: nothing follows it in its branch), and its ``\w`` takes in superscript digits and
+#: vulgar fractions and leaves out the zero-width (non-)joiners U+200C/U+200D found inside emoji,
+#: so ``whitespace`` spells out ``regex``'s ``\w``.
+_WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u200C\u200D"
 HF_PATTERNS = {
     PATTERNS["gpt2"]: PATTERNS["gpt2"],
     PATTERNS["cl100k"]: PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}{1,3}"),
     PATTERNS["o200k"]: PATTERNS["o200k"],
     PATTERNS["whitespace"]: rf"[{_WORD}]+|[^{_WORD}\s]+",
 }
-# ``{n}+``, ``{n,}+`` and ``{n,m}+`` (possessive in ``regex``, a repeated group in Oniguruma).
-_POSSESSIVE_INTERVAL = re.compile(r"(?<!\\)\{\d*(?:,\d*)?\}\+")
+#: bytepair's named patterns for tiktoken, whose splitter drops the text between matches where
+#: bytepair keeps it as pieces: ``whitespace`` gets its gaps (runs of ``\s``) as an alternative.
+TIKTOKEN_PATTERNS = {
+    PATTERNS["gpt2"]: PATTERNS["gpt2"],
+    PATTERNS["cl100k"]: PATTERNS["cl100k"],
+    PATTERNS["o200k"]: PATTERNS["o200k"],
+    PATTERNS["whitespace"]: PATTERNS["whitespace"] + r"|\s+",
+}
+# Group references and named groups, which a pattern written out twice no longer resolves.
+_GROUP_REFERENCE = re.compile(r"\\[1-9]|\\[gk]|\(\?P?<(?![=!])|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[+-]?\d|\(\?\(")
+
+
+def _constructs(source: str) -> set[str]:
+    r"""Constructs of a regex whose meaning differs between engines, found outside ``[...]``.
+
+    ``^``, ``$`` and ``\Z`` (Oniguruma: line anchors; tiktoken's ``$``: end of text only),
+    inline flags ``m``/``s`` (Oniguruma's ``m`` is dot-all) and possessive intervals such as
+    ``{1,3}+`` (Oniguruma: a repeated group).
+
+    >>> sorted(_constructs(r"^\w+[$^]\d{2}+$"))
+    ['$', '^', '{n,m}+']
+    """
+    found = set()
+    outside = []  # the pattern outside classes; an escape becomes "\\", a class "C"
+    i, n = 0, len(source)
+    while i < n:
+        char = source[i]
+        if char == "\\":
+            if source[i:i + 2] == "\\Z":
+                found.add("\\Z")
+            outside.append("\\")
+            i += 2
+        elif char == "[":
+            i += 1
+            if source[i:i + 1] == "^":
+                i += 1
+            if source[i:i + 1] == "]":
+                i += 1  # a leading ']' is a literal
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+            outside.append("C")
+            i += 1
+        else:
+            if char in "^$":
+                found.add(char)
+            outside.append(char)
+            i += 1
+    rest = "".join(outside)
+    if re.search(r"\{\d*,?\d*\}\+", rest):
+        found.add("{n,m}+")
+    for flags in re.findall(r"\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?[:)]", rest):
+        found.update(f"(?{flag})" for flag in flags if flag in "ms")
+    return found
 
 
 def bytes_to_unicode() -> dict[int, str]:
@@ -118,49 +169,52 @@ def _rule(model: ByteModel, token_id: int) -> str:
 def check_tiktoken_exact(tokenizer) -> None:
     """Raise ValueError unless tiktoken's merge loop gives bytepair's IDs for this model.
 
-    The condition: **every token encodes, on its own, to itself**:
-    ``model.encode(token_bytes(T)) == [T]`` (on the raw bytes, without the
-    pre-tokenizer), and no two tokens have the same bytes. Cost: one encode
-    per learned token, O(sum of token lengths x log).
+    The condition: no two tokens have the same bytes, and **every token
+    encodes, on its own, to itself**: ``model.encode(token_bytes(T)) == [T]``
+    (raw bytes, no pre-tokenizer). Cost: one encode per learned token, about
+    O(sum of token lengths x log).
 
-    Why it suffices. Write a state for the token sequence of a piece while
-    it is being encoded. bytepair (and Hugging Face) repeatedly merge the
-    adjacent pair ``(X, Y)`` that is a *rule* with the smallest
+    The two loops. A *state* is the token sequence of a piece part-way
+    through encoding. bytepair (and Hugging Face) merge, at each step, the
+    adjacent pair ``(X, Y)`` that is a *rule*, with the smallest
     ``(rank, position)``. tiktoken first returns a piece whose bytes are a
-    token as that token; otherwise it repeatedly merges the adjacent pair
-    with the smallest ``(ID of the token spelled by bytes(X) + bytes(Y),
-    position)``. With distinct bytes, a rule pair's key is the ID of its
-    token, ``256 + rank``: the same order. So the two loops agree as long as
-    no state ever holds a *foreign split*: adjacent ``X, Y`` whose joined
-    bytes are a token ``T`` whose rule is not ``(X, Y)``.
+    token as that one token; otherwise it merges, at each step, the adjacent
+    pair whose *joined bytes* are a token, with the smallest ``(ID of that
+    token, position)``. With distinct bytes a rule's token has ID
+    ``256 + rank``, so on rule pairs both use the same key, ties to the
+    left. They can differ only through a *foreign split*: adjacent ``X, Y``
+    whose joined bytes are a token ``T`` whose rule is not ``(X, Y)``.
 
-    1. Locality: if a state of input ``s`` holds ``X, Y`` adjacent over
-       ``s[i:k]``, then encoding ``s[i:k]`` alone passes through ``[X, Y]``.
-       Every merge so far lies inside X's span, inside Y's span, or outside
-       ``[i, k)`` (tokens only grow). Replay only the inside merges on
-       ``s[i:k]``: its candidate pairs are a subset of the full input's, with
-       the same keys in the same order, so the pair the full input merged,
-       the smallest there, is also the smallest here.
-    2. If a foreign split ``X, Y`` of ``T`` were adjacent anywhere, encoding
-       ``bytes(T)`` alone would pass through ``[X, Y]``. From a two-token
-       state the only possible merge is ``(X, Y)``, which would make a token
-       with ``T``'s bytes, hence ``T`` (distinct bytes), hence ``(X, Y)``
-       would be ``T``'s rule; so the encoding would end at ``[X, Y] != [T]``,
-       against the condition. No foreign split ever occurs.
-    3. So tiktoken's loop makes bytepair's merges, step for step; and its
-       whole-piece shortcut returns ``[T]`` for a piece spelling ``T``,
-       which is ``model.encode(bytes(T))`` by the condition.
+    Proof that the condition suffices.
 
-    Conversely, a token that does not encode to itself is encoded differently
-    by tiktoken whenever its bytes form a whole piece.
+    1. Locality: if a state of input ``s`` has ``X, Y`` adjacent, covering
+       ``s[i:k]``, then encoding ``s[i:k]`` alone passes through the state
+       ``[X, Y]``. Tokens only grow, so every merge so far lies inside X's
+       bytes, inside Y's, or outside ``[i, k)``. Encoding ``s[i:k]`` alone
+       makes exactly the inside merges, in the same order: before each of
+       them, its candidate pairs are among the full input's candidates (keys
+       in the same order), and the full input merged the smallest of those.
+    2. No foreign split ever occurs. If ``X, Y`` (a foreign split of ``T``)
+       were adjacent in any state, by (1) encoding ``bytes(T)`` alone would
+       reach ``[X, Y]``. From there the only possible merge is ``(X, Y)``,
+       and only if it is a rule; its token would have ``T``'s bytes, so it
+       would be ``T`` (distinct bytes) and ``(X, Y)`` would be ``T``'s rule.
+       So that encoding ends at ``[X, Y] != [T]``, against the condition.
+    3. So in every state both loops see the same candidates with the same
+       keys and make the same merge; and tiktoken's whole-piece shortcut
+       returns ``[T]`` for a piece spelling ``T``, which is what bytepair
+       gives by the condition.
 
-    Training always satisfies it: when rule ``(L, R)`` of ``T`` was chosen,
-    ``L, R`` were adjacent in a training piece (its count was at least 1),
-    and training transforms pieces exactly as encoding does, so by (1)
-    encoding ``bytes(T)`` passes through ``[L, R]`` and then merges it into
-    ``[T]``. Only hand-made or edited rule tables can fail, such as
-    ``(b, c), (a, b), (ab, c)``: bytepair encodes ``abc`` as ``[a, bc]``,
-    tiktoken as ``[abc]``.
+    Conversely, if a token does not encode to itself, tiktoken encodes its
+    bytes differently whenever they form a whole piece; so without a
+    pre-tokenizer the condition is also necessary (for byte input).
+
+    Training always satisfies it: when the rule ``(L, R)`` of ``T`` was
+    chosen, ``L, R`` were adjacent in a training piece (its count was at
+    least 1), and training transforms a piece just as encoding does; by (1)
+    encoding ``bytes(T)`` reaches ``[L, R]``, then merges it into ``[T]``.
+    Hand-made or edited rule tables can fail, e.g. ``(b, c), (a, b), (ab, c)``:
+    bytepair encodes ``abc`` as ``[a, bc]``, tiktoken as ``[abc]``.
 
     >>> from bytepair import ByteModel, Merge
     >>> a, b, c = b"abc"
@@ -207,11 +261,12 @@ def to_tiktoken(tokenizer, path: str | os.PathLike) -> None:
     pattern and the special tokens yourself (the file holds neither)::
 
         enc = tiktoken.Encoding(
-            "mine", pat_str=tokenizer.pattern or WHOLE_INPUT_PATTERN,
+            "mine", pat_str=bytepair.export.tiktoken_pattern(tokenizer.pattern),
             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(path),
             special_tokens=tokenizer.special_tokens)
 
-    (:func:`tiktoken_encoding` does this directly.) Then
+    (:func:`tiktoken_encoding` does this directly.) The pattern is bytepair's
+    own for gpt2, cl100k and o200k (see :func:`tiktoken_pattern`). Then
     ``enc.encode(text, allowed_special=...)`` equals ``tokenizer.encode``
     with the same argument, and ``enc.encode_ordinary`` equals
     ``tokenizer.encode_ordinary``, with two caveats on the pattern: it runs
@@ -224,7 +279,9 @@ def to_tiktoken(tokenizer, path: str | os.PathLike) -> None:
     Note: ``load_tiktoken_bpe`` caches what it reads under the path's name
     (in ``$TIKTOKEN_CACHE_DIR``, by default ``<tmp>/data-gym-cache``), so a
     rewritten file at the same path reads stale unless ``TIKTOKEN_CACHE_DIR``
-    is set to the empty string.
+    is set to the empty string. Before tiktoken 0.12 it reads local paths
+    only with the ``blobfile`` package installed (same format; checked with
+    tiktoken 0.7 and 0.12).
 
     The model must be exact under tiktoken's merge loop
     (:func:`check_tiktoken_exact`; trained models always are), or ValueError.
@@ -256,29 +313,69 @@ def tiktoken_encoding(tokenizer, name: str = "bytepair"):
             )
     return tiktoken.Encoding(
         name,
-        pat_str=model.pattern if model.pattern is not None else WHOLE_INPUT_PATTERN,
+        pat_str=tiktoken_pattern(model.pattern),
         mergeable_ranks=ranks,
         special_tokens=specials,
         explicit_n_vocab=model.vocab_size + len(specials),
     )
 
 
-def hf_pattern(source: str) -> str:
-    """The regex to give Hugging Face's ``Split`` for bytepair's pattern ``source``.
+def tiktoken_pattern(source: str | None) -> str:
+    r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``source``.
 
-    Named patterns map to checked Oniguruma equivalents (:data:`HF_PATTERNS`);
-    a custom regex passes unchanged, except that a possessive interval
-    (``{n,m}+``), which Oniguruma reads as a repeated group, is refused.
+    bytepair keeps the text between two matches of a pattern as a piece of
+    its own; tiktoken drops it. Patterns that match every character (gpt2,
+    cl100k, o200k) pass unchanged, ``whitespace`` gains ``|\s+``, ``None``
+    becomes :data:`WHOLE_INPUT_PATTERN`, and a custom regex ``S`` becomes
+    ``(?:S)|(?:(?!(?:S))[\s\S])+``: at each position the match of ``S`` if
+    there is one, else the run of characters up to the next position where
+    ``S`` matches, which is bytepair's piece between two matches. That holds
+    when ``S`` never matches the empty string. Refused: a custom regex with
+    group references or named groups (it cannot be written out twice), or
+    with ``$`` or ``\Z``, which tiktoken's engine reads differently.
+
+    >>> print(tiktoken_pattern(None))
+    [\s\S]+
+    >>> print(tiktoken_pattern("[a-z]+"))
+    (?:[a-z]+)|(?:(?!(?:[a-z]+))[\s\S])+
+    """
+    if source is None:
+        return WHOLE_INPUT_PATTERN
+    known = TIKTOKEN_PATTERNS.get(source)
+    if known is not None:
+        return known
+    if _GROUP_REFERENCE.search(source):
+        raise ValueError(
+            f"cannot give pattern {source!r} to tiktoken: it uses a group reference or named "
+            f"group, and tiktoken needs the pattern written out twice to keep the text between "
+            f"matches"
+        )
+    differ = sorted(_constructs(source) & {"$", "\\Z"})
+    if differ:
+        raise ValueError(
+            f"cannot give pattern {source!r} to tiktoken: {', '.join(differ)} means something "
+            f"else in tiktoken's regex engine (there '$' is the end of the text only)"
+        )
+    return rf"(?:{source})|(?:(?!(?:{source}))[\s\S])+"
+
+
+def hf_pattern(source: str) -> str:
+    r"""The regex to give Hugging Face's ``Split`` for bytepair's pattern ``source``.
+
+    Named patterns map to checked Oniguruma equivalents (:data:`HF_PATTERNS`).
+    A custom regex passes unchanged, unless it holds a construct that
+    Oniguruma reads differently: ``^``, ``$``, ``\Z`` (line anchors there),
+    the inline flags ``m`` and ``s`` (``m`` is dot-all there) or a possessive
+    interval like ``{1,3}+`` (a repeated group there); that is refused.
     """
     known = HF_PATTERNS.get(source)
     if known is not None:
         return known
-    found = _POSSESSIVE_INTERVAL.search(source)
-    if found:
+    differ = _constructs(source)
+    if differ:
         raise ValueError(
-            f"cannot export pattern {source!r} to tokenizer.json: Oniguruma, Hugging Face's regex "
-            f"engine, reads the possessive interval {found.group()!r} as a repeated group; write "
-            f"it without the '+' if that means the same in your pattern"
+            f"cannot export pattern {source!r} to tokenizer.json: {', '.join(sorted(differ))} "
+            f"means something else in Oniguruma, Hugging Face's regex engine"
         )
     return source
 
@@ -306,11 +403,10 @@ def tokenizers_json(tokenizer) -> dict:
     if model.pattern is None:
         pre_tokenizer = byte_level
     else:
-        # Removed + invert keeps exactly the matches, each as one piece, and drops the text
-        # between them: Python's findall, which bytepair and tiktoken use. (Isolated would keep
-        # that text as pieces too; the same for patterns that match everything, as the GPT ones do.)
+        # Isolated: every match is a piece, and so is the text between two matches, as in
+        # bytepair's splitter.
         split = {"type": "Split", "pattern": {"Regex": hf_pattern(model.pattern)},
-                 "behavior": "Removed", "invert": True}
+                 "behavior": "Isolated", "invert": False}
         pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
     return {
         "version": "1.0",
@@ -347,9 +443,11 @@ def to_tokenizers_json(tokenizer, path: str | os.PathLike) -> None:
     The model is BPE over GPT-2's byte alphabet (:func:`token_string`): the
     vocabulary maps every byte and learned token to its ID, the merges list
     the rules in rank order as ``[left, right]`` pairs (read by tokenizers
-    0.20 and later). The pre-tokenizer splits on the pattern (each match
-    is a piece, text between matches is dropped, as bytepair does) and maps
-    bytes to the alphabet; with no pattern the whole input is one piece.
+    0.20 and later). The pre-tokenizer splits on the pattern (``Split`` with
+    ``behavior="isolated"``: each match is a piece, and so is the text
+    between two matches, as in bytepair) and maps bytes to the alphabet
+    (``ByteLevel`` without its own regex); with no pattern the whole input
+    is one piece.
     Special tokens are added tokens with their IDs; Hugging Face always
     matches them (longest first), so its IDs equal
     ``tokenizer.encode(text, allowed_special="all")``; decode with
@@ -360,7 +458,8 @@ def to_tokenizers_json(tokenizer, path: str | os.PathLike) -> None:
     equivalent of each named pattern (:data:`HF_PATTERNS`), but may class
     characters by another Unicode version than the ``regex`` module
     (characters added or re-categorised in the newest version), and a custom
-    regex may mean something else there. Written atomically.
+    regex may mean something else there (:func:`hf_pattern` refuses the
+    known cases). Written atomically: a failed export leaves no file.
     """
     text = json.dumps(tokenizers_json(tokenizer), ensure_ascii=False, indent=2)
     write_atomically(path, text + "\n")
