@@ -57,6 +57,29 @@ class Files:
             yield from read_file(path, text=text, per_line=self.per_line,
                                  jsonl_field=self.jsonl_field)
 
+    def parts(self, size: int) -> list[tuple[Path, int, int | None]]:
+        """Byte ranges ``(path, start, end)`` of about ``size`` bytes, cut at line ends.
+
+        Files whose documents span lines (whole-file documents) and gzip
+        files are one part each (``end`` None: to the end of the file).
+        """
+        out: list[tuple[Path, int, int | None]] = []
+        for path in self.paths:
+            by_line = self.per_line or _base_suffix(path) in JSONL_SUFFIXES
+            total = path.stat().st_size
+            if not by_line or path.suffix == ".gz" or total <= size:
+                out.append((path, 0, None))
+                continue
+            start = 0
+            with open(path, "rb") as handle:
+                while start < total:
+                    handle.seek(min(start + size, total))
+                    handle.readline()  # move on to the next line end
+                    end = min(handle.tell(), total)
+                    out.append((path, start, end))
+                    start = end
+        return out
+
 
 def _expand(pattern: str | os.PathLike) -> list[Path]:
     name = os.fspath(pattern)
@@ -105,19 +128,21 @@ def _decode(data: bytes, path: Path, offset: int) -> str:
 
 
 def read_file(path: Path, *, text: bool, per_line: bool = False,
-              jsonl_field: str = "text") -> Iterator[str | bytes]:
-    """The documents of one file."""
+              jsonl_field: str = "text", start: int = 0,
+              end: int | None = None) -> Iterator[str | bytes]:
+    """The documents of one file, or of the lines in bytes ``start`` to ``end``."""
     try:
         handle = _open(path)
         with handle:
+            if start:
+                handle.seek(start)
+            lines = _lines(handle, start, end)
             if _base_suffix(path) in JSONL_SUFFIXES:
-                yield from _read_jsonl(handle, path, jsonl_field, text)
+                yield from _read_jsonl(lines, path, jsonl_field, text)
             elif per_line:
-                offset = 0
-                for line in handle:
+                for offset, line in lines:
                     body = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
                     yield _decode(body, path, offset) if text else body
-                    offset += len(line)
             else:
                 data = handle.read()
                 yield _decode(data, path, 0) if text else data
@@ -125,20 +150,47 @@ def read_file(path: Path, *, text: bool, per_line: bool = False,
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
 
 
-def _read_jsonl(handle, path: Path, field: str, text: bool) -> Iterator[str | bytes]:
-    for number, line in enumerate(handle, start=1):
+def _lines(handle, offset: int, end: int | None) -> Iterator[tuple[int, bytes]]:
+    """``(byte offset, line)`` pairs up to byte ``end``."""
+    for line in handle:
+        if end is not None and offset >= end:
+            return
+        yield offset, line
+        offset += len(line)
+
+
+def _line_number(path: Path, offset: int) -> int:
+    # Only on an error: count the lines before the bad one.
+    with _open(path) as handle:
+        return handle.read(offset).count(b"\n") + 1
+
+
+def _read_jsonl(lines, path: Path, field: str, text: bool) -> Iterator[str | bytes]:
+    for offset, line in lines:
         if not line.strip():
             continue
         try:
             record = json.loads(line)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise ValueError(f"{path}:{number}: not a JSON line: {exc}") from None
+            raise ValueError(f"{path}:{_line_number(path, offset)}: not a JSON line: {exc}") from None
         if not isinstance(record, dict) or field not in record:
-            raise ValueError(f"{path}:{number}: the record has no field {field!r}")
+            raise ValueError(f"{path}:{_line_number(path, offset)}: the record has no field {field!r}")
         value = record[field]
         if not isinstance(value, str):
-            raise ValueError(f"{path}:{number}: field {field!r} is {type(value).__name__}, not a string")
+            raise ValueError(
+                f"{path}:{_line_number(path, offset)}: field {field!r} is "
+                f"{type(value).__name__}, not a string"
+            )
         yield value if text else value.encode("utf-8")
+
+
+def as_files(corpus, *, per_line: bool = False, jsonl_field: str | None = None):
+    """``corpus`` as :class:`Files` when it names files, else unchanged."""
+    if isinstance(corpus, (str, os.PathLike)):
+        return Files(corpus, per_line=per_line, jsonl_field=jsonl_field)
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, Path) for c in corpus):
+        return Files(*corpus, per_line=per_line, jsonl_field=jsonl_field)
+    return corpus
 
 
 def iter_documents(corpus, *, text: bool, per_line: bool = False,
@@ -148,10 +200,7 @@ def iter_documents(corpus, *, text: bool, per_line: bool = False,
     ``corpus`` is a :class:`Files`, a path or glob (``str`` or ``os.PathLike``),
     a list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
     """
-    if isinstance(corpus, (str, os.PathLike)):
-        corpus = Files(corpus, per_line=per_line, jsonl_field=jsonl_field)
-    elif isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, Path) for c in corpus):
-        corpus = Files(*corpus, per_line=per_line, jsonl_field=jsonl_field)
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
     if isinstance(corpus, Files):
         yield from corpus.documents(text)
         return

@@ -19,7 +19,7 @@ import regex
 
 from . import incremental
 from ._validate import MAX_BYTE_MERGES, check_int
-from .corpus import iter_documents
+from .corpus import Files, as_files, iter_documents, read_file
 from .model import BYTE_TOKENS, ByteModel
 from . import fastsplit
 from .pretokenize import PATTERNS, resolve_pattern, splitter
@@ -27,6 +27,8 @@ from .rules import Merge
 
 #: Documents are sent to counting workers in batches of about this many characters.
 BATCH_CHARS = 1 << 21
+#: Line-based files are counted by workers in byte ranges of at least this size.
+PART_BYTES = 1 << 23
 
 
 class Tokenizer:
@@ -228,6 +230,34 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
     return total
 
 
+def _count_part(job: tuple) -> tuple[Counter, int]:
+    path, start, end, text, per_line, jsonl_field, source = job
+    documents = read_file(path, text=text, per_line=per_line, jsonl_field=jsonl_field,
+                          start=start, end=end)
+    size = (end if end is not None else path.stat().st_size) - start
+    return _count_batch((documents, source)), size
+
+
+def count_files(files: Files, source: str | None, *, workers: int, progress_bar=None) -> Counter:
+    """Piece counts of files, each worker reading its own byte ranges.
+
+    Only the counts travel between processes, not the text.
+    """
+    total_bytes = files.total_bytes()
+    part = max(PART_BYTES, total_bytes // (4 * workers) + 1)
+    jobs = [(path, start, end, source is not None, files.per_line, files.jsonl_field, source)
+            for path, start, end in files.parts(part)]
+    if source == PATTERNS["gpt2"] and fastsplit.available():
+        fastsplit.split_gpt2("")  # build its table once, before workers fork
+    total: Counter = Counter()
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt) as pool:
+        for counts, size in pool.imap_unordered(_count_part, jobs):
+            total.update(counts)
+            if progress_bar is not None:
+                progress_bar.update(size)
+    return total
+
+
 def _progress(progress: bool | None, **options):
     if progress is None:
         progress = sys.stderr.isatty()
@@ -281,11 +311,18 @@ def train(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
 
-    bar = _progress(progress, desc="reading", unit="B" if source is None else "char", unit_scale=True)
-    documents = iter_documents(corpus, text=source is not None, per_line=per_line,
-                               jsonl_field=jsonl_field)
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
+    bar = None
     try:
-        counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
+        if isinstance(corpus, Files) and workers > 1:
+            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                            total=corpus.total_bytes())
+            counts = count_files(corpus, source, workers=workers, progress_bar=bar)
+        else:
+            bar = _progress(progress, desc="reading", unit="B" if source is None else "char",
+                            unit_scale=True)
+            documents = iter_documents(corpus, text=source is not None)
+            counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
     finally:
         if bar is not None:
             bar.close()
