@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import heapq
+import operator
 import os
 from typing import Iterable, Sequence
 
@@ -161,8 +162,13 @@ class ByteModel:
         table = self._bytes
         out = []
         for position, token in enumerate(ids):
-            if isinstance(token, bool) or not isinstance(token, int):
-                raise TypeError(f"ids[{position}] must be an int, got {type(token).__name__}")
+            if type(token) is not int:
+                if isinstance(token, bool):
+                    raise TypeError(f"ids[{position}] must be an int, got bool")
+                try:
+                    token = operator.index(token)  # numpy integers and the like
+                except TypeError:
+                    raise TypeError(f"ids[{position}] must be an int, got {type(token).__name__}") from None
             if not 0 <= token < len(table):
                 raise ValueError(
                     f"ids[{position}] = {token} is outside the vocabulary (0..{len(table) - 1})"
