@@ -53,3 +53,17 @@ def test_jsonl_error_names_the_line_from_any_worker(tmp_path, small_parts):
     path.write_text("\n".join(rows) + "\n")
     with pytest.raises(ValueError, match=r"bad\.jsonl:151: not a JSON line"):
         bytepair.train(path, merges=10, workers=2, progress=False)
+
+
+def test_pair_counts_beyond_32_bits(backend):
+    # Piece weights push pair counts past 2**31 (and 2**32): counts are 64-bit.
+    from collections import Counter
+
+    from bytepair import naive
+
+    counts = Counter({b"abab": 3 * 2**31, b"ba": 2**33 + 5, b"abc": 7})
+    rules = tokenizer.learn(counts, 10)
+    pieces = list(counts)
+    expected, _ = naive.fit(pieces, [counts[p] for p in pieces], 10, lambda l, r, k: 256 + k)
+    assert rules == expected
+    assert rules[0].count > 2**32
