@@ -45,3 +45,22 @@ def test_floor_starts_above_one_on_skewed_counts(backend):
     assert trainer._floor > 1
     assert len(trainer._queue) == 1
     trainer._check()
+
+
+words = st.dictionaries(
+    st.text(alphabet="ab", min_size=0, max_size=8), st.integers(1, 5), max_size=6
+)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words, st.sampled_from([None, "b", "</w>"]), st.integers(0, 15))
+def test_low_floor_divisors_keep_word_mode_results(backend, monkeypatch, counts, end_of_word, merges):
+    # In word mode a merge can produce an existing symbol, so a pair below the
+    # floor can gain weight while unqueued; the results must not change.
+    import bytepair
+
+    monkeypatch.setattr(incremental, "FIRST_FLOOR_DIVISOR", 1)
+    monkeypatch.setattr(incremental, "FLOOR_DIVISOR", 2)
+    fast = bytepair.train_words(counts, merges, end_of_word=end_of_word, engine="incremental")
+    slow = bytepair.train_words(counts, merges, end_of_word=end_of_word, engine="naive")
+    assert fast.merges == slow.merges and fast.words == slow.words

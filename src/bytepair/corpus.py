@@ -1,7 +1,7 @@
 """Reading a training corpus: files, globs, directories, JSON Lines, gzip, iterables.
 
-Documents are streamed one at a time; only the document being read is held
-in memory. A plain text file is one document, or one document per line with
+Documents are streamed: only the document being read is held in memory (and,
+when worker processes count an iterable corpus, the batches in flight). A plain text file is one document, or one document per line with
 ``per_line=True``; a JSON Lines file (``.jsonl``, ``.ndjson``, optionally
 ``.gz``) gives one document per record, taken from ``jsonl_field``.
 

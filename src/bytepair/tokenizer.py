@@ -289,8 +289,9 @@ def train(
     ``vocab_size`` (256 bytes + learned tokens + special tokens) or
     ``merges`` (the total number of rules). Training stops early when the
     best pair is seen fewer than ``min_frequency`` times. ``init`` continues
-    from an existing model: its rules are kept and training resumes, which
-    equals training from scratch to the larger size on the same corpus.
+    from an existing model: its rules are kept and training resumes. When
+    ``init`` was itself trained on this corpus with the same pattern, the
+    result equals training from scratch to the larger size.
     ``workers`` processes count the pieces (default: all cores).
     """
     source = resolve_pattern(pretokenize)
