@@ -1,0 +1,580 @@
+"""Benchmark report: run named cases, each in a fresh process, and render a table.
+
+A *case* is a named entry ``(trainer, corpus, size, merges, options)``; a
+*trainer* is an entry of ``TRAINERS`` that knows how to prepare the corpus
+(untimed) and how to train (timed). The generic runner starts one worker
+process per case (``python -m benches.report --worker CASE``) so that each
+case's peak RSS is its own, runs warm-up and repeats where a run is cheap,
+and collects wall time, CPU time, peak RSS, throughput and a digest of the
+result. Trainers of the same ``family`` must produce identical results on the
+same corpus and merge count; the report checks it and prints speed-up ratios
+against the ``baseline`` trainer measured in the same run. Peers (issue 5:
+Hugging Face tokenizers and others) are added as further ``Trainer`` entries.
+
+    python -m benches.report                               # the default matrix (~10 min)
+    python -m benches.report --sizes 0.1MB 1MB --merges 1000
+    python -m benches.report --corpus my-text.txt --sizes 1MB 10MB
+    python -m benches.report --trainers incremental --sizes 100MB
+    python -m benches.report --library HEAD                # a commit, built under the cache
+    python -m benches.report --render benches/results/engines.json   # re-render only
+
+Writes the table between the report markers of docs/benchmarks.md and the raw
+results to benches/results/engines.json (``--no-write`` to skip both).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import hashlib
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from array import array
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from . import corpus as corpora
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+RESULTS = ROOT / "benches" / "results" / "engines.json"
+BEGIN, END = "<!-- report:begin -->", "<!-- report:end -->"
+
+DEFAULT_SIZES = ("0.1MB", "1MB", "10MB", "100MB")
+DEFAULT_MERGES = (256, 1000, 4096)
+
+#: The naive trainer recounts the whole corpus every round: 0.21-0.24 s per
+#: merge per MB of text measured here (2-core AMD EPYC). The estimate is an
+#: upper bound, since merging shortens the corpus.
+NAIVE_SECONDS_PER_MERGE_MB = 0.26
+#: Run a trainer only where its estimate is within this many seconds.
+DEFAULT_BUDGET = 300.0
+
+
+# --------------------------------------------------------------------------- trainers
+
+
+@dataclass(frozen=True)
+class Trainer:
+    """How to run one trainer; ``prepare`` is untimed, ``train`` is timed."""
+
+    name: str
+    description: str
+    prepare: Callable[[bytes, dict], Any]
+    train: Callable[[Any, int, dict], Any]
+    #: A digest of the result, for the equality check within a family.
+    digest: Callable[[Any], dict]
+    #: Trainers of one family must give identical digests on the same input.
+    family: str | None = None
+    #: Seconds one run should take (upper bound), or None when unknown.
+    estimate: Callable[[int, int], float] | None = None
+    #: Modules whose versions the report records.
+    modules: tuple[str, ...] = ()
+
+
+def _lines(data: bytes, options: dict) -> list[bytes]:
+    return corpora.documents(data)
+
+
+def _train_bytes(engine: str):
+    def train(documents, merges, options):
+        import bytepair
+
+        return bytepair.train_bytes(documents, merges, engine=engine)
+
+    return train
+
+
+def _digest_byte_model(model) -> dict:
+    rules = hashlib.sha256(repr([tuple(m) for m in model.merges]).encode()).hexdigest()
+    seqs = hashlib.sha256()
+    for seq in model.sequences:
+        seqs.update(array("I", seq).tobytes())
+        seqs.update(b"\xff\xff\xff\xff")  # not a token ID: marks the document end
+    return dict(learned=len(model.merges), rules=rules, sequences=seqs.hexdigest(),
+                first=[tuple(m) for m in model.merges[:3]])
+
+
+def _naive_estimate(size: int, merges: int) -> float:
+    return NAIVE_SECONDS_PER_MERGE_MB * merges * size / 10**6
+
+
+TRAINERS: dict[str, Trainer] = {
+    "naive": Trainer(
+        "naive", "bytepair.train_bytes(engine='naive'): full recount every round (the reference)",
+        _lines, _train_bytes("naive"), _digest_byte_model, family="bytepair-bytes",
+        estimate=_naive_estimate, modules=("bytepair",)),
+    "incremental": Trainer(
+        "incremental", "bytepair.train_bytes(engine='incremental'): compiled engine, "
+        "local count updates, SortedList priority",
+        _lines, _train_bytes("incremental"), _digest_byte_model, family="bytepair-bytes",
+        modules=("bytepair", "sortedcontainers")),
+}
+#: Ratios are reported against this trainer, in the same run.
+BASELINE = "naive"
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measurement: a trainer on a corpus of a size, for a number of merges."""
+
+    trainer: str
+    size: int
+    merges: int
+    #: None: the English recipe of benches/corpus.py; else a text file.
+    corpus: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
+
+    @property
+    def name(self) -> str:
+        extra = "".join(f",{k}={v}" for k, v in self.options)
+        return f"{self.trainer}[{corpora.format_size(self.size)},{self.merges}{extra}]"
+
+    @property
+    def key(self) -> tuple:
+        """Cases with the same key train on the same input and must agree within a family."""
+        return (self.corpus, self.size, self.merges, self.options)
+
+
+def default_cases(sizes, merges, trainers, corpus=None, budget=DEFAULT_BUDGET):
+    """The matrix, with the cases skipped for cost listed apart: ``(run, skipped)``."""
+    run, skipped = [], []
+    for trainer in trainers:
+        for size in sizes:
+            for m in merges:
+                case = Case(trainer, size, m, corpus)
+                estimate = TRAINERS[trainer].estimate
+                if estimate and estimate(size, m) > budget:
+                    skipped.append((case, f"estimated {estimate(size, m):.0f} s > budget {budget:.0f} s"))
+                else:
+                    run.append(case)
+    return run, skipped
+
+
+# --------------------------------------------------------------------------- worker
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _current_rss_mib() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_worker(spec: dict) -> dict:
+    """Run one case in this (fresh) process and return its measurements."""
+    case = Case(**{k: v for k, v in spec["case"].items() if k != "options"},
+                options=tuple(tuple(o) for o in spec["case"]["options"]))
+    trainer = TRAINERS[case.trainer]
+    options = dict(case.options)
+    data = Path(spec["path"]).read_bytes()
+    prepared = trainer.prepare(data, options)
+    rss_before = _current_rss_mib()
+    load_before = os.getloadavg()[0]
+
+    def once():
+        gc.collect()
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = trainer.train(prepared, case.merges, options)
+        return time.perf_counter() - wall, time.process_time() - cpu, result
+
+    # Warm-up and repeats where cheap: a first run under `cheap` seconds is
+    # discarded as warm-up, then repeats fill `repeat_budget` seconds.
+    wall, cpu, result = once()
+    walls, cpus, warmup = [wall], [cpu], 0
+    if wall < spec["cheap"]:
+        del result
+        warmup = 1
+        repeats = max(1, min(spec["max_repeats"], int(spec["repeat_budget"] / max(wall, 1e-6))))
+        walls, cpus = [], []
+        for _ in range(repeats):
+            wall, cpu, result = once()
+            walls.append(wall)
+            cpus.append(cpu)
+    peak = _peak_rss_mib()
+    out = dict(
+        case=asdict(case), name=case.name, status="ok", bytes=len(data),
+        lines=data.count(b"\n"), warmup=warmup, runs=len(walls),
+        wall=statistics.median(walls), wall_min=min(walls), walls=walls,
+        cpu=statistics.median(cpus), cpus=cpus,
+        peak_rss_mib=round(peak, 1), input_rss_mib=round(rss_before, 1),
+        digest=trainer.digest(result),
+        # Other processes on the machine: wall time above CPU time shows them.
+        loadavg=[round(load_before, 2), round(os.getloadavg()[0], 2)],
+    )
+    if case.trainer in ("naive", "incremental"):
+        import bytepair
+        from bytepair import incremental
+
+        out["backend"] = incremental.default_backend()
+        out["library"] = str(Path(bytepair.__file__).parent)
+    return out
+
+
+# --------------------------------------------------------------------------- runner
+
+
+def run_case(case: Case, path: Path, args, library: Path | None = None) -> dict:
+    spec = dict(case=asdict(case), path=str(path), cheap=args.cheap,
+                repeat_budget=args.repeat_budget, max_repeats=args.max_repeats)
+    first = ([str(library)] if library else []) + [str(ROOT)]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        first + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "benches.report", "--worker", json.dumps(spec)],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        return dict(case=asdict(case), name=case.name, status=f"timeout after {args.timeout} s")
+    if proc.returncode != 0:
+        return dict(case=asdict(case), name=case.name,
+                    status=f"failed (exit {proc.returncode})", stderr=proc.stderr[-3000:])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["process_seconds"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def check_equal(results: list[dict]) -> list[dict]:
+    """Within each family, every trainer's digest on the same input must agree."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in results:
+        if r["status"] != "ok":
+            continue
+        case = Case(**{**r["case"], "options": tuple(tuple(o) for o in r["case"]["options"])})
+        family = TRAINERS[case.trainer].family
+        if family:
+            groups.setdefault((family, case.key), []).append(r)
+    checks = []
+    for (family, key), rs in sorted(groups.items(), key=lambda kv: str(kv[0])):
+        if len(rs) < 2:
+            continue
+        same = all(r["digest"] == rs[0]["digest"] for r in rs[1:])
+        checks.append(dict(family=family, size=key[1], merges=key[2],
+                           trainers=[r["case"]["trainer"] for r in rs], equal=same))
+    return checks
+
+
+def _cpu_model() -> str:
+    try:
+        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("Model name:"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _versions(trainers) -> dict:
+    from importlib import metadata
+
+    names = {"bytepair", "Cython"}
+    for t in trainers:
+        names.update(TRAINERS[t].modules)
+    out = {}
+    for name in sorted(names):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _git(*args, cwd=ROOT) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True).stdout
+
+
+def library_snapshot(rev: str) -> Path:
+    """The library as committed at ``rev``, exported and built once under the cache.
+
+    Lets the benchmarks measure a fixed commit while the working tree changes:
+    ``git archive`` into ``<cache>/library-<commit>/``, then ``setup.py
+    build_ext --inplace`` (the compiled engine lands in its ``src/bytepair``).
+    Returns the ``src`` directory to put first on ``PYTHONPATH``.
+    """
+    commit = _git("rev-parse", "--verify", f"{rev}^{{commit}}").strip()
+    if not commit:
+        raise SystemExit(f"--library: {rev!r} is not a commit of {ROOT}")
+    tree = corpora.cache_dir() / f"library-{commit[:12]}"
+    stamp = tree / ".built"
+    if not stamp.exists():
+        import shutil
+        import tarfile
+        import io
+
+        shutil.rmtree(tree, ignore_errors=True)
+        tree.mkdir(parents=True)
+        archive = subprocess.run(["git", "archive", commit], cwd=ROOT, capture_output=True,
+                                 check=True).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(tree)
+        print(f"building the library at {commit[:12]} in {tree} ...", file=sys.stderr, flush=True)
+        build = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"],
+                               cwd=tree, capture_output=True, text=True)
+        if build.returncode != 0:
+            raise SystemExit(f"building {tree} failed:\n{build.stdout[-3000:]}{build.stderr[-3000:]}")
+        stamp.write_text(commit + "\n")
+    return tree / "src"
+
+
+def code_info(library: Path | None) -> dict:
+    """Which library was measured: its path, commit, and whether it differs from it."""
+    if library is not None:  # a --library snapshot
+        commit = (library.parent / ".built").read_text().strip()
+        return dict(path=str(library), commit=commit[:12], modified=False, snapshot=True)
+    commit = _git("rev-parse", "--short=12", "HEAD").strip() or "unknown"
+    diff = _git("diff", "HEAD", "--", "src", "cython", "setup.py", "pyproject.toml")
+    return dict(path=str(ROOT / "src"), commit=commit, modified=bool(diff), snapshot=False,
+                diff_sha256=hashlib.sha256(diff.encode()).hexdigest()[:12] if diff else None)
+
+
+def machine_info(trainers) -> dict:
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return dict(cpu=_cpu_model(), cores=os.cpu_count(), memory_gib=round(mem, 1),
+                os=platform.platform(), python=platform.python_version(),
+                implementation=platform.python_implementation(), versions=_versions(trainers))
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _fmt_time(seconds: float) -> str:
+    if seconds >= 100:
+        return f"{seconds:.0f}"
+    if seconds >= 10:
+        return f"{seconds:.1f}"
+    if seconds >= 0.1:
+        return f"{seconds:.2f}"
+    return f"{seconds:.3f}"
+
+
+def _fmt_rate(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else (f"{x:.1f}" if x >= 1 else f"{x:.3f}")
+
+
+def render(report: dict) -> str:
+    results = [r for r in report["results"] if r["status"] == "ok"]
+    base = {Case(**{**r["case"], "options": tuple(map(tuple, r["case"]["options"]))}).key: r
+            for r in results if r["case"]["trainer"] == BASELINE}
+    m = report["machine"]
+    out = []
+    out.append(f"Measured {report['date']} with `{report['command']}` on {m['cpu']} "
+               f"({m['cores']} cores, {m['memory_gib']} GiB), {m['implementation']} "
+               f"{m['python']}, " + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
+               + f"; library: bytepair at commit {report['code']['commit']}"
+               + (" with uncommitted changes" if report["code"]["modified"] else "")
+               + (" (exported and built with `--library`)" if report["code"].get("snapshot") else "")
+               + f"; corpus: {report['corpus_label']}. Raw results: "
+               f"`{report.get('json', 'benches/results/engines.json')}`.")
+    out.append("")
+    out.append("Wall and CPU times are the median of the timed runs (a run under "
+               f"{report['settings']['cheap']:g} s gets one warm-up run first, then repeats filling "
+               f"{report['settings']['repeat_budget']:g} s, at most "
+               f"{report['settings']['max_repeats']}); peak RSS is the worker process's "
+               "(corpus and its lines included; 'input' is the RSS before training). "
+               f"Speed-up is {BASELINE}'s time over the trainer's, same run, by wall time "
+               "and (in brackets) by CPU time, which other processes on the machine disturb "
+               "less; 'load' is the 1-minute load average before and after the case.")
+    out.append("")
+    out.append("| trainer | corpus | merges | learned | wall s | CPU s | runs | MB/s | merges/s "
+               "| peak RSS MiB (input) | load | speed-up vs naive: wall (CPU) |")
+    out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    order = {t: i for i, t in enumerate(TRAINERS)}
+    for r in sorted(results, key=lambda r: (order.get(r["case"]["trainer"], 99),
+                                            r["case"]["size"], r["case"]["merges"])):
+        c = r["case"]
+        key = Case(**{**c, "options": tuple(map(tuple, c["options"]))}).key
+        ratio = ""
+        if c["trainer"] != BASELINE and key in base:
+            ratio = (f"**{base[key]['wall'] / r['wall']:,.0f}x** "
+                     f"({base[key]['cpu'] / r['cpu']:,.0f}x)")
+        runs = f"{r['runs']}" + (f"+{r['warmup']}w" if r["warmup"] else "")
+        out.append(
+            f"| {c['trainer']} | {corpora.format_size(c['size'])} | {c['merges']:,} "
+            f"| {r['digest']['learned']:,} | {_fmt_time(r['wall'])} | {_fmt_time(r['cpu'])} "
+            f"| {runs} | {_fmt_rate(r['bytes'] / r['wall'] / 1e6)} "
+            f"| {_fmt_rate(r['digest']['learned'] / r['wall'])} "
+            f"| {r['peak_rss_mib']:,.0f} ({r['input_rss_mib']:,.0f}) "
+            f"| {r['loadavg'][0]:.1f}–{r['loadavg'][1]:.1f} | {ratio} |")
+    failed = [r for r in report["results"] if r["status"] != "ok"]
+    for r in failed:
+        out.append(f"| {r['case']['trainer']} | {corpora.format_size(r['case']['size'])} "
+                   f"| {r['case']['merges']:,} | | {r['status']} | | | | | | | |")
+    out.append("")
+    if report["skipped"]:
+        out.append("Not run (too slow for the budget of "
+                   f"{report['settings']['budget']:g} s per case): " + "; ".join(
+                       f"{s['name']} ({s['reason']})" for s in report["skipped"]) + ".")
+        out.append("")
+    checks = report["checks"]
+    if checks:
+        bad = [c for c in checks if not c["equal"]]
+        verdict = "**all equal**" if not bad else "**DIFFERENT**: " + ", ".join(
+            f"{corpora.format_size(c['size'])}/{c['merges']}" for c in bad)
+        out.append(f"Equality: on the {len(checks)} inputs where several trainers ran, the "
+                   "rules (rank, pair, token, count, replacements) and the transformed "
+                   f"documents were compared by digest: {verdict}.")
+        out.append("")
+    scaling = _scaling(results)
+    if scaling:
+        out.append("Scaling of `incremental` with corpus size at a fixed merge count: wall "
+                   "time / CPU time, and CPU seconds per MB (constant when time grows "
+                   "linearly with size):")
+        out.append("")
+        out.append("| merges | " + " | ".join(corpora.format_size(s) for s in scaling["sizes"])
+                   + " | CPU time ratio, largest / 1 MB (size ratio) |")
+        out.append("|---:|" + "---:|" * (len(scaling["sizes"]) + 1))
+        for m, row in scaling["rows"].items():
+            cells = []
+            for s in scaling["sizes"]:
+                if s in row:
+                    t, c = row[s]
+                    cells.append(f"{_fmt_time(t)} / {_fmt_time(c)} s; {c / (s / 1e6):.2f} s/MB")
+                else:
+                    cells.append("")
+            ref = 10**6 if 10**6 in row else min(row)
+            top = max(row)
+            cells.append(f"{row[top][1] / row[ref][1]:.1f}x ({top / ref:g}x)" if top != ref else "")
+            out.append(f"| {m:,} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _scaling(results) -> dict:
+    rows: dict[int, dict[int, float]] = {}
+    for r in results:
+        if r["case"]["trainer"] == "incremental":
+            rows.setdefault(r["case"]["merges"], {})[r["case"]["size"]] = (r["wall"], r["cpu"])
+    rows = {m: row for m, row in sorted(rows.items()) if len(row) > 1}
+    sizes = sorted({s for row in rows.values() for s in row})
+    return dict(rows=rows, sizes=sizes) if rows else {}
+
+
+def write_doc(table: str, path: Path = DOC) -> None:
+    """Replace the text between the report markers (create the file if needed)."""
+    block = f"{BEGIN}\n{table}\n{END}"
+    text = path.read_text() if path.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
+    if BEGIN not in text or END not in text:
+        text = text.rstrip("\n") + f"\n\n{BEGIN}\n{END}\n"
+    before, rest = text.split(BEGIN, 1)
+    after = rest.split(END, 1)[1]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(before + block + after)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benches.report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES),
+                        help="corpus sizes (default: %(default)s)")
+    parser.add_argument("--merges", nargs="+", type=int, default=list(DEFAULT_MERGES),
+                        help="merge counts (default: %(default)s)")
+    parser.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=list(TRAINERS))
+    parser.add_argument("--corpus", help="a text file to use instead of the English recipe "
+                        "(sizes take prefixes of it, cut at line boundaries)")
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                        help="skip a case whose estimated time exceeds this (seconds; "
+                        "default %(default)s; only the naive trainer has an estimate)")
+    parser.add_argument("--cheap", type=float, default=10.0,
+                        help="runs faster than this get a warm-up and repeats (s)")
+    parser.add_argument("--repeat-budget", type=float, default=20.0,
+                        help="seconds of repeats for a cheap case")
+    parser.add_argument("--max-repeats", type=int, default=5)
+    parser.add_argument("--timeout", type=float, default=3600.0, help="per case (s)")
+    parser.add_argument("--json", type=Path, default=RESULTS, help="raw results file")
+    parser.add_argument("--doc", type=Path, default=DOC, help="markdown file to update")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--library", metavar="REV",
+                        help="measure bytepair as committed at this git revision (exported "
+                        "and built under the cache) instead of the working tree")
+    parser.add_argument("--render", type=Path, metavar="JSON",
+                        help="only re-render the table of a results file (no runs)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.render:
+        table = render(json.loads(args.render.read_text()))
+        print(table)
+        if not args.no_write:
+            write_doc(table, args.doc)
+        return 0
+
+    if args.worker:
+        print(json.dumps(run_worker(json.loads(args.worker))))
+        return 0
+
+    library = library_snapshot(args.library) if args.library else None
+    sizes = sorted({corpora.parse_size(s) for s in args.sizes})
+    merges = sorted(set(args.merges))
+    cases, skipped = default_cases(sizes, merges, args.trainers, args.corpus, args.budget)
+    # Build every corpus first, so that no case pays for it.
+    paths = {size: corpora.corpus_path(size, args.corpus) for size in sizes}
+    # Fast trainers first: a long naive run then cannot hide a broken fast one.
+    cases.sort(key=lambda c: (c.trainer == BASELINE, c.size, c.merges))
+    results = []
+    started = time.perf_counter()
+    for i, case in enumerate(cases, 1):
+        print(f"[{i}/{len(cases)}] {case.name} ...", file=sys.stderr, end=" ", flush=True)
+        r = run_case(case, paths[case.size], args, library)
+        if library and r["status"] == "ok" and not r.get("library", "").startswith(str(library)):
+            r["status"] = f"measured the wrong library: {r.get('library')}"
+        results.append(r)
+        if r["status"] == "ok":
+            print(f"{r['wall']:.3f} s ({r['runs']} runs, peak {r['peak_rss_mib']:.0f} MiB)",
+                  file=sys.stderr, flush=True)
+        else:
+            print(r["status"], r.get("stderr", ""), file=sys.stderr, flush=True)
+    manifests = {corpora.format_size(s): corpora.manifest(p) for s, p in paths.items()}
+    report = dict(
+        date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        command="python -m benches.report " + " ".join(argv if argv is not None else sys.argv[1:]),
+        machine=machine_info(args.trainers),
+        code=code_info(library),
+        settings=dict(budget=args.budget, cheap=args.cheap, repeat_budget=args.repeat_budget,
+                      max_repeats=args.max_repeats,
+                      naive_seconds_per_merge_mb=NAIVE_SECONDS_PER_MERGE_MB),
+        corpus_label=(f"`{args.corpus}`" if args.corpus else
+                      f"English recipe v{corpora.RECIPE} of benches/corpus.py"),
+        corpora={k: {kk: v for kk, v in man.items() if kk != "sources"} | dict(
+            sources={s["name"]: s.get("bytes") for s in man.get("sources", [])})
+            for k, man in manifests.items()},
+        results=results,
+        skipped=[dict(name=c.name, case=asdict(c), reason=why) for c, why in skipped],
+        checks=check_equal(results),
+        total_seconds=round(time.perf_counter() - started, 1),
+    )
+    report["command"] = report["command"].strip()
+    json_path = args.json.resolve()
+    report["json"] = str(json_path.relative_to(ROOT) if json_path.is_relative_to(ROOT) else json_path)
+    table = render(report)
+    print(table)
+    if not args.no_write:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+        write_doc(table, args.doc)
+        print(f"wrote {args.json} and {args.doc}", file=sys.stderr)
+    ok = all(r["status"] == "ok" for r in results) and all(c["equal"] for c in report["checks"])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
