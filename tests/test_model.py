@@ -226,3 +226,10 @@ def test_word_model_with_lone_surrogate_round_trips_or_is_refused(tmp_path):
     path = tmp_path / "words.json"
     model.save(path)
     assert bytepair.load(path) == model
+
+
+def test_duplicate_documents_get_their_own_sequence_lists():
+    # Duplicates are trained once; their transformed sequences must not alias.
+    model = bytepair.train_bytes([b"abab", b"abab"], 1)
+    model.sequences[0].append(0)
+    assert model.sequences[1] == [256, 256]

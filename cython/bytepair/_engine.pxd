@@ -21,11 +21,17 @@ cdef extern from *:
         vector[int32_t] where
 
 
+# One token position of the linked token lists: 16 bytes, one cache line
+# fetch for everything a merge reads or writes there.
+cdef struct Position:
+    uint32_t tok    # the token here
+    int32_t prev    # previous live position, -1 at a barrier
+    int32_t nxt     # next live position, -1 at a barrier, REMOVED when consumed
+    int32_t seq     # the sequence this position belongs to
+
+
 cdef class PairEngine:
-    cdef vector[uint32_t] tok       # token at each position
-    cdef vector[int32_t] prev       # previous live position, -1 at a barrier
-    cdef vector[int32_t] nxt        # next live position, -1 at a barrier, REMOVED when consumed
-    cdef vector[int32_t] seq_of     # sequence index of each position
+    cdef vector[Position] pos
     cdef vector[int64_t] weights    # weight of each sequence
     cdef vector[int64_t] starts     # first position of each sequence, then the total
     cdef unordered_map[uint64_t, PairInfo] pairs
@@ -33,7 +39,9 @@ cdef class PairEngine:
     # Scratch space of one merge. Each token seen next to a replacement gets
     # a slot (left and right neighbours apart): the token, the weight moving
     # to its new pair, and the positions of that new pair.
-    cdef unordered_map[uint64_t, uint32_t] slot_of
+    cdef vector[int32_t] left_slot      # slot of a left neighbour token, -1: none yet
+    cdef vector[int32_t] right_slot     # (direct tables for token IDs below DENSE_SLOTS)
+    cdef unordered_map[uint64_t, uint32_t] slot_of   # the same for larger IDs
     cdef vector[uint64_t] slot_pair
     cdef vector[int64_t] slot_delta
     cdef vector[vector[int32_t]] slot_new

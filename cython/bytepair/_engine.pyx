@@ -22,6 +22,9 @@ from libcpp.vector cimport vector
 
 cdef int32_t REMOVED = -2
 cdef int64_t MAX_POSITIONS = 2147483646
+# Token IDs below this find their merge slot in a direct table (4 bytes per ID
+# and side); larger, sparse IDs go through a hash map.
+cdef uint32_t DENSE_SLOTS = 1 << 22
 
 
 cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
@@ -41,23 +44,20 @@ cdef class PairEngine:
             raise ValueError("starts must hold one offset per sequence plus the total length")
         cdef const uint32_t[:] wide
         cdef const unsigned char[:] narrow
+        self.pos.resize(n)
         if isinstance(tokens, bytes):
             narrow = tokens
-            if n:
-                self.tok.assign(&narrow[0], &narrow[0] + n)
+            for i in range(n):
+                self.pos[i].tok = narrow[i]
         else:
             try:
                 wide = tokens
             except (TypeError, ValueError, BufferError):
-                self.tok.reserve(n)
-                for t in tokens:
-                    self.tok.push_back(t)
+                for i, t in enumerate(tokens):
+                    self.pos[i].tok = t
             else:
-                if n:
-                    self.tok.assign(&wide[0], &wide[0] + n)
-        self.prev.resize(n)
-        self.nxt.resize(n)
-        self.seq_of.resize(n)
+                for i in range(n):
+                    self.pos[i].tok = wide[i]
         for s in range(len(weights)):
             self.weights.push_back(weights[s])
         for s in range(len(starts)):
@@ -68,13 +68,13 @@ cdef class PairEngine:
                 lo = self.starts[s]
                 hi = self.starts[s + 1]
                 for i in range(lo, hi):
-                    self.prev[i] = <int32_t>(i - 1) if i > lo else -1
-                    self.nxt[i] = <int32_t>(i + 1) if i + 1 < hi else -1
-                    self.seq_of[i] = <int32_t>s
+                    self.pos[i].prev = <int32_t>(i - 1) if i > lo else -1
+                    self.pos[i].nxt = <int32_t>(i + 1) if i + 1 < hi else -1
+                    self.pos[i].seq = <int32_t>s
             for i in range(n):
-                if self.nxt[i] >= 0:
-                    info = &self.pairs[pair_key(self.tok[i], self.tok[self.nxt[i]])]
-                    info.count += self.weights[self.seq_of[i]]
+                if self.pos[i].nxt >= 0:
+                    info = &self.pairs[pair_key(self.pos[i].tok, self.pos[self.pos[i].nxt].tok)]
+                    info.count += self.weights[self.pos[i].seq]
                     info.where.push_back(<int32_t>i)
 
     def pair_counts(self):
@@ -138,12 +138,26 @@ cdef class PairEngine:
 
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil:
         # side_token: bit 32 set for a right neighbour, the token below it.
-        cdef uint32_t slot
-        found = self.slot_of.find(side_token)
-        if found != self.slot_of.end():
-            return deref(found).second
-        slot = <uint32_t>self.slot_pair.size()
-        self.slot_of[side_token] = slot
+        cdef uint32_t slot = <uint32_t>self.slot_pair.size()
+        cdef uint32_t t = <uint32_t>side_token
+        cdef bint right = (side_token >> 32) != 0
+        if t < DENSE_SLOTS:
+            if t >= self.left_slot.size():
+                self.left_slot.resize(max(<size_t>t + 1, 2 * self.left_slot.size()), -1)
+                self.right_slot.resize(self.left_slot.size(), -1)
+            if right:
+                if self.right_slot[t] >= 0:
+                    return <uint32_t>self.right_slot[t]
+                self.right_slot[t] = <int32_t>slot
+            else:
+                if self.left_slot[t] >= 0:
+                    return <uint32_t>self.left_slot[t]
+                self.left_slot[t] = <int32_t>slot
+        else:
+            found = self.slot_of.find(side_token)
+            if found != self.slot_of.end():
+                return deref(found).second
+            self.slot_of[side_token] = slot
         self.slot_pair.push_back(side_token)
         self.slot_delta.push_back(0)
         if self.slot_new.size() <= slot:
@@ -169,27 +183,27 @@ cdef class PairEngine:
         cdef size_t k
         for k in range(positions.size()):
             i = positions[k]
-            j = self.nxt[i]
+            j = self.pos[i].nxt
             # Skip stale entries: consumed positions and changed tokens.
-            if j < 0 or self.tok[i] != a or self.tok[j] != b:
+            if j < 0 or self.pos[i].tok != a or self.pos[j].tok != b:
                 continue
-            w = self.weights[self.seq_of[i]]
-            before = self.prev[i]
-            after = self.nxt[j]
+            w = self.weights[self.pos[i].seq]
+            before = self.pos[i].prev
+            after = self.pos[j].nxt
             if before >= 0:
-                slot = self._slot(self.tok[before])
+                slot = self._slot(self.pos[before].tok)
                 self.slot_delta[slot] += w
                 self.slot_new[slot].push_back(before)
             if after >= 0:
-                slot = self._slot(RIGHT | self.tok[after])
+                slot = self._slot(RIGHT | self.pos[after].tok)
                 self.slot_delta[slot] += w
                 self.slot_new[slot].push_back(i)
-            self.tok[i] = m
-            self.nxt[i] = after
+            self.pos[i].tok = m
+            self.pos[i].nxt = after
             if after >= 0:
-                self.prev[after] = i
-            self.nxt[j] = REMOVED
-            self.prev[j] = REMOVED
+                self.pos[after].prev = i
+            self.pos[j].nxt = REMOVED
+            self.pos[j].prev = REMOVED
             replaced += w
 
         # Net change per pair, one lookup each: (t, a) and (b, t) lose what
@@ -227,6 +241,11 @@ cdef class PairEngine:
                 info.where.insert(info.where.end(), self.slot_new[slot].begin(), self.slot_new[slot].end())
                 candidates.push_back(key)
             self.slot_new[slot].clear()
+            if t < DENSE_SLOTS:
+                if self.slot_pair[slot] & RIGHT:
+                    self.right_slot[t] = -1
+                else:
+                    self.left_slot[t] = -1
         self.slot_of.clear()
         self.slot_pair.clear()
         self.slot_delta.clear()
@@ -269,12 +288,18 @@ cdef class PairEngine:
         out = []
         cdef Py_ssize_t s
         cdef int32_t i
+        cdef uint32_t top = 0
+        for i in range(<int32_t>self.pos.size()):
+            if self.pos[i].nxt != REMOVED and self.pos[i].tok > top:
+                top = self.pos[i].tok
+        # One int object per token ID, shared by every list (not one per position).
+        cdef list ints = list(range(top + 1)) if top < DENSE_SLOTS else None
         for s in range(<Py_ssize_t>self.weights.size()):
             seq = []
             i = <int32_t>self.starts[s] if self.starts[s] < self.starts[s + 1] else -1
             while i >= 0:
-                seq.append(self.tok[i])
-                i = self.nxt[i]
+                seq.append(ints[self.pos[i].tok] if ints is not None else self.pos[i].tok)
+                i = self.pos[i].nxt
             out.append(seq)
         return out
 
@@ -289,14 +314,14 @@ cdef class PairEngine:
         cdef int32_t i, j
         for s in range(<Py_ssize_t>self.weights.size()):
             i = <int32_t>self.starts[s] if self.starts[s] < self.starts[s + 1] else -1
-            assert i < 0 or self.prev[i] == -1, "sequence start has a predecessor"
+            assert i < 0 or self.pos[i].prev == -1, "sequence start has a predecessor"
             while i >= 0:
-                j = self.nxt[i]
+                j = self.pos[i].nxt
                 if j >= 0:
-                    assert self.prev[j] == i, f"links disagree at {i}->{j}"
-                    pair_ids = (self.tok[i], self.tok[j])
-                    recount[pair_ids] = recount.get(pair_ids, 0) + self.weights[self.seq_of[i]]
-                    found = self.pairs.find(pair_key(self.tok[i], self.tok[j]))
+                    assert self.pos[j].prev == i, f"links disagree at {i}->{j}"
+                    pair_ids = (self.pos[i].tok, self.pos[j].tok)
+                    recount[pair_ids] = recount.get(pair_ids, 0) + self.weights[self.pos[i].seq]
+                    found = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
                     assert found != self.pairs.end() and i in list(deref(found).second.where), \
                         f"occurrence {pair_ids} at {i} not indexed"
                 i = j

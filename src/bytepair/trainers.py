@@ -85,6 +85,9 @@ def train_bytes(
         rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
+    if source is None:
+        # One piece per document; copies, as duplicate documents share a list.
+        return ByteModel(rules, [list(seq) for seq in piece_sequences], pattern=source)
     # Regroup the pieces' sequences by document.
     sequences, start = [], 0
     for doc_pieces in pieces_of:
