@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from bytepair import incremental
 
 # Example counts scale with HYPOTHESIS_EXAMPLES (default 200); CI keeps the default.
 settings.register_profile(

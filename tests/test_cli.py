@@ -21,7 +21,8 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import tokenizer as tokenizer_module
-from bytepair.cli import main, trace_lines
+from bytepair.cli import main
+from bytepair.trace import trace_lines
 from bytepair.naive import fit
 
 END = "<|endoftext|>"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from array import array
 import warnings
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
 
