@@ -67,3 +67,12 @@ def test_pair_counts_beyond_32_bits(backend):
     expected, _ = naive.fit(pieces, [counts[p] for p in pieces], 10, lambda l, r, k: 256 + k)
     assert rules == expected
     assert rules[0].count > 2**32
+
+
+def test_two_workers_equal_one_on_an_iterable(real_text, monkeypatch):
+    # A regex pattern sends batches of an in-memory corpus to worker processes.
+    monkeypatch.setattr(tokenizer, "BATCH_CHARS", 2000)
+    lines = real_text[:60_000].decode().splitlines()
+    one = bytepair.train(lines, merges=300, pretokenize="cl100k", workers=1, progress=False)
+    two = bytepair.train(lines, merges=300, pretokenize="cl100k", workers=2, progress=False)
+    assert one == two and len(one.merges) == 300

@@ -215,12 +215,16 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
 
     With ``workers > 1`` batches are counted in worker processes; the sum is
     the same whatever the split, so the result equals the single-process one.
+    Shipping text to a worker costs about as much as counting it when no
+    regex runs (no pre-tokenizer, or the compiled GPT-2 splitter), so those
+    are counted in this process.
     """
     jobs = ((batch, source) for batch in _batches(iter(documents), progress_bar))
     total: Counter = Counter()
-    if source == PATTERNS["gpt2"] and fastsplit.available():
+    fast = source is None or (source == PATTERNS["gpt2"] and fastsplit.available())
+    if source is not None and fast:
         fastsplit.split_gpt2("")  # build its table once, before workers fork
-    if workers <= 1:
+    if workers <= 1 or fast:
         for job in jobs:
             total.update(_count_batch(job))
     else:
