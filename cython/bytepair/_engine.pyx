@@ -20,7 +20,13 @@ from libcpp.algorithm cimport is_sorted, sort, unique
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
+cdef extern from *:
+    void __builtin_prefetch(const void* address) nogil
+
 cdef int32_t REMOVED = -2
+# A merge's occurrences lie anywhere in the corpus; reading each record is a
+# cache miss. Asking for the record this many occurrences ahead overlaps them.
+cdef size_t PREFETCH_AHEAD = 16
 cdef int64_t MAX_POSITIONS = 2147483646
 # Token IDs below this find their merge slot in a direct table (4 bytes per ID
 # and side); larger, sparse IDs go through a hash map.
@@ -181,7 +187,10 @@ cdef class PairEngine:
         cdef uint32_t slot, t
         cdef uint64_t RIGHT = <uint64_t>1 << 32
         cdef size_t k
-        for k in range(positions.size()):
+        cdef size_t count = positions.size()
+        for k in range(count):
+            if k + PREFETCH_AHEAD < count:
+                __builtin_prefetch(&self.pos[positions[k + PREFETCH_AHEAD]])
             i = positions[k]
             j = self.pos[i].nxt
             # Skip stale entries: consumed positions and changed tokens.

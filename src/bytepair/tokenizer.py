@@ -319,7 +319,9 @@ def train(
     corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
     bar = None
     try:
-        if isinstance(corpus, Files) and workers > 1:
+        # Without a pre-tokenizer counting is a dictionary update per document:
+        # cheaper in this process than shipping the counts back from workers.
+        if isinstance(corpus, Files) and workers > 1 and source is not None:
             bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
                             total=corpus.total_bytes())
             counts = count_files(corpus, source, workers=workers, progress_bar=bar)
