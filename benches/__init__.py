@@ -2,5 +2,5 @@
 
 Not part of the installed package and not collected by the normal test run
 (pytest's ``testpaths`` is ``tests``); run ``python -m pytest benches/`` or
-``python -m benches.report``. See docs/benchmarks.md.
+``python -m benches.report`` (``--suite peers`` for the peers). See docs/benchmarks.md.
 """

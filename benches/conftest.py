@@ -24,6 +24,17 @@ def budget(request) -> float:
 
 
 @pytest.fixture(scope="session")
+def corpus_file(request):
+    """``corpus_file("1MB")``: the corpus's path, built once (peers read the file themselves)."""
+    path = request.config.getoption("--bench-corpus")
+
+    def file(size: str):
+        return corpus.corpus_path(size, path)
+
+    return file
+
+
+@pytest.fixture(scope="session")
 def corpus_lines(request):
     """``corpus_lines("1MB")``: the corpus's lines (one document each), built once per session."""
     path = request.config.getoption("--bench-corpus")

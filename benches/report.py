@@ -8,8 +8,14 @@ case's peak RSS is its own, runs warm-up and repeats where a run is cheap,
 and collects wall time, CPU time, peak RSS, throughput and a digest of the
 result. Trainers of the same ``family`` must produce identical results on the
 same corpus and merge count; the report checks it and prints speed-up ratios
-against the ``baseline`` trainer measured in the same run. Peers (issue 5:
-Hugging Face tokenizers and others) are added as further ``Trainer`` entries.
+against the ``baseline`` trainer measured in the same run. Two suites:
+``engines`` (naive vs incremental, byte mode; the default) and ``peers``
+(issue 5: ``bytepair.train`` against Hugging Face tokenizers and the other
+peers, whose entries live in benches/peers.py; its matrix, table, ratios and
+plot in benches/peers_report.py). A worker's thread count goes to
+``RAYON_NUM_THREADS``; its CPU time includes reaped child processes, and the
+runner samples the memory of the worker's process tree (forked counting
+workers), so that ``peak_mib`` covers them.
 
     python -m benches.report                               # the default matrix (~10 min)
     python -m benches.report --sizes 0.1MB 1MB --merges 1000
@@ -18,8 +24,12 @@ Hugging Face tokenizers and others) are added as further ``Trainer`` entries.
     python -m benches.report --library HEAD                # a commit, built under the cache
     python -m benches.report --render benches/results/engines.json   # re-render only
 
+    python -m benches.report --suite peers --library HEAD  # bytepair vs peers (~25 min)
+
 Writes the table between the report markers of docs/benchmarks.md and the raw
-results to benches/results/engines.json (``--no-write`` to skip both).
+results to benches/results/engines.json (``--no-write`` to skip both); the
+peers suite writes between the peers markers, to benches/results/peers.json
+and docs/benchmarks-peers.png.
 """
 
 from __future__ import annotations
@@ -42,6 +52,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from . import corpus as corpora
+from . import peers
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"
@@ -68,20 +79,33 @@ class Trainer:
 
     name: str
     description: str
-    prepare: Callable[[bytes, dict], Any]
+    #: ``prepare(corpus_path, options)``: untimed (read lines into memory, or nothing
+    #: for trainers that read the file themselves, so the corpus is not in their RSS).
+    prepare: Callable[[Path, dict], Any]
     train: Callable[[Any, int, dict], Any]
-    #: A digest of the result, for the equality check within a family.
+    #: A digest of the result, for the equality check within a family; its
+    #: ``learned`` is the number of rules learned.
     digest: Callable[[Any], dict]
     #: Trainers of one family must give identical digests on the same input.
     family: str | None = None
-    #: Seconds one run should take (upper bound), or None when unknown.
-    estimate: Callable[[int, int], float] | None = None
+    #: Seconds one run should take (upper bound), or None when unknown:
+    #: ``estimate(size, merges)``, or ``estimate(size, merges, options)`` for peers.
+    estimate: Callable[..., float] | None = None
     #: Modules whose versions the report records.
     modules: tuple[str, ...] = ()
+    #: Called after each timed run: seconds spent in named stages of that run.
+    stages: Callable[[], dict] | None = None
+    #: The learned vocabulary as byte strings (for overlap checks between peers).
+    tokens: Callable[[Any], list[bytes]] | None = None
+    #: Case modes it can run: "bytes" (no pre-tokenizer, one document per
+    #: line) and/or "gpt2" (GPT-2 split, one document per line).
+    modes: tuple[str, ...] = ("bytes",)
+    #: How it is configured, for the report.
+    setup: str = ""
 
 
-def _lines(data: bytes, options: dict) -> list[bytes]:
-    return corpora.documents(data)
+def _lines(path: Path, options: dict) -> list[bytes]:
+    return corpora.documents(Path(path).read_bytes())
 
 
 def _train_bytes(engine: str):
@@ -118,6 +142,10 @@ TRAINERS: dict[str, Trainer] = {
         _lines, _train_bytes("incremental"), _digest_byte_model, family="bytepair-bytes",
         modules=("bytepair", "sortedcontainers")),
 }
+# bytepair's tokenizer training and the peers (issue 5): `python -m benches.report --suite peers`.
+TRAINERS.update((spec["name"], Trainer(**spec)) for spec in peers.TRAINERS)
+#: The trainers of each suite.
+SUITES = {"engines": ("naive", "incremental"), "peers": tuple(s["name"] for s in peers.TRAINERS)}
 #: Ratios are reported against this trainer, in the same run.
 BASELINE = "naive"
 
@@ -177,48 +205,70 @@ def _current_rss_mib() -> float:
     return float("nan")
 
 
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its reaped children (counting workers)."""
+    t = os.times()  # children's times are in clock ticks; process_time is finer
+    return time.process_time() + t.children_user + t.children_system
+
+
 def run_worker(spec: dict) -> dict:
-    """Run one case in this (fresh) process and return its measurements."""
+    """Run one case in this (fresh) process and return its measurements.
+
+    The runner has already set the case's thread count in the environment
+    (``RAYON_NUM_THREADS``), so Rust peers see it when their pool starts.
+    """
     case = Case(**{k: v for k, v in spec["case"].items() if k != "options"},
                 options=tuple(tuple(o) for o in spec["case"]["options"]))
     trainer = TRAINERS[case.trainer]
     options = dict(case.options)
-    data = Path(spec["path"]).read_bytes()
-    prepared = trainer.prepare(data, options)
+    prepared = trainer.prepare(Path(spec["path"]), options)
     rss_before = _current_rss_mib()
     load_before = os.getloadavg()[0]
 
     def once():
         gc.collect()
-        wall, cpu = time.perf_counter(), time.process_time()
+        if trainer.stages:
+            trainer.stages()  # reset
+        wall, cpu = time.perf_counter(), _cpu_seconds()
         result = trainer.train(prepared, case.merges, options)
-        return time.perf_counter() - wall, time.process_time() - cpu, result
+        wall, cpu = time.perf_counter() - wall, _cpu_seconds() - cpu
+        return wall, cpu, (trainer.stages() if trainer.stages else None), result
 
     # Warm-up and repeats where cheap: a first run under `cheap` seconds is
     # discarded as warm-up, then repeats fill `repeat_budget` seconds.
-    wall, cpu, result = once()
-    walls, cpus, warmup = [wall], [cpu], 0
+    wall, cpu, stage, result = once()
+    walls, cpus, stages, warmup = [wall], [cpu], [stage], 0
     if wall < spec["cheap"]:
         del result
         warmup = 1
         repeats = max(1, min(spec["max_repeats"], int(spec["repeat_budget"] / max(wall, 1e-6))))
-        walls, cpus = [], []
+        walls, cpus, stages = [], [], []
         for _ in range(repeats):
-            wall, cpu, result = once()
+            wall, cpu, stage, result = once()
             walls.append(wall)
             cpus.append(cpu)
+            stages.append(stage)
     peak = _peak_rss_mib()
     out = dict(
-        case=asdict(case), name=case.name, status="ok", bytes=len(data),
-        lines=data.count(b"\n"), warmup=warmup, runs=len(walls),
+        case=asdict(case), name=case.name, status="ok", warmup=warmup, runs=len(walls),
         wall=statistics.median(walls), wall_min=min(walls), walls=walls,
         cpu=statistics.median(cpus), cpus=cpus,
         peak_rss_mib=round(peak, 1), input_rss_mib=round(rss_before, 1),
+        # The largest reaped child's peak (counting workers), not their sum.
+        children_peak_rss_mib=round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1),
         digest=trainer.digest(result),
         # Other processes on the machine: wall time above CPU time shows them.
         loadavg=[round(load_before, 2), round(os.getloadavg()[0], 2)],
     )
-    if case.trainer in ("naive", "incremental"):
+    if trainer.stages:
+        out["stages"] = stages
+        out["stage_medians"] = {k: statistics.median(s[k] for s in stages) for k in stages[0]}
+    if trainer.tokens and spec.get("tokens_path"):
+        tokens = sorted(set(trainer.tokens(result)))
+        Path(spec["tokens_path"]).write_text("".join(t.hex() + "\n" for t in tokens))
+        out["tokens_path"] = spec["tokens_path"]
+    if "bytepair" in trainer.modules:
         import bytepair
         from bytepair import incremental
 
@@ -230,23 +280,134 @@ def run_worker(spec: dict) -> dict:
 # --------------------------------------------------------------------------- runner
 
 
-def run_case(case: Case, path: Path, args, library: Path | None = None) -> dict:
+def _process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (a scan of /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2:].split()[1])
+        children.setdefault(ppid, []).append(int(entry.name))
+    tree, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        tree.append(p)
+        todo.extend(children.get(p, ()))
+    return tree
+
+
+_PAGE_MIB = os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE_MIB
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def _pss_mib(pid: int) -> float:
+    """Proportional set size: each page shared after a fork counts once over the tree."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as f:
+            for line in f:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, IndexError, ValueError):
+        pass
+    return 0.0
+
+
+def _wait_sampling(proc: subprocess.Popen, timeout: float) -> float:
+    """Wait for ``proc``; return the peak memory of its process tree (MiB).
+
+    The worker's own ``ru_maxrss`` misses the counting workers a trainer
+    forks. While the worker is alone, its RSS is sampled every 20 ms (cheap);
+    while it has descendants, the sum of their proportional set sizes (PSS,
+    so that pages shared after the fork count once) every 100 ms, which
+    costs a few ms per sample. Descendants are looked for every 200 ms.
+    Raises ``subprocess.TimeoutExpired``.
+    """
+    deadline = time.monotonic() + timeout
+    peak, pids, scanned = 0.0, [proc.pid], 0.0
+    while proc.poll() is None:
+        now = time.monotonic()
+        if now > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout)
+        if now - scanned >= 0.2:
+            pids, scanned = _process_tree(proc.pid), now
+        if len(pids) > 1:
+            peak = max(peak, sum(_pss_mib(p) for p in pids))
+            time.sleep(0.1)
+        else:
+            peak = max(peak, _rss_mib(proc.pid))
+            time.sleep(0.02)
+    return peak
+
+
+def _corpus_stats(path: Path, cache: dict = {}) -> tuple[int, int]:
+    """(bytes, lines) of a corpus file, read in blocks (once per path)."""
+    if path not in cache:
+        lines = 0
+        with open(path, "rb") as f:
+            while block := f.read(1 << 24):
+                lines += block.count(b"\n")
+        cache[path] = (path.stat().st_size, lines)
+    return cache[path]
+
+
+def run_case(case: Case, path: Path, args, library: Path | None = None,
+             tokens_dir: Path | None = None) -> dict:
     spec = dict(case=asdict(case), path=str(path), cheap=args.cheap,
                 repeat_budget=args.repeat_budget, max_repeats=args.max_repeats)
+    if tokens_dir is not None:
+        spec["tokens_path"] = str(tokens_dir / f"{case.name}.hex")
     first = ([str(library)] if library else []) + [str(ROOT)]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         first + ([os.environ["PYTHONPATH"]] if os.environ.get("PYTHONPATH") else [])))
+    threads = dict(case.options).get("threads")
+    if threads is not None:
+        # Rust peers (tokenizers, rustbpe, bpeasy) size their rayon pool from it.
+        env["RAYON_NUM_THREADS"] = str(threads)
     started = time.perf_counter()
-    try:
-        proc = subprocess.run(
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(
             [sys.executable, "-m", "benches.report", "--worker", json.dumps(spec)],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=args.timeout)
-    except subprocess.TimeoutExpired:
-        return dict(case=asdict(case), name=case.name, status=f"timeout after {args.timeout} s")
+            cwd=ROOT, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+            start_new_session=True)
+        try:
+            tree_peak = _wait_sampling(proc, args.timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            return dict(case=asdict(case), name=case.name, status=f"timeout after {args.timeout} s")
+        except BaseException:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
     if proc.returncode != 0:
         return dict(case=asdict(case), name=case.name,
-                    status=f"failed (exit {proc.returncode})", stderr=proc.stderr[-3000:])
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+                    status=f"failed (exit {proc.returncode})", stderr=stderr[-3000:])
+    result = json.loads(stdout.strip().splitlines()[-1])
+    result["bytes"], result["lines"] = _corpus_stats(path)
+    result["tree_peak_rss_mib"] = round(tree_peak, 1)
+    # The peak of the case: the worker's own ru_maxrss; when it forked counting
+    # workers, the sampled PSS sum over its process tree if that is higher (the
+    # sampling also covers the untimed digest after training, which the
+    # worker's own peak, read before it, leaves out).
+    forked = result.get("children_peak_rss_mib", 0) > 0
+    result["peak_mib"] = round(max(result["peak_rss_mib"], tree_peak if forked else 0), 1)
     result["process_seconds"] = round(time.perf_counter() - started, 2)
     return result
 
@@ -467,14 +628,14 @@ def _scaling(results) -> dict:
     return dict(rows=rows, sizes=sizes) if rows else {}
 
 
-def write_doc(table: str, path: Path = DOC) -> None:
+def write_doc(table: str, path: Path = DOC, begin: str = BEGIN, end: str = END) -> None:
     """Replace the text between the report markers (create the file if needed)."""
-    block = f"{BEGIN}\n{table}\n{END}"
-    text = path.read_text() if path.exists() else f"# Benchmarks\n\n{BEGIN}\n{END}\n"
-    if BEGIN not in text or END not in text:
-        text = text.rstrip("\n") + f"\n\n{BEGIN}\n{END}\n"
-    before, rest = text.split(BEGIN, 1)
-    after = rest.split(END, 1)[1]
+    block = f"{begin}\n{table}\n{end}"
+    text = path.read_text() if path.exists() else f"# Benchmarks\n\n{begin}\n{end}\n"
+    if begin not in text or end not in text:
+        text = text.rstrip("\n") + f"\n\n{begin}\n{end}\n"
+    before, rest = text.split(begin, 1)
+    after = rest.split(end, 1)[1]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(before + block + after)
 
@@ -482,72 +643,34 @@ def write_doc(table: str, path: Path = DOC) -> None:
 # --------------------------------------------------------------------------- main
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benches.report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=list(DEFAULT_SIZES),
-                        help="corpus sizes (default: %(default)s)")
-    parser.add_argument("--merges", nargs="+", type=int, default=list(DEFAULT_MERGES),
-                        help="merge counts (default: %(default)s)")
-    parser.add_argument("--trainers", nargs="+", default=list(TRAINERS), choices=list(TRAINERS))
-    parser.add_argument("--corpus", help="a text file to use instead of the English recipe "
-                        "(sizes take prefixes of it, cut at line boundaries)")
-    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
-                        help="skip a case whose estimated time exceeds this (seconds; "
-                        "default %(default)s; only the naive trainer has an estimate)")
-    parser.add_argument("--cheap", type=float, default=10.0,
-                        help="runs faster than this get a warm-up and repeats (s)")
-    parser.add_argument("--repeat-budget", type=float, default=20.0,
-                        help="seconds of repeats for a cheap case")
-    parser.add_argument("--max-repeats", type=int, default=5)
-    parser.add_argument("--timeout", type=float, default=3600.0, help="per case (s)")
-    parser.add_argument("--json", type=Path, default=RESULTS, help="raw results file")
-    parser.add_argument("--doc", type=Path, default=DOC, help="markdown file to update")
-    parser.add_argument("--no-write", action="store_true", help="print only")
-    parser.add_argument("--library", metavar="REV",
-                        help="measure bytepair as committed at this git revision (exported "
-                        "and built under the cache) instead of the working tree")
-    parser.add_argument("--render", type=Path, metavar="JSON",
-                        help="only re-render the table of a results file (no runs)")
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-
-    if args.render:
-        table = render(json.loads(args.render.read_text()))
-        print(table)
-        if not args.no_write:
-            write_doc(table, args.doc)
-        return 0
-
-    if args.worker:
-        print(json.dumps(run_worker(json.loads(args.worker))))
-        return 0
-
-    library = library_snapshot(args.library) if args.library else None
-    sizes = sorted({corpora.parse_size(s) for s in args.sizes})
-    merges = sorted(set(args.merges))
-    cases, skipped = default_cases(sizes, merges, args.trainers, args.corpus, args.budget)
-    # Build every corpus first, so that no case pays for it.
-    paths = {size: corpora.corpus_path(size, args.corpus) for size in sizes}
-    # Fast trainers first: a long naive run then cannot hide a broken fast one.
-    cases.sort(key=lambda c: (c.trainer == BASELINE, c.size, c.merges))
+def run_cases(cases: list[Case], paths: dict, args, library: Path | None,
+              tokens_dir: Path | None = None) -> list[dict]:
+    """Run the cases one after the other (never two at once), with progress on stderr."""
     results = []
-    started = time.perf_counter()
     for i, case in enumerate(cases, 1):
         print(f"[{i}/{len(cases)}] {case.name} ...", file=sys.stderr, end=" ", flush=True)
-        r = run_case(case, paths[case.size], args, library)
-        if library and r["status"] == "ok" and not r.get("library", "").startswith(str(library)):
+        r = run_case(case, paths[case.size], args, library, tokens_dir)
+        if (library and r["status"] == "ok" and "bytepair" in TRAINERS[case.trainer].modules
+                and not r.get("library", "").startswith(str(library))):
             r["status"] = f"measured the wrong library: {r.get('library')}"
         results.append(r)
         if r["status"] == "ok":
-            print(f"{r['wall']:.3f} s ({r['runs']} runs, peak {r['peak_rss_mib']:.0f} MiB)",
+            print(f"{r['wall']:.3f} s ({r['runs']} runs, peak {r['peak_mib']:.0f} MiB)",
                   file=sys.stderr, flush=True)
         else:
             print(r["status"], r.get("stderr", ""), file=sys.stderr, flush=True)
+    return results
+
+
+def make_report(suite: str, args, argv, library, trainers, paths, results, skipped,
+                started: float, **extra) -> dict:
     manifests = {corpora.format_size(s): corpora.manifest(p) for s, p in paths.items()}
     report = dict(
+        suite=suite,
         date=datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        command="python -m benches.report " + " ".join(argv if argv is not None else sys.argv[1:]),
-        machine=machine_info(args.trainers),
+        command=("python -m benches.report "
+                 + " ".join(argv if argv is not None else sys.argv[1:])).strip(),
+        machine=machine_info(trainers),
         code=code_info(library),
         settings=dict(budget=args.budget, cheap=args.cheap, repeat_budget=args.repeat_budget,
                       max_repeats=args.max_repeats,
@@ -561,10 +684,102 @@ def main(argv=None) -> int:
         skipped=[dict(name=c.name, case=asdict(c), reason=why) for c, why in skipped],
         checks=check_equal(results),
         total_seconds=round(time.perf_counter() - started, 1),
+        **extra,
     )
-    report["command"] = report["command"].strip()
     json_path = args.json.resolve()
     report["json"] = str(json_path.relative_to(ROOT) if json_path.is_relative_to(ROOT) else json_path)
+    return report
+
+
+#: Per suite: (results file, cheap, repeat budget, max repeats).
+SUITE_DEFAULTS = {
+    "engines": (RESULTS, 10.0, 20.0, 5),
+    "peers": (ROOT / "benches" / "results" / "peers.json", 5.0, 10.0, 3),
+}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benches.report", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--suite", choices=list(SUITES), default="engines",
+                        help="engines: naive vs incremental, byte mode (default); peers: "
+                        "bytepair's tokenizer training against Hugging Face tokenizers and others")
+    parser.add_argument("--sizes", nargs="+", default=None,
+                        help=f"corpus sizes (engines default: {' '.join(DEFAULT_SIZES)}; "
+                        "peers: filters its matrix)")
+    parser.add_argument("--merges", nargs="+", type=int, default=None,
+                        help=f"merge counts (engines default: "
+                        f"{' '.join(map(str, DEFAULT_MERGES))}; peers: filters its matrix)")
+    parser.add_argument("--trainers", nargs="+", default=None, choices=list(TRAINERS),
+                        help="default: the suite's trainers")
+    parser.add_argument("--threads", nargs="+", type=int, default=None,
+                        help="peers: only these thread counts (default 1 2)")
+    parser.add_argument("--modes", nargs="+", choices=("gpt2", "bytes"), default=None,
+                        help="peers: only these modes (default both)")
+    parser.add_argument("--corpus", help="a text file to use instead of the English recipe "
+                        "(sizes take prefixes of it, cut at line boundaries)")
+    parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,
+                        help="skip a case whose estimated time exceeds this (seconds; "
+                        "default %(default)s; only naive and bpeasy's byte mode have estimates)")
+    parser.add_argument("--cheap", type=float, default=None,
+                        help="runs faster than this get a warm-up and repeats (s; "
+                        "default 10 for engines, 5 for peers)")
+    parser.add_argument("--repeat-budget", type=float, default=None,
+                        help="seconds of repeats for a cheap case (default 20 / 10)")
+    parser.add_argument("--max-repeats", type=int, default=None, help="default 5 / 3")
+    parser.add_argument("--timeout", type=float, default=3600.0, help="per case (s)")
+    parser.add_argument("--json", type=Path, default=None,
+                        help="raw results file (default benches/results/<suite>.json)")
+    parser.add_argument("--doc", type=Path, default=DOC, help="markdown file to update")
+    parser.add_argument("--plot", type=Path, default=None,
+                        help="peers: the PNG to write (default docs/benchmarks-peers.png)")
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--library", metavar="REV",
+                        help="measure bytepair as committed at this git revision (exported "
+                        "and built under the cache) instead of the working tree")
+    parser.add_argument("--render", type=Path, metavar="JSON",
+                        help="only re-render the table of a results file (no runs)")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.worker:
+        print(json.dumps(run_worker(json.loads(args.worker))))
+        return 0
+
+    if args.render:
+        report = json.loads(args.render.read_text())
+        if report.get("suite") == "peers":
+            from . import peers_report
+
+            return peers_report.rerender(report, args)
+        table = render(report)
+        print(table)
+        if not args.no_write:
+            write_doc(table, args.doc)
+        return 0
+
+    results_file, cheap, repeat_budget, max_repeats = SUITE_DEFAULTS[args.suite]
+    args.json = args.json or results_file
+    args.cheap = cheap if args.cheap is None else args.cheap
+    args.repeat_budget = repeat_budget if args.repeat_budget is None else args.repeat_budget
+    args.max_repeats = max_repeats if args.max_repeats is None else args.max_repeats
+    args.trainers = args.trainers or list(SUITES[args.suite])
+    library = library_snapshot(args.library) if args.library else None
+    if args.suite == "peers":
+        from . import peers_report
+
+        return peers_report.run(args, argv, library)
+
+    sizes = sorted({corpora.parse_size(s) for s in (args.sizes or DEFAULT_SIZES)})
+    merges = sorted(set(args.merges or DEFAULT_MERGES))
+    cases, skipped = default_cases(sizes, merges, args.trainers, args.corpus, args.budget)
+    # Build every corpus first, so that no case pays for it.
+    paths = {size: corpora.corpus_path(size, args.corpus) for size in sizes}
+    # Fast trainers first: a long naive run then cannot hide a broken fast one.
+    cases.sort(key=lambda c: (c.trainer == BASELINE, c.size, c.merges))
+    started = time.perf_counter()
+    results = run_cases(cases, paths, args, library)
+    report = make_report("engines", args, argv, library, args.trainers, paths, results,
+                         skipped, started)
     table = render(report)
     print(table)
     if not args.no_write:
@@ -577,4 +792,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run as the package module, so that benches.peers_report (which imports
+    # benches.report) shares this module's registry instead of a second copy.
+    from benches import report as _report
+
+    sys.exit(_report.main())
