@@ -9,6 +9,7 @@ arbitrary Unicode; :func:`count_gpt2` is used only for the GPT-2 pattern.
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
 from functools import lru_cache
 from typing import Iterable
@@ -28,7 +29,9 @@ LETTER, NUMBER, SPACE = 1, 2, 4
 @lru_cache(maxsize=None)
 def class_table() -> bytes:
     """One byte per code point: LETTER | NUMBER | SPACE, as the ``regex`` module sees them."""
-    every = "".join(map(chr, range(0x110000)))
+    # Every code point in one string, built from a 4-byte-per-character buffer
+    # (joining 1.1 million one-character strings would briefly cost ~100 MiB).
+    every = array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
     table = bytearray(0x110000)
     for bit, cls in ((LETTER, r"\p{L}+"), (NUMBER, r"\p{N}+"), (SPACE, r"\s+")):
         for match in regex.finditer(cls, every):
