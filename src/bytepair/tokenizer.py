@@ -330,6 +330,8 @@ def train(
                             unit_scale=True)
             documents = iter_documents(corpus, text=source is not None)
             counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
+        if bar is not None:
+            bar.set_postfix(distinct_pieces=len(counts))
     finally:
         if bar is not None:
             bar.close()
