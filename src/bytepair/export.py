@@ -22,7 +22,7 @@ import json
 import os
 import re
 
-from .io import write_atomically
+from .atomic import write_atomically
 from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
 

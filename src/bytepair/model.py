@@ -8,6 +8,7 @@ import os
 from typing import Iterable, Sequence
 
 from ._validate import check_end_of_word, check_int
+from .modelfile import write_model_file
 from .pretokenize import splitter
 from .rules import Merge, replace_pair
 
@@ -177,10 +178,8 @@ class ByteModel:
         return b"".join(out)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "bytes", {"pattern": self.pattern}, self.merges)
 
 
 def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str | None = None) -> list[str]:
@@ -260,7 +259,5 @@ class WordModel:
         return encode_word(word, self.rules, end_of_word=self.end_of_word)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "words", {"end_of_word": self.end_of_word}, self.merges)

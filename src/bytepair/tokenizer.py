@@ -21,6 +21,7 @@ from . import incremental
 from ._validate import MAX_BYTE_MERGES, check_int
 from .corpus import Files, as_files, iter_documents, read_file
 from .model import BYTE_TOKENS, ByteModel
+from .modelfile import write_model_file
 from . import fastsplit
 from .pretokenize import PATTERNS, resolve_pattern, splitter
 from .rules import Merge
@@ -145,10 +146,9 @@ class Tokenizer:
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "tokenizer", {"pattern": self.pattern,
+                                             "special_tokens": list(self.special_tokens)}, self.merges)
 
     def to_tokenizers_json(self, path: str | os.PathLike) -> None:
         """Export a Hugging Face ``tokenizer.json`` (see :mod:`bytepair.export`)."""
