@@ -80,12 +80,12 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
     and ``learn`` up in its module's globals at each call, so wrapping them
     there times the real call at the cost of one Python call each.
     """
-    from bytepair import tokenizer
+    from bytepair import trainers
 
     for name in ("count_pieces", "count_files", "learn"):
-        function = getattr(tokenizer, name)
+        function = getattr(trainers, name)
         if not hasattr(function, "__wrapped__"):
-            setattr(tokenizer, name, _timed(name, function))
+            setattr(trainers, name, _timed(name, function))
     return Path(path)
 
 

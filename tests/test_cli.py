@@ -20,10 +20,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import tokenizer as tokenizer_module
+from bytepair import counting, export
+from bytepair import cli
 from bytepair.cli import main
 from bytepair.trace import trace_lines
 from bytepair.naive import fit
+from helpers import byte_token, spy_on_workers
 
 END = "<|endoftext|>"
 
@@ -137,12 +139,13 @@ def test_train_reports_an_early_stop(tmp_path, capsys):
 
 
 def test_workers_give_identical_model_files(tmp_path, capsys, corpus, monkeypatch):
-    # Small batches, so that two workers really count different parts.
-    monkeypatch.setattr(tokenizer_module, "BATCH_CHARS", 4096)
     for workers in (1, 2):
+        if workers == 2:
+            spy = spy_on_workers(monkeypatch, part_bytes=4096)
         code, _, err = run(capsys, "train", corpus, "--per-line", "--vocab-size", 700,
                            "--workers", workers, "-q", "-o", tmp_path / f"w{workers}.json")
         assert code == 0, err
+    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
     assert (tmp_path / "w1.json").read_bytes() == (tmp_path / "w2.json").read_bytes()
 
 
@@ -217,13 +220,13 @@ def test_byte_mode_reads_invalid_utf8_as_it_is(tmp_path, capsys):
 
 def test_progress_bars_only_on_a_terminal_without_quiet(tmp_path, capsys, corpus, monkeypatch):
     seen = []
-    real_train = tokenizer_module.train
+    real_train = bytepair.train
 
     def spy(corpus, **options):
         seen.append(options["progress"])
         return real_train(corpus, **{**options, "progress": False})
 
-    monkeypatch.setattr(tokenizer_module, "train", spy)
+    monkeypatch.setattr(cli, "train", spy)
     argv = ["train", corpus, "--merges", 5, "-o", tmp_path / "m.json"]
     run(capsys, *argv)  # captured stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -332,11 +335,10 @@ def test_decode_bad_ids(capsys, trained):
 @pytest.mark.parametrize("target, method", [("tokenizers", "to_tokenizers_json"),
                                             ("tiktoken", "to_tiktoken")])
 def test_export_writes_what_the_api_writes(tmp_path, capsys, trained, target, method):
-    pytest.importorskip("bytepair.export")
     output = tmp_path / f"out.{target}"
     code, out, err = run(capsys, "export", trained, "--to", target, "-o", output)
     assert (code, out, err) == (0, "", "")
-    getattr(bytepair.load(trained), method)(tmp_path / "api")
+    getattr(export, method)(bytepair.load(trained), tmp_path / "api")
     assert output.read_bytes() == (tmp_path / "api").read_bytes()
 
 
@@ -414,7 +416,7 @@ def test_trace_edges(capsys):
 def test_hyp_trace_equals_the_reference_trainer(documents, merges):
     docs = [d.encode() for d in documents]
     lines = list(trace_lines(docs, merges))
-    rules, sequences = fit(docs, [1] * len(docs), merges, lambda left, right, rank: 256 + rank)
+    rules, sequences = fit(docs, [1] * len(docs), merges, byte_token)
     merge_lines = [line for line in lines if line.startswith("MERGE ")]
     assert merge_lines == [
         f"MERGE rank={m.rank} left={m.left} right={m.right} count={m.count} "

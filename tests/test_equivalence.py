@@ -15,6 +15,7 @@ import bytepair
 from bytepair import naive
 from bytepair.incremental import IncrementalTrainer
 from bytepair.rules import priority, replace_pair
+from helpers import byte_token
 
 # The ``backend`` fixture only sets an environment variable, which is the same
 # for every example, so sharing it across examples is safe.
@@ -125,7 +126,7 @@ def test_word_weights_near_the_64_bit_limit_equal_naive(backend):
 
 
 def byte_trainer(documents, backend):
-    return IncrementalTrainer(documents, [1] * len(documents), lambda l, r, rank: 256 + rank,
+    return IncrementalTrainer(documents, [1] * len(documents), byte_token,
                               backend=backend)
 
 
@@ -143,7 +144,7 @@ def test_hyp_check_holds_after_every_step(backend, documents):
         replay = [replace_pair(s, rule.left, rule.right, rule.token_id)[0] for s in replay]
         assert trainer.sequences() == replay
     trainer._check()
-    expected, _ = naive.fit(documents, [1] * len(documents), 10**6, lambda l, r, rank: 256 + rank)
+    expected, _ = naive.fit(documents, [1] * len(documents), 10**6, byte_token)
     assert rules == expected
 
 

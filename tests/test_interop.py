@@ -11,7 +11,7 @@ import pytest
 import bytepair
 from bytepair.cli import main
 
-from conftest import DATA
+from helpers import DATA
 
 tokenizers = pytest.importorskip("tokenizers")
 tiktoken = pytest.importorskip("tiktoken")

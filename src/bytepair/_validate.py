@@ -74,3 +74,15 @@ def check_end_of_word(end_of_word) -> str | None:
     if not end_of_word:
         raise ValueError("end_of_word must be a non-empty str")
     return end_of_word
+
+
+def check_special_tokens(special_tokens) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a sequence of str, not a single str")
+    tokens = list(special_tokens)
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("special_tokens must not repeat a token")
+    return tokens

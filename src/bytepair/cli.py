@@ -22,9 +22,17 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from . import __version__
+from ._validate import check_special_tokens
+from .corpus import JSONL_SUFFIXES, Files
+from .demo import run_demo as demo
+from .export import to_tiktoken, to_tokenizers_json
+from .io import load
 from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
+from .tokenizer import Tokenizer
 from .trace import trace_lines
+from .trainers import train
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 
@@ -90,9 +98,6 @@ def _output_path(name: str, option: str = "-o") -> Path:
 
 def _load_tokenizer(path: str):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    from .io import load
-    from .tokenizer import Tokenizer
-
     model = load(path)
     if isinstance(model, ByteModel):
         return Tokenizer(model)
@@ -142,16 +147,11 @@ def _pattern_name(source: str | None) -> str:
 # -- train ------------------------------------------------------------------
 
 def _is_jsonl(path: Path) -> bool:
-    from .corpus import JSONL_SUFFIXES
-
     suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
     return suffix in JSONL_SUFFIXES
 
 
 def run_train(args) -> None:
-    from . import tokenizer as tokenizer_module
-    from .corpus import Files
-
     output = _output_path(args.output)
     init = _load_tokenizer(args.init) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
@@ -164,7 +164,7 @@ def run_train(args) -> None:
         special = args.special
     else:
         special = list(init.special_tokens) if init is not None else []
-    special = tokenizer_module.check_special_tokens(special)
+    special = check_special_tokens(special)
     if args.vocab_size is not None:
         floor = BYTE_TOKENS + len(special)
         if args.vocab_size < floor:
@@ -181,7 +181,7 @@ def run_train(args) -> None:
             "--jsonl-field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
         )
     start = time.perf_counter()
-    tokenizer = tokenizer_module.train(
+    tokenizer = train(
         corpus,
         vocab_size=args.vocab_size,
         merges=args.merges,
@@ -218,9 +218,9 @@ def run_export(args) -> None:
     existed = output.exists()
     try:
         if args.to == "tokenizers":
-            tokenizer.to_tokenizers_json(output)
+            to_tokenizers_json(tokenizer, output)
         else:
-            tokenizer.to_tiktoken(output)
+            to_tiktoken(tokenizer, output)
     except BaseException:
         # Safety net: whatever the exporter did, no new partial file stays.
         if not existed and output.exists():
@@ -297,8 +297,6 @@ def run_decode(args) -> None:
 
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     """Bytes and tokens of a sample file (special-token text counts as text)."""
-    from .corpus import Files
-
     text = tokenizer.pattern is not None
     total_bytes = total_tokens = 0
     for document in Files(sample).documents(text):
@@ -363,8 +361,6 @@ def run_trace(args) -> None:
 # -- demo -------------------------------------------------------------------
 
 def run_demo(args) -> None:
-    from .demo import run_demo as demo
-
     demo(args.merges, args.show, args.engine)
 
 
@@ -376,8 +372,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    from . import __version__
-
     parser = argparse.ArgumentParser(
         prog="bytepair", description="Exact, deterministic byte-pair-encoding training."
     )

@@ -84,7 +84,7 @@ class ByteModel:
         must then be UTF-8) and each piece is encoded on its own.
         """
         if self._split is None:
-            return self._encode_piece(data)
+            return self.encode_piece(data)
         if isinstance(data, (bytes, bytearray, memoryview)):
             try:
                 data = bytes(data).decode("utf-8")
@@ -97,14 +97,14 @@ class ByteModel:
         for piece in self._split(data):
             ids = cache.get(piece)
             if ids is None:
-                ids = self._encode_piece(piece)
+                ids = self.encode_piece(piece)
                 if len(cache) < 1 << 16:
                     cache[piece] = ids
             out.extend(ids)
         return out
 
-    def _encode_piece(self, data: bytes | str) -> list[int]:
-        """Encode one piece, with no split.
+    def encode_piece(self, data: bytes | str) -> list[int]:
+        """Encode ``data`` as one piece: no pre-tokenizer split, the rules only.
 
         Equivalent to replaying every rule over the whole input, but only
         pairs that are present are visited: O(n log n) for n input bytes.

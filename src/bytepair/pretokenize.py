@@ -12,6 +12,8 @@ from typing import Callable
 
 import regex
 
+from . import fastsplit
+
 PATTERNS = {
     "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
     "cl100k": (
@@ -77,11 +79,8 @@ def splitter(source: str) -> Callable[[str], list[str]]:
     ['a', ',', ' ', 'b']
     """
     compiled = compile_pattern(source)
-    if source == PATTERNS["gpt2"]:
-        from . import fastsplit
-
-        if fastsplit.available():
-            return fastsplit.split_gpt2
+    if source == PATTERNS["gpt2"] and fastsplit.available():
+        return fastsplit.split_gpt2
     if source in COVERING:
         return compiled.findall
 
