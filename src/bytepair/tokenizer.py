@@ -38,6 +38,7 @@ class Tokenizer:
         first = model.vocab_size
         self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
         self._special_of_id = {i: t for t, i in self.special_tokens.items()}
+        self._vocab: dict[bytes, int] | None = None  # built by token_to_id on first use
 
     def __repr__(self) -> str:
         return (f"<Tokenizer vocab_size={self.vocab_size} merges={len(self.merges)} "
@@ -66,6 +67,49 @@ class Tokenizer:
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
         special = self._special_of_id.get(token_id)
         return special.encode("utf-8") if special is not None else self.model.token_bytes(token_id)
+
+    def id_to_token(self, token_id: int) -> bytes:
+        """The bytes of a token (the same as :meth:`token_bytes`)."""
+        return self.token_bytes(token_id)
+
+    def vocab(self) -> dict[bytes, int]:
+        """Every token's bytes -> its ID, special tokens (as UTF-8) included. O(V).
+
+        When two IDs stand for the same bytes (a special token spelled like a
+        learned token, or a hand-made rule table), the smaller ID is kept.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer(bytepair.train_bytes(["aaa"], 1), ["<s>"])
+        >>> vocab = tok.vocab()
+        >>> len(vocab), vocab[b"aa"], vocab[b"<s>"]
+        (258, 256, 257)
+        """
+        table: dict[bytes, int] = {}
+        for token_id in range(self.vocab_size):
+            table.setdefault(self.token_bytes(token_id), token_id)
+        return table
+
+    def token_to_id(self, token: bytes | str) -> int | None:
+        """The ID of a token given as bytes, or as text (a special token's, or UTF-8 bytes).
+
+        ``None`` when no token has exactly these bytes. O(V) on the first
+        call (it builds :meth:`vocab`), O(1) after.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer(bytepair.train_bytes(["aaa"], 1), ["<s>"])
+        >>> tok.token_to_id("aa"), tok.token_to_id(b"a"), tok.token_to_id("<s>"), tok.token_to_id("zz")
+        (256, 97, 257, None)
+        """
+        special = self.special_tokens.get(token) if isinstance(token, str) else None
+        if special is not None:
+            return special
+        if isinstance(token, str):
+            token = token.encode("utf-8")
+        elif not isinstance(token, (bytes, bytearray, memoryview)):
+            raise TypeError(f"token must be bytes or str, got {type(token).__name__}")
+        if self._vocab is None:
+            self._vocab = self.vocab()
+        return self._vocab.get(bytes(token))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special-token text as ordinary text."""
@@ -132,6 +176,10 @@ class Tokenizer:
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode to text; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
+        """:meth:`decode` for each ID sequence."""
+        return [self.decode(ids, errors=errors) for ids in batch]
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
