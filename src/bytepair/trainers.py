@@ -31,7 +31,7 @@ from .corpus import Files, as_files, iter_documents
 from .counting import count_files, count_pieces
 from .io import load
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
-from .pretokenize import resolve_pattern, splitter
+from .pretokenize import check_matches_something, resolve_pattern, splitter
 from .rules import Merge
 from .tokenizer import Tokenizer
 
@@ -89,6 +89,7 @@ def train_bytes(
             for i, doc in enumerate(docs)
         ]
     pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
+    check_matches_something(source, pieces)
     _check_total(pieces, [1] * len(pieces), "documents")
     if engine == "naive":
         rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
@@ -275,6 +276,7 @@ def train(
             bar.close()
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
+    check_matches_something(source, counts)
     rules = learn(counts, merges, min_frequency=min_frequency, start=start_model, progress=progress)
     return Tokenizer(ByteModel(rules, pattern=source), special)
 
