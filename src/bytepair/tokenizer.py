@@ -136,8 +136,9 @@ class Tokenizer:
         for token in disallowed:
             if token in text:
                 raise ValueError(
-                    f"text contains the special token {token!r}; pass allowed_special to encode it "
-                    "as its ID, or disallowed_special=() to encode it as text"
+                    f"text contains the special token {token!r} (ID {self.special_tokens[token]}); "
+                    "pass allowed_special to encode it as its ID, or disallowed_special=() to "
+                    "encode it as text"
                 )
         if not allowed:
             return self.model.encode(text)

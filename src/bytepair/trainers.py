@@ -26,6 +26,7 @@ from ._validate import (
     check_int,
     check_special_tokens,
     check_word_counts,
+    merges_for_vocab_size,
 )
 from .corpus import Files, as_files, iter_documents
 from .counting import count_files, count_pieces
@@ -243,10 +244,7 @@ def train(
     if (vocab_size is None) == (merges is None):
         raise ValueError("give exactly one of vocab_size and merges")
     if vocab_size is not None:
-        floor = BYTE_TOKENS + len(special)
-        vocab_size = check_int(vocab_size, "vocab_size", minimum=floor,
-                               maximum=floor + MAX_BYTE_MERGES)
-        merges = vocab_size - floor
+        merges = merges_for_vocab_size(vocab_size, len(special))
     merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
     start_model = _initial_model(init, source)
