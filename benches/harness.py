@@ -15,7 +15,6 @@ peers) render what this module measures; neither imports the other's table.
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import gc
 import hashlib

@@ -1,21 +1,14 @@
 """Benchmark report: run named cases, each in a fresh process, and render a table.
 
-A *case* is a named entry ``(trainer, corpus, size, merges, options)``; a
-*trainer* is an entry of ``TRAINERS`` that knows how to prepare the corpus
-(untimed) and how to train (timed). The generic runner starts one worker
-process per case (``python -m benches.report --worker CASE``) so that each
-case's peak RSS is its own, runs warm-up and repeats where a run is cheap,
-and collects wall time, CPU time, peak RSS, throughput and a digest of the
-result. Trainers of the same ``family`` must produce identical results on the
-same corpus and merge count; the report checks it and prints speed-up ratios
-against the ``baseline`` trainer measured in the same run. Two suites:
-``engines`` (naive vs incremental, byte mode; the default) and ``peers``
-(issue 5: ``bytepair.train`` against Hugging Face tokenizers and the other
-peers, whose entries live in benches/peers.py; its matrix, table, ratios and
-plot in benches/peers_report.py). A worker's thread count goes to
-``RAYON_NUM_THREADS``; its CPU time includes reaped child processes, and the
-runner samples the memory of the worker's process tree (forked counting
-workers), so that ``peak_mib`` covers them.
+The command line of the benchmarks and the engines suite's table. The
+harness (benches/harness.py) defines trainers and cases and runs each case
+in a fresh process (benches/worker.py), so that each case's peak RSS is its
+own; trainers of one ``family`` must give identical results, and ratios are
+against the ``baseline`` trainer of the same run. Two suites: ``engines``
+(naive vs incremental, byte mode; the default, rendered here) and ``peers``
+(``bytepair.train`` against Hugging Face tokenizers and other peers, whose
+entries live in benches/peers.py; matrix, table and plot in
+benches/peers_report.py).
 
     python -m benches.report                               # the default matrix (~10 min)
     python -m benches.report --sizes 0.1MB 1MB --merges 1000
@@ -43,7 +36,7 @@ from pathlib import Path
 from . import corpus as corpora
 from . import peers_report
 from .harness import (
-    BASELINE, DEFAULT_BUDGET, DEFAULT_MERGES, DEFAULT_SIZES, DOC, NAIVE_SECONDS_PER_MERGE_MB,
+    BASELINE, DEFAULT_BUDGET, DEFAULT_MERGES, DEFAULT_SIZES, DOC,
     SUITE_DEFAULTS, SUITES, TRAINERS, Case, _fmt_rate, _fmt_time, default_cases,
     library_snapshot, make_report, run_cases, write_doc,
 )

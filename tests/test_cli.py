@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import counting, export
+from bytepair import export
 from bytepair import cli
 from bytepair.cli import main
 from bytepair.trace import trace_lines

@@ -21,7 +21,6 @@ import os
 import re
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
 from . import __version__
