@@ -44,6 +44,20 @@ CLASS_SOURCES = (
     (LOWERISH, r"[\p{Ll}\p{Lm}\p{Lo}\p{M}]"),
     (WORD, r"\w"),
 )
+# The same table from single classes, which regex scans about ten times
+# faster than a bracketed union (tests check both give the same table).
+TABLE_SOURCES = (
+    (LETTER, r"\p{L}"),
+    (NUMBER, r"\p{N}"),
+    (SPACE, r"\s"),
+    (MARK | UPPERISH | LOWERISH, r"\p{M}"),
+    (UPPERISH, r"\p{Lu}"),
+    (UPPERISH, r"\p{Lt}"),
+    (UPPERISH | LOWERISH, r"\p{Lm}"),
+    (UPPERISH | LOWERISH, r"\p{Lo}"),
+    (LOWERISH, r"\p{Ll}"),
+    (WORD, r"\w"),
+)
 
 #: Pattern names (as in ``bytepair.pretokenize.PATTERNS``) and their IDs.
 PATTERN_IDS = {
@@ -57,20 +71,28 @@ PATTERN_IDS = {
 cdef unsigned char CLASSES[0x110000]
 
 
-def _build_classes():
+def build_classes(sources=TABLE_SOURCES):
+    """The class table (one byte per code point) for ``(bits, regex class)`` pairs."""
     # Every code point in one string, from a 4-byte-per-character buffer
     # (joining 1.1 million one-character strings would cost ~100 MiB).
     every = array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
+    table = bytearray(0x110000)
+    cdef unsigned char[::1] view = table
     cdef Py_ssize_t start, end, code
     cdef unsigned char bit
-    for bit, source in CLASS_SOURCES:
+    for bit, source in sources:
         for match in regex.finditer(source + "+", every):
             start, end = match.span()
             for code in range(start, end):
-                CLASSES[code] |= bit
+                view[code] |= bit
+    return bytes(table)
 
 
-_build_classes()
+def _install(bytes table):
+    memcpy(CLASSES, <const char*>table, 0x110000)
+
+
+_install(build_classes())
 
 
 def classes():
