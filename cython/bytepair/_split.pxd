@@ -13,7 +13,7 @@ Counting: a ``PieceTable`` maps piece bytes to an int64 count. Its
 without the GIL and without a Python object per piece or line.
 """
 
-from libc.stdint cimport int64_t, uint32_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 
 # Pattern IDs (names as in bytepair.pretokenize.PATTERNS); PAT_NONE: no split,
 # each document is one piece.
@@ -41,8 +41,16 @@ cdef int pattern_id(object name) except -2
 cdef struct Slot:
     uint32_t fingerprint  # high hash bits, never 0; 0 marks an empty slot
     uint32_t length       # key length in bytes
-    int64_t key           # offset of the key in the arena
     int64_t count
+    uint64_t word[2]      # a key of up to 16 bytes itself, zero-padded;
+                          # a longer key's offset in the arena (word[0])
+
+# A piece about to be counted: its bytes, hash and (up to 16 bytes) its key words.
+cdef struct Piece:
+    const unsigned char* s
+    Py_ssize_t n
+    uint64_t hash
+    uint64_t word[2]
 
 cdef class PieceTable:
     cdef Slot* slots
@@ -52,10 +60,17 @@ cdef class PieceTable:
     cdef Py_ssize_t arena_used
     cdef Py_ssize_t arena_capacity
 
+    # The bytes of the key in `slot`.
+    cdef const unsigned char* key_of(self, Slot* slot) noexcept nogil
     # Double the slots (rehashing every key).
     cdef int grow(self) except -1 nogil
+    # Hash `piece` (s[0:n]) and prefetch its slot; add_prepared then counts it.
+    cdef void prepare(self, Piece* piece, const unsigned char* s, Py_ssize_t n) noexcept nogil
+    cdef int add_prepared(self, Piece* piece, int64_t count) except -1 nogil
     # Add `count` to piece s[0:n] (n < 2**32).
     cdef int add(self, const unsigned char* s, Py_ssize_t n, int64_t count) except -1 nogil
+    # Count the pieces of one document of valid UTF-8 (as count_text, unchecked).
+    cdef int count_valid(self, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil
     # Split one document s[0:n] with `pattern` and count its pieces (PAT_NONE:
     # the document is one piece, any bytes, empty documents skipped). Returns -1,
     # or for invalid UTF-8 the offset of the first bad byte (nothing is counted).
