@@ -788,21 +788,6 @@ cdef class PieceTable:
                 out[PyBytes_FromStringAndSize(<const char*>self.key_of(slot), slot.length)] = slot.count
         return out
 
-    def _displacement(self):
-        cdef Py_ssize_t i, home, total = 0, worst = 0, d
-        cdef Slot* slot
-        for i in range(self.capacity):
-            slot = &self.slots[i]
-            if slot.fingerprint:
-                if slot.length <= SHORT_KEY:
-                    home = hash_short(slot.word[0], slot.word[1], slot.length) & (self.capacity - 1)
-                else:
-                    home = hash_long(self.arena + slot.word[0], slot.length) & (self.capacity - 1)
-                d = (i - home) & (self.capacity - 1)
-                total += d
-                worst = max(worst, d)
-        return total, worst, self.size, self.capacity
-
     def to_bytes(self):
         """The counts as one bytes object: per piece, int64 count, uint32 length, the bytes."""
         cdef Py_ssize_t i, total = 0, at = 0
