@@ -144,16 +144,30 @@ cdef inline unsigned char klass(const unsigned char* s, Py_ssize_t p, Py_ssize_t
 cdef inline Py_ssize_t run_of(const unsigned char* s, Py_ssize_t n, Py_ssize_t p, unsigned char bits) noexcept nogil:
     # End of the run of characters that have one of `bits`, from p.
     cdef Py_ssize_t width
-    while p < n and klass(s, p, &width) & bits:
-        p += width
+    while p < n:
+        if s[p] < 0x80:  # ASCII, most text: no decoding
+            if not (CLASSES[s[p]] & bits):
+                break
+            p += 1
+        elif klass(s, p, &width) & bits:
+            p += width
+        else:
+            break
     return p
 
 
 cdef inline Py_ssize_t run_without(const unsigned char* s, Py_ssize_t n, Py_ssize_t p, unsigned char bits) noexcept nogil:
     # End of the run of characters that have none of `bits`, from p.
     cdef Py_ssize_t width
-    while p < n and not (klass(s, p, &width) & bits):
-        p += width
+    while p < n:
+        if s[p] < 0x80:
+            if CLASSES[s[p]] & bits:
+                break
+            p += 1
+        elif not (klass(s, p, &width) & bits):
+            p += width
+        else:
+            break
     return p
 
 
@@ -484,6 +498,32 @@ cdef enum:
 
 cdef extern from *:
     """
+    #include <string.h>
+    /* w[0], w[1] = s[0:n] (n <= 16) zero-padded, laid out in memory as the
+       bytes themselves. On little-endian machines by overlapping fixed-size
+       loads, which compile to a few moves, not a call to memcpy. */
+    static inline void bytepair_load16(const unsigned char* s, Py_ssize_t n, uint64_t* w) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t a = 0, b = 0;
+        if (n >= 8) {
+            memcpy(&a, s, 8);
+            if (n > 8) { memcpy(&b, s + n - 8, 8); b >>= 8 * (16 - n); }
+        } else if (n >= 4) {
+            uint32_t lo, hi;
+            memcpy(&lo, s, 4);
+            memcpy(&hi, s + n - 4, 4);
+            a = (uint64_t)lo | (((uint64_t)hi >> (8 * (8 - n))) << 32);
+        } else if (n > 0) {
+            a = (uint64_t)s[0] | ((uint64_t)s[n >> 1] << (8 * (n >> 1))) | ((uint64_t)s[n - 1] << (8 * (n - 1)));
+        }
+        w[0] = a;
+        w[1] = b;
+    #else
+        w[0] = 0;
+        w[1] = 0;
+        memcpy(w, s, (size_t)n);
+    #endif
+    }
     #if defined(__GNUC__) || defined(__clang__)
     #define BYTEPAIR_PREFETCH(address) __builtin_prefetch(address)
     #else
@@ -491,6 +531,7 @@ cdef extern from *:
     #endif
     """
     void prefetch "BYTEPAIR_PREFETCH"(const void* address) noexcept nogil
+    void load16 "bytepair_load16"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
 
 
 cdef inline uint64_t mix(uint64_t h) noexcept nogil:
@@ -501,6 +542,16 @@ cdef inline uint64_t mix(uint64_t h) noexcept nogil:
     h *= 0xC4CEB9FE1A85EC53ULL
     h ^= h >> 33
     return h
+
+
+cdef inline uint32_t fingerprint_of(uint64_t h) noexcept nogil:
+    # Never 0 (an empty slot); holds the slot's place too, so growing needs no key.
+    return <uint32_t>(h >> 32) | 1
+
+
+cdef inline Py_ssize_t home(uint32_t fingerprint, Py_ssize_t mask) noexcept nogil:
+    # The first slot to probe (tables of up to 2**31 slots).
+    return (fingerprint >> 1) & mask
 
 
 cdef inline uint64_t hash_short(uint64_t w0, uint64_t w1, Py_ssize_t n) noexcept nogil:
@@ -570,10 +621,7 @@ cdef class PieceTable:
         for i in range(self.capacity):
             old = &self.slots[i]
             if old.fingerprint:
-                if old.length <= SHORT_KEY:
-                    j = hash_short(old.word[0], old.word[1], old.length) & mask
-                else:
-                    j = hash_long(self.arena + old.word[0], old.length) & mask
+                j = home(old.fingerprint, mask)
                 while slots[j].fingerprint:
                     j = (j + 1) & mask
                 slots[j] = old[0]
@@ -586,20 +634,18 @@ cdef class PieceTable:
         piece.s = s
         piece.n = n
         if n <= SHORT_KEY:
-            piece.word[0] = 0
-            piece.word[1] = 0
-            memcpy(piece.word, s, n)
+            load16(s, n, piece.word)
             piece.hash = hash_short(piece.word[0], piece.word[1], n)
         else:
             piece.hash = hash_long(s, n)
-        prefetch(&self.slots[piece.hash & (self.capacity - 1)])
+        prefetch(&self.slots[home(fingerprint_of(piece.hash), self.capacity - 1)])
 
     cdef int add_prepared(self, Piece* piece, int64_t count) except -1 nogil:
         cdef Py_ssize_t n = piece.n
         cdef uint64_t h = piece.hash
-        cdef uint32_t fingerprint = <uint32_t>(h >> 32) | 1
+        cdef uint32_t fingerprint = fingerprint_of(h)
         cdef Py_ssize_t mask = self.capacity - 1
-        cdef Py_ssize_t i = h & mask, need
+        cdef Py_ssize_t i = home(fingerprint, mask), need
         cdef Slot* slot
         cdef unsigned char* arena
         if n <= SHORT_KEY:
