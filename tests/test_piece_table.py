@@ -85,8 +85,9 @@ def test_only_one_line_ending_is_stripped():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_counts_on_multilingual_text(name):
-    text = (DATA / "multilingual-sample.txt").read_text("utf-8")
+@pytest.mark.parametrize("file", ["multilingual-sample.txt", "debian-non-english-sample.txt"])
+def test_counts_on_multilingual_text(name, file):
+    text = (DATA / file).read_text("utf-8")
     lines = text.split("\n")
     assert counted(text.encode(), name, per_line=True) == regex_counts(lines, name)
     assert counted(text.encode(), name) == regex_counts([text], name)
