@@ -10,7 +10,9 @@ code-point class table from the ``regex`` module, so cimporting it is enough.
 
 Counting: a ``PieceTable`` maps piece bytes to an int64 count. Its
 ``count_text``/``count_lines`` methods split and count a whole buffer
-without the GIL and without a Python object per piece or line.
+without the GIL and without a Python object per piece or line. One thread
+at a time may count into a table; give each worker thread its own and
+``merge_from`` them.
 """
 
 from libc.stdint cimport int64_t, uint32_t, uint64_t
@@ -39,7 +41,8 @@ cdef Py_ssize_t utf8_error(const unsigned char* s, Py_ssize_t n) noexcept nogil
 cdef int pattern_id(object name) except -2
 
 cdef struct Slot:
-    uint32_t fingerprint  # high hash bits, never 0; 0 marks an empty slot
+    uint32_t fingerprint  # high hash bits, never 0 (0 marks an empty slot);
+                          # also gives the slot's home (fingerprint >> 1) & mask
     uint32_t length       # key length in bytes
     int64_t count
     uint64_t word[2]      # a key of up to 16 bytes itself, zero-padded;
@@ -52,6 +55,15 @@ cdef struct Piece:
     uint64_t hash
     uint64_t word[2]
 
+cdef enum:
+    AHEAD = 8  # pieces found ahead of the one being counted
+
+# Pieces found but not yet counted (their slots are being prefetched).
+cdef struct Ring:
+    Piece pieces[AHEAD]
+    Py_ssize_t found
+    Py_ssize_t done
+
 cdef class PieceTable:
     cdef Slot* slots
     cdef Py_ssize_t capacity  # a power of two
@@ -62,13 +74,19 @@ cdef class PieceTable:
 
     # The bytes of the key in `slot`.
     cdef const unsigned char* key_of(self, Slot* slot) noexcept nogil
-    # Double the slots (rehashing every key).
+    # Double the slots (each moves by its fingerprint; no key is read).
     cdef int grow(self) except -1 nogil
     # Hash `piece` (s[0:n]) and prefetch its slot; add_prepared then counts it.
     cdef void prepare(self, Piece* piece, const unsigned char* s, Py_ssize_t n) noexcept nogil
     cdef int add_prepared(self, Piece* piece, int64_t count) except -1 nogil
     # Add `count` to piece s[0:n] (n < 2**32).
     cdef int add(self, const unsigned char* s, Py_ssize_t n, int64_t count) except -1 nogil
+    # Queue piece s[0:n] in `ring`, counting the oldest queued piece when it is full.
+    cdef int push(self, Ring* ring, const unsigned char* s, Py_ssize_t n) except -1 nogil
+    # Count every piece still queued in `ring`.
+    cdef int drain(self, Ring* ring) except -1 nogil
+    # Queue the pieces of one document of valid UTF-8 (s must outlive the drain).
+    cdef int scan(self, Ring* ring, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil
     # Count the pieces of one document of valid UTF-8 (as count_text, unchecked).
     cdef int count_valid(self, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil
     # Split one document s[0:n] with `pattern` and count its pieces (PAT_NONE:

@@ -493,7 +493,6 @@ def utf8_error_offset(data):
 
 cdef enum:
     SHORT_KEY = 16  # keys up to this many bytes live in their slot
-    AHEAD = 8       # pieces found ahead of the one being counted
 
 
 cdef extern from *:
@@ -698,26 +697,39 @@ cdef class PieceTable:
         self.prepare(&piece, s, n)
         return self.add_prepared(&piece, count)
 
-    cdef int count_valid(self, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil:
-        # The pieces of one document of valid UTF-8. Each piece's slot is
-        # prefetched while the next AHEAD pieces are found, which hides
-        # most cache misses of a large table behind the scanning.
-        cdef Piece ring[AHEAD]
-        cdef Py_ssize_t p = 0, end, found = 0, done = 0
-        if n and pattern == PAT_NONE:
-            return self.add(s, n, 1)
+    cdef int push(self, Ring* ring, const unsigned char* s, Py_ssize_t n) except -1 nogil:
+        # Each piece's slot is prefetched while the next AHEAD pieces are
+        # found, which hides most cache misses of a large table behind the scanning.
+        if ring.found - ring.done == AHEAD:
+            self.add_prepared(&ring.pieces[ring.done % AHEAD], 1)
+            ring.done += 1
+        self.prepare(&ring.pieces[ring.found % AHEAD], s, n)
+        ring.found += 1
+        return 0
+
+    cdef int drain(self, Ring* ring) except -1 nogil:
+        while ring.done < ring.found:
+            self.add_prepared(&ring.pieces[ring.done % AHEAD], 1)
+            ring.done += 1
+        return 0
+
+    cdef int scan(self, Ring* ring, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil:
+        cdef Py_ssize_t p = 0, end
+        if pattern == PAT_NONE:
+            if n:
+                self.push(ring, s, n)
+            return 0
         while p < n:
             end = end_of(pattern, s, n, p)
-            if found - done == AHEAD:
-                self.add_prepared(&ring[done % AHEAD], 1)
-                done += 1
-            self.prepare(&ring[found % AHEAD], s + p, end - p)
-            found += 1
+            self.push(ring, s + p, end - p)
             p = end
-        while done < found:
-            self.add_prepared(&ring[done % AHEAD], 1)
-            done += 1
         return 0
+
+    cdef int count_valid(self, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil:
+        cdef Ring ring
+        ring.found = ring.done = 0
+        self.scan(&ring, pattern, s, n)
+        return self.drain(&ring)
 
     cdef Py_ssize_t count_text(self, int pattern, const unsigned char* s, Py_ssize_t n) except -2 nogil:
         cdef Py_ssize_t bad
@@ -731,6 +743,8 @@ cdef class PieceTable:
     cdef Py_ssize_t count_lines(self, int pattern, const unsigned char* s, Py_ssize_t n) except -2 nogil:
         cdef Py_ssize_t start = 0, stop, next_start, bad
         cdef const unsigned char* newline
+        cdef Ring ring
+        ring.found = ring.done = 0
         if pattern != PAT_NONE:
             # "\n" is never part of a multi-byte sequence, so the first bad
             # byte of the buffer is the first bad byte of the first bad line.
@@ -747,8 +761,9 @@ cdef class PieceTable:
                 next_start = stop + 1
                 if stop > start and s[stop - 1] == 13:
                     stop -= 1
-            self.count_valid(pattern, s + start, stop - start)
+            self.scan(&ring, pattern, s + start, stop - start)
             start = next_start
+        self.drain(&ring)
         return -1
 
     cdef int merge_from(self, PieceTable other) except -1:
