@@ -185,7 +185,15 @@ def test_bad_arguments_are_refused():
         table.count(b"x", "gpt2", offsets=array("q", [0]))
     with pytest.raises(ValueError, match="outside"):
         table.count(b"x", "gpt2", offsets=array("q", [0, 2]))
+    with pytest.raises(TypeError, match="data must be a contiguous bytes-like"):
+        table.count("text", "gpt2")
     assert len(table) == 0
+
+
+def test_offsets_as_pairs():
+    table = PieceTable()
+    table.count(b"one two", "gpt2", offsets=[(0, 3), (3, 7), (2, 2)])
+    assert table.items() == {b"one": 1, b" two": 1}
 
 
 def test_count_documents_from_str():

@@ -781,14 +781,19 @@ cdef class PieceTable:
         ``pattern`` is a name of ``PATTERN_IDS`` or None (each document is one
         piece; any bytes). Documents: all of ``data``; with ``per_line`` each
         line (one "\\n" or "\\r\\n" stripped); with ``offsets`` (a flat buffer of
-        int64 start, end pairs) each ``data[start:end]``. Empty documents are
+        int64 start, end pairs such as ``array("q")``, or an iterable of
+        ``(start, end)``) each ``data[start:end]``. Empty documents are
         skipped. Invalid UTF-8 raises :class:`InvalidUTF8` with the offset of
-        the first bad byte in ``data``; the table may then hold the counts of
-        the documents before it. O(len(data)) without the GIL.
+        the first bad byte in ``data``; with ``offsets`` the table may then
+        hold the counts of the documents before it. O(len(data)) without the GIL.
         """
         cdef int pat = pattern_id(pattern)
-        cdef const unsigned char[::1] view = data
+        cdef const unsigned char[::1] view
         cdef const int64_t[::1] bounds
+        try:
+            view = data
+        except (TypeError, ValueError):
+            raise TypeError(f"data must be a contiguous bytes-like object, got {type(data).__name__}") from None
         cdef Py_ssize_t n = view.shape[0], bad = -1, i, start, stop
         cdef const unsigned char* s = &view[0] if n else <const unsigned char*>b""
         if per_line and offsets is not None:
@@ -800,7 +805,10 @@ cdef class PieceTable:
                 else:
                     bad = self.count_text(pat, s, n)
         else:
-            bounds = offsets
+            try:
+                bounds = offsets
+            except (TypeError, ValueError):  # not an int64 buffer: (start, end) pairs
+                bounds = array("q", [int(x) for pair in offsets for x in pair])
             if bounds.shape[0] % 2:
                 raise ValueError("offsets must hold (start, end) pairs: an even number of int64")
             for i in range(0, bounds.shape[0], 2):
