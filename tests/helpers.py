@@ -66,7 +66,16 @@ def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
             spy.barrier.wait()
         return real_count(documents, source)
 
+    real_part = counting._part_into
+
+    def part_into(*args):
+        if os.getpid() != parent and not started:
+            started.append(True)
+            spy.barrier.wait()
+        return real_part(*args)
+
     monkeypatch.setattr(counting, "count_documents", count_documents)
+    monkeypatch.setattr(counting, "_part_into", part_into)
     count_files, count_pieces = trainers.count_files, trainers.count_pieces
     record = lambda partial: spy.pids.append(partial.pid)  # noqa: E731
     monkeypatch.setattr(trainers, "count_files", lambda *args, **options: count_files(

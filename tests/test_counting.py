@@ -59,7 +59,7 @@ def test_two_worker_processes_share_line_files_and_equal_one(tmp_path, real_text
     two = bytepair.train(path, merges=300, pretokenize=pretokenize, per_line=True, workers=2,
                          progress=False)
     assert len(spy.processes) == 2 and os.getpid() not in spy.processes
-    assert len(spy.pids) == 8  # one table per part: 60 kB in parts of 60 kB / (4 x 2 workers)
+    assert len(spy.pids) == len(Files(path, per_line=True).parts(1000))  # one report per part
     assert one == two and len(one.merges) == 300
 
 
@@ -86,13 +86,36 @@ def test_two_worker_processes_share_jsonl_and_equal_one(tmp_path, real_text, mon
 
 
 def test_two_worker_processes_share_an_iterable_and_equal_one(real_text, monkeypatch):
-    # A regex pattern sends batches of an in-memory corpus to worker processes.
+    # A custom regex sends batches of an in-memory corpus to worker processes.
     lines = real_text[:60_000].decode().splitlines()
-    one = bytepair.train(lines, merges=300, pretokenize="cl100k", workers=1, progress=False)
+    pattern = r"\w+|[^\w\s]"  # not a named pattern
+    one = bytepair.train(lines, merges=300, pretokenize=pattern, workers=1, progress=False)
     spy = spy_on_workers(monkeypatch, batch_chars=2000)
-    two = bytepair.train(lines, merges=300, pretokenize="cl100k", workers=2, progress=False)
+    two = bytepair.train(lines, merges=300, pretokenize=pattern, workers=2, progress=False)
     assert len(spy.processes) == 2 and os.getpid() not in spy.processes
     assert one == two and len(one.merges) == 300
+
+
+@pytest.mark.parametrize("name", ["cl100k", "o200k", None])
+def test_compiled_iterable_counting_is_the_same_on_any_number_of_threads(real_text, name):
+    # Named patterns count joined batches in compiled code on worker threads.
+    lines = real_text[:60_000].splitlines()
+    source = PATTERNS[name] if name else None
+    expected = counting.count_documents([line.decode() for line in lines] if name else lines, source)
+    for workers in (1, 2, 3, 4):
+        partials = []
+        counts = counting.count_pieces(iter(lines), source, workers=workers, batch_chars=3000,
+                                       on_partial=partials.append)
+        assert counts == expected
+        assert len(partials) > 10 and sum(p.size for p in partials) == sum(map(len, lines))
+
+
+def test_compiled_iterable_error_names_the_document(real_text):
+    lines = [b"fine", b"also fine", b"bad \xff here"]
+    with pytest.raises(ValueError, match=r"corpus\[2\]: invalid UTF-8 at byte offset 4"):
+        counting.count_pieces(iter(lines), PATTERNS["cl100k"], workers=2, batch_chars=5)
+    with pytest.raises(ValueError, match=r"corpus\[2\]: invalid UTF-8 at byte offset 4"):
+        bytepair.train(lines, merges=5, pretokenize="o200k", workers=1, progress=False)
 
 
 def test_jsonl_error_names_the_line_from_any_worker(tmp_path, monkeypatch):

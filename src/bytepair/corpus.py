@@ -19,6 +19,8 @@ import os
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from . import blocks
+
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
@@ -61,28 +63,52 @@ class Files:
             yield from read_file(path, text=text, per_line=self.per_line,
                                  jsonl_field=self.jsonl_field)
 
-    def parts(self, size: int) -> list[tuple[Path, int, int | None]]:
+    def parts(self, size: int, *, cut_documents: bool = False) -> list[tuple[Path, int, int | None]]:
         """Byte ranges ``(path, start, end)`` of about ``size`` bytes, cut at line ends.
 
-        Files whose documents span lines (whole-file documents) and gzip
-        files are one part each (``end`` None: to the end of the file).
+        Gzip files are one part each (``end`` None: to the end of the file).
+        A file read as one document is one part too, unless ``cut_documents``
+        (for the named patterns): then it is cut at cut points
+        (:func:`bytepair.blocks.is_cut`), where the pieces of the parts are
+        those of the whole document. O(number of parts) small reads.
         """
         out: list[tuple[Path, int, int | None]] = []
         for path in self.paths:
             by_line = self.per_line or _base_suffix(path) in JSONL_SUFFIXES
             total = path.stat().st_size
-            if not by_line or path.suffix == ".gz" or total <= size:
+            if (not by_line and not cut_documents) or path.suffix == ".gz" or total <= size:
                 out.append((path, 0, None))
                 continue
             start = 0
             with open(path, "rb") as handle:
                 while start < total:
-                    handle.seek(min(start + size, total))
-                    handle.readline()  # move on to the next line end
-                    end = min(handle.tell(), total)
+                    end = _next_boundary(handle, min(start + size, total), total, by_line)
                     out.append((path, start, end))
                     start = end
         return out
+
+
+def _next_boundary(handle, offset: int, total: int, by_line: bool) -> int:
+    """The first line end (``by_line``) or document cut point at or after ``offset``, else ``total``."""
+    if offset >= total:
+        return total
+    if by_line:
+        handle.seek(offset)
+        handle.readline()  # move on to the next line end
+        return min(handle.tell(), total)
+    window = 1 << 16
+    # A cut point reads up to 5 bytes before it: start the search that far back.
+    at = max(0, offset - 5)
+    while at < total:
+        handle.seek(at)
+        data = handle.read(window + 16)
+        cut = blocks.first_cut(data, max(offset - at - 1, 4))
+        if cut >= 0:
+            return at + cut
+        if at + len(data) >= total:
+            return total
+        at += window
+    return total
 
 
 def _expand(pattern: str | os.PathLike) -> list[Path]:
@@ -150,13 +176,22 @@ def read_file(path: Path, *, text: bool, per_line: bool = False,
                 yield from _read_jsonl(lines, path, jsonl_field, text)
             elif per_line:
                 for offset, line in lines:
-                    body = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
+                    body = _strip_line_end(line)
                     yield _decode(body, path, offset) if text else body
             else:
                 data = handle.read()
                 yield _decode(data, path, 0) if text else data
     except (gzip.BadGzipFile, EOFError) as exc:
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def _strip_line_end(line: bytes) -> bytes:
+    """``line`` without its one line ending, ``"\\n"`` or ``"\\r\\n"`` (a lone ``"\\r"`` is kept)."""
+    if line.endswith(b"\r\n"):
+        return line[:-2]
+    if line.endswith(b"\n"):
+        return line[:-1]
+    return line
 
 
 def _lines(handle, offset: int, end: int | None) -> Iterator[tuple[int, bytes]]:

@@ -16,37 +16,57 @@ two and sum the tables itself):
 
 from __future__ import annotations
 
+import gzip
 import multiprocessing
 import os
+import queue
 import signal
+from bisect import bisect_right
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
-from . import fastsplit
-from .corpus import Files, read_file
+from . import blocks, fastsplit
+from .corpus import Files, is_jsonl, read_file
 from .pretokenize import PATTERNS, splitter
 
-#: Documents are sent to counting workers in batches of about this many characters.
+#: Documents are counted in batches of about this many characters.
 BATCH_CHARS = 1 << 21
-#: Line-based files are counted by workers in byte ranges of at least this size.
-PART_BYTES = 1 << 23
+#: Files are counted by workers in byte ranges of at least this size.
+PART_BYTES = 1 << 20
 
 
 class Partial(NamedTuple):
-    """The table of one batch or file part, as a worker returns it.
+    """One batch or file part as counted, as a worker reports it.
 
     ``size`` is the characters (batch) or bytes (file part) it covered and
-    ``pid`` the process that counted it.
+    ``pid`` the process that counted it. ``counts`` is its table, or None when
+    the table stays in the worker until the end (compiled file counting).
     """
 
-    counts: Counter
+    counts: Counter | None
     size: int
     pid: int
 
 
-def _compiled_gpt2(source: str | None) -> bool:
-    return source == PATTERNS["gpt2"] and fastsplit.available()
+def _compiled(source: str | None) -> str | None | bool:
+    """The compiled pattern name for ``source`` (None: byte mode), or False when ``regex`` splits."""
+    if not fastsplit.available():
+        return False
+    if source is None:
+        return None
+    return fastsplit.compiled_name(source) or False
+
+
+def counts_bytes(source: str | None) -> bool:
+    """Whether :func:`count_pieces` takes ``bytes`` documents for ``source`` (else ``str``)."""
+    return source is None or _compiled(source) is not False
+
+
+def _table_counter(table) -> Counter:
+    return Counter(table.items())
 
 
 def count_documents(documents: Iterable[str | bytes], source: str | None) -> Counter:
@@ -60,8 +80,9 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
     """
     if source is None:
         return Counter(doc for doc in documents if doc)
-    if _compiled_gpt2(source):
-        return fastsplit.count_gpt2(documents)
+    name = _compiled(source)
+    if name:
+        return fastsplit.count(documents, name)
     split = splitter(source)
     counts: Counter = Counter()
     for doc in documents:
@@ -69,16 +90,62 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
     return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
 
 
+def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
+                 per_line: bool) -> None:
+    """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block.
+
+    Per-line blocks end at line ends; whole-file blocks at cut points (each
+    block then is a document of its own, with the pieces it has in the whole
+    file). Byte mode reads a whole-file document at once: it is one piece.
+    Invalid UTF-8 raises ValueError naming the file and the absolute byte
+    offset. Memory: one block (about ``blocks.BLOCK_BYTES``) plus the table.
+    """
+    try:
+        with blocks.open_binary(path) as handle:
+            if start:
+                handle.seek(start)
+            if name is None and not per_line:
+                stream = [(start, handle.read() if end is None else handle.read(end - start))]
+            else:
+                stream = blocks.read_blocks(handle, start, end, per_line=per_line)
+            for offset, data in stream:
+                try:
+                    table.count(data, name, per_line=per_line)
+                except fastsplit.InvalidUTF8 as exc:
+                    raise ValueError(
+                        f"{path}: invalid UTF-8 at byte offset {offset + exc.offset}"
+                        " (only byte mode, pretokenize=None, accepts any bytes)"
+                    ) from None
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def _part_into(table, path: Path, start: int, end: int | None, source: str | None, per_line: bool,
+               jsonl_field: str) -> Counter | None:
+    """Count one part: into ``table`` when compiled code can, else return its Counter."""
+    name = _compiled(source)
+    if name is not False and table is not None and not is_jsonl(path):
+        _count_range(table, path, start, end, name, per_line)
+        return None
+    documents = read_file(Path(path), text=source is not None, per_line=per_line,
+                          jsonl_field=jsonl_field, start=start, end=end)
+    if name is not False and table is not None and source is not None:
+        table.add_documents(documents, name)
+        return None
+    return count_documents(documents, source)
+
+
 def count_part(path: str | os.PathLike, start: int, end: int | None, source: str | None, *,
                per_line: bool = False, jsonl_field: str = "text") -> Counter:
     """Piece counts of the documents in bytes ``[start, end)`` of one file (``end=None``: to the end).
 
     The range comes from :meth:`bytepair.Files.parts`, which cuts only at line
-    ends. O(range size).
+    ends or document cut points. Plain and gzip text with a named pattern or
+    none is read in blocks and split and counted in compiled code. O(range size).
     """
-    documents = read_file(Path(path), text=source is not None, per_line=per_line,
-                          jsonl_field=jsonl_field, start=start, end=end)
-    return count_documents(documents, source)
+    table = fastsplit.table() if fastsplit.available() else None
+    counts = _part_into(table, Path(path), start, end, source, per_line, jsonl_field)
+    return counts if counts is not None else _table_counter(table)
 
 
 def _ignore_interrupt() -> None:
@@ -87,10 +154,9 @@ def _ignore_interrupt() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def _pool(workers: int, source: str | None):
-    if _compiled_gpt2(source):
-        fastsplit.split_gpt2("")  # build its table once, before workers fork
-    return multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt)
+def _pool(workers: int, initializer=_ignore_interrupt, initargs=()):
+    return multiprocessing.get_context("fork").Pool(workers, initializer=initializer,
+                                                    initargs=initargs)
 
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:
@@ -110,63 +176,162 @@ def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
         yield batch
 
 
+def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: int,
+                            add: Callable[[Partial], None]) -> Counter:
+    """Count batches of ``bytes`` documents in compiled code, on ``workers`` threads.
+
+    Each batch is joined into one buffer with its document bounds and counted
+    without the GIL, so threads count in parallel while this thread joins
+    the next batch. One table per thread, merged at the end.
+    """
+    tables = queue.SimpleQueue()
+    everyone = [fastsplit.table() for _ in range(workers)]
+    for table in everyone:
+        tables.put(table)
+    first_index = 0
+
+    def count(data: bytes, bounds, first: int, size: int) -> Partial:
+        table = tables.get()
+        try:
+            table.count(data, name, offsets=bounds)
+        except fastsplit.InvalidUTF8 as exc:
+            ends = bounds[1::2]
+            doc = bisect_right(ends, exc.offset)
+            start = bounds[2 * doc]
+            raise ValueError(f"corpus[{first + doc}]: invalid UTF-8 at byte offset "
+                             f"{exc.offset - start}") from None
+        finally:
+            tables.put(table)
+        return Partial(None, size, os.getpid())
+
+    with ThreadPoolExecutor(workers) as pool:
+        pending = []
+        for batch in batches:
+            ends = list(accumulate(map(len, batch)))
+            starts = [0, *ends[:-1]]
+            bounds = fastsplit.bounds(starts, ends)
+            pending.append(pool.submit(count, b"".join(batch), bounds, first_index, ends[-1]))
+            first_index += len(batch)
+            while len(pending) > 2 * workers or (pending and pending[0].done()):
+                add(pending.pop(0).result())
+        for future in pending:
+            add(future.result())
+    total = everyone[0]
+    for table in everyone[1:]:
+        total.merge(table)
+    return _table_counter(total)
+
+
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
                  batch_chars: int = BATCH_CHARS, progress_bar=None,
                  on_partial: Callable[[Partial], None] | None = None) -> Counter:
     """Piece counts of a document stream, read once, in batches of about ``batch_chars``.
 
-    With ``workers > 1`` the batches are counted in worker processes. Shipping
-    text to a worker costs about as much as counting it when no regex runs
-    (no pre-tokenizer, or the compiled GPT-2 splitter), so those are counted
-    in this process whatever ``workers`` says. ``on_partial`` sees each
-    batch's :class:`Partial` in this process. O(total characters).
+    With a named pattern (or none) and the compiled extension, ``documents``
+    must be ``bytes`` (as :func:`bytepair.corpus.iter_documents` gives them
+    with ``text=False``): each batch is joined and counted in compiled code on
+    ``workers`` threads. Otherwise (a custom regex) batches of ``str`` go to
+    ``workers`` processes. ``on_partial`` sees each batch's :class:`Partial`
+    in this process. O(total characters).
     """
-    jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
     total: Counter = Counter()
 
     def add(partial: Partial) -> None:
-        total.update(partial.counts)
+        if partial.counts is not None:
+            total.update(partial.counts)
         if progress_bar is not None:
             progress_bar.update(partial.size)
         if on_partial is not None:
             on_partial(partial)
 
-    if workers <= 1 or source is None or _compiled_gpt2(source):
+    name = _compiled(source)
+    if name is not False:
+        return _count_compiled_batches(_batches(iter(documents), batch_chars), name,
+                                       max(1, workers), add)
+    jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
+    if workers <= 1 or source is None:
         for job in jobs:
             add(_count_batch(job))
     else:
-        with _pool(workers, source) as pool:
+        with _pool(workers) as pool:
             for partial in pool.imap_unordered(_count_batch, jobs):
                 add(partial)
     return total
 
 
+# The table of a file-counting worker process, handed back once at the end.
+_WORKER_TABLE = None
+_WORKER_BARRIER = None
+
+
+def _start_file_worker(barrier) -> None:
+    global _WORKER_TABLE, _WORKER_BARRIER
+    _ignore_interrupt()
+    _WORKER_TABLE = fastsplit.table() if fastsplit.available() else None
+    _WORKER_BARRIER = barrier
+
+
 def _count_file_part(job: tuple) -> Partial:
     path, start, end, source, per_line, jsonl_field = job
-    counts = count_part(path, start, end, source, per_line=per_line, jsonl_field=jsonl_field)
+    counts = _part_into(_WORKER_TABLE, path, start, end, source, per_line, jsonl_field)
     size = (end if end is not None else path.stat().st_size) - start
     return Partial(counts, size, os.getpid())
+
+
+def _hand_back(_) -> object:
+    # Every worker takes exactly one of these: each waits until all have one.
+    _WORKER_BARRIER.wait()
+    return _WORKER_TABLE
 
 
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
                 progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> Counter:
     """Piece counts of ``files``, each worker process reading its own byte ranges.
 
-    Only the tables travel between processes, not the text. Parts hold at
-    least ``part_bytes`` bytes, and about four per worker on large inputs
-    (:meth:`bytepair.Files.parts`: gzip files and whole-file documents are one
-    part each). ``on_partial`` sees each part's :class:`Partial` in this
-    process. O(total bytes) work, spread over ``workers``.
+    Parts hold about ``part_bytes`` bytes (:meth:`bytepair.Files.parts`; a
+    gzip file is one part; a whole-file document is cut at cut points for
+    the named patterns). With compiled counting each worker counts all its
+    parts into one table, sent back once at the end; only tables travel
+    between processes, never text. ``on_partial`` sees each part's
+    :class:`Partial` in this process. O(total bytes) work, spread over
+    ``workers``; memory per worker: one block plus its table.
     """
-    part = max(part_bytes, files.total_bytes() // (4 * workers) + 1)
+    compiled = _compiled(source) is not False
+    cut = compiled and source is not None and source in PATTERNS.values()
     jobs = [(path, start, end, source, files.per_line, files.jsonl_field)
-            for path, start, end in files.parts(part)]
+            for path, start, end in files.parts(part_bytes, cut_documents=cut)]
+    # Byte mode: nearly every line is a distinct piece, so merging worker
+    # tables would cost about what counting does; count here.
+    workers = 1 if source is None else max(1, min(workers, len(jobs)))
+    tables = []
     total: Counter = Counter()
-    with _pool(workers, source) as pool:
-        for partial in pool.imap_unordered(_count_file_part, jobs):
+
+    def add(partial: Partial) -> None:
+        if partial.counts is not None:
             total.update(partial.counts)
-            if progress_bar is not None:
-                progress_bar.update(partial.size)
-            if on_partial is not None:
-                on_partial(partial)
+        if progress_bar is not None:
+            progress_bar.update(partial.size)
+        if on_partial is not None:
+            on_partial(partial)
+
+    if workers == 1:
+        _start_file_worker(None)
+        try:
+            for job in jobs:
+                add(_count_file_part(job))
+            tables.append(_WORKER_TABLE)
+        finally:
+            _start_file_worker(None)
+    else:
+        barrier = multiprocessing.get_context("fork").Barrier(workers)
+        with _pool(workers, _start_file_worker, (barrier,)) as pool:
+            for partial in pool.imap_unordered(_count_file_part, jobs):
+                add(partial)
+            tables = pool.map(_hand_back, range(workers), chunksize=1)
+    tables = [table for table in tables if table is not None]
+    if tables:
+        merged = tables[0]
+        for table in tables[1:]:
+            merged.merge(table)
+        total.update(_table_counter(merged))
     return total

@@ -11,10 +11,12 @@ compiled; :func:`compiled_name` tells whether a regex source is one of them.
 from __future__ import annotations
 
 import os
+from array import array
 from collections import Counter
 from typing import Iterable
 
-from .pretokenize import PATTERNS
+# The module, not its names: pretokenize imports this module while it loads.
+from . import pretokenize
 
 _split = None
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
@@ -23,8 +25,11 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
     except ImportError:  # pragma: no cover - depends on how the package was installed
         _split = None
 
-#: Pattern names that have a compiled scanner, keyed by their regex source.
-COMPILED = {PATTERNS[name]: name for name in ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")}
+#: Raised by compiled counting for bytes that are not UTF-8 (``offset``: the first bad byte).
+InvalidUTF8 = _split.InvalidUTF8 if _split is not None else ValueError
+
+#: Pattern names (keys of ``bytepair.pretokenize.PATTERNS``) that have a compiled scanner.
+NAMES = ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")
 
 
 def available() -> bool:
@@ -35,14 +40,17 @@ def available() -> bool:
 def compiled_name(source: str | None) -> str | None:
     """The name of the compiled scanner for regex ``source``, or None when it has none.
 
-    >>> compiled_name(PATTERNS["o200k"])
+    >>> compiled_name(pretokenize.PATTERNS["o200k"])
     'o200k'
     >>> compiled_name(r"\\w+") is None
     True
     """
     if _split is None or source is None:
         return None
-    return COMPILED.get(source)
+    for name in NAMES:
+        if pretokenize.PATTERNS[name] == source:
+            return name
+    return None
 
 
 def split(text: str, name: str) -> list[str]:
@@ -70,3 +78,16 @@ def count(documents: Iterable[str], name: str | None) -> Counter:
 def count_gpt2(documents: Iterable[str]) -> Counter:
     """``{piece_bytes: count}`` over all documents, GPT-2 pattern."""
     return count(documents, "gpt2")
+
+
+def table():
+    """An empty compiled piece table (``bytepair._split.PieceTable``)."""
+    return _split.PieceTable()
+
+
+def bounds(starts: list[int], ends: list[int]):
+    """``(start, end)`` pairs as the flat int64 buffer ``PieceTable.count(offsets=...)`` reads."""
+    flat = array("q", bytes(16 * len(starts)))
+    flat[0::2] = array("q", starts)
+    flat[1::2] = array("q", ends)
+    return flat

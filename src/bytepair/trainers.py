@@ -29,7 +29,7 @@ from ._validate import (
     merges_for_vocab_size,
 )
 from .corpus import Files, as_files, iter_documents
-from .counting import count_files, count_pieces
+from .counting import count_files, count_pieces, counts_bytes
 from .io import load
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
 from .pretokenize import check_matches_something, resolve_pattern, splitter
@@ -256,16 +256,15 @@ def train(
     corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
     bar = None
     try:
-        # Without a pre-tokenizer counting is a dictionary update per document:
-        # cheaper in this process than shipping the counts back from workers.
-        if isinstance(corpus, Files) and workers > 1 and source is not None:
+        if isinstance(corpus, Files):
             bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
                             total=corpus.total_bytes())
             counts = count_files(corpus, source, workers=workers, progress_bar=bar)
         else:
-            bar = _progress(progress, desc="reading", unit="B" if source is None else "char",
+            as_bytes = counts_bytes(source)
+            bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
                             unit_scale=True)
-            documents = iter_documents(corpus, text=source is not None)
+            documents = iter_documents(corpus, text=not as_bytes)
             counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(counts))
