@@ -123,15 +123,17 @@ def open_binary(path: Path):
 
 
 def read_blocks(handle, start: int, end: int | None, *, per_line: bool,
-                block_bytes: int = BLOCK_BYTES) -> Iterator[tuple[int, bytes]]:
+                block_bytes: int | None = None) -> Iterator[tuple[int, bytes]]:
     """``(offset, block)`` pairs covering bytes ``[start, end)`` of an open file.
 
     With ``per_line`` each block ends after a ``"\\n"`` (or at the end);
     otherwise at a cut point (:func:`last_cut`) or the end. ``offset`` is the
-    block's first byte in the (decompressed) file. The handle is positioned
+    block's first byte in the (decompressed) file; ``block_bytes`` defaults
+    to :data:`BLOCK_BYTES`. The handle is positioned
     at ``start`` by the caller. Memory: one block plus the carried tail.
     O(end - start).
     """
+    block_bytes = block_bytes or BLOCK_BYTES
     offset = start
     carry = b""
     while True:

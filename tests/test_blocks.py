@@ -1,0 +1,187 @@
+"""Block reading: cut points keep every named pattern's pieces; streamed counting equals in-memory."""
+
+import gzip
+from collections import Counter
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import blocks, counting
+from bytepair.corpus import Files, read_file
+from bytepair.pretokenize import PATTERNS, splitter
+from helpers import needs_compiled_splitter
+
+NAMES = list(blocks.CUTTABLE)
+
+# Text built to sit on every rule's edge: letters of several scripts before
+# spaces and newlines, white space runs of every kind, CR/LF mixtures, marks,
+# digits, apostrophes, symbols and multi-byte characters.
+PARTS = st.sampled_from([
+    "a", "Z", "é", "ж", "Я", "日", "\u0301", "1", "٣", "'", "'s", "'LL", " ", "  ", "\t",
+    "\n", "\r\n", "\r", "\n\n", " \n", "\u00a0", "\u3000", "\u2028", ".", "!?", "/", "€",
+    "word", " word", "\nWord", "x\n", "-\n", "ab cd", "😀",
+])
+TEXTS = st.lists(PARTS, max_size=40).map("".join)
+
+
+def pieces(name: str, text: str) -> list[str]:
+    return splitter(PATTERNS[name])(text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=TEXTS)
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_every_cut_point_keeps_the_regex_pieces(name, text):
+    # The rule is checked against the regex module itself, not the compiled scanners.
+    data = text.encode()
+    whole = pieces(name, text)
+    for c in range(1, len(data)):
+        if blocks.is_cut(data, c):
+            head, tail = data[:c].decode(), data[c:].decode()
+            assert pieces(name, head) + pieces(name, tail) == whole, (c, head, tail)
+
+
+def test_cut_rules_on_plain_examples():
+    text = "one two\nThree\n\nfour  five\n six"
+    data = text.encode()
+    cuts = [c for c in range(len(data)) if blocks.is_cut(data, c)]
+    # S: "one| two", "four|  five"; N: "two\n|Three". Not after "\n\n", not before " six".
+    assert cuts == [3, 8, text.index("  five")]
+    assert blocks.last_cut(data, 0, len(data)) == cuts[-1]
+    assert blocks.first_cut(data, 0) == cuts[0]
+    assert blocks.last_cut(b"     \n\n\n   ", 0, 11) == -1
+    # A letter of any script before a space, and after a newline.
+    assert blocks.is_cut("жж ж".encode(), 4) and blocks.is_cut("。\nЖ".encode(), 4)
+    assert not blocks.is_cut("1 2".encode(), 1) and not blocks.is_cut("\u3000\nЖ".encode(), 4)
+
+
+def _count_streamed(tmp_path, monkeypatch, data: bytes, name, *, block: int, per_line=False,
+                    suffix=".txt"):
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", block)
+    path = tmp_path / f"doc{suffix}"
+    path.write_bytes(gzip.compress(data) if suffix.endswith(".gz") else data)
+    source = PATTERNS[name] if name else None
+    return counting.count_part(path, 0, None, source, per_line=per_line)
+
+
+def _in_memory(data: bytes, name, per_line=False) -> Counter:
+    source = PATTERNS[name] if name else None
+    documents = data.split(b"\n") if per_line else [data]
+    if per_line:
+        # One "\r" goes with the "\n" after it; the last line has none.
+        documents = [d[:-1] if d.endswith(b"\r") else d for d in documents[:-1]] + documents[-1:]
+    if source is None:
+        return Counter(d for d in documents if d)
+    return counting.count_documents([d.decode() for d in documents], source)
+
+
+ADVERSARIAL = [
+    "no newline at all, only words and spaces " * 40,
+    "x" + " " * 3000 + "y" + "\t \u00a0" * 500 + "z",
+    "line\r\nline\r\n" * 300 + "end\r",
+    "Ünïcödé ворд 日本語のテキスト 😀😀 " * 200,
+    "\n" * 2000 + "a\n" * 500,
+    "word" * 2000,
+]
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("name", NAMES + [None])
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+@pytest.mark.parametrize("block", [7, 64, 1000])
+def test_streamed_whole_file_equals_in_memory_on_adversarial_text(tmp_path, monkeypatch, name,
+                                                                   text, block):
+    data = text.encode()
+    assert _count_streamed(tmp_path, monkeypatch, data, name, block=block) == _in_memory(data, name)
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("name", NAMES)
+@given(text=TEXTS, block=st.integers(1, 40))
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+def test_streamed_whole_file_equals_in_memory(tmp_path, monkeypatch, name, text, block):
+    data = (text * 3).encode()
+    assert _count_streamed(tmp_path, monkeypatch, data, name, block=block) == _in_memory(data, name)
+    assert _count_streamed(tmp_path, monkeypatch, data, name, block=block, per_line=True) == \
+        _in_memory(data, name, per_line=True)
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("name", ["gpt2", "o200k"])
+def test_streamed_real_text_in_many_blocks(tmp_path, monkeypatch, real_text, name):
+    data = real_text[:200_000] + "\nЖили-были дед да баба. 日本語。\n".encode() * 50
+    got = _count_streamed(tmp_path, monkeypatch, data, name, block=4096)
+    assert got == _in_memory(data, name)
+    assert _count_streamed(tmp_path, monkeypatch, data, name, block=4096, suffix=".txt.gz") == got
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("per_line", [False, True])
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_invalid_utf8_across_a_block_boundary_names_file_and_offset(tmp_path, monkeypatch, per_line,
+                                                                    suffix):
+    # "ж" is D0 B6; the D0 is the last byte of the first 4096-byte read, and B6 is replaced.
+    head = b"word " * 819 + b"a"  # 4096 bytes
+    data = head[:-1] + b"\xd0" + b"\x41 and more words\n" * 400
+    with pytest.raises(ValueError, match=rf"doc\.txt(\.gz)?: invalid UTF-8 at byte offset 4095\b"):
+        _count_streamed(tmp_path, monkeypatch, data, "cl100k", block=4096, per_line=per_line,
+                        suffix=suffix)
+
+
+@pytest.mark.parametrize("name", ["gpt2", None])
+def test_one_line_ending_is_stripped_and_a_lone_cr_kept(tmp_path, monkeypatch, name):
+    data = b"ab\ncd\r\nef\r\r\ngh\r"
+    path = tmp_path / "lines.txt"
+    path.write_bytes(data)
+    assert list(read_file(path, text=False, per_line=True)) == [b"ab", b"cd", b"ef\r", b"gh\r"]
+    expected = _in_memory(data, name, per_line=True)
+    assert _count_streamed(tmp_path, monkeypatch, data, name, block=3, per_line=True) == expected
+    if name:
+        assert expected[b"\r"] == 2  # "ef\r" and "gh\r": the lone CRs are text
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("name", ["cl100k", "o200k"])
+def test_whole_file_parts_any_number_of_workers_give_one_model(tmp_path, monkeypatch, real_text, name):
+    # One big whole-file document, cut into parts at cut points and spread over workers.
+    path = tmp_path / "book.txt"
+    path.write_bytes(real_text[:120_000])
+    parts = Files(path).parts(5000, cut_documents=True)
+    assert len(parts) > 15
+    for (_, _, end), (_, start, _) in zip(parts, parts[1:]):
+        assert end == start and blocks.is_cut(real_text, end)
+    monkeypatch.setattr(counting, "PART_BYTES", 5000)
+    models = [bytepair.train(path, merges=200, pretokenize=name, workers=w, progress=False)
+              for w in (1, 2, 3, 4)]
+    assert all(m == models[0] for m in models)
+    expected = counting.count_documents([real_text[:120_000].decode()], PATTERNS[name])
+    got = counting.count_files(Files(path), PATTERNS[name], workers=3, part_bytes=5000)
+    assert got == expected
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("per_line", [False, True])
+def test_gzip_gives_the_model_of_plain_text(tmp_path, real_text, per_line):
+    plain = tmp_path / "kjv.txt"
+    plain.write_bytes(real_text[:80_000])
+    packed = tmp_path / "kjv.txt.gz"
+    packed.write_bytes(gzip.compress(real_text[:80_000]))
+    for name in ("cl100k", "whitespace"):
+        a = bytepair.train(plain, merges=150, pretokenize=name, per_line=per_line, workers=2,
+                           progress=False)
+        b = bytepair.train(packed, merges=150, pretokenize=name, per_line=per_line, workers=2,
+                           progress=False)
+        assert a == b and len(a.merges) == 150
+
+
+def test_per_line_workers_one_to_four_give_one_model(tmp_path, real_text, monkeypatch):
+    path = tmp_path / "kjv.txt"
+    path.write_bytes(real_text[:100_000])
+    monkeypatch.setattr(counting, "PART_BYTES", 4000)
+    models = [bytepair.train(path, merges=200, pretokenize="o200k", per_line=True, workers=w,
+                             progress=False) for w in (1, 2, 3, 4)]
+    assert all(m == models[0] for m in models)
