@@ -18,6 +18,7 @@ benches/peers_report.py).
     python -m benches.report --render benches/results/engines.json   # re-render only
 
     python -m benches.report --suite peers --library HEAD  # bytepair vs peers (~25 min)
+    python -m benches.report --suite ingest                # patterns x input shapes vs rustbpe (benches/ingest.py)
 
 Writes the table between the report markers of docs/benchmarks.md and the raw
 results to benches/results/engines.json (``--no-write`` to skip both); the
@@ -34,7 +35,7 @@ import time
 from pathlib import Path
 
 from . import corpus as corpora
-from . import peers_report
+from . import ingest, peers_report
 from .harness import (
     BASELINE, DEFAULT_BUDGET, DEFAULT_MERGES, DEFAULT_SIZES, DOC,
     SUITE_DEFAULTS, SUITES, TRAINERS, Case, _fmt_rate, _fmt_time, default_cases,
@@ -142,7 +143,7 @@ def _scaling(results) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.report", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--suite", choices=list(SUITES), default="engines",
+    parser.add_argument("--suite", choices=[*SUITES, "ingest"], default="engines",
                         help="engines: naive vs incremental, byte mode (default); peers: "
                         "bytepair's tokenizer training against Hugging Face tokenizers and others")
     parser.add_argument("--sizes", nargs="+", default=None,
@@ -153,6 +154,10 @@ def main(argv=None) -> int:
                         f"{' '.join(map(str, DEFAULT_MERGES))}; peers: filters its matrix)")
     parser.add_argument("--trainers", nargs="+", default=None, choices=list(TRAINERS),
                         help="default: the suite's trainers")
+    parser.add_argument("--patterns", nargs="+", choices=ingest.ALL_PATTERNS, default=None,
+                        help="ingest: only these patterns (default all)")
+    parser.add_argument("--shapes", nargs="+", choices=ingest.ALL_SHAPES, default=None,
+                        help="ingest: only these shapes of input (default all)")
     parser.add_argument("--threads", nargs="+", type=int, default=None,
                         help="peers: only these thread counts (default 1 2)")
     parser.add_argument("--modes", nargs="+", choices=("gpt2", "bytes"), default=None,
@@ -192,6 +197,11 @@ def main(argv=None) -> int:
             write_doc(table, args.doc)
         return 0
 
+    if args.suite == "ingest":
+        # One run per case: the 100 MB cases take minutes each.
+        args.json = args.json or ingest.RESULTS
+        args.cheap, args.repeat_budget, args.max_repeats = 0.0, 0.0, 1
+        return ingest.run(args, argv)
     results_file, cheap, repeat_budget, max_repeats = SUITE_DEFAULTS[args.suite]
     args.json = args.json or results_file
     args.cheap = cheap if args.cheap is None else args.cheap

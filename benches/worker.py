@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sys
 
+from . import ingest  # noqa: F401  (registers the ingest suite's trainers)
 from .harness import run_worker
 
 
