@@ -6,7 +6,8 @@ text into piece counts:
 * ``regex``: ``regex.findall`` per line into a ``collections.Counter`` (what
   bytepair does for patterns it has no compiled scanner for);
 * ``bytepair``: ``bytepair._split.PieceTable.count(data, name, per_line=True)``,
-  the compiled scanner and count table over the whole buffer;
+  the compiled scanner and count table over the whole buffer (and, to show
+  what counting costs, ``number_of_pieces``: the scanner alone);
 * ``rustbpe``: ``rustbpe.Tokenizer().train_from_iterator(lines, 256, pattern=...)``,
   i.e. its ingestion (split, count, build words) and no merges, in a child
   process with ``RAYON_NUM_THREADS=1``.
@@ -164,11 +165,13 @@ def measure(text: str, path: Path, repeat: int, names=NAMES) -> list[dict]:
     for name in names:
         cpu_r, wall_r, expected = _best(1, lambda: regex_counts(lines, name))
         cpu_b, wall_b, table = _best(repeat, lambda: bytepair_counts(data, name))
+        cpu_s, _, _ = _best(repeat, lambda: _split.number_of_pieces(data, name))
         same = table.items() == {piece.encode("utf-8"): n for piece, n in expected.items()}
         row = {"text": text, "pattern": name, "megabytes": round(mb, 3), "pieces": len(table),
                "same_counts": same,
                "regex_mb_per_cpu_s": round(mb / cpu_r, 2), "regex_mb_per_s": round(mb / wall_r, 2),
-               "bytepair_mb_per_cpu_s": round(mb / cpu_b, 1), "bytepair_mb_per_s": round(mb / wall_b, 1)}
+               "bytepair_mb_per_cpu_s": round(mb / cpu_b, 1), "bytepair_mb_per_s": round(mb / wall_b, 1),
+               "bytepair_split_only_mb_per_cpu_s": round(mb / cpu_s, 1)}
         rust = rustbpe_seconds(path, name, repeat)
         if rust is not None:
             row["rustbpe_mb_per_cpu_s"] = round(mb / rust[0], 2)
