@@ -4,7 +4,6 @@ import gzip
 from collections import Counter
 
 import pytest
-import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

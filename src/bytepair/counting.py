@@ -7,8 +7,12 @@ two and sum the tables itself):
 * :func:`count_part` counts one byte range of one file (see
   :meth:`bytepair.Files.parts`) in this process;
 * :func:`count_pieces` and :func:`count_files` spread that work over
-  ``workers`` processes and sum the tables. The sum does not depend on how
-  the work was split, so every split gives the same table.
+  ``workers`` threads or processes and sum the tables. The sum does not
+  depend on how the work was split, so every split gives the same table.
+
+Files and in-memory documents with a named pattern (or none) are split and
+counted in compiled code over large buffers (``bytepair._split.PieceTable``,
+fed by :mod:`bytepair.blocks`); custom regexes go through ``regex``.
 
 ``source`` is the pre-tokenizer's regex source (:func:`bytepair.pretokenize.resolve_pattern`);
 ``None`` means no split: each document is one piece, counted as bytes.
