@@ -4,9 +4,9 @@ One command runs the matrix, each case in a fresh process (benches/harness.py's
 ``run_case``: wall time, peak RSS of the process tree), and writes
 benches/results/ingest.json and the ingest section of docs/benchmarks.md::
 
-    python -m benches.report --suite ingest                      # 10 MB, ~10 min
-    python -m benches.report --suite ingest --sizes 100MB --patterns cl100k o200k --shapes lines
-    python -m benches.report --suite ingest --sizes 100MB --shapes document --patterns gpt2
+    python -m benches.report --suite ingest                      # 10 MB, every case (~15 min)
+    python -m benches.report --suite ingest --library HEAD --sizes 100MB --patterns cl100k o200k --shapes lines
+    python -m benches.report --suite ingest --library HEAD --sizes 100MB 1GB --patterns gpt2 --shapes document lines --threads 2
 
 Cases, on the English recipe of benches/corpus.py (one line per document):
 
@@ -41,7 +41,8 @@ import bytepair
 from . import corpus as corpora
 from . import peers
 from .harness import (
-    ROOT, TRAINERS, Case, Trainer, check_equal, code_info, machine_info, run_case, write_doc,
+    ROOT, TRAINERS, Case, Trainer, check_equal, code_info, library_snapshot, machine_info, run_case,
+    write_doc,
 )
 from bytepair.pretokenize import PATTERNS
 
@@ -185,7 +186,7 @@ def render(report: dict) -> str:
            + (" with uncommitted changes" if report["code"]["modified"] else "")
            + f"; load average before/after each case in the JSON (`{report['json']}`). "
            f"Vocabulary {VOCAB}; times are whole jobs (read, split, count, learn), one run each.",
-           "", "| size | shape | pattern | threads | bytepair s | rustbpe s | ratio | bytepair MB/s "
+           "", "| size | shape | pattern | threads | bytepair s | rustbpe s | ratio | bytepair whole-job MB/s "
            "| bytepair peak MiB | rustbpe peak MiB | load |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
@@ -228,12 +229,13 @@ def run(args, argv) -> int:
     cases = matrix(sizes, patterns, shapes, threads)
     if args.trainers:
         cases = [c for c in cases if c.trainer in args.trainers]
+    library = library_snapshot(args.library) if args.library else None
     started = time.perf_counter()
     results = []
     for i, case in enumerate(cases, 1):
         print(f"[{i}/{len(cases)}] {case.name} {dict(case.options)} ...", file=sys.stderr,
               end=" ", flush=True)
-        r = run_case(case, Path(case.corpus), args)
+        r = run_case(case, Path(case.corpus), args, library)
         results.append(r)
         print(f"{r.get('wall', 0):.2f} s, peak {r.get('peak_mib', 0):.0f} MiB"
               if r["status"] == "ok" else r["status"] + r.get("stderr", ""), file=sys.stderr,
@@ -242,7 +244,7 @@ def run(args, argv) -> int:
         suite="ingest", date=time.strftime("%Y-%m-%d %H:%M"),
         command="python -m benches.report " + " ".join(argv if argv is not None else sys.argv[1:]),
         machine=machine_info(["ingest-bytepair", "ingest-rustbpe", "ingest-hf"]),
-        code=code_info(None), results=results, checks=check_equal(results),
+        code=code_info(library), results=results, checks=check_equal(results),
         total_seconds=round(time.perf_counter() - started, 1),
         json=str(args.json.relative_to(ROOT) if args.json.resolve().is_relative_to(ROOT)
                  else args.json))
