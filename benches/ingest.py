@@ -205,9 +205,9 @@ def render(report: dict) -> str:
            f"Vocabulary {VOCAB}; times are whole jobs (read, split, count, learn), one run each; "
            f"\"count\" is bytepair's reading, splitting and counting inside the same run "
            f"(`count_files`), the rest of its time is learning the merges.",
-           "", "| size | shape | pattern | threads | bytepair s | rustbpe s | ratio | bytepair whole-job MB/s "
+           "", "| size | shape | pattern | threads | bytepair s | rustbpe s | ratio | bytepair count s | count MB/s "
            "| bytepair peak MiB | rustbpe peak MiB | load |",
-           "|---|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         if r["case"]["trainer"] != "ingest-bytepair":
             continue
