@@ -191,6 +191,12 @@ def main(argv=None) -> int:
         report = json.loads(args.render.read_text())
         if report.get("suite") == "peers":
             return peers_report.rerender(report, args)
+        if report.get("suite") == "ingest":
+            table = ingest.render(report)
+            print(table)
+            if not args.no_write:
+                write_doc(table, args.doc, ingest.BEGIN, ingest.END)
+            return 0
         table = render(report)
         print(table)
         if not args.no_write:
