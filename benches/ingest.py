@@ -269,7 +269,7 @@ def run(args, argv) -> int:
         machine=machine_info(["ingest-bytepair", "ingest-rustbpe", "ingest-hf"]),
         code=code_info(library), results=results, checks=check_equal(results),
         total_seconds=round(time.perf_counter() - started, 1),
-        json=str(args.json.relative_to(ROOT) if args.json.resolve().is_relative_to(ROOT)
+        json=str(args.json.resolve().relative_to(ROOT) if args.json.resolve().is_relative_to(ROOT)
                  else args.json))
     table = render(report)
     print(table)
