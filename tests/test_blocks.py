@@ -184,3 +184,16 @@ def test_per_line_workers_one_to_four_give_one_model(tmp_path, real_text, monkey
     models = [bytepair.train(path, merges=200, pretokenize="o200k", per_line=True, workers=w,
                              progress=False) for w in (1, 2, 3, 4)]
     assert all(m == models[0] for m in models)
+
+
+@pytest.mark.parametrize("per_line", [False, True])
+def test_blocks_stay_bounded_on_prose(tmp_path, real_text, per_line):
+    # Memory does not grow with the file: a block is one read plus the tail carried
+    # from the last one (after its last cut point or line end), short on prose.
+    path = tmp_path / "book.txt"
+    path.write_bytes(real_text * 3)
+    with blocks.open_binary(path) as handle:
+        sizes = [len(block) for _, block in blocks.read_blocks(handle, 0, None, per_line=per_line,
+                                                                block_bytes=4096)]
+    assert sum(sizes) == 3 * len(real_text)
+    assert len(sizes) > 200 and max(sizes) < 2 * 4096
