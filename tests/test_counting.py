@@ -10,7 +10,7 @@ import bytepair
 from bytepair import counting, naive, trainers
 from bytepair.corpus import Files, read_file
 from bytepair.pretokenize import PATTERNS
-from helpers import byte_token, spy_on_workers
+from helpers import byte_token, needs_compiled_splitter, spy_on_workers
 
 
 def test_parts_cover_the_file_and_end_at_line_ends(tmp_path, real_text):
@@ -96,6 +96,7 @@ def test_two_worker_processes_share_an_iterable_and_equal_one(real_text, monkeyp
     assert one == two and len(one.merges) == 300
 
 
+@needs_compiled_splitter
 @pytest.mark.parametrize("name", ["cl100k", "o200k", None])
 def test_compiled_iterable_counting_is_the_same_on_any_number_of_threads(real_text, name):
     # Named patterns count joined batches in compiled code on worker threads.
@@ -110,6 +111,7 @@ def test_compiled_iterable_counting_is_the_same_on_any_number_of_threads(real_te
         assert len(partials) > 10 and sum(p.size for p in partials) == sum(map(len, lines))
 
 
+@needs_compiled_splitter
 def test_compiled_iterable_error_names_the_document(real_text):
     lines = [b"fine", b"also fine", b"bad \xff here"]
     with pytest.raises(ValueError, match=r"corpus\[2\]: invalid UTF-8 at byte offset 4"):
