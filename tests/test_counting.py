@@ -2,6 +2,7 @@
 
 import json
 import os
+import signal
 from collections import Counter
 
 import pytest
@@ -140,3 +141,12 @@ def test_pair_counts_beyond_32_bits(backend):
     expected, _ = naive.fit(pieces, [counts[p] for p in pieces], 10, byte_token)
     assert rules == expected
     assert rules[0].count > 2**32
+
+
+def test_counting_files_in_this_process_leaves_ctrl_c_alone(tmp_path, real_text):
+    # Only worker processes ignore SIGINT; the parent must still stop on Ctrl-C.
+    path = tmp_path / "kjv.txt"
+    path.write_bytes(real_text[:5000])
+    before = signal.getsignal(signal.SIGINT)
+    counting.count_files(Files(path, per_line=True), PATTERNS["gpt2"], workers=1)
+    assert signal.getsignal(signal.SIGINT) is before and before is not signal.SIG_IGN

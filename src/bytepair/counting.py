@@ -275,11 +275,15 @@ def _start_file_worker(barrier) -> None:
     _WORKER_BARRIER = barrier
 
 
-def _count_file_part(job: tuple) -> Partial:
+def _count_file_part_into(table, job: tuple) -> Partial:
     path, start, end, source, per_line, jsonl_field = job
-    counts = _part_into(_WORKER_TABLE, path, start, end, source, per_line, jsonl_field)
+    counts = _part_into(table, path, start, end, source, per_line, jsonl_field)
     size = (end if end is not None else path.stat().st_size) - start
     return Partial(counts, size, os.getpid())
+
+
+def _count_file_part(job: tuple) -> Partial:
+    return _count_file_part_into(_WORKER_TABLE, job)
 
 
 def _hand_back(_) -> object:
@@ -300,8 +304,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     :class:`Partial` in this process. O(total bytes) work, spread over
     ``workers``; memory per worker: one block plus its table.
     """
-    compiled = _compiled(source) is not False
-    cut = compiled and source is not None and source in PATTERNS.values()
+    # Only the named patterns have proven cut points (docs/design.md 4.3.1).
+    cut = bool(_compiled(source))
     jobs = [(path, start, end, source, files.per_line, files.jsonl_field)
             for path, start, end in files.parts(part_bytes, cut_documents=cut)]
     # Byte mode: nearly every line is a distinct piece, so merging worker
@@ -319,13 +323,10 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
             on_partial(partial)
 
     if workers == 1:
-        _start_file_worker(None)
-        try:
-            for job in jobs:
-                add(_count_file_part(job))
-            tables.append(_WORKER_TABLE)
-        finally:
-            _start_file_worker(None)
+        table = fastsplit.table() if fastsplit.available() else None
+        for job in jobs:
+            add(_count_file_part_into(table, job))
+        tables.append(table)
     else:
         barrier = multiprocessing.get_context("fork").Barrier(workers)
         with _pool(workers, _start_file_worker, (barrier,)) as pool:
