@@ -46,7 +46,14 @@ cdef class PairEngine:
     cdef vector[int64_t] slot_delta
     cdef vector[vector[int32_t]] slot_new
 
+    # The priority queue once the engine owns it (open_queue): a SortedList
+    # of packed priorities, and the floor below which pairs wait outside it.
+    cdef readonly object queue
+    cdef readonly int64_t floor
+
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
+    cdef list _queue_above(self, int64_t floor)
+    cdef bint _valid_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
                         vector[uint64_t]& candidates) noexcept nogil

@@ -14,7 +14,10 @@ and from ``(b, t)`` to ``(m, t)``, then applies each pair's net change once,
 so a pair is looked up once per merge instead of once per occurrence.
 """
 
+from array import array
+
 from cython.operator cimport dereference as deref, preincrement as inc
+from sortedcontainers import SortedList
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.algorithm cimport is_sorted, sort, unique
 from libcpp.utility cimport pair
@@ -35,6 +38,24 @@ cdef uint32_t DENSE_SLOTS = 1 << 22
 
 cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
+
+
+# Packed priorities, as bytepair.rules.packed_priority: (2**63 - 1 - count)
+# above the 64-bit pair key, so one int compares like (-count, left, right).
+cdef int64_t TOP_COUNT = 0x7FFFFFFFFFFFFFFF
+cdef object LOW_64 = 0xFFFFFFFFFFFFFFFF
+
+
+cdef inline object packed(int64_t count, uint64_t key):
+    cdef object high = TOP_COUNT - count
+    cdef object low = key
+    return (high << 64) | low
+
+
+cdef inline uint64_t unpack(object entry, int64_t* count):
+    cdef int64_t high = entry >> 64
+    count[0] = TOP_COUNT - high
+    return entry & LOW_64
 
 
 cdef class PairEngine:
@@ -291,6 +312,117 @@ cdef class PairEngine:
                 raised.append((key >> 32, key & 0xFFFFFFFF, info.queued, info.count))
                 info.queued = info.count
         return replaced, raised
+
+    def open_queue(self, int64_t floor):
+        """Own the priority queue from now on, holding every pair counted ``>= floor``. O(P log P).
+
+        The queue is a ``SortedList`` of packed priorities
+        (``bytepair.rules.packed_priority``). An entry is current when its
+        count equals the pair's queued count; any other entry was left behind
+        by a later re-queue (lazy deletion) and is dropped at the front.
+        """
+        self.floor = floor
+        self.queue = SortedList(self._queue_above(floor))
+
+    cdef list _queue_above(self, int64_t floor):
+        # raise_above, as packed entries for the engine's own queue.
+        out = []
+        cdef PairInfo* info
+        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
+        while it != self.pairs.end():
+            info = &deref(it).second
+            if info.count >= floor and info.count > info.queued:
+                out.append(packed(info.count, deref(it).first))
+                info.queued = info.count
+            inc(it)
+        return out
+
+    cdef bint _valid_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1:
+        # The first current, exact entry, as the twin's _valid_front; False when none is left.
+        queue = self.queue
+        cdef int64_t queued_count, q, c
+        cdef uint64_t key
+        while len(queue):
+            key = unpack(queue[0], &queued_count)
+            it = self.pairs.find(key)
+            q = deref(it).second.queued if it != self.pairs.end() else 0
+            if q != queued_count:
+                queue.pop(0)  # left behind by a later re-queue of the pair
+                continue
+            c = deref(it).second.count
+            if c == q:
+                count[0] = c
+                left[0] = <uint32_t>(key >> 32)
+                right[0] = <uint32_t>key
+                return True
+            # The count changed since it was queued: re-queue at the true count.
+            queue.pop(0)
+            if c:
+                deref(it).second.queued = c
+                queue.add(packed(c, key))
+            else:
+                self.pairs.erase(it)
+        return False
+
+    def fit(self, int64_t max_merges, int64_t min_count, join, int64_t first_rank,
+            int64_t floor_divisor):
+        """Learn up to ``max_merges`` rules with the queue of :meth:`open_queue`.
+
+        The twin's ``fit`` documents the contract; returns arrays
+        ``(lefts, rights, new_ids, counts, replacements)``. The whole step
+        loop runs here: per rule one merge, one front lookup and O(log P)
+        per queue entry added or dropped, with no Python frame of our own.
+        """
+        cdef vector[uint32_t] lefts, rights, new_ids
+        cdef vector[int64_t] counts, replacements
+        cdef vector[uint64_t] candidates
+        cdef int64_t count = 0, replaced
+        cdef uint32_t left = 0, right = 0, new
+        cdef uint64_t key
+        cdef bint found
+        cdef PairInfo* info
+        queue = self.queue
+        if queue is None:
+            raise RuntimeError("call open_queue before fit")
+        if min_count < 1:
+            min_count = 1
+        while <int64_t>lefts.size() < max_merges:
+            found = self._valid_front(&count, &left, &right)
+            while not found or count < self.floor:
+                # Pairs below the floor may beat the queue's best: lower it.
+                if self.floor <= min_count:
+                    break
+                self.floor = max(min_count, self.floor // floor_divisor)
+                queue.update(self._queue_above(self.floor))
+                found = self._valid_front(&count, &left, &right)
+            if not found or count < self.floor or count < min_count:
+                break
+            queue.pop(0)
+            new = join(left, right, first_rank + <int64_t>lefts.size())
+            key = pair_key(left, right)
+            it = self.pairs.find(key)
+            deref(it).second.queued = 0
+            with nogil:
+                replaced = self._merge(left, right, new, candidates)
+            raised = []
+            for key in candidates:
+                it = self.pairs.find(key)
+                if it == self.pairs.end():
+                    continue
+                info = &deref(it).second
+                if info.count > info.queued and info.count >= self.floor:
+                    raised.append(packed(info.count, key))
+                    info.queued = info.count
+            candidates.clear()
+            if raised:
+                queue.update(raised)
+            lefts.push_back(left)
+            rights.push_back(right)
+            new_ids.push_back(new)
+            counts.push_back(count)
+            replacements.push_back(replaced)
+        return (array("I", lefts), array("I", rights), array("I", new_ids),
+                array("q", counts), array("q", replacements))
 
     def sequences(self):
         """The current token sequences, by walking the links."""

@@ -28,7 +28,7 @@ from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
 
-from .rules import Merge, priority
+from .rules import Merge, priority, unpack_priority
 
 _CompiledEngine = None
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
@@ -122,11 +122,21 @@ class IncrementalTrainer:
         self._keys = keys
         self._key_to_id = key_to_id
         self._rank = first_rank
-        self._floor = max(1, self._engine.max_count() // FIRST_FLOOR_DIVISOR)
-        self._queue = SortedList(
-            priority(c, self._key(left), self._key(right))
-            for left, right, _, c in self._engine.raise_above(self._floor)
-        )
+        first_floor = max(1, self._engine.max_count() // FIRST_FLOOR_DIVISOR)
+        if keys is None:
+            # IDs sort as numbers: the engine owns the queue and runs the loop.
+            self._engine.open_queue(first_floor)
+            self._queue = self._engine.queue
+        else:
+            self._word_floor = first_floor
+            self._queue = SortedList(
+                priority(c, self._key(left), self._key(right))
+                for left, right, _, c in self._engine.raise_above(first_floor)
+            )
+
+    @property
+    def _floor(self) -> int:
+        return self._engine.floor if self._keys is None else self._word_floor
 
     def _key(self, symbol: int):
         return symbol if self._keys is None else self._keys[symbol]
@@ -134,8 +144,25 @@ class IncrementalTrainer:
     def _id(self, key) -> int:
         return key if self._key_to_id is None else self._key_to_id[key]
 
+    def steps(self, max_merges: int, min_count: int = 1) -> list[Merge]:
+        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_count`` windows left."""
+        if self._keys is not None:
+            rules = []
+            while len(rules) < max_merges and (rule := self.step(min_count)) is not None:
+                rules.append(rule)
+            return rules
+        lefts, rights, new_ids, counts, replacements = self._engine.fit(
+            max_merges, min_count, self._join, self._rank, FLOOR_DIVISOR
+        )
+        first = self._rank
+        self._rank += len(lefts)
+        return list(map(Merge, range(first, self._rank), lefts, rights, new_ids, counts, replacements))
+
     def step(self, min_count: int = 1) -> Merge | None:
         """Learn the next rule; None when no pair has at least ``min_count`` windows."""
+        if self._keys is None:
+            rules = self.steps(1, min_count)
+            return rules[0] if rules else None
         while True:
             best = self._valid_top()
             if best is not None and best[0] >= self._floor:
@@ -143,7 +170,7 @@ class IncrementalTrainer:
             # Pairs below the floor may beat the queue's best: lower the floor.
             if self._floor <= max(min_count, 1):
                 return None  # nothing left reaches min_count
-            self._floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
+            self._word_floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
             self._requeue_raised(self._engine.raise_above(self._floor))
         count, left, right = best
         if count < min_count:
@@ -190,11 +217,28 @@ class IncrementalTrainer:
         count, and every queue entry matches the engine's queued count.
         """
         counts, queued = self._engine.check()
+        if self._keys is None:
+            self._check_packed_queue(counts, queued)
+            return
         entries = {(lk, rk): -nc for nc, lk, rk in self._queue}
         assert len(entries) == len(self._queue), "a pair is queued twice"
         assert entries == {
             (self._key(l), self._key(r)): q for (l, r), q in queued.items()
         }, "queue and engine disagree on queued counts"
+        for (left, right), c in counts.items():
+            if c >= self._floor:
+                assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+
+
+    def _check_packed_queue(self, counts: dict, queued: dict) -> None:
+        # Lazy deletion: an entry is current when its count is the pair's
+        # queued count; others are harmless leftovers, dropped at the front.
+        current = {}
+        for entry in self._queue:
+            count, left, right = unpack_priority(entry)
+            if queued.get((left, right)) == count:
+                current[(left, right)] = count
+        assert current == queued, "queue and engine disagree on queued counts"
         for (left, right), c in counts.items():
             if c >= self._floor:
                 assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
@@ -209,10 +253,4 @@ def fit(
 ) -> tuple[list[Merge], list[list[int]]]:
     """Same contract as :func:`bytepair.naive.fit`, for integer symbols."""
     trainer = IncrementalTrainer(sequences, weights, join, **options)
-    rules: list[Merge] = []
-    while len(rules) < merges:
-        rule = trainer.step()
-        if rule is None:
-            break
-        rules.append(rule)
-    return rules, trainer.sequences()
+    return trainer.steps(merges), trainer.sequences()
