@@ -4,8 +4,11 @@
 
 The same class, with the same behaviour, as ``bytepair._engine_py.PairEngine``;
 that module documents the algorithm in plain Python. Here the state lives in
-C++ vectors and one hash map (count, queued count and occurrences of a pair
-behind one lookup), and a merge runs without the GIL.
+C++ vectors and one open-addressing pair table (count, queued count and
+occurrences of a pair in one slot), and a merge runs without the GIL.
+Positions are laid out sequence by sequence, heaviest sequences first, so a
+position's weight is found from a short table of weight runs instead of being
+stored with it.
 
 One difference in how, not in what: the Python twin updates the counts of
 the four neighbouring pairs at every replacement. Here a merge first sums,
@@ -19,7 +22,7 @@ from array import array
 from cython.operator cimport dereference as deref, preincrement as inc
 from sortedcontainers import SortedList
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
-from libcpp.algorithm cimport is_sorted, sort, unique
+from libcpp.algorithm cimport is_sorted, sort, stable_sort, unique, upper_bound
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
@@ -62,47 +65,74 @@ cdef class PairEngine:
     """Linked token lists with exact pair counts and an occurrence index."""
 
     def __init__(self, tokens, starts, weights):
-        cdef Py_ssize_t n = len(tokens), s, i, lo, hi
+        cdef Py_ssize_t n = len(tokens), count = len(weights), s, k, i, lo, hi, at
         if n > MAX_POSITIONS:
             raise ValueError(
                 f"the corpus has {n} token positions; one engine holds at most {MAX_POSITIONS}"
             )
-        if len(starts) != len(weights) + 1 or starts[len(starts) - 1] != n:
+        if len(starts) != count + 1 or starts[len(starts) - 1] != n:
             raise ValueError("starts must hold one offset per sequence plus the total length")
-        cdef const uint32_t[:] wide
-        cdef const unsigned char[:] narrow
-        self.pos.resize(n)
+        cdef const unsigned char[:] narrow = None
+        cdef const uint32_t[:] wide = None
         if isinstance(tokens, bytes):
             narrow = tokens
-            for i in range(n):
-                self.pos[i].tok = narrow[i]
         else:
             try:
                 wide = tokens
             except (TypeError, ValueError, BufferError):
-                for i, t in enumerate(tokens):
-                    self.pos[i].tok = t
-            else:
-                for i in range(n):
-                    self.pos[i].tok = wide[i]
-        for s in range(len(weights)):
-            self.weights.push_back(weights[s])
-        for s in range(len(starts)):
-            self.starts.push_back(starts[s])
-        cdef PairInfo* info
+                wide = array("I", tokens)
+        cdef vector[int64_t] given_starts, given_weights
+        given_starts.reserve(count + 1)
+        given_weights.reserve(count)
+        for s in range(count + 1):
+            given_starts.push_back(starts[s])
+        for s in range(count):
+            given_weights.push_back(weights[s])
+        cdef vector[pair[int64_t, int64_t]] by_weight
+        cdef Position* p
+        cdef PairSlot* info
         with nogil:
-            for s in range(<Py_ssize_t>self.weights.size()):
-                lo = self.starts[s]
-                hi = self.starts[s + 1]
+            # Heaviest first, ties in the caller's order.
+            by_weight.reserve(count)
+            for s in range(count):
+                by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
+            stable_sort(by_weight.begin(), by_weight.end())
+            self.pos.resize(n)
+            self.starts.reserve(count + 1)
+            self.order.reserve(count)
+            at = 0
+            for k in range(count):
+                s = by_weight[k].second
+                if k and by_weight[k].first != by_weight[k - 1].first:
+                    self.run_end.push_back(at)
+                    self.run_weight.push_back(-by_weight[k - 1].first)
+                self.order.push_back(s)
+                self.starts.push_back(at)
+                lo = given_starts[s]
+                hi = given_starts[s + 1]
                 for i in range(lo, hi):
-                    self.pos[i].prev = <int32_t>(i - 1) if i > lo else -1
-                    self.pos[i].nxt = <int32_t>(i + 1) if i + 1 < hi else -1
-                    self.pos[i].seq = <int32_t>s
+                    p = &self.pos[at + i - lo]
+                    p.tok = narrow[i] if narrow is not None else wide[i]
+                    p.prev = <int32_t>(at + i - lo - 1) if i > lo else -1
+                    p.nxt = <int32_t>(at + i - lo + 1) if i + 1 < hi else -1
+                at += hi - lo
+            self.starts.push_back(at)
+            if count:
+                self.run_end.push_back(at)
+                self.run_weight.push_back(-by_weight[count - 1].first)
             for i in range(n):
                 if self.pos[i].nxt >= 0:
-                    info = &self.pairs[pair_key(self.pos[i].tok, self.pos[self.pos[i].nxt].tok)]
-                    info.count += self.weights[self.pos[i].seq]
+                    info = self.pairs.get(pair_key(self.pos[i].tok, self.pos[self.pos[i].nxt].tok))
+                    info.count += self._weight(<int32_t>i)
                     info.where.push_back(<int32_t>i)
+
+    cdef int64_t _weight(self, int32_t i) noexcept nogil:
+        # The run holding position i: most positions are in the last, lightest one.
+        cdef size_t last = self.run_end.size() - 1
+        if last == 0 or i >= self.run_end[last - 1]:
+            return self.run_weight[last]
+        return self.run_weight[upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i)
+                               - self.run_end.begin()]
 
     def pair_counts(self):
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
@@ -115,50 +145,47 @@ cdef class PairEngine:
         becomes ``count``.
         """
         out = []
-        cdef PairInfo* info
-        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
-        while it != self.pairs.end():
-            info = &deref(it).second
-            if info.count >= floor and info.count > info.queued:
-                out.append((deref(it).first >> 32, deref(it).first & 0xFFFFFFFF,
-                            info.queued, info.count))
+        cdef PairSlot* info
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            info = self.pairs.at(k)
+            if info.queued >= 0 and info.count >= floor and info.count > info.queued:
+                out.append((info.key >> 32, info.key & 0xFFFFFFFF, info.queued, info.count))
                 info.queued = info.count
-            inc(it)
         return out
 
     def max_count(self):
         """The greatest pair count (0 when no pair is left). O(pairs)."""
         cdef int64_t best = 0
-        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
-        while it != self.pairs.end():
-            if deref(it).second.count > best:
-                best = deref(it).second.count
-            inc(it)
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            if self.pairs.at(k).queued >= 0 and self.pairs.at(k).count > best:
+                best = self.pairs.at(k).count
         return best
 
     def count(self, uint32_t left, uint32_t right):
         """Current weighted count of ``(left, right)``. O(1)."""
-        it = self.pairs.find(pair_key(left, right))
-        return deref(it).second.count if it != self.pairs.end() else 0
+        info = self.pairs.find(pair_key(left, right))
+        return info.count if info != NULL else 0
 
     def requeue(self, uint32_t left, uint32_t right):
         """Record that the pair is queued again under its current count, and return it."""
-        it = self.pairs.find(pair_key(left, right))
-        if it == self.pairs.end():
+        info = self.pairs.find(pair_key(left, right))
+        if info == NULL:
             return 0
-        cdef int64_t c = deref(it).second.count
+        cdef int64_t c = info.count
         if c:
-            deref(it).second.queued = c
+            info.queued = c
         else:
-            self.pairs.erase(it)
+            self.pairs.erase(info)
         return c
 
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil:
-        cdef PairInfo* info = &self.pairs[key]
+        cdef PairSlot* info = self.pairs.get(key)
         info.count += delta
         if info.count == 0:
             if info.queued == 0:
-                self.pairs.erase(key)
+                self.pairs.erase(info)
             else:
                 # No live occurrence is left: free its index entries.
                 vector[int32_t]().swap(info.where)
@@ -195,9 +222,9 @@ cdef class PairEngine:
                         vector[uint64_t]& candidates) noexcept nogil:
         cdef uint64_t key = pair_key(a, b)
         cdef vector[int32_t] positions
-        it = self.pairs.find(key)
-        if it != self.pairs.end():
-            positions.swap(deref(it).second.where)
+        cdef PairSlot* info = self.pairs.find(key)
+        if info != NULL:
+            positions.swap(info.where)
         # Ascending positions are left to right within every sequence, which
         # is what makes overlapping matches (`aaa`) resolve like the naive pass.
         if not is_sorted(positions.begin(), positions.end()):
@@ -217,7 +244,7 @@ cdef class PairEngine:
             # Skip stale entries: consumed positions and changed tokens.
             if j < 0 or self.pos[i].tok != a or self.pos[j].tok != b:
                 continue
-            w = self.weights[self.pos[i].seq]
+            w = self._weight(i)
             before = self.pos[i].prev
             after = self.pos[j].nxt
             if before >= 0:
@@ -261,13 +288,11 @@ cdef class PairEngine:
                 self._add(key, d)
 
         # Record the new pairs' occurrences (only for pairs still seen).
-        cdef PairInfo* info
         for slot in range(self.slot_pair.size()):
             t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
             key = pair_key(m, t) if self.slot_pair[slot] & RIGHT else pair_key(t, m)
-            found = self.pairs.find(key)
-            if found != self.pairs.end() and deref(found).second.count > 0:
-                info = &deref(found).second
+            info = self.pairs.find(key)
+            if info != NULL and info.count > 0:
                 info.where.insert(info.where.end(), self.slot_new[slot].begin(), self.slot_new[slot].end())
                 candidates.push_back(key)
             self.slot_new[slot].clear()
@@ -294,20 +319,18 @@ cdef class PairEngine:
         cdef vector[uint64_t] candidates
         cdef uint64_t key = pair_key(left, right)
         cdef int64_t replaced
-        it = self.pairs.find(key)
-        if it != self.pairs.end():
-            deref(it).second.queued = 0
-            if deref(it).second.count == 0:
-                self.pairs.erase(it)  # kept only for its queue entry, now gone
+        info = self.pairs.find(key)
+        if info != NULL:
+            info.queued = 0
+            if info.count == 0:
+                self.pairs.erase(info)  # kept only for its queue entry, now gone
         with nogil:
             replaced = self._merge(left, right, new, candidates)
         raised = []
-        cdef PairInfo* info
         for key in candidates:
-            found = self.pairs.find(key)
-            if found == self.pairs.end():
+            info = self.pairs.find(key)
+            if info == NULL:
                 continue
-            info = &deref(found).second
             if info.count > info.queued and info.count >= floor:
                 raised.append((key >> 32, key & 0xFFFFFFFF, info.queued, info.count))
                 info.queued = info.count
@@ -327,14 +350,13 @@ cdef class PairEngine:
     cdef list _queue_above(self, int64_t floor):
         # raise_above, as packed entries for the engine's own queue.
         out = []
-        cdef PairInfo* info
-        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
-        while it != self.pairs.end():
-            info = &deref(it).second
-            if info.count >= floor and info.count > info.queued:
-                out.append(packed(info.count, deref(it).first))
+        cdef PairSlot* info
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            info = self.pairs.at(k)
+            if info.queued >= 0 and info.count >= floor and info.count > info.queued:
+                out.append(packed(info.count, info.key))
                 info.queued = info.count
-            inc(it)
         return out
 
     cdef bint _valid_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1:
@@ -342,14 +364,15 @@ cdef class PairEngine:
         queue = self.queue
         cdef int64_t queued_count, q, c
         cdef uint64_t key
+        cdef PairSlot* info
         while len(queue):
             key = unpack(queue[0], &queued_count)
-            it = self.pairs.find(key)
-            q = deref(it).second.queued if it != self.pairs.end() else 0
+            info = self.pairs.find(key)
+            q = info.queued if info != NULL else 0
             if q != queued_count:
                 queue.pop(0)  # left behind by a later re-queue of the pair
                 continue
-            c = deref(it).second.count
+            c = info.count
             if c == q:
                 count[0] = c
                 left[0] = <uint32_t>(key >> 32)
@@ -358,10 +381,10 @@ cdef class PairEngine:
             # The count changed since it was queued: re-queue at the true count.
             queue.pop(0)
             if c:
-                deref(it).second.queued = c
+                info.queued = c
                 queue.add(packed(c, key))
             else:
-                self.pairs.erase(it)
+                self.pairs.erase(info)
         return False
 
     def fit(self, int64_t max_merges, int64_t min_count, join, int64_t first_rank,
@@ -380,10 +403,11 @@ cdef class PairEngine:
         cdef uint32_t left = 0, right = 0, new
         cdef uint64_t key
         cdef bint found
-        cdef PairInfo* info
+        cdef PairSlot* info
         queue = self.queue
         if queue is None:
             raise RuntimeError("call open_queue before fit")
+        add = queue.add
         if min_count < 1:
             min_count = 1
         while <int64_t>lefts.size() < max_merges:
@@ -399,23 +423,15 @@ cdef class PairEngine:
                 break
             queue.pop(0)
             new = join(left, right, first_rank + <int64_t>lefts.size())
-            key = pair_key(left, right)
-            it = self.pairs.find(key)
-            deref(it).second.queued = 0
+            self.pairs.find(pair_key(left, right)).queued = 0
             with nogil:
                 replaced = self._merge(left, right, new, candidates)
-            raised = []
             for key in candidates:
-                it = self.pairs.find(key)
-                if it == self.pairs.end():
-                    continue
-                info = &deref(it).second
-                if info.count > info.queued and info.count >= self.floor:
-                    raised.append(packed(info.count, key))
+                info = self.pairs.find(key)
+                if info != NULL and info.count > info.queued and info.count >= self.floor:
                     info.queued = info.count
+                    add(packed(info.count, key))
             candidates.clear()
-            if raised:
-                queue.update(raised)
             lefts.push_back(left)
             rights.push_back(right)
             new_ids.push_back(new)
@@ -425,9 +441,8 @@ cdef class PairEngine:
                 array("q", counts), array("q", replacements))
 
     def sequences(self):
-        """The current token sequences, by walking the links."""
-        out = []
-        cdef Py_ssize_t s
+        """The current token sequences, by walking the links, in the caller's order."""
+        cdef Py_ssize_t k
         cdef int32_t i
         cdef uint32_t top = 0
         for i in range(<int32_t>self.pos.size()):
@@ -435,13 +450,14 @@ cdef class PairEngine:
                 top = self.pos[i].tok
         # One int object per token ID, shared by every list (not one per position).
         cdef list ints = list(range(top + 1)) if top < DENSE_SLOTS else None
-        for s in range(<Py_ssize_t>self.weights.size()):
+        cdef list out = [None] * <Py_ssize_t>self.order.size()
+        for k in range(<Py_ssize_t>self.order.size()):
             seq = []
-            i = <int32_t>self.starts[s] if self.starts[s] < self.starts[s + 1] else -1
+            i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
             while i >= 0:
                 seq.append(ints[self.pos[i].tok] if ints is not None else self.pos[i].tok)
                 i = self.pos[i].nxt
-            out.append(seq)
+            out[self.order[k]] = seq
         return out
 
     def check(self):
@@ -451,31 +467,37 @@ cdef class PairEngine:
         queued counts for the caller to compare with its queue.
         """
         recount = {}
-        cdef Py_ssize_t s
+        cdef Py_ssize_t k
         cdef int32_t i, j
-        for s in range(<Py_ssize_t>self.weights.size()):
-            i = <int32_t>self.starts[s] if self.starts[s] < self.starts[s + 1] else -1
+        cdef PairSlot* info
+        for k in range(<Py_ssize_t>self.order.size()):
+            i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
             assert i < 0 or self.pos[i].prev == -1, "sequence start has a predecessor"
             while i >= 0:
                 j = self.pos[i].nxt
                 if j >= 0:
                     assert self.pos[j].prev == i, f"links disagree at {i}->{j}"
                     pair_ids = (self.pos[i].tok, self.pos[j].tok)
-                    recount[pair_ids] = recount.get(pair_ids, 0) + self.weights[self.pos[i].seq]
-                    found = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
-                    assert found != self.pairs.end() and i in list(deref(found).second.where), \
+                    recount[pair_ids] = recount.get(pair_ids, 0) + self._weight(i)
+                    info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
+                    assert info != NULL and i in list(info.where), \
                         f"occurrence {pair_ids} at {i} not indexed"
                 i = j
         counts = {}
         queued = {}
-        cdef unordered_map[uint64_t, PairInfo].iterator it = self.pairs.begin()
-        while it != self.pairs.end():
-            pair_ids = (deref(it).first >> 32, deref(it).first & 0xFFFFFFFF)
-            assert deref(it).second.count or deref(it).second.queued, f"{pair_ids} kept for nothing"
-            if deref(it).second.count:
-                counts[pair_ids] = deref(it).second.count
-            if deref(it).second.queued:
-                queued[pair_ids] = deref(it).second.queued
-            inc(it)
+        cdef size_t slot, used = 0
+        for slot in range(self.pairs.capacity()):
+            info = self.pairs.at(slot)
+            if info.queued < 0:
+                continue
+            used += 1
+            pair_ids = (info.key >> 32, info.key & 0xFFFFFFFF)
+            assert self.pairs.find(info.key) == info, f"{pair_ids} not found where it is stored"
+            assert info.count or info.queued, f"{pair_ids} kept for nothing"
+            if info.count:
+                counts[pair_ids] = info.count
+            if info.queued:
+                queued[pair_ids] = info.queued
+        assert used == self.pairs.size(), "the pair table miscounts its pairs"
         assert recount == counts, "incremental counts differ from a recount"
         return counts, queued
