@@ -48,6 +48,12 @@ cdef extern from *:
 
     public:
         PairTable() : slots_(16) {}
+        // Forget every pair and give the memory back.
+        void clear() {
+            std::vector<PairSlot>(16).swap(slots_);
+            used_ = 0;
+            shift_ = 60;
+        }
         size_t size() const { return used_; }
         size_t capacity() const { return slots_.size(); }
         PairSlot* at(size_t i) { return &slots_[i]; }
@@ -106,6 +112,7 @@ cdef extern from *:
 
     cdef cppclass PairTable:
         size_t size() nogil
+        void clear() nogil
         size_t capacity() nogil
         PairSlot* at(size_t i) nogil
         void reserve(size_t pairs) nogil
@@ -148,6 +155,7 @@ cdef class PairEngine:
     cdef int64_t _weight(self, int32_t i) noexcept nogil
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
+    cdef void _compact(self, PairSlot* info) noexcept nogil
     cdef list _queue_above(self, int64_t floor)
     cdef bint _valid_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,

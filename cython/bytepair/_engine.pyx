@@ -120,9 +120,19 @@ cdef class PairEngine:
             if count:
                 self.run_end.push_back(at)
                 self.run_weight.push_back(-by_weight[count - 1].first)
+            # Two passes: count the windows of each pair first, so that each
+            # occurrence list is allocated once at its exact size.
             for i in range(n):
                 if self.pos[i].nxt >= 0:
-                    info = self.pairs.get(pair_key(self.pos[i].tok, self.pos[self.pos[i].nxt].tok))
+                    self.pairs.get(pair_key(self.pos[i].tok, self.pos[i + 1].tok)).queued += 1
+            for i in range(<Py_ssize_t>self.pairs.capacity()):
+                info = self.pairs.at(i)
+                if info.queued > 0:
+                    info.where.reserve(info.queued)
+                    info.queued = 0
+            for i in range(n):
+                if self.pos[i].nxt >= 0:
+                    info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[i + 1].tok))
                     info.count += self._weight(<int32_t>i)
                     info.where.push_back(<int32_t>i)
 
@@ -133,6 +143,11 @@ cdef class PairEngine:
             return self.run_weight[last]
         return self.run_weight[upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i)
                                - self.run_end.begin()]
+
+    @property
+    def pair_table(self):
+        """``(pairs, slots)``: pairs held (counted or queued) and the table's capacity."""
+        return self.pairs.size(), self.pairs.capacity()
 
     def pair_counts(self):
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
@@ -293,6 +308,8 @@ cdef class PairEngine:
             key = pair_key(m, t) if self.slot_pair[slot] & RIGHT else pair_key(t, m)
             info = self.pairs.find(key)
             if info != NULL and info.count > 0:
+                if info.where.size() + self.slot_new[slot].size() > info.where.capacity():
+                    self._compact(info)
                 info.where.insert(info.where.end(), self.slot_new[slot].begin(), self.slot_new[slot].end())
                 candidates.push_back(key)
             self.slot_new[slot].clear()
@@ -307,6 +324,21 @@ cdef class PairEngine:
         sort(candidates.begin(), candidates.end())
         candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
         return replaced
+
+    cdef void _compact(self, PairSlot* info) noexcept nogil:
+        # Drop the stale entries of an occurrence list before it would grow:
+        # merges elsewhere leave entries behind, and without this the index
+        # grows by about one entry per replacement. Amortized O(1) per entry.
+        cdef uint32_t a = <uint32_t>(info.key >> 32), b = <uint32_t>info.key
+        cdef size_t k, kept = 0
+        cdef int32_t i, j
+        for k in range(info.where.size()):
+            i = info.where[k]
+            j = self.pos[i].nxt
+            if j >= 0 and self.pos[i].tok == a and self.pos[j].tok == b:
+                info.where[kept] = i
+                kept += 1
+        info.where.resize(kept)
 
     def merge(self, uint32_t left, uint32_t right, uint32_t new, int64_t floor=1):
         """Replace ``(left, right)`` by ``new`` everywhere, left to right.
@@ -440,8 +472,17 @@ cdef class PairEngine:
         return (array("I", lefts), array("I", rights), array("I", new_ids),
                 array("q", counts), array("q", replacements))
 
-    def sequences(self):
-        """The current token sequences, by walking the links, in the caller's order."""
+    def sequences(self, bint release=False):
+        """The current token sequences, by walking the links, in the caller's order.
+
+        ``release=True`` first frees the pair table and the queue, which the
+        sequences do not need (the engine cannot merge afterwards).
+        """
+        if release:
+            self.pairs.clear()
+            self.queue = None
+            self.slot_new.clear()
+            self.slot_new.shrink_to_fit()
         cdef Py_ssize_t k
         cdef int32_t i
         cdef uint32_t top = 0

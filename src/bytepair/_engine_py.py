@@ -73,6 +73,8 @@ class PairEngine:
                 self._prev[lo] = -1
                 self._next[hi - 1] = -1
             self._weight_at[lo:hi] = [weight] * (hi - lo)
+        self.queue: SortedList | None = None  # owned once open_queue is called
+        self.floor = 0
         self._count: dict[tuple[int, int], int] = {}
         self._queued: dict[tuple[int, int], int] = {}
         self._where: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
@@ -224,6 +226,8 @@ class PairEngine:
         lefts, rights, new_ids = array("I"), array("I"), array("I")
         counts, replacements = array("q"), array("q")
         queue = self.queue
+        if queue is None:
+            raise RuntimeError("call open_queue before fit")
         min_count = max(min_count, 1)
         while len(lefts) < max_merges:
             best = self._valid_front()
@@ -250,8 +254,15 @@ class PairEngine:
             replacements.append(replaced)
         return lefts, rights, new_ids, counts, replacements
 
-    def sequences(self) -> list[list[int]]:
-        """The current token sequences, by walking the links."""
+    def sequences(self, release: bool = False) -> list[list[int]]:
+        """The current token sequences, by walking the links.
+
+        ``release=True`` first frees the counts, the index and the queue
+        (the engine cannot merge afterwards).
+        """
+        if release:
+            self._count, self._queued, self._where = {}, {}, defaultdict(list)
+            self.queue = None
         out = []
         for s in range(len(self._starts) - 1):
             lo, hi = self._starts[s], self._starts[s + 1]

@@ -21,9 +21,11 @@ merge creates) out of the SortedList until the training gets down to them.
 
 from __future__ import annotations
 
+import gc
 import os
-from array import array
 import warnings
+from array import array
+from contextlib import contextmanager
 from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
@@ -118,6 +120,25 @@ class IncrementalTrainer:
             for seq in sequences:
                 tokens.extend(seq)
         self._engine = engine_class(backend)(tokens, starts, array("q", weights))
+        self._open(join, keys, key_to_id, first_rank)
+
+    @property
+    def _floor(self) -> int:
+        return self._engine.floor if self._keys is None else self._word_floor
+
+    @classmethod
+    def from_arrays(cls, tokens: bytes | array, starts: array, weights: array,
+                    join: Callable[[int, int, int], int], *, backend: str | None = None,
+                    first_rank: int = 0) -> "IncrementalTrainer":
+        """A byte-mode trainer from flat arrays: every sequence's tokens laid end to
+        end (``bytes`` or an ``array("I")``), ``starts`` (one offset per sequence,
+        then the total) and ``weights``. The engine reads them in C. O(n)."""
+        trainer = cls.__new__(cls)
+        trainer._engine = engine_class(backend)(tokens, starts, weights)
+        trainer._open(join, None, None, first_rank)
+        return trainer
+
+    def _open(self, join, keys, key_to_id, first_rank: int) -> None:
         self._join = join
         self._keys = keys
         self._key_to_id = key_to_id
@@ -133,10 +154,6 @@ class IncrementalTrainer:
                 priority(c, self._key(left), self._key(right))
                 for left, right, _, c in self._engine.raise_above(first_floor)
             )
-
-    @property
-    def _floor(self) -> int:
-        return self._engine.floor if self._keys is None else self._word_floor
 
     def _key(self, symbol: int):
         return symbol if self._keys is None else self._keys[symbol]
@@ -206,9 +223,9 @@ class IncrementalTrainer:
                 queue.remove(priority(old, left_key, right_key))
             queue.add(priority(count, left_key, right_key))
 
-    def sequences(self) -> list[list[int]]:
-        """The current transformed sequences."""
-        return self._engine.sequences()
+    def sequences(self, release: bool = False) -> list[list[int]]:
+        """The current transformed sequences; ``release=True`` ends training and frees its state first."""
+        return self._engine.sequences(release)
 
     def _check(self) -> None:
         """Verify every invariant: links, counts, occurrence index and queue.
@@ -244,6 +261,23 @@ class IncrementalTrainer:
                 assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
 
 
+@contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector for a block.
+
+    Building the outputs allocates one list per sequence; each batch of
+    allocations would otherwise trigger a collection that walks every list
+    made so far. The block creates no cycles, so nothing is left uncollected.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def fit(
     sequences: Sequence[Sequence[int]],
     weights: Sequence[int],
@@ -253,4 +287,6 @@ def fit(
 ) -> tuple[list[Merge], list[list[int]]]:
     """Same contract as :func:`bytepair.naive.fit`, for integer symbols."""
     trainer = IncrementalTrainer(sequences, weights, join, **options)
-    return trainer.steps(merges), trainer.sequences()
+    rules = trainer.steps(merges)
+    with gc_paused():
+        return rules, trainer.sequences(release=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from itertools import accumulate
 from typing import Iterable, Mapping
 
 from . import incremental, naive
@@ -64,15 +65,19 @@ def train_bytes(
         raise TypeError(
             f"documents must be an iterable of bytes or str, got {type(documents).__name__}"
         ) from None
-    docs = [as_document(doc, i) for i, doc in enumerate(documents)]
+    docs = list(documents)
+    if not set(map(type, docs)) <= {bytes}:
+        docs = [as_document(doc, i) for i, doc in enumerate(docs)]
     if source is None:
-        pieces_of = [[doc] for doc in docs]
-    else:
-        split = splitter(source)
-        pieces_of = [
-            [piece.encode("utf-8") for piece in split(_utf8(doc, i))]
-            for i, doc in enumerate(docs)
-        ]
+        if engine == "naive":
+            rules, sequences = naive.fit(docs, [1] * len(docs), merges, _byte_token)
+            return ByteModel(rules, sequences, pattern=source)
+        return ByteModel(*_fit_documents(docs, merges), pattern=source)
+    split = splitter(source)
+    pieces_of = [
+        [piece.encode("utf-8") for piece in split(_utf8(doc, i))]
+        for i, doc in enumerate(docs)
+    ]
     pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
     _check_total(pieces, [1] * len(pieces), "documents")
     if engine == "naive":
@@ -85,9 +90,6 @@ def train_bytes(
         rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
-    if source is None:
-        # One piece per document; copies, as duplicate documents share a list.
-        return ByteModel(rules, [list(seq) for seq in piece_sequences], pattern=source)
     # Regroup the pieces' sequences by document.
     sequences, start = [], 0
     for doc_pieces in pieces_of:
@@ -95,6 +97,37 @@ def train_bytes(
         sequences.append([t for seq in piece_sequences[start:end] for t in seq])
         start = end
     return ByteModel(rules, sequences, pattern=source)
+
+
+def _fit_documents(docs: list[bytes], merges: int) -> tuple[list[Merge], list[list[int]]]:
+    """Byte-mode rules and transformed documents, each distinct document trained once.
+
+    The engine is built from flat arrays (all distinct documents joined,
+    their offsets, their multiplicities): O(total bytes) in C, no loop per
+    document in Python. No weighted total can overflow here: every window is
+    a byte held in memory.
+    """
+    weight_of = Counter(docs)
+    unique = list(weight_of)
+    weights = array("q", weight_of.values())
+    del weight_of
+    starts = array("q", [0])
+    starts.extend(accumulate(map(len, unique)))
+    tokens = b"".join(unique)
+    trainer = incremental.IncrementalTrainer.from_arrays(tokens, starts, weights, _byte_token)
+    del tokens, starts
+    rules = trainer.steps(merges)
+    with incremental.gc_paused():
+        unique_sequences = trainer.sequences(release=True)
+        del trainer
+        if len(unique) == len(docs):
+            return rules, unique_sequences  # no duplicates: the lists are the documents'
+        # A duplicate gets a copy, so that no two documents share a list.
+        sequence_of = dict(zip(unique, unique_sequences))
+        del unique, unique_sequences
+        shared = dict(sequence_of)
+        firsts = [sequence_of.pop(doc, None) for doc in docs]
+        return rules, [seq if seq is not None else list(shared[doc]) for doc, seq in zip(docs, firsts)]
 
 
 def _utf8(doc: bytes, index: int) -> str:
