@@ -199,3 +199,15 @@ def test_fit_needs_an_open_queue(twin):
     engine = incremental.BACKENDS[twin](array("I", [97, 97]), array("q", [0, 2]), array("q", [1]))
     with pytest.raises(RuntimeError, match="open_queue"):
         engine.fit(1, 1, byte_token, 0, 8)
+
+
+def test_tokens_longer_than_a_16_bit_link_equal_naive(backend):
+    # The compiled engine stores links as 16-bit distances; a token spanning
+    # 65534 bytes or more is linked through a side table. Runs of 2**17 + 3
+    # bytes merge into tokens of 2**16 and 2**17 bytes.
+    documents = [b"a" * (2**17 + 3), b"xa" + b"a" * 70000 + b"ax", b"ab"]
+    expected, sequences = naive.fit(documents, [1, 2, 1], 40, byte_token)
+    trainer = incremental.IncrementalTrainer(documents, [1, 2, 1], byte_token, backend=backend)
+    assert trainer.steps(40) == expected
+    assert trainer.sequences() == sequences
+    trainer._check()

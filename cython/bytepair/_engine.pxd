@@ -1,5 +1,5 @@
 # Declarations of the compiled pair engine; the work is in _engine.pyx.
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
@@ -121,12 +121,15 @@ cdef extern from *:
         void erase(PairSlot* slot) nogil
 
 
-# One token position of the linked token lists: 12 bytes. The weight of a
-# position is found from where it lies (sequences are laid out by weight).
+# One token position of the linked token lists: 8 bytes. Links are
+# distances: 0 at a barrier, LINK_REMOVED once consumed, LINK_FAR when the
+# distance does not fit (then the position is in far_prev / far_next). The
+# weight of a position is found from where it lies (sequences are laid out
+# by weight).
 cdef struct Position:
     uint32_t tok    # the token here
-    int32_t prev    # previous live position, -1 at a barrier
-    int32_t nxt     # next live position, -1 at a barrier, REMOVED when consumed
+    uint16_t prev   # distance back to the previous live position
+    uint16_t nxt    # distance on to the next live position
 
 
 cdef class PairEngine:
@@ -136,6 +139,8 @@ cdef class PairEngine:
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
     cdef PairTable pairs
+    cdef unordered_map[int32_t, int32_t] far_prev   # links of tokens longer than a
+    cdef unordered_map[int32_t, int32_t] far_next   # 16-bit distance
 
     # Scratch space of one merge. Each token seen next to a replacement gets
     # a slot (left and right neighbours apart): the token, the weight moving
@@ -153,6 +158,10 @@ cdef class PairEngine:
     cdef readonly int64_t floor
 
     cdef int64_t _weight(self, int32_t i) noexcept nogil
+    cdef int32_t _next(self, int32_t i) noexcept nogil
+    cdef int32_t _prev(self, int32_t i) noexcept nogil
+    cdef void _set_next(self, int32_t i, int32_t j) noexcept nogil
+    cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
     cdef void _compact(self, PairSlot* info) noexcept nogil

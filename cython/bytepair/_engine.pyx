@@ -21,7 +21,7 @@ from array import array
 
 from cython.operator cimport dereference as deref, preincrement as inc
 from sortedcontainers import SortedList
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libcpp.algorithm cimport is_sorted, sort, stable_sort, unique, upper_bound
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -30,6 +30,10 @@ cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
 
 cdef int32_t REMOVED = -2
+# Link distances with a meaning of their own (see Position in _engine.pxd).
+cdef uint16_t LINK_BARRIER = 0
+cdef uint16_t LINK_FAR = 0xFFFE
+cdef uint16_t LINK_REMOVED = 0xFFFF
 # A merge's occurrences lie anywhere in the corpus; reading each record is a
 # cache miss. Asking for the record this many occurrences ahead overlaps them.
 cdef size_t PREFETCH_AHEAD = 16
@@ -113,8 +117,8 @@ cdef class PairEngine:
                 for i in range(lo, hi):
                     p = &self.pos[at + i - lo]
                     p.tok = narrow[i] if narrow is not None else wide[i]
-                    p.prev = <int32_t>(at + i - lo - 1) if i > lo else -1
-                    p.nxt = <int32_t>(at + i - lo + 1) if i + 1 < hi else -1
+                    p.prev = 1 if i > lo else LINK_BARRIER
+                    p.nxt = 1 if i + 1 < hi else LINK_BARRIER
                 at += hi - lo
             self.starts.push_back(at)
             if count:
@@ -123,7 +127,7 @@ cdef class PairEngine:
             # Two passes: count the windows of each pair first, so that each
             # occurrence list is allocated once at its exact size.
             for i in range(n):
-                if self.pos[i].nxt >= 0:
+                if self.pos[i].nxt != LINK_BARRIER:
                     self.pairs.get(pair_key(self.pos[i].tok, self.pos[i + 1].tok)).queued += 1
             for i in range(<Py_ssize_t>self.pairs.capacity()):
                 info = self.pairs.at(i)
@@ -131,7 +135,7 @@ cdef class PairEngine:
                     info.where.reserve(info.queued)
                     info.queued = 0
             for i in range(n):
-                if self.pos[i].nxt >= 0:
+                if self.pos[i].nxt != LINK_BARRIER:
                     info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[i + 1].tok))
                     info.count += self._weight(<int32_t>i)
                     info.where.push_back(<int32_t>i)
@@ -148,6 +152,49 @@ cdef class PairEngine:
     def pair_table(self):
         """``(pairs, slots)``: pairs held (counted or queued) and the table's capacity."""
         return self.pairs.size(), self.pairs.capacity()
+
+    cdef int32_t _next(self, int32_t i) noexcept nogil:
+        # The next live position, -1 at a barrier, REMOVED when i was consumed.
+        cdef uint16_t d = self.pos[i].nxt
+        if d == LINK_BARRIER:
+            return -1
+        if d == LINK_REMOVED:
+            return REMOVED
+        if d == LINK_FAR:
+            return deref(self.far_next.find(i)).second
+        return i + d
+
+    cdef int32_t _prev(self, int32_t i) noexcept nogil:
+        cdef uint16_t d = self.pos[i].prev
+        if d == LINK_BARRIER:
+            return -1
+        if d == LINK_REMOVED:
+            return REMOVED
+        if d == LINK_FAR:
+            return deref(self.far_prev.find(i)).second
+        return i - d
+
+    cdef void _set_next(self, int32_t i, int32_t j) noexcept nogil:
+        if j == -1:
+            self.pos[i].nxt = LINK_BARRIER
+        elif j == REMOVED:
+            self.pos[i].nxt = LINK_REMOVED
+        elif j - i < LINK_FAR:
+            self.pos[i].nxt = <uint16_t>(j - i)
+        else:
+            self.pos[i].nxt = LINK_FAR
+            self.far_next[i] = j
+
+    cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil:
+        if j == -1:
+            self.pos[i].prev = LINK_BARRIER
+        elif j == REMOVED:
+            self.pos[i].prev = LINK_REMOVED
+        elif i - j < LINK_FAR:
+            self.pos[i].prev = <uint16_t>(i - j)
+        else:
+            self.pos[i].prev = LINK_FAR
+            self.far_prev[i] = j
 
     def pair_counts(self):
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
@@ -255,13 +302,13 @@ cdef class PairEngine:
             if k + PREFETCH_AHEAD < count:
                 __builtin_prefetch(&self.pos[positions[k + PREFETCH_AHEAD]])
             i = positions[k]
-            j = self.pos[i].nxt
+            j = self._next(i)
             # Skip stale entries: consumed positions and changed tokens.
             if j < 0 or self.pos[i].tok != a or self.pos[j].tok != b:
                 continue
             w = self._weight(i)
-            before = self.pos[i].prev
-            after = self.pos[j].nxt
+            before = self._prev(i)
+            after = self._next(j)
             if before >= 0:
                 slot = self._slot(self.pos[before].tok)
                 self.slot_delta[slot] += w
@@ -271,11 +318,11 @@ cdef class PairEngine:
                 self.slot_delta[slot] += w
                 self.slot_new[slot].push_back(i)
             self.pos[i].tok = m
-            self.pos[i].nxt = after
+            self._set_next(i, after)
             if after >= 0:
-                self.pos[after].prev = i
-            self.pos[j].nxt = REMOVED
-            self.pos[j].prev = REMOVED
+                self._set_prev(after, i)
+            self.pos[j].nxt = LINK_REMOVED
+            self.pos[j].prev = LINK_REMOVED
             replaced += w
 
         # Net change per pair, one lookup each: (t, a) and (b, t) lose what
@@ -334,7 +381,7 @@ cdef class PairEngine:
         cdef int32_t i, j
         for k in range(info.where.size()):
             i = info.where[k]
-            j = self.pos[i].nxt
+            j = self._next(i)
             if j >= 0 and self.pos[i].tok == a and self.pos[j].tok == b:
                 info.where[kept] = i
                 kept += 1
@@ -480,6 +527,7 @@ cdef class PairEngine:
         """
         if release:
             self.pairs.clear()
+            self.far_prev.clear()  # sequences() follows only the next links
             self.queue = None
             self.slot_new.clear()
             self.slot_new.shrink_to_fit()
@@ -487,7 +535,7 @@ cdef class PairEngine:
         cdef int32_t i
         cdef uint32_t top = 0
         for i in range(<int32_t>self.pos.size()):
-            if self.pos[i].nxt != REMOVED and self.pos[i].tok > top:
+            if self.pos[i].nxt != LINK_REMOVED and self.pos[i].tok > top:
                 top = self.pos[i].tok
         # One int object per token ID, shared by every list (not one per position).
         cdef list ints = list(range(top + 1)) if top < DENSE_SLOTS else None
@@ -497,7 +545,7 @@ cdef class PairEngine:
             i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
             while i >= 0:
                 seq.append(ints[self.pos[i].tok] if ints is not None else self.pos[i].tok)
-                i = self.pos[i].nxt
+                i = self._next(i)
             out[self.order[k]] = seq
         return out
 
@@ -513,11 +561,11 @@ cdef class PairEngine:
         cdef PairSlot* info
         for k in range(<Py_ssize_t>self.order.size()):
             i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
-            assert i < 0 or self.pos[i].prev == -1, "sequence start has a predecessor"
+            assert i < 0 or self._prev(i) == -1, "sequence start has a predecessor"
             while i >= 0:
-                j = self.pos[i].nxt
+                j = self._next(i)
                 if j >= 0:
-                    assert self.pos[j].prev == i, f"links disagree at {i}->{j}"
+                    assert self._prev(j) == i, f"links disagree at {i}->{j}"
                     pair_ids = (self.pos[i].tok, self.pos[j].tok)
                     recount[pair_ids] = recount.get(pair_ids, 0) + self._weight(i)
                     info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
