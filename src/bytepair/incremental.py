@@ -26,6 +26,7 @@ import os
 import warnings
 from array import array
 from contextlib import contextmanager
+from itertools import accumulate
 from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
@@ -110,10 +111,9 @@ class IncrementalTrainer:
         first_rank: int = 0,
     ):
         starts = array("q", [0])
-        for seq in sequences:
-            starts.append(starts[-1] + len(seq))
+        starts.extend(accumulate(map(len, sequences)))
         tokens: bytes | array
-        if all(isinstance(seq, bytes) for seq in sequences):
+        if set(map(type, sequences)) <= {bytes}:
             tokens = b"".join(sequences)  # byte mode: the engine widens bytes itself
         else:
             tokens = array("I")
