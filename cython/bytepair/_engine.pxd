@@ -1,6 +1,7 @@
 # Declarations of the compiled pair engine; the work is in _engine.pyx.
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
+from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
 
@@ -60,6 +61,10 @@ cdef extern from *:
         void reserve(size_t pairs) {
             while (4 * pairs > 3 * slots_.size()) grow();
         }
+        // Ask for the slot key probes first, ahead of a lookup.
+        void prefetch(uint64_t key) const {
+            __builtin_prefetch(&slots_[home(key)]);
+        }
         PairSlot* find(uint64_t key) {
             size_t mask = slots_.size() - 1;
             for (size_t i = home(key);; i = (i + 1) & mask) {
@@ -117,6 +122,7 @@ cdef extern from *:
         PairSlot* at(size_t i) nogil
         void reserve(size_t pairs) nogil
         PairSlot* find(uint64_t key) nogil
+        void prefetch(uint64_t key) nogil
         PairSlot* get(uint64_t key) nogil
         void erase(PairSlot* slot) nogil
 
@@ -151,6 +157,7 @@ cdef class PairEngine:
     cdef vector[uint64_t] slot_pair
     cdef vector[int64_t] slot_delta
     cdef vector[vector[int32_t]] slot_new
+    cdef vector[pair[uint64_t, int64_t]] deltas   # (pair, net change) of one merge
 
     # The priority queue once the engine owns it (open_queue): a SortedList
     # of packed priorities, and the floor below which pairs wait outside it.

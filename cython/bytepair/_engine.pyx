@@ -327,7 +327,8 @@ cdef class PairEngine:
 
         # Net change per pair, one lookup each: (t, a) and (b, t) lose what
         # (t, m) and (m, t) gain; the merged pair loses every replacement.
-        cdef vector[pair[uint64_t, int64_t]] deltas
+        cdef vector[pair[uint64_t, int64_t]]* deltas = &self.deltas
+        deltas.clear()
         for slot in range(self.slot_pair.size()):
             t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
             d = self.slot_delta[slot]
@@ -339,12 +340,19 @@ cdef class PairEngine:
                 deltas.push_back(pair[uint64_t, int64_t](pair_key(t, m), d))
         deltas.push_back(pair[uint64_t, int64_t](key, -replaced))
         sort(deltas.begin(), deltas.end())
+        # The pairs' slots lie anywhere in the table: request each slot a few
+        # pairs ahead of its update, so that the cache misses overlap.
+        count = deltas.size()
+        for k in range(min(PREFETCH_AHEAD, count)):
+            self.pairs.prefetch(deref(deltas)[k].first)
         k = 0
-        while k < deltas.size():
-            key = deltas[k].first
+        while k < count:
+            key = deref(deltas)[k].first
             d = 0
-            while k < deltas.size() and deltas[k].first == key:
-                d += deltas[k].second
+            while k < count and deref(deltas)[k].first == key:
+                if k + PREFETCH_AHEAD < count:
+                    self.pairs.prefetch(deref(deltas)[k + PREFETCH_AHEAD].first)
+                d += deref(deltas)[k].second
                 k += 1
             if d:
                 self._add(key, d)
@@ -444,8 +452,12 @@ cdef class PairEngine:
         cdef int64_t queued_count, q, c
         cdef uint64_t key
         cdef PairSlot* info
-        while len(queue):
-            key = unpack(queue[0], &queued_count)
+        while True:
+            try:
+                front = queue[0]
+            except IndexError:
+                return False
+            key = unpack(front, &queued_count)
             info = self.pairs.find(key)
             q = info.queued if info != NULL else 0
             if q != queued_count:
@@ -464,7 +476,6 @@ cdef class PairEngine:
                 queue.add(packed(c, key))
             else:
                 self.pairs.erase(info)
-        return False
 
     def fit(self, int64_t max_merges, int64_t min_count, join, int64_t first_rank,
             int64_t floor_divisor):

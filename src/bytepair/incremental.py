@@ -46,7 +46,7 @@ BACKENDS = {"compiled": _CompiledEngine, "python": _PythonEngine}
 #: The first floor is the greatest count divided by this ...
 FIRST_FLOOR_DIVISOR = 64
 #: ... and each time the queue runs below it, it is divided by this.
-FLOOR_DIVISOR = 8
+FLOOR_DIVISOR = 4
 
 
 def default_backend() -> str:
