@@ -72,6 +72,17 @@ class Tokenizer:
         """256 bytes + learned tokens + special tokens."""
         return self.model.vocab_size + len(self.special_tokens)
 
+    def truncate(self, vocab_size: int) -> "Tokenizer":
+        """The tokenizer of vocabulary ``vocab_size``: the first rules, then the special tokens.
+
+        Equal to training to ``vocab_size`` on the same data, since a smaller
+        fit's rules are a prefix of a larger one's; the special tokens keep
+        their order and move down to follow the learned tokens. O(merges).
+        """
+        least = BYTE_TOKENS + len(self.special_tokens)
+        vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
+        return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
+
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of a token; a special token's bytes are its UTF-8 text."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
