@@ -16,7 +16,7 @@ import bytepair
 from bytepair import _engine_py, incremental, naive
 from bytepair.rules import packed_priority, priority, replace_pair, unpack_priority
 
-from test_backends import needs_compiled
+from helpers import byte_token, needs_compiled
 
 uses_fixtures = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -36,10 +36,6 @@ def weighted_documents(draw):
     weights = draw(st.lists(st.one_of(st.integers(1, 3), st.integers(2**32, 2**40)),
                             min_size=len(documents), max_size=len(documents)))
     return documents, weights
-
-
-def byte_token(left, right, rank):
-    return 256 + rank
 
 
 def low_floor(monkeypatch, low: bool) -> None:
