@@ -41,6 +41,7 @@ PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
   bytepair train data.jsonl --merges 1000 --pretokenize none -o bytes.json
+  bytepair train corpus.txt --vocab-size 8192,16384,32768 -o 'tok-{vocab_size}.json'
   bytepair encode tok.json 'Hello world'
   bytepair decode tok.json 15496 995
   bytepair inspect tok.json --sample held-out.txt
@@ -109,6 +110,18 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+def _vocab_sizes(text: str) -> list[int]:
+    """One vocabulary size, or several separated by commas; their limits are the library's."""
+    sizes = []
+    for item in text.split(","):
+        try:
+            sizes.append(int(item))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer or integers separated by commas, got {text!r}") from None
+    return sizes
+
+
 # -- shared helpers ---------------------------------------------------------
 
 def _one_line(exc: BaseException) -> str:
@@ -171,8 +184,25 @@ def _pattern_name(source: str | None) -> str:
 
 # -- train ------------------------------------------------------------------
 
+#: The placeholder of -o that a list of vocabulary sizes fills in.
+SIZE_FIELD = "{vocab_size}"
+
+
+def _outputs(output: str, sizes: list[int] | None) -> dict[int | None, str]:
+    """The file to write for each vocabulary size (one file, keyed None, without a size list)."""
+    if sizes is None:
+        return {None: output}
+    if len(set(sizes)) > 1 and SIZE_FIELD not in output:
+        raise ValueError(
+            f"-o must contain {SIZE_FIELD} when --vocab-size lists several sizes "
+            f"(one file per size), got {output!r}")
+    return {size: output.replace(SIZE_FIELD, str(size)) for size in sorted(set(sizes))}
+
+
 def run_train(args) -> None:
-    output = check_target(args.output, "-o")
+    outputs = _outputs(args.output, args.vocab_size)
+    for path in outputs.values():
+        check_target(path, "-o")
     init = _load_tokenizer(args.init) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
@@ -186,14 +216,20 @@ def run_train(args) -> None:
         special = list(init.special_tokens) if init is not None else []
     special = check_special_tokens(special)
     if args.vocab_size is not None:
-        requested = merges_for_vocab_size(args.vocab_size, len(special))
+        # Every size is checked before training; one run to the largest serves all.
+        requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
+        if init is not None and min(requested.values()) < len(init.merges):
+            raise ValueError(f"init already has {len(init.merges)} merges, more than the "
+                             f"{min(requested.values())} requested")
+        largest = max(outputs)
     else:
-        requested = args.merges
+        requested = {None: args.merges}
+        largest = None
     corpus = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field)
     start = time.perf_counter()
-    tokenizer = train(
+    trained = train(
         corpus,
-        vocab_size=args.vocab_size,
+        vocab_size=largest,
         merges=args.merges,
         pretokenize=pretokenize,
         special_tokens=special,
@@ -202,22 +238,27 @@ def run_train(args) -> None:
         progress=not args.quiet and sys.stderr.isatty(),
         init=init,
     )
-    tokenizer.save(output)
-    if args.quiet:
-        return
-    learned = len(tokenizer.merges)
-    print(
-        f"bytepair: wrote {str(output)!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
-        f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
-        f"({time.perf_counter() - start:.1f} s)",
-        file=sys.stderr,
-    )
-    if learned < requested:
+    seconds = time.perf_counter() - start
+    for size, output in outputs.items():
+        # A smaller size is the first rules of the largest; where training
+        # stopped early, a separate run would have stopped at the same rule.
+        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+        tokenizer.save(output)
+        if args.quiet:
+            continue
+        learned = len(tokenizer.merges)
         print(
-            f"bytepair: stopped after {learned} of {plural(requested, 'merge')}: no pair left that "
-            f"is seen at least {plural(args.min_frequency, 'time')}",
+            f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
+            f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
+            f"({seconds:.1f} s)",
             file=sys.stderr,
         )
+        if learned < requested[size]:
+            print(
+                f"bytepair: stopped after {learned} of {plural(requested[size], 'merge')}: no pair "
+                f"left that is seen at least {plural(args.min_frequency, 'time')}",
+                file=sys.stderr,
+            )
 
 
 # -- export -----------------------------------------------------------------
@@ -438,8 +479,10 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     )
     train.add_argument("files", nargs="+", metavar="FILE", help="corpus files, directories or globs")
     size = train.add_mutually_exclusive_group(required=True)
-    size.add_argument("--vocab-size", type=_integer, metavar="N",
-                      help="256 bytes + merges + special tokens (at least 256 + the special tokens)")
+    size.add_argument("--vocab-size", type=_vocab_sizes, metavar="N[,N...]",
+                      help="256 bytes + merges + special tokens (at least 256 + the special "
+                      "tokens); several sizes, comma-separated, write one model each from one "
+                      "run, to -o with {vocab_size} filled in")
     size.add_argument("--merges", type=_integer, metavar="N",
                       help="number of merges (total, with --init)")
     train.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default=None,
@@ -459,7 +502,8 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     train.add_argument("--per-line", action="store_true",
                        help="each line of a text file is a document (default: each file)")
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
-    train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
+    train.add_argument("-o", "--output", required=True, metavar="MODEL",
+                       help="model file to write ({vocab_size} in it is replaced by the size)")
     train.set_defaults(run=run_train)
 
     export = commands.add_parser(
