@@ -21,7 +21,7 @@ State, for ``n`` token positions in sequences laid end to end:
 
 The engine can also own the queue and run the whole step loop
 (:meth:`PairEngine.open_queue`, :meth:`PairEngine.fit`); docs/design.md
-§2.7 says why its lazy deletion keeps the choice exact.
+§2.6a says why its lazy deletion keeps the choice exact.
 """
 
 from __future__ import annotations

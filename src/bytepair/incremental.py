@@ -2,8 +2,13 @@
 
 The pair engine (compiled ``bytepair._engine`` or its pure-Python twin
 ``bytepair._engine_py``) owns the linked token lists, the exact pair counts
-and the occurrence index. This module owns the priority: a
-``sortedcontainers.SortedList`` of ``(-queued_count, left_key, right_key)``.
+and the occurrence index. The priority is a ``sortedcontainers.SortedList``:
+in word mode this module keeps it, with entries ``(-queued_count, left_key,
+right_key)`` ordered by the symbols' strings, and runs the step loop; in byte
+mode (IDs sort as numbers) the engine owns it, with each entry packed into
+one int (:func:`bytepair.rules.packed_priority`), and runs many steps per
+call (``PairEngine.fit``), leaving superseded entries to be dropped when they
+reach the front (lazy deletion; docs/design.md §2.6a).
 
 Why the queue stays exact although decreases are not applied eagerly: every
 pair whose count is at least the *floor* is queued at or above its true count
