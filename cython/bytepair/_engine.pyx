@@ -148,11 +148,6 @@ cdef class PairEngine:
         return self.run_weight[upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i)
                                - self.run_end.begin()]
 
-    @property
-    def pair_table(self):
-        """``(pairs, slots)``: pairs held (counted or queued) and the table's capacity."""
-        return self.pairs.size(), self.pairs.capacity()
-
     cdef int32_t _next(self, int32_t i) noexcept nogil:
         # The next live position, -1 at a barrier, REMOVED when i was consumed.
         cdef uint16_t d = self.pos[i].nxt
