@@ -3,7 +3,9 @@
 Documents are streamed: only the document being read is held in memory (and,
 when worker processes count an iterable corpus, the batches in flight). A plain text file is one document, or one document per line with
 ``per_line=True``; a JSON Lines file (``.jsonl``, ``.ndjson``, optionally
-``.gz``) gives one document per record, taken from ``jsonl_field``.
+``.gz``) gives one document per record, taken from ``jsonl_field``; a
+Parquet file (``.parquet``, read with the optional ``pyarrow``, one row group
+at a time) gives one document per row of the string column ``text_column``.
 
 Encoding policy: without a pre-tokenizer (byte mode) a document's bytes are
 used as they are. With a pre-tokenizer the text must be UTF-8; invalid bytes
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
+PARQUET_SUFFIX = ".parquet"
 
 
 class Files:
@@ -35,14 +38,19 @@ class Files:
     """
 
     def __init__(self, *patterns: str | os.PathLike, per_line: bool = False,
-                 jsonl_field: str | None = None):
+                 jsonl_field: str | None = None, text_column: str | None = None):
         if not patterns:
             raise ValueError("corpus: no files given")
         self.per_line = per_line
         self.jsonl_field = jsonl_field or "text"
+        self.text_column = text_column or "text"
         self.paths: list[Path] = []
         for pattern in patterns:
             self.paths.extend(_expand(pattern))
+        # Parquet footers are read now: a wrong column or a file that is not
+        # Parquet is reported before any work starts.
+        self._row_groups = {path: parquet_row_groups(path, self.text_column)
+                            for path in self.paths if is_parquet(path)}
 
     def __repr__(self) -> str:
         return f"Files({len(self.paths)} files, per_line={self.per_line})"
@@ -55,16 +63,21 @@ class Files:
         """Documents as ``str`` (``text=True``) or ``bytes``."""
         for path in self.paths:
             yield from read_file(path, text=text, per_line=self.per_line,
-                                 jsonl_field=self.jsonl_field)
+                                 jsonl_field=self.jsonl_field, text_column=self.text_column)
 
     def parts(self, size: int) -> list[tuple[Path, int, int | None]]:
         """Byte ranges ``(path, start, end)`` of about ``size`` bytes, cut at line ends.
 
         Files whose documents span lines (whole-file documents) and gzip
-        files are one part each (``end`` None: to the end of the file).
+        files are one part each (``end`` None: to the end of the file). A
+        Parquet file's parts are its row groups: ``start`` and ``end`` count
+        row groups, not bytes.
         """
         out: list[tuple[Path, int, int | None]] = []
         for path in self.paths:
+            if path in self._row_groups:
+                out.extend((path, group, group + 1) for group in range(self._row_groups[path]))
+                continue
             by_line = self.per_line or _base_suffix(path) in JSONL_SUFFIXES
             total = path.stat().st_size
             if not by_line or path.suffix == ".gz" or total <= size:
@@ -129,8 +142,14 @@ def _decode(data: bytes, path: Path, offset: int) -> str:
 
 def read_file(path: Path, *, text: bool, per_line: bool = False,
               jsonl_field: str = "text", start: int = 0,
-              end: int | None = None) -> Iterator[str | bytes]:
-    """The documents of one file, or of the lines in bytes ``start`` to ``end``."""
+              end: int | None = None, text_column: str = "text") -> Iterator[str | bytes]:
+    """The documents of one file, or of the lines in bytes ``start`` to ``end``.
+
+    For a Parquet file ``start`` and ``end`` are row-group indices.
+    """
+    if is_parquet(path):
+        yield from read_parquet(path, text_column, text=text, start=start, end=end)
+        return
     try:
         handle = _open(path)
         with handle:
@@ -184,23 +203,25 @@ def _read_jsonl(lines, path: Path, field: str, text: bool) -> Iterator[str | byt
         yield value if text else value.encode("utf-8")
 
 
-def as_files(corpus, *, per_line: bool = False, jsonl_field: str | None = None):
+def as_files(corpus, *, per_line: bool = False, jsonl_field: str | None = None,
+             text_column: str | None = None):
     """``corpus`` as :class:`Files` when it names files, else unchanged."""
     if isinstance(corpus, (str, os.PathLike)):
-        return Files(corpus, per_line=per_line, jsonl_field=jsonl_field)
+        return Files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, Path) for c in corpus):
-        return Files(*corpus, per_line=per_line, jsonl_field=jsonl_field)
+        return Files(*corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     return corpus
 
 
 def iter_documents(corpus, *, text: bool, per_line: bool = False,
-                   jsonl_field: str | None = None) -> Iterator[str | bytes]:
+                   jsonl_field: str | None = None,
+                   text_column: str | None = None) -> Iterator[str | bytes]:
     """Documents of any supported corpus.
 
     ``corpus`` is a :class:`Files`, a path or glob (``str`` or ``os.PathLike``),
     a list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
     """
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if isinstance(corpus, Files):
         yield from corpus.documents(text)
         return
@@ -227,3 +248,72 @@ def _decode_item(data: bytes, index: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"corpus[{index}]: invalid UTF-8 at byte offset {exc.start}") from None
+
+
+# -- Parquet ----------------------------------------------------------------
+
+def is_parquet(path: Path) -> bool:
+    return Path(path).suffix == PARQUET_SUFFIX
+
+
+def _pyarrow(path: Path):
+    """``(pyarrow, pyarrow.parquet)``, or an ImportError that says how to install them."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise ImportError(
+            f"{path}: reading Parquet files needs pyarrow: pip install 'bytepair[parquet]'"
+        ) from None
+    return pyarrow, pyarrow.parquet
+
+
+def _open_parquet(path: Path, column: str):
+    """The ``ParquetFile`` of ``path``, checked to hold a string column ``column``."""
+    pa, pq = _pyarrow(path)
+    try:
+        parquet = pq.ParquetFile(path)
+    except pa.ArrowException as exc:
+        raise ValueError(f"{path}: not a Parquet file: {exc}") from None
+    schema = parquet.schema_arrow
+    if column not in schema.names:
+        names = ", ".join(repr(n) for n in schema.names) or "none"
+        raise ValueError(f"{path}: no column {column!r}; the columns are {names}")
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            or getattr(pa.types, "is_string_view", lambda _: False)(kind)):
+        raise ValueError(f"{path}: column {column!r} holds {kind}, not strings")
+    return parquet
+
+
+def parquet_row_groups(path: Path, column: str) -> int:
+    """The number of row groups of a Parquet file with a string column ``column``.
+
+    Reads only the footer.
+    """
+    return _open_parquet(path, column).metadata.num_row_groups
+
+
+def read_parquet(path: Path, column: str, *, text: bool, start: int = 0,
+                 end: int | None = None) -> Iterator[str | bytes]:
+    """One document per row of ``column``, row groups ``start`` to ``end`` (exclusive).
+
+    One row group is held in memory at a time. A null row raises ValueError
+    naming the file, the column and the row (counted from 0 over the file).
+    """
+    pa, _ = _pyarrow(path)
+    parquet = _open_parquet(path, column)
+    metadata = parquet.metadata
+    stop = metadata.num_row_groups if end is None else min(end, metadata.num_row_groups)
+    first_row = sum(metadata.row_group(g).num_rows for g in range(start))
+    for group in range(start, stop):
+        try:
+            values = parquet.read_row_group(group, columns=[column]).column(0)
+        except pa.ArrowException as exc:
+            raise ValueError(f"{path}: row group {group} is unreadable: {exc}") from None
+        if values.null_count:
+            row = values.is_null().to_pylist().index(True)
+            raise ValueError(f"{path}: row {first_row + row}: column {column!r} is null")
+        # Bytes straight from Arrow's buffers: no decode and re-encode in byte mode.
+        yield from (values.to_pylist() if text else values.cast(pa.large_binary()).to_pylist())
+        first_row += len(values)
