@@ -159,8 +159,10 @@ def _rewrite(path, header_changes=None, body=None):
 
 
 def _body(lengths, counts, data):
-    raw = b"".join(n.to_bytes(4, "little") for n in lengths)
-    raw += b"".join(n.to_bytes(8, "little") for n in counts)
+    """A body written independently of the module: byte planes of little-endian integers."""
+    raw = b""
+    for width, numbers in ((4, lengths), (8, counts)):
+        raw += bytes(n.to_bytes(width, "little")[plane] for plane in range(width) for n in numbers)
     return zlib.compress(raw + data)
 
 
