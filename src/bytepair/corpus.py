@@ -65,6 +65,20 @@ class Files:
             yield from read_file(path, text=text, per_line=self.per_line,
                                  jsonl_field=self.jsonl_field, text_column=self.text_column)
 
+    def row_groups(self, path: Path) -> int | None:
+        """The number of row groups of a Parquet file of the corpus; None for other files."""
+        return self._row_groups.get(path)
+
+    def part_size(self, path: Path, start: int, end: int | None) -> int:
+        """A part's share of :meth:`total_bytes`, for progress bars.
+
+        A Parquet row group counts as an even share of its file.
+        """
+        groups = self._row_groups.get(path)
+        if groups is not None:
+            return path.stat().st_size // max(groups, 1)
+        return (path.stat().st_size if end is None else end) - start
+
     def parts(self, size: int) -> list[tuple[Path, int, int | None]]:
         """Byte ranges ``(path, start, end)`` of about ``size`` bytes, cut at line ends.
 
