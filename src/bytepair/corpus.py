@@ -7,6 +7,10 @@ when worker processes count an iterable corpus, the batches in flight). A plain 
 Parquet file (``.parquet``, read with the optional ``pyarrow``, one row group
 at a time) gives one document per row of the string column ``text_column``.
 
+A path may also be an fsspec URL (``s3://bucket/shards/*.parquet``,
+``file:///data/a.txt``, ...) when ``fsspec`` and the file system's own
+package are installed; globs and directories work as for local paths.
+
 Encoding policy: without a pre-tokenizer (byte mode) a document's bytes are
 used as they are. With a pre-tokenizer the text must be UTF-8; invalid bytes
 raise ``ValueError`` naming the file and the byte offset.
@@ -14,15 +18,71 @@ raise ``ValueError`` naming the file and the byte offset.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import gzip
 import json
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
 from typing import Iterable, Iterator
 
 JSONL_SUFFIXES = (".jsonl", ".ndjson")
 PARQUET_SUFFIX = ".parquet"
+URL_MARK = "://"
+
+
+class RemoteFile:
+    """A file named by an fsspec URL; quacks like the parts of ``Path`` that reading uses.
+
+    ``str()`` is the URL, which is what travels to other processes and
+    cluster workers: they open it with :func:`file_of`.
+    """
+
+    def __init__(self, url: str, fs=None, fs_path: str | None = None):
+        if fs is None:
+            fs, fs_path = _fsspec(url).core.url_to_fs(url)
+        self.url, self.fs, self.fs_path = url, fs, fs_path
+        pure = PurePosixPath(fs_path)
+        self.name, self.suffix, self.stem = pure.name, pure.suffix, pure.stem
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"RemoteFile({self.url!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, RemoteFile) and other.url == self.url
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    def __reduce__(self):
+        return (RemoteFile, (self.url,))
+
+    def stat(self) -> SimpleNamespace:
+        return SimpleNamespace(st_size=self.fs.size(self.fs_path))
+
+    def open(self, compression: str | None = None):
+        """The file, binary (seekable unless ``compression`` is given)."""
+        return self.fs.open(self.fs_path, "rb", compression=compression)
+
+
+def _fsspec(url: str):
+    try:
+        import fsspec
+    except ImportError:
+        raise ImportError(f"corpus: reading {url!r} needs fsspec: pip install fsspec") from None
+    return fsspec
+
+
+def file_of(name: str | os.PathLike | RemoteFile) -> Path | RemoteFile:
+    """A corpus file from its name: a ``Path``, or a :class:`RemoteFile` for a URL."""
+    if isinstance(name, (Path, RemoteFile)):
+        return name
+    text = os.fspath(name)
+    return RemoteFile(text) if URL_MARK in text else Path(text)
 
 
 class Files:
@@ -98,7 +158,7 @@ class Files:
                 out.append((path, 0, None))
                 continue
             start = 0
-            with open(path, "rb") as handle:
+            with _open_raw(path) as handle:
                 while start < total:
                     handle.seek(min(start + size, total))
                     handle.readline()  # move on to the next line end
@@ -110,6 +170,8 @@ class Files:
 
 def _expand(pattern: str | os.PathLike) -> list[Path]:
     name = os.fspath(pattern)
+    if URL_MARK in name:
+        return _expand_url(name)
     if glob.has_magic(name):
         matches = sorted(Path(p) for p in glob.glob(name, recursive=True))
         files = [p for m in matches for p in (_walk(m) if m.is_dir() else [m])]
@@ -129,15 +191,45 @@ def _expand(pattern: str | os.PathLike) -> list[Path]:
     return [path]
 
 
+def _expand_url(url: str) -> list[RemoteFile]:
+    fs, fs_path = _fsspec(url).core.url_to_fs(url)
+    protocol = url.split(URL_MARK, 1)[0]
+
+    def remote(path: str) -> RemoteFile:
+        return RemoteFile(fs.unstrip_protocol(path) if protocol else path, fs, path)
+
+    def visible(path: str) -> bool:
+        return not PurePosixPath(path).name.startswith(".")
+
+    if glob.has_magic(fs_path):
+        matches = sorted(fs.glob(fs_path))
+        found = [p for m in matches for p in (sorted(fs.find(m)) if fs.isdir(m) else [m])]
+        if not found:
+            raise FileNotFoundError(f"corpus: the pattern {url!r} matches no file")
+        return [remote(p) for p in found if visible(p)]
+    if fs.isdir(fs_path):
+        found = [p for p in sorted(fs.find(fs_path)) if visible(p)]
+        if not found:
+            raise FileNotFoundError(f"corpus: the directory {url!r} holds no file")
+        return [remote(p) for p in found]
+    if not fs.exists(fs_path):
+        raise FileNotFoundError(f"corpus: no such file or directory: {url!r}")
+    return [RemoteFile(url, fs, fs_path)]
+
+
 def _walk(directory: Path) -> list[Path]:
     # Sorted so that every run reads the same files in the same order.
     return sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
 
 
-def _open(path: Path):
+def _open_raw(path: Path | RemoteFile):
+    return path.open() if isinstance(path, RemoteFile) else open(path, "rb")
+
+
+def _open(path: Path | RemoteFile):
     if path.suffix == ".gz":
-        return gzip.open(path, "rb")
-    return open(path, "rb")
+        return path.open("gzip") if isinstance(path, RemoteFile) else gzip.open(path, "rb")
+    return _open_raw(path)
 
 
 def _base_suffix(path: Path) -> str:
@@ -161,6 +253,7 @@ def read_file(path: Path, *, text: bool, per_line: bool = False,
 
     For a Parquet file ``start`` and ``end`` are row-group indices.
     """
+    path = file_of(path)
     if is_parquet(path):
         yield from read_parquet(path, text_column, text=text, start=start, end=end)
         return
@@ -266,8 +359,8 @@ def _decode_item(data: bytes, index: int) -> str:
 
 # -- Parquet ----------------------------------------------------------------
 
-def is_parquet(path: Path) -> bool:
-    return Path(path).suffix == PARQUET_SUFFIX
+def is_parquet(path: Path | RemoteFile) -> bool:
+    return file_of(path).suffix == PARQUET_SUFFIX
 
 
 def _pyarrow(path: Path):
@@ -282,13 +375,22 @@ def _pyarrow(path: Path):
     return pyarrow, pyarrow.parquet
 
 
-def _open_parquet(path: Path, column: str):
+@contextlib.contextmanager
+def _open_parquet(path: Path | RemoteFile, column: str):
     """The ``ParquetFile`` of ``path``, checked to hold a string column ``column``."""
     pa, pq = _pyarrow(path)
-    try:
-        parquet = pq.ParquetFile(path)
-    except pa.ArrowException as exc:
-        raise ValueError(f"{path}: not a Parquet file: {exc}") from None
+    with contextlib.ExitStack() as stack:
+        source = stack.enter_context(path.open()) if isinstance(path, RemoteFile) else path
+        try:
+            parquet = pq.ParquetFile(source)
+        except pa.ArrowException as exc:
+            raise ValueError(f"{path}: not a Parquet file: {exc}") from None
+        stack.callback(parquet.close)
+        _check_column(pa, parquet, path, column)
+        yield parquet
+
+
+def _check_column(pa, parquet, path, column: str) -> None:
     schema = parquet.schema_arrow
     if column not in schema.names:
         names = ", ".join(repr(n) for n in schema.names) or "none"
@@ -297,7 +399,6 @@ def _open_parquet(path: Path, column: str):
     if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
             or getattr(pa.types, "is_string_view", lambda _: False)(kind)):
         raise ValueError(f"{path}: column {column!r} holds {kind}, not strings")
-    return parquet
 
 
 def parquet_row_groups(path: Path, column: str) -> int:
@@ -305,7 +406,8 @@ def parquet_row_groups(path: Path, column: str) -> int:
 
     Reads only the footer.
     """
-    return _open_parquet(path, column).metadata.num_row_groups
+    with _open_parquet(path, column) as parquet:
+        return parquet.metadata.num_row_groups
 
 
 def read_parquet(path: Path, column: str, *, text: bool, start: int = 0,
@@ -316,18 +418,18 @@ def read_parquet(path: Path, column: str, *, text: bool, start: int = 0,
     naming the file, the column and the row (counted from 0 over the file).
     """
     pa, _ = _pyarrow(path)
-    parquet = _open_parquet(path, column)
-    metadata = parquet.metadata
-    stop = metadata.num_row_groups if end is None else min(end, metadata.num_row_groups)
-    first_row = sum(metadata.row_group(g).num_rows for g in range(start))
-    for group in range(start, stop):
-        try:
-            values = parquet.read_row_group(group, columns=[column]).column(0)
-        except pa.ArrowException as exc:
-            raise ValueError(f"{path}: row group {group} is unreadable: {exc}") from None
-        if values.null_count:
-            row = values.is_null().to_pylist().index(True)
-            raise ValueError(f"{path}: row {first_row + row}: column {column!r} is null")
-        # Bytes straight from Arrow's buffers: no decode and re-encode in byte mode.
-        yield from (values.to_pylist() if text else values.cast(pa.large_binary()).to_pylist())
-        first_row += len(values)
+    with _open_parquet(path, column) as parquet:
+        metadata = parquet.metadata
+        stop = metadata.num_row_groups if end is None else min(end, metadata.num_row_groups)
+        first_row = sum(metadata.row_group(g).num_rows for g in range(start))
+        for group in range(start, stop):
+            try:
+                values = parquet.read_row_group(group, columns=[column]).column(0)
+            except pa.ArrowException as exc:
+                raise ValueError(f"{path}: row group {group} is unreadable: {exc}") from None
+            if values.null_count:
+                row = values.is_null().to_pylist().index(True)
+                raise ValueError(f"{path}: row {first_row + row}: column {column!r} is null")
+            # Bytes straight from Arrow's buffers: no decode and re-encode in byte mode.
+            yield from (values.to_pylist() if text else values.cast(pa.large_binary()).to_pylist())
+            first_row += len(values)
