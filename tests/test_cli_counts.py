@@ -127,9 +127,14 @@ def test_corrupt_counts_file(capsys, tmp_path, shards):
 def test_counts_and_files_are_exclusive(capsys, tmp_path, shards):
     assert run(capsys, "count", shards[0], "-o", tmp_path / "a.counts")[0] == 0
     out = tmp_path / "m.json"
-    _fails_cleanly(capsys, out, "train", shards[1], "--counts", tmp_path / "a.counts",
-                   "--merges", "5", "-o", out, match="--counts")
-    _fails_cleanly(capsys, out, "train", "--merges", "5", "-o", out, match="FILE")
+    for argv, message in [([shards[1], "--counts", tmp_path / "a.counts"], "--counts: not allowed with FILE"),
+                          ([], "required: FILE (or --counts COUNTS)")]:
+        code, stdout, err = run(capsys, "train", *argv, "--merges", "5", "-o", out)
+        assert (code, stdout) == (2, "")
+        assert "usage: bytepair train" in err and message in err
+        assert not out.exists()
+    _fails_cleanly(capsys, out, "train", "--counts", tmp_path / "a.counts", "--per-line",
+                   "--merges", "5", "-o", out, match="--per-line: has no effect with --counts")
 
 
 def test_unreachable_scheduler_in_a_real_process(tmp_path, shards):

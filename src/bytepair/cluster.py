@@ -24,7 +24,7 @@ from .counting import count_part
 from .piece_counts import PieceCounts
 
 #: Seconds to wait for a scheduler named by its address before giving up.
-CONNECT_TIMEOUT = 10
+CONNECT_TIMEOUT = 5
 #: Parts are at least this many bytes: a task costs the scheduler about a millisecond.
 PART_BYTES = 1 << 23
 
