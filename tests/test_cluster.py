@@ -116,3 +116,21 @@ def test_cli_unreachable_scheduler_is_one_line(tmp_path, shards, capsys, monkeyp
     assert stderr.startswith("bytepair: error: scheduler: cannot connect to 'tcp://127.0.0.1:9'")
     assert stderr.count("\n") == 1
     assert not out.exists()
+
+
+def test_cluster_progress_adds_up_to_the_corpus_size(client, shards, small_parts, tmp_path, lines):
+    parquet = tmp_path / "lines.parquet"
+    pq.write_table(pa.table({"text": lines}), parquet, row_group_size=400)
+    files = Files(*shards, parquet, per_line=True)
+
+    class Bar:
+        seen = 0
+
+        def update(self, size):
+            self.seen += size
+
+    bar = Bar()
+    table = cluster_module.count_on_cluster(client, files, None, progress_bar=bar)
+    assert table == bytepair.count(files, pretokenize=None, progress=False)
+    # Row groups count as even shares of their file (rounded down).
+    assert files.total_bytes() - 6 <= bar.seen <= files.total_bytes()
