@@ -76,6 +76,14 @@ def test_cluster_counts_parquet_row_groups(client, tmp_path, lines):
     assert len(_tasks(stream, "bytepair-count-")) == 8  # 2400 rows in groups of 300
 
 
+def test_cluster_reads_file_urls(client, shards, small_parts):
+    urls = [shard.as_uri() for shard in shards]
+    with distributed.get_task_stream(client) as stream:
+        table = bytepair.count(Files(*urls, per_line=True), client=client, progress=False)
+    assert table == bytepair.count(Files(*shards, per_line=True), workers=1, progress=False)
+    assert len(_tasks(stream, "bytepair-count-")) >= 8
+
+
 def test_cluster_training_equals_local_training(client, shards):
     local = bytepair.train(Files(*shards, per_line=True), merges=120, progress=False)
     assert bytepair.train(Files(*shards, per_line=True), merges=120, client=client,

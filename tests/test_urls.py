@@ -73,3 +73,20 @@ def test_file_urls_equal_paths_and_pickle_as_urls(tmp_path, lines):
     copy = pickle.loads(pickle.dumps(remote.paths[0]))
     assert isinstance(copy, RemoteFile) and copy == remote.paths[0]
     assert str(copy) == path.as_uri()
+
+
+def test_worker_processes_count_urls(memory_dir, lines, tmp_path, monkeypatch):
+    import bytepair
+    from bytepair import counting
+
+    fs, root = memory_dir
+    text = ("\n".join(lines) + "\n").encode()
+    fs.pipe(f"{root}/a.txt", text)
+    (tmp_path / "a.txt").write_bytes(text)
+    monkeypatch.setattr(counting, "PART_BYTES", 4096)
+    # Forked workers inherit the in-memory file system and open the URL themselves.
+    for pretokenize in ("whitespace", "gpt2"):
+        assert (bytepair.count(f"memory://{root}/a.txt", per_line=True, workers=2,
+                               pretokenize=pretokenize, progress=False)
+                == bytepair.count(tmp_path / "a.txt", per_line=True, workers=1,
+                                  pretokenize=pretokenize, progress=False))
