@@ -5,8 +5,8 @@ Two measurements on real English (benches.corpus), GPT-2 pre-tokenizer:
 * throughput: the corpus is cut into shard files (whole lines) and counted
   with ``bytepair.count(files, workers=1)``, ``workers=2`` and
   ``client=`` a ``LocalCluster`` of 2 worker processes (1 thread each). The
-  cluster is started before timing; each way is run ``--repeat`` times and
-  the best wall time is kept. All tables must be equal.
+  cluster is started before timing; the ways take turns for ``--repeat``
+  rounds and each keeps its best wall time. All tables must be equal.
 * table size: for each corpus size, the distinct pieces, their bytes and the
   size of the saved counts file, against the corpus size.
 
@@ -52,15 +52,6 @@ def shard(path: Path, directory: Path, shards: int) -> list[Path]:
     return out
 
 
-def best_time(run, repeat: int):
-    best, result = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = run()
-        best = min(best, time.perf_counter() - start)
-    return best, result
-
-
 def throughput(path: Path, shards: int, repeat: int, client) -> list[dict]:
     size = path.stat().st_size
     with tempfile.TemporaryDirectory(prefix="bytepair-scale-") as tmp:
@@ -71,13 +62,18 @@ def throughput(path: Path, shards: int, repeat: int, client) -> list[dict]:
             "LocalCluster(2 workers)": lambda: bytepair.count(files, per_line=True, client=client,
                                                               progress=False),
         }
-        rows, tables = [], []
-        for name, run in ways.items():
-            seconds, table = best_time(run, repeat)
-            tables.append(table)
-            rows.append({"way": name, "corpus_bytes": size, "shards": shards,
-                         "seconds": round(seconds, 3), "mb_per_s": round(size / seconds / 1e6, 2),
-                         "distinct_pieces": len(table)})
+        # Rounds interleave the ways, so that load from elsewhere falls on all of them.
+        best = {name: float("inf") for name in ways}
+        tables = {}
+        for _ in range(repeat):
+            for name, run in ways.items():
+                start = time.perf_counter()
+                tables[name] = run()
+                best[name] = min(best[name], time.perf_counter() - start)
+        rows = [{"way": name, "corpus_bytes": size, "shards": shards,
+                 "seconds": round(best[name], 3), "mb_per_s": round(size / best[name] / 1e6, 2),
+                 "distinct_pieces": len(tables[name])} for name in ways]
+        tables = list(tables.values())
         if any(t != tables[0] for t in tables):
             raise SystemExit("the tables differ between ways of counting")
     return rows
