@@ -13,7 +13,8 @@ Two measurements on real English (benches.corpus), GPT-2 pre-tokenizer:
     python -m benches.scale                          # 10MB and 100MB (~3 min)
     python -m benches.scale --sizes 1MB 10MB --shards 4 --repeat 1
 
-Writes benches/results/scale.json (``--no-write`` to skip) and prints a table.
+Writes benches/results/scale.json and the table between the scale markers
+of docs/benchmarks.md (``--no-write`` to skip both), and prints the table.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from . import corpus as corpora
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benches" / "results" / "scale.json"
+DOC = ROOT / "docs" / "benchmarks.md"
+BEGIN, END = "<!-- scale:begin -->", "<!-- scale:end -->"
 
 
 def shard(path: Path, directory: Path, shards: int) -> list[Path]:
@@ -120,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shards", type=int, default=8, help="shard files per corpus (8)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per way, best kept (3)")
     parser.add_argument("--corpus", default=None, help="a text file instead of the English corpus")
-    parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS.relative_to(ROOT)}")
+    parser.add_argument("--no-write", action="store_true",
+                        help="do not write the results file and docs/benchmarks.md")
     args = parser.parse_args(argv)
     from distributed import Client, LocalCluster
 
@@ -145,7 +149,13 @@ def main(argv: list[str] | None = None) -> int:
     print(render(report))
     if not args.no_write:
         RESULTS.write_text(json.dumps(report, indent=1) + "\n")
-        print(f"wrote {RESULTS.relative_to(ROOT)}", file=sys.stderr)
+        doc = DOC.read_text()
+        head, rest = doc.split(BEGIN, 1)
+        machine = report["machine"]
+        table = (f"Run at commit {report['code']} on {machine['cpus']} CPUs (Python "
+                 f"{machine['python']}), {report['date']}.\n\n{render(report)}\n")
+        DOC.write_text(f"{head}{BEGIN}\n{table}{END}{rest.split(END, 1)[1]}")
+        print(f"wrote {RESULTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
 
 
