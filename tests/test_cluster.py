@@ -3,16 +3,15 @@
 import json
 import os
 
+import distributed
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import bytepair
 from bytepair import Files
 from bytepair import cluster as cluster_module
 from bytepair.cli import main
-
-distributed = pytest.importorskip("distributed")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,8 @@
 
 from collections import Counter
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import bytepair
@@ -90,8 +92,6 @@ def test_training_from_counts_checks_the_pattern(shards):
 
 
 def test_parquet_counts_equal_text_counts(tmp_path, lines):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
     text = tmp_path / "lines.txt"
     text.write_text("\n".join(lines) + "\n")
     parquet = tmp_path / "lines.parquet"

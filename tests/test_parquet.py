@@ -1,21 +1,20 @@
 """Parquet input: one document per row of a string column, one row group at a time."""
 
 import sys
-from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import bytepair
 from bytepair.corpus import Files, iter_documents, read_file
-
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
+from helpers import KJV
 
 
 @pytest.fixture(scope="module")
 def verses(tmp_path_factory):
     """KJV verses (with some multi-byte text) as lines of a text file."""
-    lines = (Path(__file__).parent / "data" / "kjv-genesis-exodus.txt").read_text().splitlines()[:600]
+    lines = KJV.read_text().splitlines()[:600]
     lines += ["naïve café 東京 — ünïcödé", "", "aaaa aaaa"]
     return lines
 

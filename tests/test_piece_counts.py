@@ -207,3 +207,18 @@ def test_mapping_view_and_most_common():
     assert b"a" in table and b"z" not in table
     assert table.get(b"z", 0) == 0
     assert "pieces=3 total=9" in repr(table)
+
+
+def test_a_plain_word_pattern_survives_the_file(tmp_path):
+    import regex
+
+    import bytepair
+
+    # "ab" given as a compiled pattern is a regex, though the bare string would be refused.
+    table = bytepair.count(["ab abab"], pretokenize=regex.compile("ab"), progress=False)
+    table.save(tmp_path / "t.counts")
+    loaded = PieceCounts.load(tmp_path / "t.counts")
+    assert loaded == table and loaded.pattern == "ab"
+    assert (bytepair.train(loaded, merges=2, pretokenize=regex.compile("ab"), progress=False)
+            == bytepair.train(["ab abab"], merges=2, pretokenize=regex.compile("ab"), workers=1,
+                              progress=False))

@@ -5,13 +5,12 @@ import json
 import pickle
 import uuid
 
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from bytepair.corpus import Files, RemoteFile, read_file
-
-fsspec = pytest.importorskip("fsspec")
-pa = pytest.importorskip("pyarrow")
-pq = pytest.importorskip("pyarrow.parquet")
 
 
 @pytest.fixture

@@ -9,12 +9,13 @@ be counted shard by shard, on other machines or on a Dask cluster, and added.
 """
 
 from .corpus import Files
+from .export import to_tiktoken, to_tokenizers_json
 from .io import ModelFormatError, load
 from .model import ByteModel, WordModel
 from .piece_counts import CountsFormatError, PieceCounts
 from .rules import Merge
-from .tokenizer import Tokenizer, count, train
-from .trainers import encode, learn_bpe, train_bytes, train_words
+from .tokenizer import Tokenizer
+from .trainers import count, encode, learn_bpe, train, train_bytes, train_words
 
 __all__ = [
     "ByteModel",
@@ -29,6 +30,8 @@ __all__ = [
     "encode",
     "learn_bpe",
     "load",
+    "to_tiktoken",
+    "to_tokenizers_json",
     "train",
     "train_bytes",
     "train_words",

@@ -8,6 +8,7 @@ import os
 from typing import Iterable, Sequence
 
 from ._validate import check_end_of_word, check_int
+from .modelfile import write_model_file
 from .pretokenize import splitter
 from .rules import Merge, replace_pair
 
@@ -83,7 +84,7 @@ class ByteModel:
         must then be UTF-8) and each piece is encoded on its own.
         """
         if self._split is None:
-            return self._encode_piece(data)
+            return self.encode_piece(data)
         if isinstance(data, (bytes, bytearray, memoryview)):
             try:
                 data = bytes(data).decode("utf-8")
@@ -96,14 +97,14 @@ class ByteModel:
         for piece in self._split(data):
             ids = cache.get(piece)
             if ids is None:
-                ids = self._encode_piece(piece)
+                ids = self.encode_piece(piece)
                 if len(cache) < 1 << 16:
                     cache[piece] = ids
             out.extend(ids)
         return out
 
-    def _encode_piece(self, data: bytes | str) -> list[int]:
-        """Encode one piece, with no split.
+    def encode_piece(self, data: bytes | str) -> list[int]:
+        """Encode ``data`` as one piece: no pre-tokenizer split, the rules only.
 
         Equivalent to replaying every rule over the whole input, but only
         pairs that are present are visited: O(n log n) for n input bytes.
@@ -177,10 +178,8 @@ class ByteModel:
         return b"".join(out)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "bytes", {"pattern": self.pattern}, self.merges)
 
 
 def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str | None = None) -> list[str]:
@@ -260,7 +259,5 @@ class WordModel:
         return encode_word(word, self.rules, end_of_word=self.end_of_word)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "words", {"end_of_word": self.end_of_word}, self.merges)

@@ -20,8 +20,8 @@ from itertools import accumulate
 from typing import Iterator
 
 from ._validate import MAX_COUNT
-from .io import write_atomically
-from .pretokenize import PATTERNS, resolve_pattern
+from .atomic import write_atomically
+from .pretokenize import PATTERNS, compile_pattern, resolve_pattern
 
 FORMAT = "bytepair-counts"
 VERSION = 1
@@ -305,7 +305,7 @@ def _read_header(line: bytes, name: str) -> dict:
         if not isinstance(pattern, str):
             raise CountsFormatError(f"{name} is corrupt: 'pattern' must be a string or null")
         try:
-            resolve_pattern(pattern)
+            compile_pattern(pattern)
         except ValueError as exc:
             raise CountsFormatError(f"{name} is corrupt: {exc}") from None
     return header
