@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": "python -m benches.scale " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()},
+                    "platform": platform.platform(),
+                    # Other work on the machine skews every way; the 1-minute load says how much.
+                    "load_average_at_start": round(os.getloadavg()[0], 2)},
         "code": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                capture_output=True, text=True).stdout.strip(),
         "settings": {"shards": args.shards, "repeat": args.repeat, "pretokenize": "gpt2",
@@ -146,6 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             report["throughput"] += throughput(path, args.shards, args.repeat, client)
     for path in paths:
         report["tables"].append(table_size(path))
+    report["machine"]["load_average_at_end"] = round(os.getloadavg()[0], 2)
     print(render(report))
     if not args.no_write:
         RESULTS.write_text(json.dumps(report, indent=1) + "\n")
@@ -153,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         head, rest = doc.split(BEGIN, 1)
         machine = report["machine"]
         table = (f"Run at commit {report['code']} on {machine['cpus']} CPUs (Python "
-                 f"{machine['python']}), {report['date']}.\n\n{render(report)}\n")
+                 f"{machine['python']}), {report['date']}; 1-minute load average "
+                 f"{machine['load_average_at_start']} at the start, "
+                 f"{machine['load_average_at_end']} at the end.\n\n{render(report)}\n")
         DOC.write_text(f"{head}{BEGIN}\n{table}{END}{rest.split(END, 1)[1]}")
         print(f"wrote {RESULTS.relative_to(ROOT)} and {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
