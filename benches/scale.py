@@ -142,8 +142,9 @@ def main(argv: list[str] | None = None) -> int:
                      "cluster": "LocalCluster(n_workers=2, threads_per_worker=1, processes=True)"},
         "throughput": [], "tables": [],
     }
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster, \
+            Client(cluster) as client:
         for path in paths:
             report["throughput"] += throughput(path, args.shards, args.repeat, client)
     for path in paths:

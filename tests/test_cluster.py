@@ -16,8 +16,11 @@ from bytepair.cli import main
 
 @pytest.fixture(scope="module")
 def client():
+    # No dashboard; the scheduler's HTTP server (health routes) still starts, on a free port
+    # rather than 8787, which another cluster on the machine may hold.
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None, silence_logs=40) as cluster:
+                                  dashboard_address=None, silence_logs=40,
+                                  scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
         with distributed.Client(cluster, set_as_default=False) as client:
             yield client
 
