@@ -23,8 +23,8 @@ def check_target(path: str | os.PathLike, name: str = "path") -> Path:
     return target
 
 
-def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
+def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
+    """Write ``text`` (encoded as UTF-8) or bytes to ``path`` through a temporary file and a rename.
 
     Either the whole file appears or nothing does; an existing file is
     replaced only once the new one is complete.
@@ -33,8 +33,9 @@ def write_atomically(path: str | os.PathLike, text: str) -> None:
     parent = target.parent
     fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         # mkstemp makes the file private; give it the usual umask-based mode.

@@ -1,6 +1,6 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
-Commands: ``train``, ``export``, ``encode``, ``decode``, ``inspect``,
+Commands: ``train``, ``count``, ``export``, ``encode``, ``decode``, ``inspect``,
 ``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
 This module only parses the command line and prints: every rule about the
 input is the library's, and its messages are reworded here with the option
@@ -17,6 +17,7 @@ and a rename, and a failed export's new file is removed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -26,6 +27,7 @@ from typing import Sequence
 from . import __version__
 from ._validate import check_special_tokens, merges_for_vocab_size, plural
 from .atomic import check_target
+from .cluster import connect
 from .corpus import Files
 from .demo import run_demo as demo
 from .export import to_tiktoken, to_tokenizers_json
@@ -34,6 +36,8 @@ from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
 from .tokenizer import Tokenizer
 from .trace import trace_lines
+from .piece_counts import PieceCounts
+from .trainers import count as count_corpus
 from .trainers import train
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
@@ -41,6 +45,8 @@ PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
   bytepair train data.jsonl --merges 1000 --pretokenize none -o bytes.json
+  bytepair count shards/*.parquet --text-column text -o shards.counts
+  bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
   bytepair encode tok.json 'Hello world'
   bytepair decode tok.json 15496 995
   bytepair inspect tok.json --sample held-out.txt
@@ -54,6 +60,7 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
+    "text_column": "--text-column",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
 
@@ -173,11 +180,14 @@ def _pattern_name(source: str | None) -> str:
 
 def run_train(args) -> None:
     output = check_target(args.output, "-o")
+    tables = _load_counts(args) if args.counts else None
     init = _load_tokenizer(args.init) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
     if args.pretokenize is not None:
         pretokenize = args.pretokenize
+    elif tables is not None:
+        pretokenize = tables[0].pattern
     else:
         pretokenize = init.pattern if init is not None else "gpt2"
     if args.special is not None:
@@ -189,19 +199,21 @@ def run_train(args) -> None:
         requested = merges_for_vocab_size(args.vocab_size, len(special))
     else:
         requested = args.merges
-    corpus = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field)
+    corpus = tables if tables is not None else _corpus(args)
     start = time.perf_counter()
-    tokenizer = train(
-        corpus,
-        vocab_size=args.vocab_size,
-        merges=args.merges,
-        pretokenize=pretokenize,
-        special_tokens=special,
-        min_frequency=args.min_frequency,
-        workers=args.workers,
-        progress=not args.quiet and sys.stderr.isatty(),
-        init=init,
-    )
+    with _cluster(args.scheduler) as client:
+        tokenizer = train(
+            corpus,
+            vocab_size=args.vocab_size,
+            merges=args.merges,
+            pretokenize=pretokenize,
+            special_tokens=special,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=not args.quiet and sys.stderr.isatty(),
+            init=init,
+            client=client,
+        )
     tokenizer.save(output)
     if args.quiet:
         return
@@ -216,6 +228,64 @@ def run_train(args) -> None:
         print(
             f"bytepair: stopped after {learned} of {plural(requested, 'merge')}: no pair left that "
             f"is seen at least {plural(args.min_frequency, 'time')}",
+            file=sys.stderr,
+        )
+
+
+def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
+    # FILEs and --counts exclude each other; argparse's groups cannot hold a
+    # positional when options and positionals are intermixed.
+    if not args.files and not args.counts:
+        parser.error("the following arguments are required: FILE (or --counts COUNTS)")
+    if args.files and args.counts:
+        parser.error("argument --counts: not allowed with FILE")
+
+
+def _corpus(args) -> Files:
+    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options)."""
+    return Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                 text_column=args.text_column)
+
+
+def _load_counts(args) -> list[PieceCounts]:
+    """The ``--counts`` tables; they replace FILEs and the options that read them."""
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler"):
+        if getattr(args, option):
+            raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
+                             "(the counts are already made)")
+    tables = [PieceCounts.load(path) for path in args.counts]
+    sum(tables)  # mixed patterns fail here, naming both, before any work
+    return tables
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None):
+    """A Dask client for ``--scheduler`` (None without), closed afterwards."""
+    if address is None:
+        yield None
+        return
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+# -- count ------------------------------------------------------------------
+
+def run_count(args) -> None:
+    output = check_target(args.output, "-o")
+    corpus = _corpus(args)
+    start = time.perf_counter()
+    with _cluster(args.scheduler) as client:
+        table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
+                             client=client, progress=not args.quiet and sys.stderr.isatty())
+    table.save(output)
+    if not args.quiet:
+        print(
+            f"bytepair: wrote {str(output)!r}: {plural(len(table), 'distinct piece')}, "
+            f"{table.total():,} in all, pattern {_pattern_name(table.pattern)} "
+            f"({time.perf_counter() - start:.1f} s)",
             file=sys.stderr,
         )
 
@@ -416,6 +486,15 @@ def run_demo(args) -> None:
 
 # -- parser and entry point -------------------------------------------------
 
+def _corpus_options(command: argparse.ArgumentParser) -> None:
+    """Options that ``train`` and ``count`` share for Parquet input and clusters."""
+    command.add_argument("--text-column", metavar="NAME",
+                         help="string column of Parquet files holding the documents (default: text)")
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help="count on the Dask cluster whose scheduler is at ADDRESS "
+                         "(tcp://host:8786); workers must be able to read the FILEs")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``bytepair`` argument parser."""
     return _build()[0]
@@ -436,7 +515,11 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "recursively), globs, JSON Lines (.jsonl/.ndjson) and their .gz versions; save it to -o. "
         "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given.",
     )
-    train.add_argument("files", nargs="+", metavar="FILE", help="corpus files, directories or globs")
+    train.add_argument("files", nargs="*", metavar="FILE",
+                       help="corpus files, directories, globs or fsspec URLs (or use --counts)")
+    train.add_argument("--counts", nargs="+", metavar="COUNTS",
+                       help="train from piece-count tables written by 'bytepair count' (added up) "
+                       "instead of FILEs")
     size = train.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=_integer, metavar="N",
                       help="256 bytes + merges + special tokens (at least 256 + the special tokens)")
@@ -458,9 +541,32 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                        help="text field of JSON Lines records (default: text)")
     train.add_argument("--per-line", action="store_true",
                        help="each line of a text file is a document (default: each file)")
+    _corpus_options(train)
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
     train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
-    train.set_defaults(run=run_train)
+    train.set_defaults(run=run_train, check_usage=_check_train_usage)
+
+    counter = commands.add_parser(
+        "count", help="count the pieces of files into a table to train from later",
+        description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "
+        "Parquet files (.parquet: one document per row of --text-column) or fsspec URLs, and save "
+        "the table to -o. Tables of shards add up: 'bytepair train --counts A B ...' trains on "
+        "all of them and gives the model of training on all the shards at once.",
+    )
+    counter.add_argument("files", nargs="+", metavar="FILE",
+                         help="corpus files, directories, globs or fsspec URLs")
+    counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
+                         help="split pattern (default: gpt2); none: each document is one piece")
+    counter.add_argument("--per-line", action="store_true",
+                         help="each line of a text file is a document (default: each file)")
+    counter.add_argument("--jsonl-field", metavar="NAME",
+                         help="text field of JSON Lines records (default: text)")
+    counter.add_argument("--workers", type=_integer, default=None, metavar="N",
+                         help="processes counting pieces (default: all cores); the table is the same")
+    _corpus_options(counter)
+    counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
+    counter.set_defaults(run=run_count)
 
     export = commands.add_parser(
         "export", help="export a model for Hugging Face tokenizers or tiktoken",
@@ -546,6 +652,8 @@ def main(argv: list[str] | None = None) -> int:
             # Intermixed: options may sit between FILEs, DOCs and IDS.
             args = commands[argv[0]].parse_intermixed_args(argv[1:])
             args.command = argv[0]
+            if getattr(args, "check_usage", None) is not None:
+                args.check_usage(args, commands[argv[0]])
         else:
             args = parser.parse_args(argv)
     except CommandLineError as exc:
@@ -567,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 1
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, ImportError) as exc:
         print(f"bytepair: error: {in_option_names(_one_line(exc))}", file=sys.stderr)
         return 2
     return 0

@@ -20,11 +20,10 @@ import multiprocessing
 import os
 import signal
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import fastsplit
-from .corpus import Files, read_file
+from .corpus import Files, file_of, read_file
 from .pretokenize import PATTERNS, splitter
 
 #: Documents are sent to counting workers in batches of about this many characters.
@@ -70,14 +69,16 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
 
 
 def count_part(path: str | os.PathLike, start: int, end: int | None, source: str | None, *,
-               per_line: bool = False, jsonl_field: str = "text") -> Counter:
+               per_line: bool = False, jsonl_field: str = "text",
+               text_column: str = "text") -> Counter:
     """Piece counts of the documents in bytes ``[start, end)`` of one file (``end=None``: to the end).
 
     The range comes from :meth:`bytepair.Files.parts`, which cuts only at line
-    ends. O(range size).
+    ends; for a Parquet file it is a range of row groups. ``path`` may be an
+    fsspec URL. O(range size).
     """
-    documents = read_file(Path(path), text=source is not None, per_line=per_line,
-                          jsonl_field=jsonl_field, start=start, end=end)
+    documents = read_file(file_of(path), text=source is not None, per_line=per_line,
+                          jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
     return count_documents(documents, source)
 
 
@@ -142,9 +143,9 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
 
 
 def _count_file_part(job: tuple) -> Partial:
-    path, start, end, source, per_line, jsonl_field = job
-    counts = count_part(path, start, end, source, per_line=per_line, jsonl_field=jsonl_field)
-    size = (end if end is not None else path.stat().st_size) - start
+    path, start, end, source, per_line, jsonl_field, text_column, size = job
+    counts = count_part(path, start, end, source, per_line=per_line, jsonl_field=jsonl_field,
+                        text_column=text_column)
     return Partial(counts, size, os.getpid())
 
 
@@ -159,7 +160,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     process. O(total bytes) work, spread over ``workers``.
     """
     part = max(part_bytes, files.total_bytes() // (4 * workers) + 1)
-    jobs = [(path, start, end, source, files.per_line, files.jsonl_field)
+    jobs = [(path, start, end, source, files.per_line, files.jsonl_field, files.text_column,
+             files.part_size(path, start, end))
             for path, start, end in files.parts(part)]
     total: Counter = Counter()
     with _pool(workers, source) as pool:
