@@ -19,7 +19,9 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from typing import Sequence
 
@@ -72,6 +74,24 @@ def in_option_names(message: str) -> str:
     return (message.replace("pretokenize=None", "--pretokenize none")
             .replace("pass allowed_special", "pass --allow-special")
             .replace("disallowed_special=()", "--ordinary"))
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt, so that the same
+    clean-up runs: the temporary output file is removed and worker processes are ended."""
+
+
+def _terminate(signum, frame) -> None:
+    if os.getpid() != _terminate.owner:
+        # A worker forked before it installed its own handler: just end.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up
+    raise Terminated
+
+
+_terminate.owner = os.getpid()
 
 
 class CommandLineError(Exception):
@@ -553,12 +573,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help and --version
         return _exit_code(exc.code)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        _terminate.owner = os.getpid()
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args.run(args)
         sys.stdout.flush()
     except KeyboardInterrupt:
         print("bytepair: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bytepair: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's
         # final flush from failing on the closed pipe.
@@ -570,4 +597,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, TypeError) as exc:
         print(f"bytepair: error: {in_option_names(_one_line(exc))}", file=sys.stderr)
         return 2
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return 0
