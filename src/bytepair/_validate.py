@@ -83,7 +83,7 @@ def check_end_of_word(end_of_word) -> str | None:
     if not end_of_word:
         raise ValueError("end_of_word must be a non-empty str")
     if not is_text(end_of_word):
-        raise ValueError(f"end_of_word {end_of_word!r} holds a lone surrogate, not text")
+        raise ValueError(f"end_of_word must be text, got {end_of_word!r} (a lone surrogate)")
     return end_of_word
 
 
@@ -111,7 +111,7 @@ def check_special_tokens(special_tokens) -> list[str]:
         if not isinstance(token, str) or not token:
             raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
         if not is_text(token):
-            raise ValueError(f"special_tokens[{index}] {token!r} holds a lone surrogate, not text")
+            raise ValueError(f"special_tokens[{index}] must be text, got {token!r} (a lone surrogate)")
     if len(set(tokens)) != len(tokens):
         raise ValueError("special_tokens must not repeat a token")
     return tokens

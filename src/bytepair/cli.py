@@ -141,9 +141,9 @@ def _one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _load_tokenizer(path: str):
+def _load_tokenizer(path: str, trust_pattern: bool):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    model = load(path)
+    model = load(path, trust_pattern=trust_pattern)
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if not isinstance(model, Tokenizer):
@@ -193,7 +193,7 @@ def _pattern_name(source: str | None) -> str:
 
 def run_train(args) -> None:
     output = check_target(args.output, "-o")
-    init = _load_tokenizer(args.init) if args.init is not None else None
+    init = _load_tokenizer(args.init, args.trust_pattern) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
     if args.pretokenize is not None:
@@ -244,7 +244,7 @@ def run_train(args) -> None:
 
 def run_export(args) -> None:
     output = check_target(args.output, "-o")
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -267,7 +267,7 @@ def run_export(args) -> None:
 # -- encode / decode --------------------------------------------------------
 
 def run_encode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     data = _read_stdin() if args.text is None else _argument_bytes(args.text)
     where = "stdin" if args.text is None else "TEXT"
     specials = tokenizer.special_tokens
@@ -311,7 +311,7 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     if args.ids:
         words = args.ids
     else:
@@ -341,7 +341,7 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 
 
 def run_inspect(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     # The sample first: bad input fails before anything is printed.
     sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
     merges = tokenizer.merges
@@ -408,7 +408,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     out = ["id\tbytes\ttext\n"]
     for token_id in range(tokenizer.vocab_size):
         data = tokenizer.id_to_token(token_id)
@@ -439,6 +439,12 @@ def run_demo(args) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The ``bytepair`` argument parser."""
     return _build()[0]
+
+
+def _add_trust_pattern(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--trust-pattern", action="store_true",
+                         help="accept a custom regex pattern in a model file (it could run for "
+                         "exponential time on some text; named patterns need no trust)")
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -480,6 +486,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                        help="each line of a text file is a document (default: each file)")
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
     train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
+    _add_trust_pattern(train)
     train.set_defaults(run=run_train)
 
     export = commands.add_parser(
@@ -490,6 +497,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
     export.add_argument("-o", "--output", required=True, metavar="PATH")
     export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _add_trust_pattern(export)
     export.set_defaults(run=run_export)
 
     encode = commands.add_parser(
@@ -503,6 +511,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                          help="special-token text becomes its ID (default: refuse it)")
     special.add_argument("--ordinary", action="store_true",
                          help="special-token text is encoded as ordinary text")
+    _add_trust_pattern(encode)
     encode.set_defaults(run=run_encode)
 
     decode = commands.add_parser(
@@ -513,6 +522,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     decode.add_argument("model", metavar="MODEL")
     decode.add_argument("ids", nargs="*", metavar="IDS", help="token IDs (default: read from stdin)")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    _add_trust_pattern(decode)
     decode.set_defaults(run=run_decode)
 
     inspect = commands.add_parser(
@@ -523,6 +533,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     inspect.add_argument("model", metavar="MODEL")
     inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
     inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
+    _add_trust_pattern(inspect)
     inspect.set_defaults(run=run_inspect)
 
     vocab = commands.add_parser(
@@ -532,6 +543,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
     )
     vocab.add_argument("model", metavar="MODEL")
+    _add_trust_pattern(vocab)
     vocab.set_defaults(run=run_vocab)
 
     trace = commands.add_parser(

@@ -135,7 +135,10 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             model = ByteModel(merges, pattern=pattern)
             if kind == "bytes":
                 return model
-            return Tokenizer(model, data.get("special_tokens", []))
+            special_tokens = data.get("special_tokens", [])
+            if not isinstance(special_tokens, list):
+                raise ValueError("'special_tokens' must be a list of strings")
+            return Tokenizer(model, special_tokens)
         if kind == "words":
             merges = []
             for rank, row in enumerate(rows):
