@@ -10,8 +10,10 @@ Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
 with one line ``bytepair: error: ...`` on stderr and exit code 2, as do
 usage errors. No partial output is left behind: output directories are
-checked before any work starts, models are written through a temporary file
-and a rename, and a failed export's new file is removed.
+checked (with a probe write) before any work starts, models are written
+through a temporary file and a rename, and a failed export's new file is
+removed. SIGTERM is handled as Ctrl-C is (the clean-up runs, workers end),
+with exit code 143 instead of 130.
 """
 
 from __future__ import annotations
