@@ -33,9 +33,10 @@ MAX_FILE_BYTES = 1 << 31
 #: Deepest nesting of arrays and objects accepted; a model file needs 3.
 MAX_DEPTH = 32
 #: JSON strings, and runs of characters that are not brackets, for the depth scan.
-_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_NOT_BRACKETS = re.compile(r"[^\[\]{}]+")
-_INNERMOST = re.compile(r"\[\]|\{\}")
+_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+#: Objects count as arrays for depth: ``{`` -> ``[``, ``}`` -> ``]``.
+_AS_ARRAYS = bytes.maketrans(b"{}", b"[]")
 #: A ``pattern`` that is a bare word: a pattern name or a literal regex? Refused.
 _BARE_WORD = re.compile(r"[\w-]+")
 
@@ -89,26 +90,27 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
-    if _depth_exceeds(text, MAX_DEPTH):
+    if _depth_exceeds(data, MAX_DEPTH):
         raise ModelFormatError(
             f"{os.fspath(path)!r} is not a bytepair model: arrays or objects nested deeper than {MAX_DEPTH}"
         )
     return text
 
 
-def _depth_exceeds(text: str, limit: int) -> bool:
-    """Whether the JSON ``text`` nests arrays and objects deeper than ``limit``.
+def _depth_exceeds(data: bytes, limit: int) -> bool:
+    """Whether the UTF-8 JSON ``data`` nests arrays and objects deeper than ``limit``.
 
-    Strings are dropped, then each pass removes the innermost ``[]`` and
-    ``{}`` pairs: O(limit * brackets), all in the regex engine, no recursion.
-    Unbalanced brackets are left for the JSON parser to report.
+    Strings are dropped, then everything but brackets, then each pass removes
+    the innermost pairs: O(size + limit * brackets), all in C, no recursion.
+    Unbalanced brackets are left for the JSON parser.
     """
-    brackets = _NOT_BRACKETS.sub("", _JSON_STRING.sub("", text))
+    brackets = _JSON_STRING.sub(b"", data).translate(_AS_ARRAYS, _NOT_BRACKETS)
     for _ in range(limit):
-        brackets, removed = _INNERMOST.subn("", brackets)
-        if not removed:
+        shorter = brackets.replace(b"[]", b"")  # one level: the innermost pairs
+        if len(shorter) == len(brackets):
             return False
-    return bool(_INNERMOST.search(brackets))
+        brackets = shorter
+    return b"[]" in brackets
 
 
 def _model(data, path: str | os.PathLike, trust_pattern: bool):
