@@ -67,6 +67,8 @@ def _probe(directory: Path) -> None:
     fd, name = _open_temporary(directory, ".bytepair.")
     try:
         try:
+            if not hasattr(os, "posix_fallocate"):  # macOS, Windows
+                raise OSError(errno.ENOSYS, "no posix_fallocate")
             os.posix_fallocate(fd, 0, PROBE_BYTES)
         except OSError as exc:
             if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
