@@ -10,8 +10,10 @@ Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
 with one line ``bytepair: error: ...`` on stderr and exit code 2, as do
 usage errors. No partial output is left behind: output directories are
-checked before any work starts, models are written through a temporary file
-and a rename, and a failed export's new file is removed.
+checked (with a probe write) before any work starts, models are written
+through a temporary file and a rename, and a failed export's new file is
+removed. SIGTERM is handled as Ctrl-C is (the clean-up runs, workers end),
+with exit code 143 instead of 130.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ import argparse
 import contextlib
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from typing import Sequence
 
@@ -81,6 +85,24 @@ def in_option_names(message: str) -> str:
             .replace("disallowed_special=()", "--ordinary"))
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt, so that the same
+    clean-up runs: the temporary output file is removed and worker processes are ended."""
+
+
+def _terminate(signum, frame) -> None:
+    if os.getpid() != _terminate.owner:
+        # A worker forked before it installed its own handler: just end.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up
+    raise Terminated
+
+
+_terminate.owner = os.getpid()
+
+
 class CommandLineError(Exception):
     """A usage error: printed as one line ``bytepair: error: ...``, exit code 2."""
 
@@ -128,9 +150,9 @@ def _one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _load_tokenizer(path: str):
+def _load_tokenizer(path: str, trust_pattern: bool):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    model = load(path)
+    model = load(path, trust_pattern=trust_pattern)
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if not isinstance(model, Tokenizer):
@@ -181,7 +203,7 @@ def _pattern_name(source: str | None) -> str:
 def run_train(args) -> None:
     output = check_target(args.output, "-o")
     tables = _load_counts(args) if args.counts else None
-    init = _load_tokenizer(args.init) if args.init is not None else None
+    init = _load_tokenizer(args.init, args.trust_pattern) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
     if args.pretokenize is not None:
@@ -294,7 +316,7 @@ def run_count(args) -> None:
 
 def run_export(args) -> None:
     output = check_target(args.output, "-o")
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -317,7 +339,7 @@ def run_export(args) -> None:
 # -- encode / decode --------------------------------------------------------
 
 def run_encode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     data = _read_stdin() if args.text is None else _argument_bytes(args.text)
     where = "stdin" if args.text is None else "TEXT"
     specials = tokenizer.special_tokens
@@ -361,7 +383,7 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     if args.ids:
         words = args.ids
     else:
@@ -391,7 +413,7 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 
 
 def run_inspect(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     # The sample first: bad input fails before anything is printed.
     sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
     merges = tokenizer.merges
@@ -458,7 +480,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     out = ["id\tbytes\ttext\n"]
     for token_id in range(tokenizer.vocab_size):
         data = tokenizer.id_to_token(token_id)
@@ -498,6 +520,12 @@ def _corpus_options(command: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     """The ``bytepair`` argument parser."""
     return _build()[0]
+
+
+def _add_trust_pattern(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--trust-pattern", action="store_true",
+                         help="accept a custom regex pattern in a model file (it could run for "
+                         "exponential time on some text; named patterns need no trust)")
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -544,6 +572,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     _corpus_options(train)
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
     train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
+    _add_trust_pattern(train)
     train.set_defaults(run=run_train, check_usage=_check_train_usage)
 
     counter = commands.add_parser(
@@ -576,6 +605,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
     export.add_argument("-o", "--output", required=True, metavar="PATH")
     export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _add_trust_pattern(export)
     export.set_defaults(run=run_export)
 
     encode = commands.add_parser(
@@ -589,6 +619,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                          help="special-token text becomes its ID (default: refuse it)")
     special.add_argument("--ordinary", action="store_true",
                          help="special-token text is encoded as ordinary text")
+    _add_trust_pattern(encode)
     encode.set_defaults(run=run_encode)
 
     decode = commands.add_parser(
@@ -599,6 +630,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     decode.add_argument("model", metavar="MODEL")
     decode.add_argument("ids", nargs="*", metavar="IDS", help="token IDs (default: read from stdin)")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    _add_trust_pattern(decode)
     decode.set_defaults(run=run_decode)
 
     inspect = commands.add_parser(
@@ -609,6 +641,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     inspect.add_argument("model", metavar="MODEL")
     inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
     inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
+    _add_trust_pattern(inspect)
     inspect.set_defaults(run=run_inspect)
 
     vocab = commands.add_parser(
@@ -618,6 +651,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
     )
     vocab.add_argument("model", metavar="MODEL")
+    _add_trust_pattern(vocab)
     vocab.set_defaults(run=run_vocab)
 
     trace = commands.add_parser(
@@ -661,12 +695,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help and --version
         return _exit_code(exc.code)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        _terminate.owner = os.getpid()
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args.run(args)
         sys.stdout.flush()
     except KeyboardInterrupt:
         print("bytepair: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bytepair: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's
         # final flush from failing on the closed pipe.
@@ -678,4 +719,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, TypeError, ImportError) as exc:
         print(f"bytepair: error: {in_option_names(_one_line(exc))}", file=sys.stderr)
         return 2
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return 0

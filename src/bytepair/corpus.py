@@ -278,13 +278,26 @@ def read_file(path: Path, *, text: bool, per_line: bool = False,
                 yield from _read_jsonl(lines, path, jsonl_field, text)
             elif per_line:
                 for offset, line in lines:
-                    body = line.rstrip(b"\r\n") if line.endswith(b"\n") else line
+                    body = strip_line_end(line)
                     yield _decode(body, path, offset) if text else body
             else:
                 data = handle.read()
                 yield _decode(data, path, 0) if text else data
     except (gzip.BadGzipFile, EOFError) as exc:
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def strip_line_end(line: bytes) -> bytes:
+    r"""``line`` without its one line ending, ``\n`` or ``\r\n``; a lone ``\r`` is text.
+
+    >>> strip_line_end(b"ef\r\r\n"), strip_line_end(b"a\r"), strip_line_end(b"b\n")
+    (b'ef\r', b'a\r', b'b')
+    """
+    if line.endswith(b"\r\n"):
+        return line[:-2]
+    if line.endswith(b"\n"):
+        return line[:-1]
+    return line
 
 
 def _lines(handle, offset: int, end: int | None) -> Iterator[tuple[int, bytes]]:

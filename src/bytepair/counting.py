@@ -16,9 +16,11 @@ two and sum the tables itself):
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 from collections import Counter
 from typing import Callable, Iterable, Iterator, NamedTuple
 
@@ -82,16 +84,37 @@ def count_part(path: str | os.PathLike, start: int, end: int | None, source: str
     return count_documents(documents, source)
 
 
-def _ignore_interrupt() -> None:
-    # Ctrl-C reaches the whole process group; only the parent should react
-    # (it stops the pool), or every worker prints its own traceback.
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _start_worker(parent: int) -> None:
+    """Pool initializer: signals as a worker needs them, and death with the parent.
+
+    Only the parent reacts to Ctrl-C and SIGTERM: it stops the pool, whose
+    ``terminate`` sends each worker SIGTERM, which ends it at once (whatever
+    handler the parent had). On Linux the kernel sends SIGKILL to the worker when the
+    parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
+    until its current task is done (``docs/design.md``).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Out of the parent's process group: a signal sent to the group (``timeout``,
+    # ``kill -TERM -PGID``) must not kill an idle worker that holds the task
+    # queue's lock, or the parent's pool shutdown waits for that lock for ever.
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the line above took effect
 
 
 def _pool(workers: int, source: str | None):
     if _compiled_gpt2(source):
         fastsplit.split_gpt2("")  # build its table once, before workers fork
-    return multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt)
+    return multiprocessing.get_context("fork").Pool(
+        workers, initializer=_start_worker, initargs=(os.getpid(),))
 
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:

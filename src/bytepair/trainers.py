@@ -14,6 +14,7 @@ import os
 import sys
 from array import array
 from collections import Counter
+from itertools import repeat
 from typing import Iterable, Mapping, Sequence
 
 from tqdm import tqdm
@@ -85,17 +86,20 @@ def train_bytes(
             f"documents must be an iterable of bytes or str, got {type(documents).__name__}"
         ) from None
     docs = [as_document(doc, i) for i, doc in enumerate(documents)]
+    # Pieces in document order, and how many each document has: an empty
+    # document costs a pointer and a count, not lists of its own.
     if source is None:
-        pieces_of = [[doc] for doc in docs]
+        pieces, pieces_per_doc = docs, None
     else:
         split = splitter(source)
-        pieces_of = [
-            [piece.encode("utf-8") for piece in split(_utf8(doc, i))]
-            for i, doc in enumerate(docs)
-        ]
-    pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
+        pieces, pieces_per_doc = [], array("Q")
+        for i, doc in enumerate(docs):
+            doc_pieces = split(_utf8(doc, i)) if doc else ()
+            pieces.extend(piece.encode("utf-8") for piece in doc_pieces)
+            pieces_per_doc.append(len(doc_pieces))
+        del docs
     check_matches_something(source, pieces)
-    _check_total(pieces, [1] * len(pieces), "documents")
+    _check_total(pieces, repeat(1), "documents")
     if engine == "naive":
         rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
     else:
@@ -106,13 +110,13 @@ def train_bytes(
         rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
-    if source is None:
+    if pieces_per_doc is None:
         # One piece per document; copies, as duplicate documents share a list.
         return ByteModel(rules, [list(seq) for seq in piece_sequences], pattern=source)
     # Regroup the pieces' sequences by document.
     sequences, start = [], 0
-    for doc_pieces in pieces_of:
-        end = start + len(doc_pieces)
+    for count in pieces_per_doc:
+        end = start + count
         sequences.append([t for seq in piece_sequences[start:end] for t in seq])
         start = end
     return ByteModel(rules, sequences, pattern=source)
