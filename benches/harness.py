@@ -131,7 +131,8 @@ TRAINERS: dict[str, Trainer] = {
 # bytepair's tokenizer training and the peers (issue 5): `python -m benches.report --suite peers`.
 TRAINERS.update((spec["name"], Trainer(**spec)) for spec in peers.TRAINERS)
 #: The trainers of each suite.
-SUITES = {"engines": ("naive", "incremental"), "peers": tuple(s["name"] for s in peers.TRAINERS)}
+SUITES = {"engines": ("naive", "incremental"), "peers": tuple(s["name"] for s in peers.TRAINERS),
+          "merge-loop": ("bytepair", "train_bytes", "hf")}
 #: Ratios are reported against this trainer, in the same run.
 BASELINE = "naive"
 
@@ -572,4 +573,5 @@ def make_report(suite: str, args, argv, library, trainers, paths, results, skipp
 SUITE_DEFAULTS = {
     "engines": (RESULTS, 10.0, 20.0, 5),
     "peers": (ROOT / "benches" / "results" / "peers.json", 5.0, 10.0, 3),
+    "merge-loop": (ROOT / "benches" / "results" / "merge-loop.json", 5.0, 10.0, 3),
 }

@@ -19,6 +19,7 @@ benches/peers_report.py).
 
     python -m benches.report --suite peers --library HEAD  # bytepair vs peers (~25 min)
     python -m benches.report --suite ingest                # patterns x input shapes vs rustbpe (benches/ingest.py)
+    python -m benches.report --suite merge-loop            # issue 9's goal cases (~40 min)
 
 Writes the table between the report markers of docs/benchmarks.md and the raw
 results to benches/results/engines.json (``--no-write`` to skip both); the
@@ -35,7 +36,7 @@ import time
 from pathlib import Path
 
 from . import corpus as corpora
-from . import ingest, peers_report
+from . import ingest, merge_loop, peers_report
 from .harness import (
     BASELINE, DEFAULT_BUDGET, DEFAULT_MERGES, DEFAULT_SIZES, DOC,
     SUITE_DEFAULTS, SUITES, TRAINERS, Case, _fmt_rate, _fmt_time, default_cases,
@@ -145,7 +146,11 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.report", description=__doc__.split("\n\n")[0])
     parser.add_argument("--suite", choices=[*SUITES, "ingest"], default="engines",
                         help="engines: naive vs incremental, byte mode (default); peers: "
-                        "bytepair's tokenizer training against Hugging Face tokenizers and others")
+                        "bytepair's tokenizer training against Hugging Face tokenizers and others; "
+                        "merge-loop: large vocabularies and byte mode against Hugging Face "
+                        "(issue 9's goal cases)")
+    parser.add_argument("--scale", default="100MB",
+                        help="merge-loop: the large corpus (default 100MB; 10MB for a quick look)")
     parser.add_argument("--sizes", nargs="+", default=None,
                         help=f"corpus sizes (engines default: {' '.join(DEFAULT_SIZES)}; "
                         "peers: filters its matrix)")
@@ -197,6 +202,8 @@ def main(argv=None) -> int:
             if not args.no_write:
                 write_doc(table, args.doc, ingest.BEGIN, ingest.END)
             return 0
+        if report.get("suite") == "merge-loop":
+            return merge_loop.rerender(report, args)
         table = render(report)
         print(table)
         if not args.no_write:
@@ -217,6 +224,8 @@ def main(argv=None) -> int:
     library = library_snapshot(args.library) if args.library else None
     if args.suite == "peers":
         return peers_report.run(args, argv, library)
+    if args.suite == "merge-loop":
+        return merge_loop.run(args, argv, library)
 
     sizes = sorted({corpora.parse_size(s) for s in (args.sizes or DEFAULT_SIZES)})
     merges = sorted(set(args.merges or DEFAULT_MERGES))

@@ -18,11 +18,20 @@ State, for ``n`` token positions in sequences laid end to end:
   above its queued count and reached the caller's ``floor``; decreases are
   left for the caller to correct lazily, and pairs below the floor stay out
   of the queue until the caller lowers it (:meth:`PairEngine.raise_above`).
+
+The engine can also own the queue and run the whole step loop
+(:meth:`PairEngine.open_queue`, :meth:`PairEngine.fit`); docs/design.md
+§2.6a says why its lazy deletion keeps the choice exact.
 """
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
+
+from sortedcontainers import SortedList
+
+from .rules import packed_priority, unpack_priority
 
 REMOVED = -2
 #: Positions are 32-bit signed in the compiled engine; both twins refuse more.
@@ -64,6 +73,8 @@ class PairEngine:
                 self._prev[lo] = -1
                 self._next[hi - 1] = -1
             self._weight_at[lo:hi] = [weight] * (hi - lo)
+        self.queue: SortedList | None = None  # owned once open_queue is called
+        self.floor = 0
         self._count: dict[tuple[int, int], int] = {}
         self._queued: dict[tuple[int, int], int] = {}
         self._where: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
@@ -171,8 +182,87 @@ class PairEngine:
                 self._queued[p] = c
         return replaced, raised
 
-    def sequences(self) -> list[list[int]]:
-        """The current token sequences, by walking the links."""
+    def open_queue(self, floor: int) -> None:
+        """Own the priority queue from now on, holding every pair counted ``>= floor``. O(P log P).
+
+        The queue is a ``SortedList`` of :func:`~bytepair.rules.packed_priority`
+        entries. An entry is current when its count equals the pair's queued
+        count; any other entry is left behind by a later re-queue (lazy
+        deletion) and is dropped when it reaches the front.
+        """
+        self.floor = floor
+        self.queue = SortedList(packed_priority(c, left, right)
+                                for left, right, _, c in self.raise_above(floor))
+
+    def _valid_front(self) -> tuple[int, int, int] | None:
+        """``(count, left, right)`` of the first current, exact entry; None when the queue empties."""
+        queue = self.queue
+        while queue:
+            queued_count, left, right = unpack_priority(queue[0])
+            q = self._queued.get((left, right), 0)
+            if q != queued_count:
+                queue.pop(0)  # left behind by a later re-queue of the pair
+                continue
+            c = self._count.get((left, right), 0)
+            if c == q:
+                return c, left, right
+            # The count changed since it was queued: re-queue at the true count.
+            queue.pop(0)
+            if self.requeue(left, right):
+                queue.add(packed_priority(c, left, right))
+        return None
+
+    def fit(self, max_merges: int, min_count: int, join, first_rank: int, floor_divisor: int):
+        """Learn up to ``max_merges`` rules with the queue of :meth:`open_queue`.
+
+        Stops early when no pair has ``min_count`` windows. Pairs sort by
+        number (byte mode). ``join(left, right, rank)`` gives the new ID;
+        ranks start at ``first_rank``. When the best current entry is below
+        the floor, the floor is divided by ``floor_divisor`` (not below
+        ``min_count``) and the pairs that reach it are queued. Returns arrays
+        ``(lefts, rights, new_ids, counts, replacements)``, one item per rule.
+        Per rule: the merge, plus O(log P) per queue entry added or dropped.
+        """
+        lefts, rights, new_ids = array("I"), array("I"), array("I")
+        counts, replacements = array("q"), array("q")
+        queue = self.queue
+        if queue is None:
+            raise RuntimeError("call open_queue before fit")
+        min_count = max(min_count, 1)
+        while len(lefts) < max_merges:
+            best = self._valid_front()
+            while best is None or best[0] < self.floor:
+                # Pairs below the floor may beat the queue's best: lower it.
+                if self.floor <= min_count:
+                    return lefts, rights, new_ids, counts, replacements
+                self.floor = max(min_count, self.floor // floor_divisor)
+                queue.update(packed_priority(c, left, right)
+                             for left, right, _, c in self.raise_above(self.floor))
+                best = self._valid_front()
+            count, left, right = best
+            if count < min_count:
+                break
+            queue.pop(0)
+            new = join(left, right, first_rank + len(lefts))
+            replaced, raised = self.merge(left, right, new, self.floor)
+            for raised_left, raised_right, _, c in raised:
+                queue.add(packed_priority(c, raised_left, raised_right))
+            lefts.append(left)
+            rights.append(right)
+            new_ids.append(new)
+            counts.append(count)
+            replacements.append(replaced)
+        return lefts, rights, new_ids, counts, replacements
+
+    def sequences(self, release: bool = False) -> list[list[int]]:
+        """The current token sequences, by walking the links.
+
+        ``release=True`` first frees the counts, the index and the queue
+        (the engine cannot merge afterwards).
+        """
+        if release:
+            self._count, self._queued, self._where = {}, {}, defaultdict(list)
+            self.queue = None
         out = []
         for s in range(len(self._starts) - 1):
             lo, hi = self._starts[s], self._starts[s + 1]

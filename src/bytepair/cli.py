@@ -1,6 +1,6 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
-Commands: ``train``, ``export``, ``encode``, ``decode``, ``inspect``,
+Commands: ``train``, ``count``, ``export``, ``encode``, ``decode``, ``inspect``,
 ``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
 This module only parses the command line and prints: every rule about the
 input is the library's, and its messages are reworded here with the option
@@ -10,22 +10,28 @@ Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
 with one line ``bytepair: error: ...`` on stderr and exit code 2, as do
 usage errors. No partial output is left behind: output directories are
-checked before any work starts, models are written through a temporary file
-and a rename, and a failed export's new file is removed.
+checked (with a probe write) before any work starts, models are written
+through a temporary file and a rename, and a failed export's new file is
+removed. SIGTERM is handled as Ctrl-C is (the clean-up runs, workers end),
+with exit code 143 instead of 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from typing import Sequence
 
 from . import __version__
 from ._validate import check_special_tokens, merges_for_vocab_size, plural
 from .atomic import check_target
+from .cluster import connect
 from .corpus import Files
 from .demo import run_demo as demo
 from .export import to_tiktoken, to_tokenizers_json
@@ -34,6 +40,8 @@ from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
 from .tokenizer import Tokenizer
 from .trace import trace_lines
+from .piece_counts import PieceCounts
+from .trainers import count as count_corpus
 from .trainers import train
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
@@ -41,6 +49,9 @@ PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
   bytepair train data.jsonl --merges 1000 --pretokenize none -o bytes.json
+  bytepair train corpus.txt --vocab-size 8192,16384,32768 -o 'tok-{vocab_size}.json'
+  bytepair count shards/*.parquet --text-column text -o shards.counts
+  bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
   bytepair encode tok.json 'Hello world'
   bytepair decode tok.json 15496 995
   bytepair inspect tok.json --sample held-out.txt
@@ -54,6 +65,7 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
+    "text_column": "--text-column",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
 
@@ -72,6 +84,24 @@ def in_option_names(message: str) -> str:
     return (message.replace("pretokenize=None", "--pretokenize none")
             .replace("pass allowed_special", "pass --allow-special")
             .replace("disallowed_special=()", "--ordinary"))
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt, so that the same
+    clean-up runs: the temporary output file is removed and worker processes are ended."""
+
+
+def _terminate(signum, frame) -> None:
+    if os.getpid() != _terminate.owner:
+        # A worker forked before it installed its own handler: just end.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up
+    raise Terminated
+
+
+_terminate.owner = os.getpid()
 
 
 class CommandLineError(Exception):
@@ -109,6 +139,18 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
+def _vocab_sizes(text: str) -> list[int]:
+    """One vocabulary size, or several separated by commas; their limits are the library's."""
+    sizes = []
+    for item in text.split(","):
+        try:
+            sizes.append(int(item))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer or integers separated by commas, got {text!r}") from None
+    return sizes
+
+
 # -- shared helpers ---------------------------------------------------------
 
 def _one_line(exc: BaseException) -> str:
@@ -121,9 +163,9 @@ def _one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _load_tokenizer(path: str):
+def _load_tokenizer(path: str, trust_pattern: bool):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    model = load(path)
+    model = load(path, trust_pattern=trust_pattern)
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if not isinstance(model, Tokenizer):
@@ -171,13 +213,33 @@ def _pattern_name(source: str | None) -> str:
 
 # -- train ------------------------------------------------------------------
 
+#: The placeholder of -o that a list of vocabulary sizes fills in.
+SIZE_FIELD = "{vocab_size}"
+
+
+def _outputs(output: str, sizes: list[int] | None) -> dict[int | None, str]:
+    """The file to write for each vocabulary size (one file, keyed None, without a size list)."""
+    if sizes is None:
+        return {None: output}
+    if len(set(sizes)) > 1 and SIZE_FIELD not in output:
+        raise ValueError(
+            f"-o must contain {SIZE_FIELD} when --vocab-size lists several sizes "
+            f"(one file per size), got {output!r}")
+    return {size: output.replace(SIZE_FIELD, str(size)) for size in sorted(set(sizes))}
+
+
 def run_train(args) -> None:
-    output = check_target(args.output, "-o")
-    init = _load_tokenizer(args.init) if args.init is not None else None
+    outputs = _outputs(args.output, args.vocab_size)
+    for path in outputs.values():
+        check_target(path, "-o")
+    tables = _load_counts(args) if args.counts else None
+    init = _load_tokenizer(args.init, args.trust_pattern) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
     if args.pretokenize is not None:
         pretokenize = args.pretokenize
+    elif tables is not None:
+        pretokenize = tables[0].pattern
     else:
         pretokenize = init.pattern if init is not None else "gpt2"
     if args.special is not None:
@@ -186,36 +248,107 @@ def run_train(args) -> None:
         special = list(init.special_tokens) if init is not None else []
     special = check_special_tokens(special)
     if args.vocab_size is not None:
-        requested = merges_for_vocab_size(args.vocab_size, len(special))
+        # Every size is checked before training; one run to the largest serves all.
+        requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
+        if init is not None and min(requested.values()) < len(init.merges):
+            raise ValueError(f"init already has {len(init.merges)} merges, more than the "
+                             f"{min(requested.values())} requested")
+        largest = max(outputs)
     else:
-        requested = args.merges
-    corpus = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field)
+        requested = {None: args.merges}
+        largest = None
+    corpus = tables if tables is not None else _corpus(args)
     start = time.perf_counter()
-    tokenizer = train(
-        corpus,
-        vocab_size=args.vocab_size,
-        merges=args.merges,
-        pretokenize=pretokenize,
-        special_tokens=special,
-        min_frequency=args.min_frequency,
-        workers=args.workers,
-        progress=not args.quiet and sys.stderr.isatty(),
-        init=init,
-    )
-    tokenizer.save(output)
-    if args.quiet:
-        return
-    learned = len(tokenizer.merges)
-    print(
-        f"bytepair: wrote {str(output)!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
-        f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
-        f"({time.perf_counter() - start:.1f} s)",
-        file=sys.stderr,
-    )
-    if learned < requested:
+    with _cluster(args.scheduler) as client:
+        trained = train(
+            corpus,
+            vocab_size=largest,
+            merges=args.merges,
+            pretokenize=pretokenize,
+            special_tokens=special,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=not args.quiet and sys.stderr.isatty(),
+            init=init,
+            client=client,
+        )
+    seconds = time.perf_counter() - start
+    for size, output in outputs.items():
+        # A smaller size is the first rules of the largest; where training
+        # stopped early, a separate run would have stopped at the same rule.
+        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+        tokenizer.save(output)
+        if args.quiet:
+            continue
+        learned = len(tokenizer.merges)
         print(
-            f"bytepair: stopped after {learned} of {plural(requested, 'merge')}: no pair left that "
-            f"is seen at least {plural(args.min_frequency, 'time')}",
+            f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
+            f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
+            f"({seconds:.1f} s)",
+            file=sys.stderr,
+        )
+        if learned < requested[size]:
+            print(
+                f"bytepair: stopped after {learned} of {plural(requested[size], 'merge')}: no pair "
+                f"left that is seen at least {plural(args.min_frequency, 'time')}",
+                file=sys.stderr,
+            )
+
+
+def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
+    # FILEs and --counts exclude each other; argparse's groups cannot hold a
+    # positional when options and positionals are intermixed.
+    if not args.files and not args.counts:
+        parser.error("the following arguments are required: FILE (or --counts COUNTS)")
+    if args.files and args.counts:
+        parser.error("argument --counts: not allowed with FILE")
+
+
+def _corpus(args) -> Files:
+    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options)."""
+    return Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                 text_column=args.text_column)
+
+
+def _load_counts(args) -> list[PieceCounts]:
+    """The ``--counts`` tables; they replace FILEs and the options that read them."""
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler"):
+        if getattr(args, option):
+            raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
+                             "(the counts are already made)")
+    tables = [PieceCounts.load(path) for path in args.counts]
+    sum(tables)  # mixed patterns fail here, naming both, before any work
+    return tables
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None):
+    """A Dask client for ``--scheduler`` (None without), closed afterwards."""
+    if address is None:
+        yield None
+        return
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+# -- count ------------------------------------------------------------------
+
+def run_count(args) -> None:
+    output = check_target(args.output, "-o")
+    corpus = _corpus(args)
+    start = time.perf_counter()
+    with _cluster(args.scheduler) as client:
+        table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
+                             client=client, progress=not args.quiet and sys.stderr.isatty())
+    table.save(output)
+    if not args.quiet:
+        print(
+            f"bytepair: wrote {str(output)!r}: {plural(len(table), 'distinct piece')}, "
+            f"{table.total():,} in all, pattern {_pattern_name(table.pattern)} "
+            f"({time.perf_counter() - start:.1f} s)",
             file=sys.stderr,
         )
 
@@ -224,7 +357,7 @@ def run_train(args) -> None:
 
 def run_export(args) -> None:
     output = check_target(args.output, "-o")
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -247,7 +380,7 @@ def run_export(args) -> None:
 # -- encode / decode --------------------------------------------------------
 
 def run_encode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     data = _read_stdin() if args.text is None else _argument_bytes(args.text)
     where = "stdin" if args.text is None else "TEXT"
     specials = tokenizer.special_tokens
@@ -291,7 +424,7 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     if args.ids:
         words = args.ids
     else:
@@ -321,7 +454,7 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 
 
 def run_inspect(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     # The sample first: bad input fails before anything is printed.
     sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
     merges = tokenizer.merges
@@ -388,7 +521,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     out = ["id\tbytes\ttext\n"]
     for token_id in range(tokenizer.vocab_size):
         data = tokenizer.id_to_token(token_id)
@@ -416,9 +549,24 @@ def run_demo(args) -> None:
 
 # -- parser and entry point -------------------------------------------------
 
+def _corpus_options(command: argparse.ArgumentParser) -> None:
+    """Options that ``train`` and ``count`` share for Parquet input and clusters."""
+    command.add_argument("--text-column", metavar="NAME",
+                         help="string column of Parquet files holding the documents (default: text)")
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help="count on the Dask cluster whose scheduler is at ADDRESS "
+                         "(tcp://host:8786); workers must be able to read the FILEs")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``bytepair`` argument parser."""
     return _build()[0]
+
+
+def _add_trust_pattern(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--trust-pattern", action="store_true",
+                         help="accept a custom regex pattern in a model file (it could run for "
+                         "exponential time on some text; named patterns need no trust)")
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -436,10 +584,16 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "recursively), globs, JSON Lines (.jsonl/.ndjson) and their .gz versions; save it to -o. "
         "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given.",
     )
-    train.add_argument("files", nargs="+", metavar="FILE", help="corpus files, directories or globs")
+    train.add_argument("files", nargs="*", metavar="FILE",
+                       help="corpus files, directories, globs or fsspec URLs (or use --counts)")
+    train.add_argument("--counts", nargs="+", metavar="COUNTS",
+                       help="train from piece-count tables written by 'bytepair count' (added up) "
+                       "instead of FILEs")
     size = train.add_mutually_exclusive_group(required=True)
-    size.add_argument("--vocab-size", type=_integer, metavar="N",
-                      help="256 bytes + merges + special tokens (at least 256 + the special tokens)")
+    size.add_argument("--vocab-size", type=_vocab_sizes, metavar="N[,N...]",
+                      help="256 bytes + merges + special tokens (at least 256 + the special "
+                      "tokens); several sizes, comma-separated, write one model each from one "
+                      "run, to -o with {vocab_size} filled in")
     size.add_argument("--merges", type=_integer, metavar="N",
                       help="number of merges (total, with --init)")
     train.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default=None,
@@ -458,9 +612,34 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                        help="text field of JSON Lines records (default: text)")
     train.add_argument("--per-line", action="store_true",
                        help="each line of a text file is a document (default: each file)")
+    _corpus_options(train)
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
-    train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
-    train.set_defaults(run=run_train)
+    train.add_argument("-o", "--output", required=True, metavar="MODEL",
+                       help="model file to write ({vocab_size} in it is replaced by the size)")
+    _add_trust_pattern(train)
+    train.set_defaults(run=run_train, check_usage=_check_train_usage)
+
+    counter = commands.add_parser(
+        "count", help="count the pieces of files into a table to train from later",
+        description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "
+        "Parquet files (.parquet: one document per row of --text-column) or fsspec URLs, and save "
+        "the table to -o. Tables of shards add up: 'bytepair train --counts A B ...' trains on "
+        "all of them and gives the model of training on all the shards at once.",
+    )
+    counter.add_argument("files", nargs="+", metavar="FILE",
+                         help="corpus files, directories, globs or fsspec URLs")
+    counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
+                         help="split pattern (default: gpt2); none: each document is one piece")
+    counter.add_argument("--per-line", action="store_true",
+                         help="each line of a text file is a document (default: each file)")
+    counter.add_argument("--jsonl-field", metavar="NAME",
+                         help="text field of JSON Lines records (default: text)")
+    counter.add_argument("--workers", type=_integer, default=None, metavar="N",
+                         help="processes counting pieces (default: all cores); the table is the same")
+    _corpus_options(counter)
+    counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
+    counter.set_defaults(run=run_count)
 
     export = commands.add_parser(
         "export", help="export a model for Hugging Face tokenizers or tiktoken",
@@ -470,6 +649,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
     export.add_argument("-o", "--output", required=True, metavar="PATH")
     export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _add_trust_pattern(export)
     export.set_defaults(run=run_export)
 
     encode = commands.add_parser(
@@ -483,6 +663,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                          help="special-token text becomes its ID (default: refuse it)")
     special.add_argument("--ordinary", action="store_true",
                          help="special-token text is encoded as ordinary text")
+    _add_trust_pattern(encode)
     encode.set_defaults(run=run_encode)
 
     decode = commands.add_parser(
@@ -493,6 +674,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     decode.add_argument("model", metavar="MODEL")
     decode.add_argument("ids", nargs="*", metavar="IDS", help="token IDs (default: read from stdin)")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    _add_trust_pattern(decode)
     decode.set_defaults(run=run_decode)
 
     inspect = commands.add_parser(
@@ -503,6 +685,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     inspect.add_argument("model", metavar="MODEL")
     inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
     inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
+    _add_trust_pattern(inspect)
     inspect.set_defaults(run=run_inspect)
 
     vocab = commands.add_parser(
@@ -512,6 +695,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
     )
     vocab.add_argument("model", metavar="MODEL")
+    _add_trust_pattern(vocab)
     vocab.set_defaults(run=run_vocab)
 
     trace = commands.add_parser(
@@ -546,6 +730,8 @@ def main(argv: list[str] | None = None) -> int:
             # Intermixed: options may sit between FILEs, DOCs and IDS.
             args = commands[argv[0]].parse_intermixed_args(argv[1:])
             args.command = argv[0]
+            if getattr(args, "check_usage", None) is not None:
+                args.check_usage(args, commands[argv[0]])
         else:
             args = parser.parse_args(argv)
     except CommandLineError as exc:
@@ -553,12 +739,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help and --version
         return _exit_code(exc.code)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        _terminate.owner = os.getpid()
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args.run(args)
         sys.stdout.flush()
     except KeyboardInterrupt:
         print("bytepair: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bytepair: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's
         # final flush from failing on the closed pipe.
@@ -567,7 +760,10 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 1
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, ImportError) as exc:
         print(f"bytepair: error: {in_option_names(_one_line(exc))}", file=sys.stderr)
         return 2
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return 0

@@ -20,11 +20,13 @@ fed by :mod:`bytepair.blocks`); custom regexes go through ``regex``.
 
 from __future__ import annotations
 
+import ctypes
 import gzip
 import multiprocessing
 import os
 import queue
 import signal
+import sys
 from bisect import bisect_right
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import blocks, fastsplit
-from .corpus import Files, is_jsonl, read_file
+from .corpus import Files, RemoteFile, file_of, is_jsonl, is_parquet, read_file
 from .pretokenize import PATTERNS, splitter
 
 #: Documents are counted in batches of about this many characters.
@@ -124,15 +126,20 @@ def _count_range(table, path: Path, start: int, end: int | None, name: str | Non
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
 
 
-def _part_into(table, path: Path, start: int, end: int | None, source: str | None, per_line: bool,
-               jsonl_field: str) -> Counter | None:
-    """Count one part: into ``table`` when compiled code can, else return its Counter."""
+def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
+               per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
+    """Count one part: into ``table`` when compiled code can, else return its Counter.
+
+    Only local plain and gzip text is read in blocks; Parquet row groups, JSON
+    Lines and fsspec URLs come as documents from :func:`bytepair.corpus.read_file`.
+    """
     name = _compiled(source)
-    if name is not False and table is not None and not is_jsonl(path):
+    blockwise = isinstance(path, Path) and not is_jsonl(path) and not is_parquet(path)
+    if name is not False and table is not None and blockwise:
         _count_range(table, path, start, end, name, per_line)
         return None
-    documents = read_file(Path(path), text=source is not None, per_line=per_line,
-                          jsonl_field=jsonl_field, start=start, end=end)
+    documents = read_file(path, text=source is not None, per_line=per_line,
+                          jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
     if name is not False and table is not None and source is not None:
         table.add_documents(documents, name)
         return None
@@ -140,27 +147,53 @@ def _part_into(table, path: Path, start: int, end: int | None, source: str | Non
 
 
 def count_part(path: str | os.PathLike, start: int, end: int | None, source: str | None, *,
-               per_line: bool = False, jsonl_field: str = "text") -> Counter:
+               per_line: bool = False, jsonl_field: str = "text",
+               text_column: str = "text") -> Counter:
     """Piece counts of the documents in bytes ``[start, end)`` of one file (``end=None``: to the end).
 
     The range comes from :meth:`bytepair.Files.parts`, which cuts only at line
-    ends or document cut points. Plain and gzip text with a named pattern or
-    none is read in blocks and split and counted in compiled code. O(range size).
+    ends or document cut points; for a Parquet file it is a range of row
+    groups. ``path`` may be an fsspec URL. Local plain and gzip text with a
+    named pattern or none is read in blocks and split and counted in compiled
+    code; Parquet, JSON Lines and URLs are read as documents, then counted.
+    O(range size).
     """
     table = fastsplit.table() if fastsplit.available() else None
-    counts = _part_into(table, Path(path), start, end, source, per_line, jsonl_field)
+    counts = _part_into(table, file_of(path), start, end, source, per_line, jsonl_field,
+                        text_column)
     return counts if counts is not None else _table_counter(table)
 
 
-def _ignore_interrupt() -> None:
-    # Ctrl-C reaches the whole process group; only the parent should react
-    # (it stops the pool), or every worker prints its own traceback.
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _start_worker(parent: int) -> None:
+    """Pool initializer: signals as a worker needs them, and death with the parent.
+
+    Only the parent reacts to Ctrl-C and SIGTERM: it stops the pool, whose
+    ``terminate`` sends each worker SIGTERM, which ends it at once (whatever
+    handler the parent had). On Linux the kernel sends SIGKILL to the worker when the
+    parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
+    until its current task is done (``docs/design.md``).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Out of the parent's process group: a signal sent to the group (``timeout``,
+    # ``kill -TERM -PGID``) must not kill an idle worker that holds the task
+    # queue's lock, or the parent's pool shutdown waits for that lock for ever.
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the line above took effect
 
 
-def _pool(workers: int, initializer=_ignore_interrupt, initargs=()):
+def _pool(workers: int, initializer=_start_worker, initargs=()):
+    """A fork pool whose workers all run :func:`_start_worker` first (``initializer`` does)."""
     return multiprocessing.get_context("fork").Pool(workers, initializer=initializer,
-                                                    initargs=initargs)
+                                                    initargs=(os.getpid(), *initargs))
 
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:
@@ -268,17 +301,17 @@ _WORKER_TABLE = None
 _WORKER_BARRIER = None
 
 
-def _start_file_worker(barrier) -> None:
+def _start_file_worker(parent: int, barrier) -> None:
+    """Pool initializer of :func:`count_files`: the worker lifecycle, then one table."""
     global _WORKER_TABLE, _WORKER_BARRIER
-    _ignore_interrupt()
+    _start_worker(parent)
     _WORKER_TABLE = fastsplit.table() if fastsplit.available() else None
     _WORKER_BARRIER = barrier
 
 
 def _count_file_part_into(table, job: tuple) -> Partial:
-    path, start, end, source, per_line, jsonl_field = job
-    counts = _part_into(table, path, start, end, source, per_line, jsonl_field)
-    size = (end if end is not None else path.stat().st_size) - start
+    path, start, end, source, per_line, jsonl_field, text_column, size = job
+    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column)
     return Partial(counts, size, os.getpid())
 
 
@@ -306,7 +339,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     """
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
     cut = bool(_compiled(source))
-    jobs = [(path, start, end, source, files.per_line, files.jsonl_field)
+    jobs = [(path, start, end, source, files.per_line, files.jsonl_field, files.text_column,
+             files.part_size(path, start, end))
             for path, start, end in files.parts(part_bytes, cut_documents=cut)]
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.

@@ -15,8 +15,7 @@ from array import array
 from collections import Counter
 from typing import Iterable
 
-# The module, not its names: pretokenize imports this module while it loads.
-from . import pretokenize
+from .patterns import PATTERNS
 
 _split = None
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
@@ -28,7 +27,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
 #: Raised by compiled counting for bytes that are not UTF-8 (``offset``: the first bad byte).
 InvalidUTF8 = _split.InvalidUTF8 if _split is not None else ValueError
 
-#: Pattern names (keys of ``bytepair.pretokenize.PATTERNS``) that have a compiled scanner.
+#: Pattern names (keys of ``bytepair.patterns.PATTERNS``) that have a compiled scanner.
 NAMES = ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")
 
 
@@ -40,7 +39,7 @@ def available() -> bool:
 def compiled_name(source: str | None) -> str | None:
     """The name of the compiled scanner for regex ``source``, or None when it has none.
 
-    >>> compiled_name(pretokenize.PATTERNS["o200k"])
+    >>> compiled_name(PATTERNS["o200k"])
     'o200k'
     >>> compiled_name(r"\\w+") is None
     True
@@ -48,7 +47,7 @@ def compiled_name(source: str | None) -> str | None:
     if _split is None or source is None:
         return None
     for name in NAMES:
-        if pretokenize.PATTERNS[name] == source:
+        if PATTERNS[name] == source:
             return name
     return None
 

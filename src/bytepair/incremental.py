@@ -2,8 +2,13 @@
 
 The pair engine (compiled ``bytepair._engine`` or its pure-Python twin
 ``bytepair._engine_py``) owns the linked token lists, the exact pair counts
-and the occurrence index. This module owns the priority: a
-``sortedcontainers.SortedList`` of ``(-queued_count, left_key, right_key)``.
+and the occurrence index. The priority is a ``sortedcontainers.SortedList``:
+in word mode this module keeps it, with entries ``(-queued_count, left_key,
+right_key)`` ordered by the symbols' strings, and runs the step loop; in byte
+mode (IDs sort as numbers) the engine owns it, with each entry packed into
+one int (:func:`bytepair.rules.packed_priority`), and runs many steps per
+call (``PairEngine.fit``), leaving superseded entries to be dropped when they
+reach the front (lazy deletion; docs/design.md §2.6a).
 
 Why the queue stays exact although decreases are not applied eagerly: every
 pair whose count is at least the *floor* is queued at or above its true count
@@ -21,14 +26,17 @@ merge creates) out of the SortedList until the training gets down to them.
 
 from __future__ import annotations
 
+import gc
 import os
-from array import array
 import warnings
+from array import array
+from contextlib import contextmanager
+from itertools import accumulate
 from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
 
-from .rules import Merge, priority
+from .rules import Merge, priority, unpack_priority
 
 _CompiledEngine = None
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
@@ -43,7 +51,7 @@ BACKENDS = {"compiled": _CompiledEngine, "python": _PythonEngine}
 #: The first floor is the greatest count divided by this ...
 FIRST_FLOOR_DIVISOR = 64
 #: ... and each time the queue runs below it, it is divided by this.
-FLOOR_DIVISOR = 8
+FLOOR_DIVISOR = 4
 
 
 def default_backend() -> str:
@@ -108,25 +116,49 @@ class IncrementalTrainer:
         first_rank: int = 0,
     ):
         starts = array("q", [0])
-        for seq in sequences:
-            starts.append(starts[-1] + len(seq))
+        starts.extend(accumulate(map(len, sequences)))
         tokens: bytes | array
-        if all(isinstance(seq, bytes) for seq in sequences):
+        if set(map(type, sequences)) <= {bytes}:
             tokens = b"".join(sequences)  # byte mode: the engine widens bytes itself
         else:
             tokens = array("I")
             for seq in sequences:
                 tokens.extend(seq)
         self._engine = engine_class(backend)(tokens, starts, array("q", weights))
+        self._open(join, keys, key_to_id, first_rank)
+
+    @property
+    def _floor(self) -> int:
+        return self._engine.floor if self._keys is None else self._word_floor
+
+    @classmethod
+    def from_arrays(cls, tokens: bytes | array, starts: array, weights: array,
+                    join: Callable[[int, int, int], int], *, backend: str | None = None,
+                    first_rank: int = 0) -> "IncrementalTrainer":
+        """A byte-mode trainer from flat arrays: every sequence's tokens laid end to
+        end (``bytes`` or an ``array("I")``), ``starts`` (one offset per sequence,
+        then the total) and ``weights``. The engine reads them in C. O(n)."""
+        trainer = cls.__new__(cls)
+        trainer._engine = engine_class(backend)(tokens, starts, weights)
+        trainer._open(join, None, None, first_rank)
+        return trainer
+
+    def _open(self, join, keys, key_to_id, first_rank: int) -> None:
         self._join = join
         self._keys = keys
         self._key_to_id = key_to_id
         self._rank = first_rank
-        self._floor = max(1, self._engine.max_count() // FIRST_FLOOR_DIVISOR)
-        self._queue = SortedList(
-            priority(c, self._key(left), self._key(right))
-            for left, right, _, c in self._engine.raise_above(self._floor)
-        )
+        first_floor = max(1, self._engine.max_count() // FIRST_FLOOR_DIVISOR)
+        if keys is None:
+            # IDs sort as numbers: the engine owns the queue and runs the loop.
+            self._engine.open_queue(first_floor)
+            self._queue = self._engine.queue
+        else:
+            self._word_floor = first_floor
+            self._queue = SortedList(
+                priority(c, self._key(left), self._key(right))
+                for left, right, _, c in self._engine.raise_above(first_floor)
+            )
 
     def _key(self, symbol: int):
         return symbol if self._keys is None else self._keys[symbol]
@@ -134,8 +166,25 @@ class IncrementalTrainer:
     def _id(self, key) -> int:
         return key if self._key_to_id is None else self._key_to_id[key]
 
+    def steps(self, max_merges: int, min_count: int = 1) -> list[Merge]:
+        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_count`` windows left."""
+        if self._keys is not None:
+            rules = []
+            while len(rules) < max_merges and (rule := self.step(min_count)) is not None:
+                rules.append(rule)
+            return rules
+        lefts, rights, new_ids, counts, replacements = self._engine.fit(
+            max_merges, min_count, self._join, self._rank, FLOOR_DIVISOR
+        )
+        first = self._rank
+        self._rank += len(lefts)
+        return list(map(Merge, range(first, self._rank), lefts, rights, new_ids, counts, replacements))
+
     def step(self, min_count: int = 1) -> Merge | None:
         """Learn the next rule; None when no pair has at least ``min_count`` windows."""
+        if self._keys is None:
+            rules = self.steps(1, min_count)
+            return rules[0] if rules else None
         while True:
             best = self._valid_top()
             if best is not None and best[0] >= self._floor:
@@ -143,7 +192,7 @@ class IncrementalTrainer:
             # Pairs below the floor may beat the queue's best: lower the floor.
             if self._floor <= max(min_count, 1):
                 return None  # nothing left reaches min_count
-            self._floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
+            self._word_floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
             self._requeue_raised(self._engine.raise_above(self._floor))
         count, left, right = best
         if count < min_count:
@@ -179,9 +228,9 @@ class IncrementalTrainer:
                 queue.remove(priority(old, left_key, right_key))
             queue.add(priority(count, left_key, right_key))
 
-    def sequences(self) -> list[list[int]]:
-        """The current transformed sequences."""
-        return self._engine.sequences()
+    def sequences(self, release: bool = False) -> list[list[int]]:
+        """The current transformed sequences; ``release=True`` ends training and frees its state first."""
+        return self._engine.sequences(release)
 
     def _check(self) -> None:
         """Verify every invariant: links, counts, occurrence index and queue.
@@ -190,6 +239,9 @@ class IncrementalTrainer:
         count, and every queue entry matches the engine's queued count.
         """
         counts, queued = self._engine.check()
+        if self._keys is None:
+            self._check_packed_queue(counts, queued)
+            return
         entries = {(lk, rk): -nc for nc, lk, rk in self._queue}
         assert len(entries) == len(self._queue), "a pair is queued twice"
         assert entries == {
@@ -198,6 +250,37 @@ class IncrementalTrainer:
         for (left, right), c in counts.items():
             if c >= self._floor:
                 assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+
+
+    def _check_packed_queue(self, counts: dict, queued: dict) -> None:
+        # Lazy deletion: an entry is current when its count is the pair's
+        # queued count; others are harmless leftovers, dropped at the front.
+        current = {}
+        for entry in self._queue:
+            count, left, right = unpack_priority(entry)
+            if queued.get((left, right)) == count:
+                current[(left, right)] = count
+        assert current == queued, "queue and engine disagree on queued counts"
+        for (left, right), c in counts.items():
+            if c >= self._floor:
+                assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+
+
+@contextmanager
+def gc_paused():
+    """Pause Python's cyclic garbage collector for a block.
+
+    Building the outputs allocates one list per sequence; each batch of
+    allocations would otherwise trigger a collection that walks every list
+    made so far. The block creates no cycles, so nothing is left uncollected.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def fit(
@@ -209,10 +292,6 @@ def fit(
 ) -> tuple[list[Merge], list[list[int]]]:
     """Same contract as :func:`bytepair.naive.fit`, for integer symbols."""
     trainer = IncrementalTrainer(sequences, weights, join, **options)
-    rules: list[Merge] = []
-    while len(rules) < merges:
-        rule = trainer.step()
-        if rule is None:
-            break
-        rules.append(rule)
-    return rules, trainer.sequences()
+    rules = trainer.steps(merges)
+    with gc_paused():
+        return rules, trainer.sequences(release=True)

@@ -72,6 +72,21 @@ class ByteModel:
         """256 byte tokens plus one per learned rule."""
         return BYTE_TOKENS + len(self.merges)
 
+    def truncate(self, merges: int) -> "ByteModel":
+        """The model of the first ``merges`` rules: what training to ``merges`` gives.
+
+        A fit picks each rule from the counts left by the rules before it,
+        so a smaller fit's rules are a prefix of a larger one's. The result
+        has no ``sequences`` (they would need the training data). O(merges).
+
+        >>> import bytepair
+        >>> big = bytepair.train_bytes(["abab abab", "aaa"], 5)
+        >>> big.truncate(2) == bytepair.train_bytes(["abab abab", "aaa"], 2)
+        True
+        """
+        merges = check_int(merges, "merges", maximum=len(self.merges))
+        return ByteModel(self.merges[:merges], pattern=self.pattern)
+
     def token_bytes(self, token_id: int) -> bytes:
         """The exact bytes a token stands for (may be partial UTF-8)."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
@@ -248,6 +263,19 @@ class WordModel:
             and self.merges == other.merges
             and self.end_of_word == other.end_of_word
         )
+
+    def truncate(self, merges: int) -> "WordModel":
+        """The model of the first ``merges`` rules: what training to ``merges`` gives.
+
+        The result has no ``words`` (they would need the word counts). O(merges).
+
+        >>> import bytepair
+        >>> counts = {"low": 5, "lower": 2, "newest": 6, "widest": 3}
+        >>> bytepair.train_words(counts, 4).truncate(2).rules
+        [('e', 's'), ('es', 't')]
+        """
+        merges = check_int(merges, "merges", maximum=len(self.merges))
+        return WordModel(self.merges[:merges], end_of_word=self.end_of_word)
 
     @property
     def rules(self) -> list[tuple[str, str]]:

@@ -16,28 +16,7 @@ from typing import Callable, Iterable
 import regex
 
 from . import fastsplit
-
-PATTERNS = {
-    "gpt2": r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""",
-    "cl100k": (
-        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-        r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-    ),
-    "o200k": "|".join(
-        [
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-            r"""\p{N}{1,3}""",
-            r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-            r"""\s*[\r\n]+""",
-            r"""\s+(?!\S)""",
-            r"""\s+""",
-        ]
-    ),
-    "whitespace": r"""\w+|[^\w\s]+""",
-    "nanochat": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
-}
-
+from .patterns import PATTERNS  # re-exported: bytepair.pretokenize.PATTERNS
 
 #: What a custom regex in a ``str`` looks like: it holds a character that is not
 #: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
@@ -84,7 +63,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
                 f"{name}: compile flags are not kept in the model; write them inside the "
                 f"pattern instead, e.g. (?i) for IGNORECASE"
             )
-        return _check_custom(source, name)
+        return check_custom_pattern(source, name)
     if not isinstance(pretokenize, str):
         raise TypeError(
             f"{name} must be a pattern name, a compiled regex or a regex str, "
@@ -100,10 +79,11 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
             f"{name}: unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; a custom "
             f"regex is a regex.compile(...) pattern or a str with regex characters)"
         )
-    return _check_custom(pretokenize, name)
+    return check_custom_pattern(pretokenize, name)
 
 
-def _check_custom(source: str, name: str) -> str:
+def check_custom_pattern(source: str, name: str) -> str:
+    """``source`` if it compiles and matches no empty string on short probe texts, else ValueError."""
     compiled = compile_pattern(source, name)
     for probe in _PROBES:
         for match in compiled.finditer(probe):

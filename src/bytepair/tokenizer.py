@@ -14,7 +14,7 @@ from typing import Collection, Iterable, Sequence
 import regex
 
 from ._validate import check_int, check_special_tokens
-from .model import ByteModel
+from .model import BYTE_TOKENS, ByteModel
 from .modelfile import write_model_file
 from .rules import Merge
 
@@ -61,6 +61,17 @@ class Tokenizer:
     def vocab_size(self) -> int:
         """256 bytes + learned tokens + special tokens."""
         return self.model.vocab_size + len(self.special_tokens)
+
+    def truncate(self, vocab_size: int) -> "Tokenizer":
+        """The tokenizer of vocabulary ``vocab_size``: the first rules, then the special tokens.
+
+        Equal to training to ``vocab_size`` on the same data, since a smaller
+        fit's rules are a prefix of a larger one's; the special tokens keep
+        their order and move down to follow the learned tokens. O(merges).
+        """
+        least = BYTE_TOKENS + len(self.special_tokens)
+        vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
+        return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of a token; a special token's bytes are its UTF-8 text."""

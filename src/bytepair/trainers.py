@@ -3,15 +3,19 @@
 :func:`train_bytes` and :func:`train_words` fit rules on documents or word
 counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
 or a document stream (pre-tokenize, count in worker processes with
-:mod:`bytepair.counting`, :func:`learn`, add special tokens).
+:mod:`bytepair.counting` or on a Dask cluster with :mod:`bytepair.cluster`,
+:func:`learn`, add special tokens), or from piece-count tables that
+:func:`count` made.
 """
 
 from __future__ import annotations
 
+import operator
 import os
 import sys
 from array import array
 from collections import Counter
+from itertools import accumulate, repeat
 from typing import Iterable, Mapping, Sequence
 
 from tqdm import tqdm
@@ -28,13 +32,19 @@ from ._validate import (
     check_word_counts,
     merges_for_vocab_size,
 )
+from .cluster import count_on_cluster
 from .corpus import Files, as_files, iter_documents
 from .counting import count_files, count_pieces, counts_bytes
 from .io import load
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
+from .piece_counts import PieceCounts, describe_pattern
 from .pretokenize import check_matches_something, resolve_pattern, splitter
 from .rules import Merge
 from .tokenizer import Tokenizer
+
+
+#: Merges learned per call into the engine when a progress bar is updated between calls.
+LEARN_CHUNK = 1024
 
 
 def _byte_token(left: int, right: int, rank: int) -> int:
@@ -43,6 +53,10 @@ def _byte_token(left: int, right: int, rank: int) -> int:
 
 def _check_total(sequences, weights, name: str) -> None:
     # The compiled engine counts in signed 64 bits; refuse what could overflow.
+    # sum(weight * len) bounds the windows from above and runs in C; only when
+    # it is too large is the exact sum needed.
+    if sum(map(operator.mul, weights, map(len, sequences))) <= MAX_COUNT:
+        return
     if sum(w * max(len(s) - 1, 0) for s, w in zip(sequences, weights)) > MAX_COUNT:
         raise ValueError(f"{name} hold more than 2**63 - 1 weighted pairs")
 
@@ -80,18 +94,25 @@ def train_bytes(
         raise TypeError(
             f"documents must be an iterable of bytes or str, got {type(documents).__name__}"
         ) from None
-    docs = [as_document(doc, i) for i, doc in enumerate(documents)]
+    docs = list(documents)
+    if not set(map(type, docs)) <= {bytes}:
+        docs = [as_document(doc, i) for i, doc in enumerate(docs)]
     if source is None:
-        pieces_of = [[doc] for doc in docs]
-    else:
-        split = splitter(source)
-        pieces_of = [
-            [piece.encode("utf-8") for piece in split(_utf8(doc, i))]
-            for i, doc in enumerate(docs)
-        ]
-    pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
+        if engine == "naive":
+            rules, sequences = naive.fit(docs, [1] * len(docs), merges, _byte_token)
+            return ByteModel(rules, sequences, pattern=source)
+        return ByteModel(*_fit_documents(docs, merges), pattern=source)
+    # Pieces in document order, and how many each document has: an empty
+    # document costs a pointer and a count, not lists of its own.
+    split = splitter(source)
+    pieces, pieces_per_doc = [], array("Q")
+    for i, doc in enumerate(docs):
+        doc_pieces = split(_utf8(doc, i)) if doc else ()
+        pieces.extend(piece.encode("utf-8") for piece in doc_pieces)
+        pieces_per_doc.append(len(doc_pieces))
+    del docs
     check_matches_something(source, pieces)
-    _check_total(pieces, [1] * len(pieces), "documents")
+    _check_total(pieces, repeat(1), "documents")
     if engine == "naive":
         rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
     else:
@@ -102,16 +123,44 @@ def train_bytes(
         rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
-    if source is None:
-        # One piece per document; copies, as duplicate documents share a list.
-        return ByteModel(rules, [list(seq) for seq in piece_sequences], pattern=source)
     # Regroup the pieces' sequences by document.
     sequences, start = [], 0
-    for doc_pieces in pieces_of:
-        end = start + len(doc_pieces)
+    for count in pieces_per_doc:
+        end = start + count
         sequences.append([t for seq in piece_sequences[start:end] for t in seq])
         start = end
     return ByteModel(rules, sequences, pattern=source)
+
+
+def _fit_documents(docs: list[bytes], merges: int) -> tuple[list[Merge], list[list[int]]]:
+    """Byte-mode rules and transformed documents, each distinct document trained once.
+
+    The engine is built from flat arrays (all distinct documents joined,
+    their offsets, their multiplicities): O(total bytes) in C, no loop per
+    document in Python. No weighted total can overflow here: every window is
+    a byte held in memory.
+    """
+    weight_of = Counter(docs)
+    unique = list(weight_of)
+    weights = array("q", weight_of.values())
+    del weight_of
+    starts = array("q", [0])
+    starts.extend(accumulate(map(len, unique)))
+    tokens = b"".join(unique)
+    trainer = incremental.IncrementalTrainer.from_arrays(tokens, starts, weights, _byte_token)
+    del tokens, starts
+    rules = trainer.steps(merges)
+    with incremental.gc_paused():
+        unique_sequences = trainer.sequences(release=True)
+        del trainer
+        if len(unique) == len(docs):
+            return rules, unique_sequences  # no duplicates: the lists are the documents'
+        # A duplicate gets a copy, so that no two documents share a list.
+        sequence_of = dict(zip(unique, unique_sequences))
+        del unique, unique_sequences
+        shared = dict(sequence_of)
+        firsts = [sequence_of.pop(doc, None) for doc in docs]
+        return rules, [seq if seq is not None else list(shared[doc]) for doc, seq in zip(docs, firsts)]
 
 
 def _utf8(doc: bytes, index: int) -> str:
@@ -212,6 +261,73 @@ def _progress(progress: bool | None, **options):
     return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
 
 
+def count(
+    corpus,
+    *,
+    pretokenize: str | None = "gpt2",
+    per_line: bool = False,
+    jsonl_field: str | None = None,
+    text_column: str | None = None,
+    workers: int | None = None,
+    client=None,
+    progress: bool | None = None,
+) -> PieceCounts:
+    """The piece counts of ``corpus``: what training learns from, as a table to keep or merge.
+
+    ``corpus`` is a path, glob, fsspec URL or :class:`bytepair.Files`, or an
+    iterable of ``str``/``bytes`` documents. ``pretokenize`` cuts documents
+    into pieces (see :func:`train`); ``per_line``, ``jsonl_field`` and
+    ``text_column`` say how files hold documents. ``workers`` processes
+    count (default: all cores). With ``client`` (a ``distributed.Client``)
+    the files are counted by the cluster's workers instead, one task per
+    part (see :mod:`bytepair.cluster`); the table is the same either way.
+    Tables of shards add up to the table of all shards: ``sum(tables)``.
+    O(corpus size) work; memory O(distinct pieces).
+
+    >>> count(["low low lower"]).most_common(2)
+    [(b' low', 1), (b' lower', 1)]
+    """
+    source = resolve_pattern(pretokenize)
+    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if client is not None and not isinstance(corpus, Files):
+        raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
+                        f"not {type(corpus).__name__}")
+    bar = None
+    try:
+        if client is not None:
+            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                            total=corpus.total_bytes())
+            table = count_on_cluster(client, corpus, source, progress_bar=bar)
+        else:
+            if isinstance(corpus, Files):
+                bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                                total=corpus.total_bytes())
+                counts = count_files(corpus, source, workers=workers, progress_bar=bar)
+            else:
+                as_bytes = counts_bytes(source)
+                bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
+                                unit_scale=True)
+                documents = iter_documents(corpus, text=not as_bytes)
+                counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
+            table = PieceCounts._from_dict(dict(counts), source)
+        if bar is not None:
+            bar.set_postfix(distinct_pieces=len(table))
+    finally:
+        if bar is not None:
+            bar.close()
+    return table
+
+
+def _as_tables(corpus) -> list[PieceCounts] | None:
+    """The tables when ``corpus`` is a :class:`PieceCounts` or a list of them, else None."""
+    if isinstance(corpus, PieceCounts):
+        return [corpus]
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, PieceCounts) for c in corpus):
+        return list(corpus)
+    return None
+
+
 def train(
     corpus,
     *,
@@ -225,18 +341,24 @@ def train(
     init: Tokenizer | ByteModel | str | os.PathLike | None = None,
     per_line: bool = False,
     jsonl_field: str | None = None,
+    text_column: str | None = None,
+    client=None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
     ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
-    ``str``/``bytes`` documents, read as a stream. Give exactly one of
+    ``str``/``bytes`` documents, read as a stream; or piece counts already
+    made (a :class:`bytepair.PieceCounts` or a list of them, added up), whose
+    pattern ``pretokenize`` must name. Give exactly one of
     ``vocab_size`` (256 bytes + learned tokens + special tokens) or
     ``merges`` (the total number of rules). Training stops early when the
     best pair is seen fewer than ``min_frequency`` times. ``init`` continues
     from an existing model: its rules are kept and training resumes. When
     ``init`` was itself trained on this corpus with the same pattern, the
     result equals training from scratch to the larger size.
-    ``workers`` processes count the pieces (default: all cores).
+    ``workers`` processes count the pieces (default: all cores), or the
+    workers of a Dask cluster with ``client`` (see :func:`count`); the merge
+    loop runs here either way.
     """
     source = resolve_pattern(pretokenize)
     special = check_special_tokens(special_tokens)
@@ -246,31 +368,24 @@ def train(
     if vocab_size is not None:
         merges = merges_for_vocab_size(vocab_size, len(special))
     merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
-    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    if workers is not None:
+        check_int(workers, "workers", minimum=1)
     start_model = _initial_model(init, source)
     if len(start_model.merges) > merges:
         raise ValueError(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
-
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
-    bar = None
-    try:
-        if isinstance(corpus, Files):
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            counts = count_files(corpus, source, workers=workers, progress_bar=bar)
-        else:
-            as_bytes = counts_bytes(source)
-            bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
-                            unit_scale=True)
-            documents = iter_documents(corpus, text=not as_bytes)
-            counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
-        if bar is not None:
-            bar.set_postfix(distinct_pieces=len(counts))
-    finally:
-        if bar is not None:
-            bar.close()
+    tables = _as_tables(corpus)
+    if tables is not None:
+        counts = tables[0] if len(tables) == 1 else sum(tables)
+        if counts.pattern != source:
+            raise ValueError(
+                f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
+                f"not {describe_pattern(source)}"
+            )
+    else:
+        counts = count(corpus, pretokenize=pretokenize, per_line=per_line, jsonl_field=jsonl_field,
+                       text_column=text_column, workers=workers, client=client, progress=progress)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)
@@ -293,28 +408,37 @@ def _initial_model(init, source: str | None) -> ByteModel:
 
 def learn(counts: Counter, merges: int, *, min_frequency: int = 1,
           start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
-    """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules."""
-    # Sorted pieces make the engine's input independent of how counting was split.
-    pieces = sorted(counts)
-    weights = array("q", (counts[p] for p in pieces))
+    """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules.
+
+    The order of the pieces does not matter (counts are sums), so they go to
+    the engine as the counter holds them, joined into one flat buffer.
+    """
+    pieces = list(counts)
+    weights = array("q", counts.values())
     rules = list(start.merges) if start is not None else []
     if start is not None and start.merges:
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
+        _check_total(sequences, weights, "corpus pieces")
+        trainer = incremental.IncrementalTrainer(sequences, weights, _byte_token,
+                                                 first_rank=len(rules))
     else:
-        sequences = pieces
-    _check_total(sequences, weights, "corpus pieces")
-    trainer = incremental.IncrementalTrainer(
-        sequences, weights, lambda left, right, rank: BYTE_TOKENS + rank, first_rank=len(rules)
-    )
+        _check_total(pieces, weights, "corpus pieces")
+        starts = array("q", [0])
+        starts.extend(accumulate(map(len, pieces)))
+        trainer = incremental.IncrementalTrainer.from_arrays(b"".join(pieces), starts, weights,
+                                                             _byte_token)
+    del pieces
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:
-            rule = trainer.step(min_frequency)
-            if rule is None:
-                break
-            rules.append(rule)
+            # Many merges per call into the engine; chunks keep the bar moving.
+            chunk = min(merges - len(rules), LEARN_CHUNK)
+            learned = trainer.steps(chunk, min_frequency)
+            rules += learned
             if bar is not None:
-                bar.update(1)
+                bar.update(len(learned))
+            if len(learned) < chunk:
+                break  # no pair left reaches min_frequency
     finally:
         if bar is not None:
             bar.close()
