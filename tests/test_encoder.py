@@ -1,0 +1,189 @@
+"""The compiled encoder equals rank-order replay and the pure-Python encoder.
+
+Models here are trained on tiny alphabets (rules apply often, runs like
+``aaaa`` overlap) or drawn at random (any valid rule table, chains
+included). Inputs longer than 64 bytes take the heap path, shorter ones the
+scanning path, so both are compared with the definition.
+"""
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import _encode_py, codec
+from bytepair.demo import demo_documents
+from bytepair.rules import replace_pair
+
+compiled = pytest.importorskip("bytepair._encode")
+
+ALPHABETS = [b"a", b"ab", b"a b", "é日".encode(), b"\x00\xff"]
+
+
+def replay(lefts, rights, data: bytes) -> list[int]:
+    """Encoding by definition: every rule, in rank order, one left-to-right pass each."""
+    tokens = list(data)
+    for rank, (left, right) in enumerate(zip(lefts, rights)):
+        tokens, _ = replace_pair(tokens, left, right, 256 + rank)
+    return tokens
+
+
+def definition_bytes(lefts, rights, token: int) -> bytes:
+    if token < 256:
+        return bytes([token])
+    return (definition_bytes(lefts, rights, lefts[token - 256])
+            + definition_bytes(lefts, rights, rights[token - 256]))
+
+
+@st.composite
+def rule_tables(draw):
+    """Any valid rule table over a tiny alphabet: each rule joins two earlier tokens."""
+    alphabet = draw(st.sampled_from(ALPHABETS))
+    tokens = sorted(set(alphabet))
+    lefts, rights, seen = [], [], set()
+    for _ in range(draw(st.integers(0, 25))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        lefts.append(pair[0])
+        rights.append(pair[1])
+        tokens.append(255 + len(lefts))
+    return lefts, rights, alphabet
+
+
+@st.composite
+def inputs_over(draw, alphabet: bytes):
+    """Bytes over ``alphabet``: short, long (heap path), or long runs of one byte."""
+    letters = st.sampled_from(alphabet)
+    kind = draw(st.sampled_from(["short", "long", "run"]))
+    if kind == "run":
+        return bytes([draw(letters)]) * draw(st.integers(0, 400))
+    size = 64 if kind == "short" else 400
+    return bytes(draw(st.lists(letters, max_size=size)))
+
+
+@given(rule_tables(), st.data())
+def test_hyp_compiled_equals_rank_order_replay(table, data):
+    lefts, rights, alphabet = table
+    text = data.draw(st.one_of(inputs_over(alphabet), st.binary(max_size=200)))
+    encoder = compiled.Encoder(lefts, rights)
+    expected = replay(lefts, rights, text)
+    assert encoder.encode(text) == expected
+    assert _encode_py.Encoder(lefts, rights).encode(text) == expected
+    assert encoder.decode(expected) == text
+
+
+@given(rule_tables(), st.data())
+def test_hyp_cached_pieces_equal_uncached(table, data):
+    lefts, rights, alphabet = table
+    pieces = data.draw(st.lists(inputs_over(alphabet), max_size=30))
+    encoder = compiled.Encoder(lefts, rights)
+    cache = compiled.PieceCache()
+    expected = [i for piece in pieces for i in replay(lefts, rights, piece)]
+    assert encoder.encode_pieces(pieces, cache) == expected
+    assert encoder.encode_pieces(pieces, cache) == expected  # now from the cache
+
+
+@given(rule_tables())
+def test_hyp_token_bytes_follow_the_rules(table):
+    lefts, rights, _ = table
+    encoder = compiled.Encoder(lefts, rights)
+    python = _encode_py.Encoder(lefts, rights)
+    for token in range(256 + len(lefts)):
+        data = definition_bytes(lefts, rights, token)
+        assert encoder.token_bytes(token) == python.token_bytes(token) == data
+        assert encoder.token_length(token) == len(data)
+
+
+def test_long_tokens_are_expanded_from_their_halves():
+    # A chain: token k is token k-1 plus "a"; most are longer than the flat buffer keeps.
+    rules = 1000
+    lefts = [97] + list(range(256, 256 + rules - 1))
+    rights = [97] * rules
+    encoder = compiled.Encoder(lefts, rights)
+    last = 256 + rules - 1
+    assert encoder.token_bytes(last) == b"a" * (rules + 1)
+    assert encoder.decode([last, 97, last]) == b"a" * (2 * rules + 3)
+    assert encoder.encode(b"a" * (rules + 1)) == replay(lefts, rights, b"a" * (rules + 1))
+
+
+@pytest.fixture(scope="module")
+def genesis():
+    documents = demo_documents()
+    model = bytepair.train_bytes(documents, 400)
+    return model, b"\n".join(documents)
+
+
+@given(st.data())
+def test_hyp_real_model_equals_python_encoder_on_real_text(genesis, data):
+    model, text = genesis
+    start = data.draw(st.integers(0, len(text) - 1))
+    piece = text[start:start + data.draw(st.integers(0, 3000))]
+    lefts = [m.left for m in model.merges]
+    rights = [m.right for m in model.merges]
+    assert compiled.Encoder(lefts, rights).encode(piece) == _encode_py.Encoder(lefts, rights).encode(piece)
+
+
+@given(st.binary(max_size=300) | st.text(max_size=100).map(str.encode))
+def test_hyp_decode_array_equals_decode(genesis, data):
+    from array import array
+
+    model, _ = genesis
+    ids = model.encode(data)
+    encoder = model._codec
+    assert encoder.decode_array(array("I", ids)) == encoder.decode(ids) == data
+    assert encoder.decode_array(array("H", ids)) == data
+
+
+def test_decode_refuses_ids_outside_the_vocabulary(genesis):
+    model, _ = genesis
+    encoder = model._codec
+    for bad in (-1, model.vocab_size, 2**70, -(2**70)):
+        with pytest.raises(ValueError, match=r"ids\[1\] = .* outside the vocabulary"):
+            encoder.decode([97, bad])
+    with pytest.raises(TypeError, match=r"ids\[0\] must be an int, got bool"):
+        encoder.decode([True])
+    with pytest.raises(TypeError, match=r"ids\[2\] must be an int, got str"):
+        encoder.decode([1, 2, "3"])
+    from array import array
+
+    with pytest.raises(ValueError, match=r"ids\[0\] = 65535 is outside"):
+        encoder.decode_array(array("H", [65535]))
+    with pytest.raises(TypeError, match="16- or 32-bit"):
+        encoder.decode_array(array("b", [1]))
+
+
+def test_cache_stays_within_its_byte_budget(genesis):
+    model, _ = genesis
+    lefts = [m.left for m in model.merges]
+    rights = [m.right for m in model.merges]
+    encoder = compiled.Encoder(lefts, rights)
+    budget = 1 << 17
+    cache = compiled.PieceCache(budget)
+    # 20,000 distinct pieces of 100 to 256 bytes: about 3.5 MB of keys alone.
+    pieces = [b"%d " % i * (100 // len(b"%d " % i) + i % 40) for i in range(20_000)]
+    assert sum(map(len, pieces)) > 20 * budget
+    peak = 0
+    for start in range(0, len(pieces), 100):
+        assert encoder.encode_pieces(pieces[start:start + 100], cache) == [
+            i for piece in pieces[start:start + 100] for i in replay(lefts, rights, piece)]
+        peak = max(peak, cache.nbytes)
+    assert peak <= budget
+    assert cache.stats["resets"] > 0
+    with pytest.raises(ValueError, match="budget"):
+        compiled.PieceCache(1000)
+
+
+def test_big_pieces_are_never_cached(genesis):
+    model, _ = genesis
+    encoder = model._codec
+    cache = compiled.PieceCache()
+    encoder.encode_pieces([b"x" * 257, b"xy" * 200], cache)
+    assert len(cache) == 0
+    encoder.encode_pieces([b"x" * 256], cache)
+    assert len(cache) == 1
+
+
+def test_model_uses_the_compiled_encoder():
+    assert codec.compiled()
