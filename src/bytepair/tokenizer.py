@@ -13,6 +13,7 @@ import signal
 import sys
 from array import array
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from typing import Collection, Iterable, Iterator, Sequence
 
 import regex
@@ -29,6 +30,10 @@ from .rules import Merge
 BATCH_CHARS = 1 << 21
 #: Line-based files are counted by workers in byte ranges of at least this size.
 PART_BYTES = 1 << 23
+#: encode_batch gives each thread at least this many characters.
+THREAD_MIN_CHARS = 1 << 14
+#: Special-token matchers kept per tokenizer (one per distinct set of tokens).
+MATCHER_CACHE = 32
 
 
 class Tokenizer:
@@ -49,6 +54,10 @@ class Tokenizer:
         first = model.vocab_size
         self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
         self._special_of_id = {i: t for t, i in self.special_tokens.items()}
+        self._all_special = frozenset(self.special_tokens)
+        # Special tokens that are not text are refused elsewhere; never fail here.
+        self._special_bytes = tuple(t.encode("utf-8", "surrogatepass") for t in special_tokens)
+        self._matchers: dict[frozenset, regex.Pattern] = {}
 
     def __repr__(self) -> str:
         return (f"<Tokenizer vocab_size={self.vocab_size} merges={len(self.merges)} "
@@ -84,65 +93,104 @@ class Tokenizer:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self.model.encode(text)
 
+    def _matcher(self, tokens: frozenset):
+        """A regex finding any of ``tokens``, longest first; built once per set of tokens."""
+        matcher = self._matchers.get(tokens)
+        if matcher is None:
+            if len(self._matchers) >= MATCHER_CACHE:
+                self._matchers.clear()
+            # Longest first, so that a special token containing another wins.
+            matcher = regex.compile("(" + "|".join(
+                regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
+            self._matchers[tokens] = matcher
+        return matcher
+
+    def _special_sets(self, allowed_special, disallowed_special) -> tuple[frozenset, frozenset]:
+        if allowed_special == "all":
+            allowed = self._all_special
+        else:
+            allowed = frozenset(allowed_special)
+            unknown = allowed - self._all_special
+            if unknown:
+                raise ValueError(
+                    f"allowed_special: not special tokens of this tokenizer: {sorted(unknown)}")
+        disallowed = (self._all_special - allowed if disallowed_special == "all"
+                      else frozenset(disallowed_special))
+        return allowed, disallowed
+
     def encode(self, text: str, *, allowed_special: Collection[str] | str = frozenset(),
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """Encode ``text``; special tokens as tiktoken does.
 
         Special-token text in ``allowed_special`` (or ``"all"``) becomes its
         ID; text of a special token in ``disallowed_special`` (default: every
-        one not allowed) raises ValueError; any other text is ordinary.
+        one not allowed) raises ValueError; any other text is ordinary. The
+        special-token matchers are built once per set of tokens and kept.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        unknown = allowed - set(self.special_tokens)
-        if unknown:
-            raise ValueError(f"allowed_special: not special tokens of this tokenizer: {sorted(unknown)}")
-        disallowed = (set(self.special_tokens) - allowed if disallowed_special == "all"
-                      else set(disallowed_special))
-        for token in disallowed:
-            if token in text:
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        if disallowed:
+            found = self._matcher(disallowed).search(text)
+            if found:
                 raise ValueError(
-                    f"text contains the special token {token!r}; pass allowed_special to encode it "
-                    "as its ID, or disallowed_special=() to encode it as text"
+                    f"text contains the special token {found.group()!r}; pass allowed_special to "
+                    "encode it as its ID, or disallowed_special=() to encode it as text"
                 )
         if not allowed:
             return self.model.encode(text)
-        # Longest first, so that a special token containing another wins.
-        splitter = regex.compile("(" + "|".join(
-            regex.escape(t) for t in sorted(allowed, key=len, reverse=True)) + ")")
         out: list[int] = []
-        for i, part in enumerate(splitter.split(text)):
+        for i, part in enumerate(self._matcher(allowed).split(text)):
             if i % 2:
                 out.append(self.special_tokens[part])
             elif part:
                 out.extend(self.model.encode(part))
         return out
 
-    def encode_batch(self, texts: Iterable[str], **options) -> list[list[int]]:
-        """:meth:`encode` for each text."""
-        return [self.encode(text, **options) for text in texts]
+    def encode_batch(self, texts: Iterable[str], *, threads: int | None = None,
+                     allowed_special: Collection[str] | str = frozenset(),
+                     disallowed_special: Collection[str] | str = "all") -> list[list[int]]:
+        """:meth:`encode` of each text, on ``threads`` threads (default: one per core).
+
+        The compiled encoder splits and merges without the GIL, so threads
+        run in parallel; the result is the same for any number of threads.
+        Texts are handed out in contiguous chunks of about equal size.
+        """
+        texts = list(texts)
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+        threads = (check_int(threads, "threads", minimum=1) if threads is not None
+                   else os.cpu_count() or 1)
+        self._special_sets(allowed_special, disallowed_special)  # bad options fail here, once
+
+        def encode_chunk(chunk: list[str]) -> list[list[int]]:
+            return [self.encode(text, allowed_special=allowed_special,
+                                disallowed_special=disallowed_special) for text in chunk]
+
+        total = sum(map(len, texts))
+        threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+        if threads <= 1:
+            return encode_chunk(texts)
+        chunks = _chunks(texts, total, 4 * threads)
+        with ThreadPoolExecutor(threads) as pool:
+            return [ids for part in pool.map(encode_chunk, chunks) for ids in part]
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The exact bytes of a token sequence, special tokens included."""
-        ids = list(ids)
-        out = []
-        start = 0
-        for position, token in enumerate(ids):
-            if token in self._special_of_id and not isinstance(token, bool):
-                out.append(self.model.decode(ids[start:position]))
-                out.append(self._special_of_id[token].encode("utf-8"))
-                start = position + 1
-        try:
-            out.append(self.model.decode(ids[start:]))
-        except ValueError as exc:
-            # Re-number the position and name the full vocabulary.
-            raise ValueError(f"ids contain an ID outside the vocabulary (0..{self.vocab_size - 1}): {exc}") from None
-        return b"".join(out)
+        """The exact bytes of a token sequence, special tokens included; O(IDs + bytes)."""
+        return self.model._codec.decode(ids, self._special_bytes)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode to text; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
+        """:meth:`decode` of each sequence of IDs."""
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_bytes_batch(self, batch: Iterable[Iterable[int]]) -> list[bytes]:
+        """:meth:`decode_bytes` of each sequence of IDs."""
+        return [self.decode_bytes(ids) for ids in batch]
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``)."""
@@ -161,6 +209,21 @@ class Tokenizer:
         from .export import to_tiktoken
 
         to_tiktoken(self, path)
+
+
+def _chunks(texts: list[str], total: int, parts: int) -> list[list[str]]:
+    """Contiguous runs of ``texts`` of about ``total / parts`` characters each."""
+    target = total / parts
+    chunks, chunk, size = [], [], 0
+    for text in texts:
+        chunk.append(text)
+        size += len(text)
+        if size >= target:
+            chunks.append(chunk)
+            chunk, size = [], 0
+    if chunk:
+        chunks.append(chunk)
+    return chunks
 
 
 def check_special_tokens(special_tokens) -> list[str]:
