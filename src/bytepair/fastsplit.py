@@ -1,20 +1,20 @@
-"""The compiled GPT-2 splitter (``bytepair._split``) and the table it needs.
+"""The compiled pre-tokenizers (``bytepair._split``) for the named patterns.
 
 Splitting with the ``regex`` module bounds the whole training job on large
-corpora (measured: about 8 MB/s per core here); the compiled scanner splits
-and counts several times faster. Tests compare it with ``regex`` on
-arbitrary Unicode; :func:`count_gpt2` is used only for the GPT-2 pattern.
+corpora (about 1.4-8 MB/s per core, depending on the pattern); the compiled
+scanners split and count many times faster and give exactly the pieces
+``regex`` gives (tests compare them on arbitrary Unicode). Only the named
+patterns ``gpt2``, ``cl100k``, ``o200k``, ``whitespace`` and ``nanochat`` are
+compiled; :func:`compiled_name` tells whether a regex source is one of them.
 """
 
 from __future__ import annotations
 
 import os
-from array import array
 from collections import Counter
-from functools import lru_cache
 from typing import Iterable
 
-import regex
+from .pretokenize import PATTERNS
 
 _split = None
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
@@ -23,44 +23,50 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
     except ImportError:  # pragma: no cover - depends on how the package was installed
         _split = None
 
-LETTER, NUMBER, SPACE = 1, 2, 4
-
-
-@lru_cache(maxsize=None)
-def class_table() -> bytes:
-    """One byte per code point: LETTER | NUMBER | SPACE, as the ``regex`` module sees them."""
-    # Every code point in one string, built from a 4-byte-per-character buffer
-    # (joining 1.1 million one-character strings would briefly cost ~100 MiB).
-    every = array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass")
-    table = bytearray(0x110000)
-    for bit, cls in ((LETTER, r"\p{L}+"), (NUMBER, r"\p{N}+"), (SPACE, r"\s+")):
-        for match in regex.finditer(cls, every):
-            for code in range(match.start(), match.end()):
-                table[code] |= bit
-    return bytes(table)
-
-
-@lru_cache(maxsize=None)
-def _ready() -> bool:
-    _split.set_classes(class_table())
-    return True
+#: Pattern names that have a compiled scanner, keyed by their regex source.
+COMPILED = {PATTERNS[name]: name for name in ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")}
 
 
 def available() -> bool:
-    """True when the compiled splitter can be used."""
+    """True when the compiled splitters can be used."""
     return _split is not None
+
+
+def compiled_name(source: str | None) -> str | None:
+    """The name of the compiled scanner for regex ``source``, or None when it has none.
+
+    >>> compiled_name(PATTERNS["o200k"])
+    'o200k'
+    >>> compiled_name(r"\\w+") is None
+    True
+    """
+    if _split is None or source is None:
+        return None
+    return COMPILED.get(source)
+
+
+def split(text: str, name: str) -> list[str]:
+    """The pieces of ``text`` for the pattern called ``name``.
+
+    For ``whitespace`` the runs of white space between matches are pieces too,
+    as :func:`bytepair.pretokenize.splitter` gives them; for the others the
+    pieces are ``regex.findall(PATTERNS[name], text)``. O(len(text)).
+    """
+    return _split.split(text, name)
 
 
 def split_gpt2(text: str) -> list[str]:
     """GPT-2 pieces of ``text``, like ``regex.findall(PATTERNS["gpt2"], text)``."""
-    _ready()
-    return _split.split_gpt2(text)
+    return _split.split(text, "gpt2")
+
+
+def count(documents: Iterable[str], name: str | None) -> Counter:
+    """``{piece_bytes: count}`` over all documents for the pattern ``name`` (None: no split)."""
+    table = _split.PieceTable()
+    table.add_documents(documents, name)
+    return Counter(table.items())
 
 
 def count_gpt2(documents: Iterable[str]) -> Counter:
     """``{piece_bytes: count}`` over all documents, GPT-2 pattern."""
-    _ready()
-    counter = _split.PieceCounter()
-    for doc in documents:
-        counter.add(doc)
-    return Counter(counter.items())
+    return count(documents, "gpt2")

@@ -30,6 +30,7 @@ PATTERNS = {
         ]
     ),
     "whitespace": r"""\w+|[^\w\s]+""",
+    "nanochat": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
 }
 
 
