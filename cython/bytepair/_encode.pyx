@@ -36,6 +36,10 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memmove
 from libcpp.vector cimport vector
 
+from bytepair._split cimport piece_end, utf8_error
+
+from bytepair._split import PATTERN_IDS
+
 cdef extern from "Python.h":
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
     PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
@@ -63,6 +67,8 @@ cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
 #: No pre-tokenizer: the whole input is one piece.
 PATTERN_NONE = -1
 cdef int PAT_NONE = -1
+#: The compiled splitters' codes, by pattern name (see ``bytepair._split``).
+PATTERN_CODES = dict(PATTERN_IDS)
 
 
 cdef struct PairSlot:
@@ -357,13 +363,6 @@ cdef class PieceCache:
             raise MemoryError()
 
 
-# -- pre-tokenizer ------------------------------------------------------------
-
-cdef inline Py_ssize_t next_piece_end(int pattern, const unsigned char* s, Py_ssize_t n,
-                                      Py_ssize_t p) noexcept nogil:
-    return n
-
-
 # -- the model ---------------------------------------------------------------
 
 cdef class Encoder:
@@ -625,7 +624,7 @@ cdef class Encoder:
                 self.merge_piece(s, n, cache, out)
             return 0
         while p < n:
-            end = next_piece_end(pattern, s, n, p)
+            end = piece_end(pattern, s, n, p)
             if end <= p:
                 with gil:
                     raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
@@ -648,7 +647,9 @@ cdef class Encoder:
     def encode(self, data, int pattern=-1, PieceCache cache=None):
         """Token IDs of ``data`` (str: its UTF-8; bytes: as they are, valid UTF-8 when split).
 
-        O(n log n) worst case for n bytes; the GIL is released while merging.
+        ``pattern`` is a code of ``PATTERN_CODES`` (or PATTERN_NONE: one
+        piece). O(n log n) worst case for n bytes; the GIL is released while
+        splitting and merging.
         """
         cdef const unsigned char* s
         cdef Py_ssize_t n
@@ -666,6 +667,12 @@ cdef class Encoder:
             s = &view[0] if n else NULL
         if n >= 0xFFFFFFFF:
             raise ValueError(f"data: {n} bytes; one call encodes less than 4 GiB")
+        cdef Py_ssize_t bad = -1
+        if pattern != PAT_NONE and not isinstance(data, str):
+            with nogil:
+                bad = utf8_error(s, n)
+            if bad >= 0:
+                raise ValueError(f"data: invalid UTF-8 at byte offset {bad}")
         with nogil:
             self.encode_into(s, n, pattern, state, &ids)
         return self.to_list(&ids)

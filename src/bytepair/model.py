@@ -101,13 +101,12 @@ class ByteModel:
             data = bytes(data)
         elif not isinstance(data, (bytes, str)):
             raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
-        if self._split is not None and isinstance(data, bytes):
+        if self._split is not None and self._pattern_code is None and isinstance(data, bytes):
             try:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ValueError(f"data: invalid UTF-8 at byte offset {exc.start}") from None
-            if self._pattern_code is None:
-                data = text
+            data = text
         cache = self._caches.take()
         try:
             if self._split is None or self._pattern_code is not None:
