@@ -7,11 +7,14 @@ scanning path, so both are compared with the definition.
 """
 
 import pytest
+import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
 from bytepair import _encode_py, codec
+from bytepair import tokenizer as tokenizer_module
+from bytepair.pretokenize import splitter
 from bytepair.demo import demo_documents
 from bytepair.rules import replace_pair
 
@@ -187,3 +190,100 @@ def test_big_pieces_are_never_cached(genesis):
 
 def test_model_uses_the_compiled_encoder():
     assert codec.compiled()
+
+
+# --- the tokenizer: every pattern, special tokens, batches ------------------
+
+SPECIALS = ["<|end|>", "<|end|>x", "<pad>"]
+PATTERN_NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat", None, r"\d+|[a-z]+"]
+
+
+@pytest.fixture(scope="module")
+def tokenizers(real_text):
+    text = real_text[:120_000].decode()
+    return {name: bytepair.train([text, "  \t\n\n  tabs\tand   spaces  ", "x" * 50], merges=300,
+                                 pretokenize=name, special_tokens=SPECIALS, progress=False)
+            for name in PATTERN_NAMES}
+
+
+def reference_encode(tok, text: str, specials=SPECIALS) -> list[int]:
+    """Today's encoder: the regex module splits, the pure-Python twin merges, specials as tiktoken."""
+    python = _encode_py.Encoder([m.left for m in tok.merges], [m.right for m in tok.merges])
+    split = splitter(tok.pattern) if tok.pattern is not None else (lambda t: [t])
+    specials = sorted(specials, key=len, reverse=True)
+    parts = regex.split("(" + "|".join(map(regex.escape, specials)) + ")", text) if specials else [text]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(tok.special_tokens[part])
+        elif part:
+            out.extend(python.encode_pieces(split(part)))
+    return out
+
+
+TEXTS = st.lists(st.one_of(st.text(max_size=60), st.sampled_from(SPECIALS),
+                           st.sampled_from([" aaaa", "  ", "\n\n", "'s", "123456", "ÉTÉ été", "日本語"])),
+                 max_size=8).map("".join)
+
+
+@pytest.mark.parametrize("name", PATTERN_NAMES)
+@given(text=TEXTS)
+def test_hyp_tokenizer_equals_todays_encoder(tokenizers, name, text):
+    tok = tokenizers[name]
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        with pytest.raises(ValueError, match="not encodable as UTF-8"):
+            tok.encode_ordinary(text)
+        return
+    ids = tok.encode(text, allowed_special="all")
+    assert ids == reference_encode(tok, text)
+    assert tok.decode_bytes(ids) == text.encode("utf-8")
+    ordinary = tok.encode_ordinary(text)
+    assert ordinary == reference_encode(tok, text, specials=())
+    assert tok.decode_bytes(ordinary) == text.encode("utf-8")
+    assert tok.model.encode(text.encode("utf-8")) == ordinary
+
+
+@pytest.mark.parametrize("name", ["gpt2", None])
+@given(texts=st.lists(TEXTS, max_size=12), threads=st.integers(1, 4))
+def test_hyp_encode_batch_equals_mapping_encode(tokenizers, name, texts, threads):
+    tok = tokenizers[name]
+    texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+    expected = [tok.encode(t, allowed_special="all") for t in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)  # use threads on tiny batches
+        assert tok.encode_batch(texts, threads=threads, allowed_special="all") == expected
+    assert tok.decode_bytes_batch(expected) == [t.encode() for t in texts]
+    assert tok.decode_batch(expected) == texts
+
+
+def test_encode_batch_on_real_text_with_threads(tokenizers, real_text):
+    tok = tokenizers["gpt2"]
+    lines = real_text.decode().splitlines()
+    expected = [tok.encode_ordinary(line) for line in lines]
+    for threads in (1, 2, 3):
+        assert tok.encode_batch(lines, threads=threads) == expected
+
+
+def test_encode_batch_bad_input(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(TypeError, match=r"texts\[1\] must be a str"):
+        tok.encode_batch(["a", b"b"])
+    with pytest.raises(ValueError, match="threads"):
+        tok.encode_batch(["a"], threads=0)
+    with pytest.raises(ValueError, match="special token '<pad>'"):
+        tok.encode_batch(["a", "b<pad>"] * 5000, threads=2)
+
+
+def test_disallowed_special_token_hidden_in_an_allowed_one_is_still_refused(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match=r"special token '<\|end\|>'"):
+        tok.encode("a <|end|>x", allowed_special={"<|end|>x"})
+    assert tok.encode("a <|end|>x", allowed_special="all")[-1] == tok.special_tokens["<|end|>x"]
+
+
+def test_surrogate_error_gives_the_offset_in_the_text(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match="at index 12"):
+        tok.encode_ordinary("hello world \ud800")
