@@ -41,7 +41,10 @@ from bytepair._split cimport piece_end, utf8_error
 from bytepair._split import PATTERN_IDS
 
 cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+    bint PyUnicode_IS_ASCII(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    object PyUnicode_AsUTF8String(object text)
     PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
     void PyList_SET_ITEM(object items, Py_ssize_t index, PyObject* item)
     object PyList_New(Py_ssize_t size)
@@ -633,13 +636,18 @@ cdef class Encoder:
         return 0
 
     cdef object to_list(self, vector[uint32_t]* ids):
-        cdef Py_ssize_t i, k = ids.size()
+        return self.to_list_range(ids, 0, ids.size())
+
+    cdef object to_list_range(self, vector[uint32_t]* ids, Py_ssize_t start, Py_ssize_t end):
+        """IDs ``start:end`` as a list of the shared int objects."""
+        cdef Py_ssize_t i
         cdef PyObject* item
-        out = PyList_New(k)
-        for i in range(k):
-            item = self.int_items[deref(ids)[i]]
+        cdef uint32_t* data = ids.data()
+        out = PyList_New(end - start)
+        for i in range(start, end):
+            item = self.int_items[data[i]]
             Py_INCREF(item)
-            PyList_SET_ITEM(out, i, item)
+            PyList_SET_ITEM(out, i - start, item)
         return out
 
     # -- Python entry points --
@@ -652,22 +660,10 @@ cdef class Encoder:
         splitting and merging.
         """
         cdef const unsigned char* s
-        cdef Py_ssize_t n
+        cdef Py_ssize_t n, bad = -1
         cdef vector[uint32_t] ids
         cdef CacheState* state = &cache.state if cache is not None else NULL
-        cdef const unsigned char[:] view
-        if isinstance(data, str):
-            s = <const unsigned char*>utf8(data, &n)
-        elif isinstance(data, bytes):
-            s = <const unsigned char*>PyBytes_AS_STRING(data)
-            n = len(<bytes>data)
-        else:
-            view = data
-            n = view.shape[0]
-            s = &view[0] if n else NULL
-        if n >= 0xFFFFFFFF:
-            raise ValueError(f"data: {n} bytes; one call encodes less than 4 GiB")
-        cdef Py_ssize_t bad = -1
+        owner = utf8_of(data, &s, &n, "data")
         if pattern != PAT_NONE and not isinstance(data, str):
             with nogil:
                 bad = utf8_error(s, n)
@@ -677,6 +673,46 @@ cdef class Encoder:
             self.encode_into(s, n, pattern, state, &ids)
         return self.to_list(&ids)
 
+    def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None):
+        """:meth:`encode` of each str of ``texts``: one list of IDs per text.
+
+        The GIL is released once for the whole batch (several threads can
+        each encode a batch at the same time, each with its own cache).
+        """
+        cdef Py_ssize_t k = len(texts), i, start
+        cdef vector[const unsigned char*] starts
+        cdef vector[Py_ssize_t] sizes
+        cdef vector[Py_ssize_t] ends
+        cdef vector[uint32_t] ids
+        cdef const unsigned char* s
+        cdef Py_ssize_t n
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        owners = []
+        starts.resize(k)
+        sizes.resize(k)
+        ends.resize(k)
+        for i in range(k):
+            text = texts[i]
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+            owner = utf8_of(text, &s, &n, f"texts[{i}]")
+            if owner is not text:
+                owners.append(owner)
+            starts[i] = s
+            sizes[i] = n
+        with nogil:
+            for i in range(k):
+                self.encode_into(starts[i], sizes[i], pattern, state, &ids)
+                ends[i] = ids.size()
+        out = PyList_New(k)
+        start = 0
+        for i in range(k):
+            item = self.to_list_range(&ids, start, ends[i])
+            Py_INCREF(<PyObject*>item)
+            PyList_SET_ITEM(out, i, <PyObject*>item)
+            start = ends[i]
+        return out
+
     def encode_pieces(self, pieces, PieceCache cache=None):
         """The IDs of each piece (str or bytes) in turn, as one list."""
         cdef const unsigned char* s
@@ -684,11 +720,7 @@ cdef class Encoder:
         cdef vector[uint32_t] ids
         cdef CacheState* state = &cache.state if cache is not None else NULL
         for piece in pieces:
-            if isinstance(piece, str):
-                s = <const unsigned char*>utf8(piece, &n)
-            else:
-                s = <const unsigned char*>PyBytes_AS_STRING(piece)
-                n = len(<bytes>piece)
+            owner = utf8_of(piece, &s, &n, "data")
             if n:
                 if n > SMALL_PIECE:
                     with nogil:
@@ -806,12 +838,38 @@ cdef class Encoder:
         return self.decode([token])
 
 
-cdef const char* utf8(str text, Py_ssize_t* n) except NULL:
-    try:
-        return PyUnicode_AsUTF8AndSize(text, n)
-    except UnicodeEncodeError as exc:
-        raise ValueError(
-            f"data is not encodable as UTF-8: {exc.reason} at index {exc.start}") from None
+cdef object utf8_of(object data, const unsigned char** s, Py_ssize_t* n, str name):
+    """Point ``s``/``n`` at the UTF-8 of ``data``; returns the object that owns those bytes.
+
+    ASCII str is read in place; other str is encoded into a new bytes object
+    (not cached on the str, so memory is given back after the call).
+    """
+    cdef const unsigned char[:] view
+    if isinstance(data, str):
+        if PyUnicode_IS_ASCII(data):
+            s[0] = <const unsigned char*>PyUnicode_DATA(data)
+            n[0] = PyUnicode_GET_LENGTH(data)
+            owner = data
+        else:
+            try:
+                owner = PyUnicode_AsUTF8String(data)
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"{name} is not encodable as UTF-8: {exc.reason} at index {exc.start}") from None
+            s[0] = <const unsigned char*>PyBytes_AS_STRING(owner)
+            n[0] = len(<bytes>owner)
+    elif isinstance(data, bytes):
+        s[0] = <const unsigned char*>PyBytes_AS_STRING(data)
+        n[0] = len(<bytes>data)
+        owner = data
+    else:
+        view = data
+        n[0] = view.shape[0]
+        s[0] = &view[0] if n[0] else NULL
+        owner = view
+    if n[0] >= 0xFFFFFFFF:
+        raise ValueError(f"{name}: {n[0]} bytes; one call encodes less than 4 GiB")
+    return owner
 
 
 cdef long long as_id(object item, Py_ssize_t position, Py_ssize_t limit) except? -1:

@@ -116,6 +116,16 @@ class ByteModel:
         finally:
             self._caches.give(cache)
 
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """:meth:`encode` of each str; the compiled encoder runs the batch without the GIL."""
+        if self._pattern_code is None or not codec.compiled():
+            return [self.encode(text) for text in texts]
+        cache = self._caches.take()
+        try:
+            return self._codec.encode_batch(texts, self._pattern_code, cache)
+        finally:
+            self._caches.give(cache)
+
     def _encode_piece(self, data: bytes | str) -> list[int]:
         """Encode one piece, with no split (see :meth:`encode`)."""
         if isinstance(data, (bytearray, memoryview)):

@@ -34,6 +34,8 @@ PART_BYTES = 1 << 23
 THREAD_MIN_CHARS = 1 << 14
 #: Special-token matchers kept per tokenizer (one per distinct set of tokens).
 MATCHER_CACHE = 32
+#: Up to this many special tokens are looked for one by one, not with a regex.
+FEW_SPECIAL = 16
 
 
 class Tokenizer:
@@ -131,13 +133,13 @@ class Tokenizer:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         if disallowed:
-            found = self._matcher(disallowed).search(text)
-            if found:
+            found = self._find_special(disallowed, text)
+            if found is not None:
                 raise ValueError(
-                    f"text contains the special token {found.group()!r}; pass allowed_special to "
+                    f"text contains the special token {found!r}; pass allowed_special to "
                     "encode it as its ID, or disallowed_special=() to encode it as text"
                 )
-        if not allowed:
+        if not allowed or self._find_special(allowed, text) is None:
             return self.model.encode(text)
         out: list[int] = []
         for i, part in enumerate(self._matcher(allowed).split(text)):
@@ -156,17 +158,22 @@ class Tokenizer:
         run in parallel; the result is the same for any number of threads.
         Texts are handed out in contiguous chunks of about equal size.
         """
-        texts = list(texts)
+        texts = texts if isinstance(texts, list) else list(texts)
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
         threads = (check_int(threads, "threads", minimum=1) if threads is not None
                    else os.cpu_count() or 1)
-        self._special_sets(allowed_special, disallowed_special)  # bad options fail here, once
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
 
         def encode_chunk(chunk: list[str]) -> list[list[int]]:
-            return [self.encode(text, allowed_special=allowed_special,
-                                disallowed_special=disallowed_special) for text in chunk]
+            # Most batches hold no special-token text: one check of the joined
+            # chunk, then the compiled batch encoder.
+            if not (allowed or disallowed) or self._find_special(
+                    allowed | disallowed, "\0".join(chunk)) is None:
+                return self.model.encode_batch(chunk)
+            return [self.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+                    for text in chunk]
 
         total = sum(map(len, texts))
         threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
@@ -175,6 +182,20 @@ class Tokenizer:
         chunks = _chunks(texts, total, 4 * threads)
         with ThreadPoolExecutor(threads) as pool:
             return [ids for part in pool.map(encode_chunk, chunks) for ids in part]
+
+    def _find_special(self, tokens: frozenset, text: str) -> str | None:
+        """One of ``tokens`` that occurs in ``text``, or None.
+
+        A few tokens are looked for with ``str.__contains__`` (fast); many
+        with one regex, built once per set of tokens.
+        """
+        if len(tokens) <= FEW_SPECIAL:
+            for token in sorted(tokens):
+                if token in text:
+                    return token
+            return None
+        found = self._matcher(tokens).search(text)
+        return found.group() if found else None
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
         """The exact bytes of a token sequence, special tokens included; O(IDs + bytes)."""
