@@ -40,6 +40,9 @@ from bytepair._split cimport piece_end, utf8_error
 
 from bytepair._split import PATTERN_IDS
 
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
     void* PyUnicode_DATA(object text)
@@ -154,12 +157,19 @@ cdef inline void heap_set(Heap* h, uint32_t position, uint32_t rank) noexcept no
 
 # -- piece cache --------------------------------------------------------------
 
+cdef enum:
+    # Keys and IDs up to these sizes live in the slot itself (one cache line
+    # per lookup); longer ones in the arenas, their offsets in the slot.
+    INLINE_KEY = 24
+    INLINE_IDS = 6
+
+
 cdef struct CacheSlot:
-    uint64_t hash       # 0 when free
-    uint32_t key_at     # offset of the piece in the key arena
+    uint64_t hash                   # 0 when free
     uint32_t key_len
-    uint32_t ids_at     # offset of its IDs in the ID arena
     uint32_t ids_len
+    unsigned char key[INLINE_KEY]   # the piece, or its arena offset (8 bytes)
+    uint32_t ids[INLINE_IDS]        # its IDs, or their arena offset (8 bytes)
 
 
 cdef inline uint64_t hash_bytes(const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -199,8 +209,8 @@ cdef struct CacheState:
 
 cdef enum:
     CACHE_SLOTS = 1024
-    CACHE_KEY_BYTES = 8192
-    CACHE_IDS = 2048
+    CACHE_KEY_BYTES = 4096
+    CACHE_IDS = 1024
 
 
 cdef inline Py_ssize_t cache_bytes(Py_ssize_t slots, Py_ssize_t keys, Py_ssize_t ids) noexcept nogil:
@@ -236,19 +246,34 @@ cdef bint cache_reset(CacheState* c) noexcept nogil:
     return True
 
 
-cdef inline bint cache_find(CacheState* c, uint64_t h, const unsigned char* s, Py_ssize_t n,
-                            Py_ssize_t* ids_at, Py_ssize_t* ids_len) noexcept nogil:
+cdef inline const unsigned char* slot_key(CacheState* c, CacheSlot* slot) noexcept nogil:
+    cdef uint64_t at
+    if slot.key_len <= INLINE_KEY:
+        return slot.key
+    memcpy(&at, slot.key, 8)
+    return c.key_arena + at
+
+
+cdef inline const uint32_t* slot_ids(CacheState* c, CacheSlot* slot) noexcept nogil:
+    cdef uint64_t at
+    if slot.ids_len <= INLINE_IDS:
+        return slot.ids
+    memcpy(&at, slot.ids, 8)
+    return c.ids_arena + at
+
+
+cdef inline CacheSlot* cache_find(CacheState* c, uint64_t h, const unsigned char* s,
+                                  Py_ssize_t n) noexcept nogil:
+    """The slot of piece ``s``, or NULL."""
     cdef Py_ssize_t mask = c.capacity - 1
     cdef Py_ssize_t i = <Py_ssize_t>(h >> 7) & mask
     cdef CacheSlot* slot
     while True:
         slot = &c.slots[i]
         if slot.hash == 0:
-            return False
-        if slot.hash == h and slot.key_len == n and memcmp(c.key_arena + slot.key_at, s, n) == 0:
-            ids_at[0] = slot.ids_at
-            ids_len[0] = slot.ids_len
-            return True
+            return NULL
+        if slot.hash == h and slot.key_len == n and memcmp(slot_key(c, slot), s, n) == 0:
+            return slot
         i = (i + 1) & mask
 
 
@@ -275,21 +300,24 @@ cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssi
                        const uint32_t* ids, Py_ssize_t k) noexcept nogil:
     """Remember piece ``s`` -> ``ids``; start afresh when the budget would be exceeded."""
     cdef Py_ssize_t slots = c.capacity, keys = c.key_capacity, idcap = c.ids_capacity, i, mask
+    cdef Py_ssize_t key_need = n if n > INLINE_KEY else 0, ids_need = k if k > INLINE_IDS else 0
     cdef void* grown
+    cdef CacheSlot* slot
+    cdef uint64_t at
     if c.slots == NULL:
         return
     while (c.count + 1) * 2 > slots:
         slots *= 2
-    while c.key_used + n > keys:
+    while c.key_used + key_need > keys:
         keys *= 2
-    while c.ids_used + k > idcap:
+    while c.ids_used + ids_need > idcap:
         idcap *= 2
     if cache_bytes(slots, keys, idcap) > c.budget:
         c.resets += 1
         if not cache_reset(c):
             return
         slots, keys, idcap = c.capacity, c.key_capacity, c.ids_capacity
-        if n > keys or k > idcap:
+        if key_need > keys or ids_need > idcap:
             return
     if slots != c.capacity and not cache_grow_slots(c):
         return
@@ -309,15 +337,24 @@ cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssi
     i = <Py_ssize_t>(h >> 7) & mask
     while c.slots[i].hash:
         i = (i + 1) & mask
-    memcpy(c.key_arena + c.key_used, s, n)
-    memcpy(c.ids_arena + c.ids_used, ids, k * sizeof(uint32_t))
-    c.slots[i].hash = h
-    c.slots[i].key_at = <uint32_t>c.key_used
-    c.slots[i].key_len = <uint32_t>n
-    c.slots[i].ids_at = <uint32_t>c.ids_used
-    c.slots[i].ids_len = <uint32_t>k
-    c.key_used += n
-    c.ids_used += k
+    slot = &c.slots[i]
+    slot.hash = h
+    slot.key_len = <uint32_t>n
+    slot.ids_len = <uint32_t>k
+    if n <= INLINE_KEY:
+        memcpy(slot.key, s, n)
+    else:
+        at = c.key_used
+        memcpy(slot.key, &at, 8)
+        memcpy(c.key_arena + c.key_used, s, n)
+        c.key_used += n
+    if k <= INLINE_IDS:
+        memcpy(slot.ids, ids, k * sizeof(uint32_t))
+    else:
+        at = c.ids_used
+        memcpy(slot.ids, &at, 8)
+        memcpy(c.ids_arena + c.ids_used, ids, k * sizeof(uint32_t))
+        c.ids_used += k
     c.count += 1
 
 
@@ -594,17 +631,27 @@ cdef class Encoder:
     cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
                          vector[uint32_t]* out) except -1 nogil:
         """Append the IDs of one piece to ``out``, through the cache when it is short."""
-        cdef uint32_t small[SMALL_PIECE]
-        cdef Py_ssize_t k, ids_at = 0, ids_len = 0, start
         cdef uint64_t h = 0
+        if cache != NULL and 1 < n <= MAX_CACHED_PIECE:
+            h = hash_bytes(s, n)
+        return self.merge_hashed(s, n, h, cache, out)
+
+    cdef int merge_hashed(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          CacheState* cache, vector[uint32_t]* out) except -1 nogil:
+        """:meth:`merge_piece` with the piece's hash already known (0: do not cache)."""
+        cdef uint32_t small[SMALL_PIECE]
+        cdef Py_ssize_t k, start
+        cdef CacheSlot* slot
+        cdef const uint32_t* ids
         if n == 1:
             out.push_back(s[0])
             return 0
-        if cache != NULL and n <= MAX_CACHED_PIECE and cache.slots != NULL:
-            h = hash_bytes(s, n)
-            if cache_find(cache, h, s, n, &ids_at, &ids_len):
+        if h and cache.slots != NULL:
+            slot = cache_find(cache, h, s, n)
+            if slot != NULL:
                 cache.hits += 1
-                out.insert(out.end(), cache.ids_arena + ids_at, cache.ids_arena + ids_at + ids_len)
+                ids = slot_ids(cache, slot)
+                out.insert(out.end(), ids, ids + slot.ids_len)
                 return 0
             cache.misses += 1
         if n <= SMALL_PIECE:
@@ -621,18 +668,38 @@ cdef class Encoder:
 
     cdef int encode_into(self, const unsigned char* s, Py_ssize_t n, int pattern,
                          CacheState* cache, vector[uint32_t]* out) except -1 nogil:
-        cdef Py_ssize_t p = 0, end
+        """Split, look up and merge every piece of ``s``.
+
+        The next piece is found and its cache slot prefetched before the
+        current one is looked up: the table is larger than the CPU caches, and
+        the lookup of a rare piece would otherwise wait on memory.
+        """
+        cdef Py_ssize_t p = 0, end, after = 0
+        cdef uint64_t h = 0, next_h = 0
         if pattern == PAT_NONE:
             if n:
                 self.merge_piece(s, n, cache, out)
             return 0
+        if n == 0:
+            return 0
+        end = piece_end(pattern, s, n, 0)
+        if cache != NULL and 1 < end <= MAX_CACHED_PIECE:
+            h = hash_bytes(s, end)
         while p < n:
-            end = piece_end(pattern, s, n, p)
             if end <= p:
                 with gil:
                     raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
-            self.merge_piece(s + p, end - p, cache, out)
+            next_h = 0
+            if end < n:
+                after = piece_end(pattern, s, n, end)
+                if cache != NULL and 1 < after - end <= MAX_CACHED_PIECE:
+                    next_h = hash_bytes(s + end, after - end)
+                    if cache.slots != NULL:
+                        __builtin_prefetch(&cache.slots[<Py_ssize_t>(next_h >> 7) & (cache.capacity - 1)])
+            self.merge_hashed(s + p, end - p, h, cache, out)
             p = end
+            end = after
+            h = next_h
         return 0
 
     cdef object to_list(self, vector[uint32_t]* ids):
