@@ -198,7 +198,12 @@ class Tokenizer:
         return found.group() if found else None
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The exact bytes of a token sequence, special tokens included; O(IDs + bytes)."""
+        """The exact bytes of a token sequence, special tokens included; O(IDs + bytes).
+
+        ``array("H")`` and ``array("I")`` of IDs are read without a list.
+        """
+        if isinstance(ids, array) and ids.typecode in "HI":
+            return self.model._codec.decode_array(ids, self._special_bytes)
         return self.model._codec.decode(ids, self._special_bytes)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
