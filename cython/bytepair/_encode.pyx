@@ -12,7 +12,7 @@ property tests compare the two).
 
 * Short pieces (most of real text) are merged by scanning an array of pair
   ranks: O(n^2) on at most ``SMALL_PIECE`` bytes, with no allocation.
-* Longer pieces use a doubly linked list and an indexed binary heap keyed
+* Longer pieces use a doubly linked list and an indexed 4-ary heap keyed
   ``(rank, position)``: O(n log n) time and 24 bytes per input byte
   (token, next, previous, heap slot: 4 bytes each; heap key: 8 bytes), so one
   piece of millions of identical letters is not quadratic.
@@ -97,7 +97,7 @@ cdef inline void sift_up(Heap* h, Py_ssize_t index) noexcept nogil:
     cdef uint64_t key = h.keys[index]
     cdef Py_ssize_t parent
     while index > 0:
-        parent = (index - 1) >> 1
+        parent = (index - 1) >> 2
         if h.keys[parent] <= key:
             break
         heap_place(h, index, h.keys[parent])
@@ -107,13 +107,16 @@ cdef inline void sift_up(Heap* h, Py_ssize_t index) noexcept nogil:
 
 cdef inline void sift_down(Heap* h, Py_ssize_t index) noexcept nogil:
     cdef uint64_t key = h.keys[index]
-    cdef Py_ssize_t child
+    cdef Py_ssize_t child, first, last
     while True:
-        child = 2 * index + 1
-        if child >= h.size:
+        first = 4 * index + 1
+        if first >= h.size:
             break
-        if child + 1 < h.size and h.keys[child + 1] < h.keys[child]:
-            child += 1
+        last = min(first + 4, h.size)
+        child = first
+        for first in range(first + 1, last):
+            if h.keys[first] < h.keys[child]:
+                child = first
         if key <= h.keys[child]:
             break
         heap_place(h, index, h.keys[child])
@@ -596,7 +599,7 @@ cdef class Encoder:
                 heap.keys[heap.size] = (<uint64_t>r << 32) | <uint64_t>i
                 heap.slot[i] = <uint32_t>heap.size
                 heap.size += 1
-        i = heap.size // 2 - 1
+        i = (heap.size - 2) // 4
         while i >= 0:
             sift_down(&heap, i)
             i -= 1
