@@ -287,3 +287,10 @@ def test_surrogate_error_gives_the_offset_in_the_text(tokenizers):
     tok = tokenizers["gpt2"]
     with pytest.raises(ValueError, match="at index 12"):
         tok.encode_ordinary("hello world \ud800")
+
+
+def test_long_piece_with_no_rule_that_applies():
+    # The heap path with an empty heap (found by the property test above).
+    encoder = compiled.Encoder([97], [97])
+    assert encoder.encode(b"b" * 100) == [98] * 100
+    assert compiled.Encoder([], []).encode(b"xy" * 100) == list(b"xy" * 100)

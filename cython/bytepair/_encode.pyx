@@ -599,7 +599,7 @@ cdef class Encoder:
                 heap.keys[heap.size] = (<uint64_t>r << 32) | <uint64_t>i
                 heap.slot[i] = <uint32_t>heap.size
                 heap.size += 1
-        i = (heap.size - 2) // 4
+        i = (heap.size - 2) // 4 if heap.size > 1 else -1
         while i >= 0:
             sift_down(&heap, i)
             i -= 1
