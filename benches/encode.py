@@ -149,6 +149,8 @@ def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
 
 
 def _commit() -> str:
+    if os.environ.get("BYTEPAIR_BENCH_COMMIT"):  # a copy of the tree run outside git
+        return os.environ["BYTEPAIR_BENCH_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
                               text=True, cwd=Path(__file__).parent, check=True).stdout.strip()
@@ -185,7 +187,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     report = {"commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                          "platform": platform.platform()},
+                          "platform": platform.platform(),
+                          "load_average_at_start": os.getloadavg()},
               "vocab_size": VOCAB, "train": TRAIN, "units": "MB/s of UTF-8 input (seconds for *_s)",
               "patterns": {}}
     for pattern in args.patterns:
@@ -203,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{pattern} threads={threads}: " + ", ".join(
                 f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
                 for k, v in cases[str(threads)].items()), file=sys.stderr)
-        entry = {"cases": cases}
+        entry = {"cases": cases, "load_average_after": os.getloadavg()}
         if {"1", "2"} <= set(cases):
             entry["goals"] = goals(cases)
             print(f"{pattern} goals: {json.dumps(entry['goals'])}", file=sys.stderr)
