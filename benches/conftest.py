@@ -6,14 +6,14 @@ collects these; name the directory to run them.
 
 import pytest
 
-from benches import corpus, report
+from benches import corpus, harness
 
 
 def pytest_addoption(parser):
     group = parser.getgroup("bytepair benchmarks")
     group.addoption("--bench-corpus", default=None, metavar="PATH",
                     help="train on prefixes of this text file instead of the English recipe")
-    group.addoption("--bench-budget", type=float, default=report.DEFAULT_BUDGET,
+    group.addoption("--bench-budget", type=float, default=harness.DEFAULT_BUDGET,
                     metavar="SECONDS",
                     help="skip naive cases estimated to take longer (default %(default)s)")
 

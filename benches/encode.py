@@ -91,6 +91,7 @@ def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
 
     import bytepair
     from bytepair import export
+    from bytepair.export import to_tokenizers_json
 
     text = held_out_text(held_out)
     lines = text.splitlines()
@@ -100,7 +101,7 @@ def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
     enc = export.tiktoken_encoding(tok)
     json_path = Path(model_path).with_suffix(".tokenizer.json")
     if not json_path.exists():
-        tok.to_tokenizers_json(json_path)
+        to_tokenizers_json(tok, json_path)
     hf = tokenizers.Tokenizer.from_file(str(json_path))
     out: dict = {"threads": threads, "held_out_bytes": size, "documents": len(lines)}
 

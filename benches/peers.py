@@ -28,6 +28,11 @@ import time
 from functools import lru_cache
 from pathlib import Path
 
+import bytepair
+from bytepair import trainers as bytepair_trainers
+
+from . import corpus
+
 #: GPT-2's split, as in bytepair.pretokenize.PATTERNS["gpt2"] and Hugging
 #: Face's ByteLevel(use_regex=True).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -80,12 +85,10 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
     and ``learn`` up in its module's globals at each call, so wrapping them
     there times the real call at the cost of one Python call each.
     """
-    from bytepair import tokenizer
-
     for name in ("count_pieces", "count_files", "learn"):
-        function = getattr(tokenizer, name)
+        function = getattr(bytepair_trainers, name)
         if not hasattr(function, "__wrapped__"):
-            setattr(tokenizer, name, _timed(name, function))
+            setattr(bytepair_trainers, name, _timed(name, function))
     return Path(path)
 
 
@@ -98,8 +101,6 @@ def _bytepair_stages() -> dict:
 
 
 def _bytepair_train(path: Path, merges: int, options: dict):
-    import bytepair
-
     return bytepair.train(str(path), merges=merges,
                           pretokenize="gpt2" if _mode(options) == "gpt2" else None,
                           per_line=True, workers=_threads(options), progress=False)
@@ -114,14 +115,10 @@ def _bytepair_tokens(tok) -> list[bytes]:
 
 
 def _train_bytes_prepare(path: Path, options: dict) -> list[bytes]:
-    from . import corpus
-
     return corpus.documents(Path(path).read_bytes())
 
 
 def _train_bytes_train(documents, merges: int, options: dict):
-    import bytepair
-
     return bytepair.train_bytes(documents, merges)
 
 

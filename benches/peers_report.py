@@ -32,8 +32,8 @@ from importlib import util
 from pathlib import Path
 
 from . import corpus as corpora
-from . import report
-from .report import ROOT, TRAINERS, Case, _fmt_time
+from . import harness
+from .harness import ROOT, TRAINERS, Case, _fmt_time
 
 RESULTS = ROOT / "benches" / "results" / "peers.json"
 PLOT = ROOT / "docs" / "benchmarks-peers.png"
@@ -57,7 +57,7 @@ def _case(trainer, size, merges, mode, threads) -> Case:
 
 
 def matrix(trainers, sizes=None, threads=None, modes=None, merges=None, corpus=None,
-           budget=report.DEFAULT_BUDGET):
+           budget=harness.DEFAULT_BUDGET):
     """The peer cases, filtered: ``(run, skipped)`` with a reason for each skipped one."""
     cases: list[Case] = []
 
@@ -448,7 +448,7 @@ def _write(rep: dict, args) -> None:
     text = render(rep, name)
     print(text)
     if not args.no_write:
-        report.write_doc(text, args.doc, BEGIN, END)
+        harness.write_doc(text, args.doc, BEGIN, END)
         print(f"wrote {args.doc}" + (f" and {plot_path}" if made else ""), file=sys.stderr)
 
 
@@ -470,9 +470,9 @@ def run(args, argv, library: Path | None) -> int:
     tokens_dir.mkdir(parents=True, exist_ok=True)
     print(f"{len(cases)} cases; learned tokens go to {tokens_dir}", file=sys.stderr)
     started = time.perf_counter()
-    results = report.run_cases(cases, paths, args, library, tokens_dir)
+    results = harness.run_cases(cases, paths, args, library, tokens_dir)
     _overlaps(results, tokens_dir)
-    rep = report.make_report("peers", args, argv, library, args.trainers, paths, results,
+    rep = harness.make_report("peers", args, argv, library, args.trainers, paths, results,
                              skipped, started)
     rep["goals"] = goals(results)
     rep["ratios"] = ratio_lines(results)

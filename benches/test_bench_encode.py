@@ -24,12 +24,13 @@ tokenizers = pytest.importorskip("tokenizers")
 @pytest.fixture(scope="module")
 def setup():
     from bytepair import export
+    from bytepair.export import to_tokenizers_json
 
     path = report.train_model("gpt2")
     tok = bytepair.load(path)
     json_path = path.with_suffix(".tokenizer.json")
     if not json_path.exists():
-        tok.to_tokenizers_json(json_path)
+        to_tokenizers_json(tok, json_path)
     text = report.held_out_text(1_000_000)
     return {"path": path, "tok": tok, "enc": export.tiktoken_encoding(tok),
             "hf": tokenizers.Tokenizer.from_file(str(json_path)), "text": text,

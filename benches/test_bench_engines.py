@@ -2,7 +2,7 @@
 
 Documents are the corpus's lines. The naive trainer recounts the corpus every
 round (0.21-0.24 s per merge per MB measured here), so its cases run only
-where ``report.NAIVE_SECONDS_PER_MERGE_MB * merges * MB`` (0.26 s per merge
+where ``harness.NAIVE_SECONDS_PER_MERGE_MB * merges * MB`` (0.26 s per merge
 per MB, an upper bound) fits ``--bench-budget`` (default 300 s): 0.1 MB at
 every merge count and 1 MB up to 1,000 merges; 1 MB at 4,096 merges (~18 min)
 and every 10 MB case (11 min and more) are skipped with that reason. Each
@@ -17,7 +17,7 @@ field for field.
 import pytest
 
 import bytepair
-from benches import corpus, report
+from benches import corpus, harness
 
 SIZES = ("0.1MB", "1MB", "10MB")
 MERGES = (256, 1000, 4096)
@@ -33,7 +33,7 @@ def _train(lines, merges, engine):
 def test_train_bytes(benchmark, corpus_lines, budget, engine, size, merges):
     nbytes = corpus.parse_size(size)
     if engine == "naive":
-        estimate = report.TRAINERS["naive"].estimate(nbytes, merges)
+        estimate = harness.TRAINERS["naive"].estimate(nbytes, merges)
         if estimate > budget:
             pytest.skip(f"naive at {size}, {merges} merges: estimated {estimate:.0f} s "
                         f"> --bench-budget {budget:g} s")

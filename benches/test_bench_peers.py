@@ -21,16 +21,16 @@ import importlib.util
 
 import pytest
 
-from benches import report
+from benches import harness
 
-PEERS = report.SUITES["peers"]
+PEERS = harness.SUITES["peers"]
 CASES = [("gpt2", "1MB", 8192 - 256), ("gpt2", "10MB", 8192 - 256), ("bytes", "1MB", 1000)]
 
 
 @pytest.mark.parametrize("mode,size,merges", CASES, ids=[f"{m}-{s}-{n}" for m, s, n in CASES])
 @pytest.mark.parametrize("name", PEERS)
 def test_train(benchmark, corpus_file, name, mode, size, merges):
-    trainer = report.TRAINERS[name]
+    trainer = harness.TRAINERS[name]
     if importlib.util.find_spec(trainer.modules[0]) is None:
         pytest.skip(f"{trainer.modules[0]} is not installed")
     if mode not in trainer.modes:

@@ -1,10 +1,11 @@
 """Shared fixtures: every engine test runs against both pair-engine backends."""
 
 import os
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from helpers import KJV
 
 
 # Example counts scale with HYPOTHESIS_EXAMPLES (default 200); CI keeps the default.
@@ -15,7 +16,6 @@ settings.register_profile(
 )
 settings.load_profile("bytepair")
 
-DATA = Path(__file__).parent / "data"
 BACKENDS = ["compiled", "python"]
 if os.environ.get("BYTEPAIR_SKIP_COMPILED"):
     BACKENDS.remove("compiled")
@@ -31,4 +31,4 @@ def backend(request, monkeypatch):
 @pytest.fixture(scope="session")
 def real_text() -> bytes:
     """King James Version, Genesis and Exodus, one verse per line (about 360 KB)."""
-    return (DATA / "kjv-genesis-exodus.txt").read_bytes()
+    return KJV.read_bytes()

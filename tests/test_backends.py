@@ -11,10 +11,8 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import _engine_py, incremental
+from helpers import byte_token, needs_compiled
 
-needs_compiled = pytest.mark.skipif(
-    bool(os.environ.get("BYTEPAIR_SKIP_COMPILED")), reason="BYTEPAIR_SKIP_COMPILED is set"
-)
 
 
 @pytest.fixture
@@ -35,7 +33,7 @@ def test_compiled_engine_is_used_after_a_normal_install(no_override):
     assert Path(_engine.__file__).parent == Path(bytepair.__file__).parent
     assert incremental.default_backend() == "compiled"
     assert incremental.engine_class(None) is _engine.PairEngine
-    trainer = incremental.IncrementalTrainer([b"aaa", b"aba"], [1, 1], lambda l, r, k: 256 + k)
+    trainer = incremental.IncrementalTrainer([b"aaa", b"aba"], [1, 1], byte_token)
     assert type(trainer._engine) is _engine.PairEngine
 
 
@@ -79,7 +77,7 @@ def test_unknown_backend_names_the_variable(monkeypatch):
 
 
 def test_backend_fixture_pins_the_trainer(backend):
-    trainer = incremental.IncrementalTrainer([b"ab"], [1], lambda l, r, k: 256 + k)
+    trainer = incremental.IncrementalTrainer([b"ab"], [1], byte_token)
     assert type(trainer._engine) is incremental.BACKENDS[backend]
 
 

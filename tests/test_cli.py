@@ -20,10 +20,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import tokenizer as tokenizer_module
+from bytepair import export
+from bytepair import cli
 from bytepair.cli import main
 from bytepair.trace import trace_lines
 from bytepair.naive import fit
+from helpers import byte_token, spy_on_workers
 
 END = "<|endoftext|>"
 
@@ -115,7 +117,7 @@ def test_train_writes_the_model_the_api_trains(tmp_path, capsys, corpus):
                          "--workers", 1, "-o", model)
     assert code == 0
     assert out == ""
-    assert "vocabulary 600 = 256 bytes + 343 merges + 1 special tokens" in err
+    assert "vocabulary 600 = 256 bytes + 343 merges + 1 special token " in err
     expected = bytepair.train(corpus, vocab_size=600, special_tokens=[END], workers=1,
                               progress=False)
     assert bytepair.load(model) == expected
@@ -132,17 +134,26 @@ def test_train_reports_an_early_stop(tmp_path, capsys):
     code, _, err = run(capsys, "train", tmp_path / "tiny.txt", "--merges", 10, "--pretokenize", "none",
                        "--min-frequency", 2, "-o", tmp_path / "m.json")
     assert code == 0
-    assert "stopped after 1 of 10 merges" in err
+    assert "stopped after 1 of 10 merges: no pair left that is seen at least 2 times" in err
     assert [m[:4] for m in bytepair.load(tmp_path / "m.json").merges] == [(0, 97, 98, 256)]
+    # Singular forms: one merge, one time, no special token.
+    code, _, err = run(capsys, "train", tmp_path / "tiny.txt", "--merges", 1, "--pretokenize", "none",
+                       "-o", tmp_path / "one.json")
+    assert code == 0 and "= 256 bytes + 1 merge + 0 special tokens (" in err
+    (tmp_path / "ab.txt").write_text("ab")
+    code, _, err = run(capsys, "train", tmp_path / "ab.txt", "--merges", 2, "--pretokenize", "none",
+                       "-o", tmp_path / "two.json")
+    assert "stopped after 1 of 2 merges: no pair left that is seen at least 1 time\n" in err
 
 
 def test_workers_give_identical_model_files(tmp_path, capsys, corpus, monkeypatch):
-    # Small batches, so that two workers really count different parts.
-    monkeypatch.setattr(tokenizer_module, "BATCH_CHARS", 4096)
     for workers in (1, 2):
+        if workers == 2:
+            spy = spy_on_workers(monkeypatch, part_bytes=4096)
         code, _, err = run(capsys, "train", corpus, "--per-line", "--vocab-size", 700,
                            "--workers", workers, "-q", "-o", tmp_path / f"w{workers}.json")
         assert code == 0, err
+    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
     assert (tmp_path / "w1.json").read_bytes() == (tmp_path / "w2.json").read_bytes()
 
 
@@ -217,13 +228,13 @@ def test_byte_mode_reads_invalid_utf8_as_it_is(tmp_path, capsys):
 
 def test_progress_bars_only_on_a_terminal_without_quiet(tmp_path, capsys, corpus, monkeypatch):
     seen = []
-    real_train = tokenizer_module.train
+    real_train = bytepair.train
 
     def spy(corpus, **options):
         seen.append(options["progress"])
         return real_train(corpus, **{**options, "progress": False})
 
-    monkeypatch.setattr(tokenizer_module, "train", spy)
+    monkeypatch.setattr(cli, "train", spy)
     argv = ["train", corpus, "--merges", 5, "-o", tmp_path / "m.json"]
     run(capsys, *argv)  # captured stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
@@ -332,11 +343,12 @@ def test_decode_bad_ids(capsys, trained):
 @pytest.mark.parametrize("target, method", [("tokenizers", "to_tokenizers_json"),
                                             ("tiktoken", "to_tiktoken")])
 def test_export_writes_what_the_api_writes(tmp_path, capsys, trained, target, method):
-    pytest.importorskip("bytepair.export")
     output = tmp_path / f"out.{target}"
     code, out, err = run(capsys, "export", trained, "--to", target, "-o", output)
-    assert (code, out, err) == (0, "", "")
-    getattr(bytepair.load(trained), method)(tmp_path / "api")
+    assert (code, out) == (0, "")
+    assert err.startswith(f"bytepair: wrote {str(output)!r}: ") and "600 tokens (1 special token)" in err
+    assert run(capsys, "export", trained, "--to", target, "-q", "-o", output) == (0, "", "")
+    getattr(export, method)(bytepair.load(trained), tmp_path / "api")
     assert output.read_bytes() == (tmp_path / "api").read_bytes()
 
 
@@ -355,7 +367,7 @@ def test_inspect(tmp_path, capsys, trained, texts):
     code, out, _ = run(capsys, "inspect", trained, "--sample", sample, "--top", 3)
     assert code == 0
     lines = out.splitlines()
-    assert "vocabulary size: 600 = 256 bytes + 343 merges + 1 special tokens" in lines
+    assert "vocabulary size: 600 = 256 bytes + 343 merges + 1 special token" in lines
     assert "merges: 343" in lines
     assert f"special tokens: {END!r}=599" in lines
     assert "pattern: gpt2" in lines
@@ -414,7 +426,7 @@ def test_trace_edges(capsys):
 def test_hyp_trace_equals_the_reference_trainer(documents, merges):
     docs = [d.encode() for d in documents]
     lines = list(trace_lines(docs, merges))
-    rules, sequences = fit(docs, [1] * len(docs), merges, lambda left, right, rank: 256 + rank)
+    rules, sequences = fit(docs, [1] * len(docs), merges, byte_token)
     merge_lines = [line for line in lines if line.startswith("MERGE ")]
     assert merge_lines == [
         f"MERGE rank={m.rank} left={m.left} right={m.right} count={m.count} "
@@ -487,10 +499,10 @@ TRAIN_CASES = {
                       ["valid regex", "missing )"]),
     "vocab size below 256 + specials": (
         lambda t, m: [_write(t, "a.txt", b"text"), "--special", "<a>", "--special", "<b>"],
-        ["--vocab-size 257", "2 special tokens = 258"]),
+        ["--vocab-size must be at least 258 (256 bytes + 2 special tokens), got 257"]),
     "repeated special token": (
         lambda t, m: [_write(t, "a.txt", b"text"), "--special", "<a>", "--special", "<a>"],
-        ["special_tokens must not repeat"]),
+        ["--special must not repeat a token"]),
     "jsonl field without JSONL input": (
         lambda t, m: [_write(t, "a.txt", b"text"), "--jsonl-field", "body"], ["--jsonl-field"]),
     "corrupt init model": (lambda t, m: [_write(t, "a.txt", b"text"), "--init",
@@ -555,24 +567,40 @@ def test_inspect_bad_sample(tmp_path, capsys, trained):
                      "holds no text")
 
 
-@pytest.mark.parametrize("argv", [
-    [],
-    ["nope"],
-    ["train", "a.txt", "-o", "m.json"],
-    ["train", "a.txt", "--merges", "1", "--vocab-size", "300", "-o", "m.json"],
-    ["train", "a.txt", "--merges", "-1", "-o", "m.json"],
-    ["train", "a.txt", "--merges", "1", "--workers", "0", "-o", "m.json"],
-    ["train", "--merges", "1", "-o", "m.json"],
-    ["export", "m.json", "-o", "x"],
-    ["export", "m.json", "--to", "sentencepiece", "-o", "x"],
-    ["encode", "m.json", "t", "--allow-special", "--ordinary"],
-    ["trace"],
-    ["trace", "--merges", "x", "a"],
+@pytest.mark.parametrize("argv, words", [
+    ([], ["required: COMMAND"]),
+    (["nope"], ["invalid choice: 'nope'"]),
+    (["train", "a.txt", "-o", "m.json"], ["train: one of the arguments --vocab-size --merges is required"]),
+    (["train", "a.txt", "--merges", "1", "--vocab-size", "300", "-o", "m.json"], ["not allowed with"]),
+    (["train", "a.txt", "--merges", "-1", "-o", "m.json"], ["--merges must be >= 0, got -1"]),
+    (["train", "a.txt", "--merges", "1", "--workers", "0", "-o", "m.json"], ["--workers must be >= 1, got 0"]),
+    (["train", "a.txt", "--merges", "1", "--min-frequency", "0", "-o", "m.json"],
+     ["--min-frequency must be >= 1, got 0"]),
+    (["train", "a.txt", "--vocab-size", "-5", "-o", "m.json"],
+     ["--vocab-size must be at least 256 (256 bytes + 0 special tokens), got -5"]),
+    (["train", "a.txt", "--vocab-size", "256", "--special", "<s>", "-o", "m.json"],
+     ["--vocab-size must be at least 257 (256 bytes + 1 special token), got 256"]),
+    (["train", "a.txt", "--merges", "1", "--special", "", "-o", "m.json"],
+     ["--special #1 must be a non-empty str"]),
+    (["train", "a.txt", "--merges", "1", "--pretokenize", "GPT2", "-o", "m.json"],
+     ["--pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'?"]),
+    (["train", "a.txt", "--merges", "1", "--pretokenize", "", "-o", "m.json"],
+     ["--pretokenize: pattern '' matches the empty string"]),
+    (["train", "a.txt", "--merges", "1", "--pretokenize", "x*", "-o", "m.json"],
+     ["--pretokenize: pattern 'x*' matches the empty string"]),
+    (["train", "a.txt", "--merges", "1", "--pretokenize", "q+", "-o", "m.json"],
+     ["--pretokenize: pattern 'q+' matches nothing in the corpus"]),
+    (["train", "--merges", "1", "-o", "m.json"], ["required: FILE"]),
+    (["export", "m.json", "-o", "x"], ["export: the following arguments are required: --to"]),
+    (["export", "m.json", "--to", "sentencepiece", "-o", "x"], ["invalid choice: 'sentencepiece'"]),
+    (["encode", "m.json", "t", "--allow-special", "--ordinary"], ["not allowed with"]),
+    (["trace"], ["required: DOC"]),
+    (["trace", "--merges", "x", "a"], ["--merges: expected an integer, got 'x'"]),
 ])
-def test_usage_errors_exit_2(capsys, argv):
-    code, out, err = run(capsys, *argv)
-    assert code == 2
-    assert "usage: bytepair" in err and "Traceback" not in err
+def test_usage_errors_are_one_line_naming_the_option(tmp_path, monkeypatch, capsys, argv, words):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("some text to train on")
+    assert_bad_input(capsys, tmp_path, argv, *words)
 
 
 def test_help_version_and_demo(capsys):
@@ -580,10 +608,38 @@ def test_help_version_and_demo(capsys):
     assert (code, out) == (0, f"bytepair {bytepair.__version__}\n")
     code, out, _ = run(capsys, "train", "--help")
     assert code == 0 and "--vocab-size" in out
+    code, out, _ = run(capsys, "--help")
+    assert code == 0 and "examples:\n  bytepair train " in out
+    for command in ("train", "encode", "decode", "inspect", "vocab", "export", "trace"):
+        assert f"\n  bytepair {command} " in out
     code, out, _ = run(capsys, "demo", "--merges", 5, "--show", 2)
     assert code == 0
     assert "learned 5 of 5 requested merges" in out
     assert "   0    256   116    104   1303          1303  b'th'" in out
+
+
+# -- vocab ------------------------------------------------------------------
+
+def test_vocab_lists_every_token_as_tsv(capsys, trained):
+    code, out, err = run(capsys, "vocab", trained)
+    assert (code, err) == (0, "")
+    rows = [line.split("\t") for line in out.split("\n")[:-1]]
+    tokenizer = bytepair.load(trained)
+    assert rows[0] == ["id", "bytes", "text"]
+    assert [int(r[0]) for r in rows[1:]] == list(range(tokenizer.vocab_size)) == list(range(600))
+    assert all(len(r) == 3 for r in rows)
+    for token_id, escaped, text in rows[1:]:
+        data = tokenizer.id_to_token(int(token_id))
+        assert escaped.encode("ascii").decode("unicode_escape").encode("latin-1") == data
+        try:
+            expected = data.decode("utf-8")
+        except UnicodeDecodeError:
+            expected = ""
+        assert text.encode("latin-1", "backslashreplace").decode("unicode_escape") == expected
+        assert text.isprintable()
+    assert rows[1 + 10] == ["10", "\\x0a", "\\n"]
+    assert rows[1 + 0xC3] == ["195", "\\xc3", ""]  # a lead byte alone is not UTF-8
+    assert rows[-1] == ["599", END, END]
 
 
 # -- the real entry point ---------------------------------------------------

@@ -362,3 +362,69 @@ def test_save_rejects_something_that_is_not_a_model(tmp_path):
     with pytest.raises(TypeError, match="model"):
         model_io.save_model({"merges": []}, tmp_path / "model.json")
     assert os.listdir(tmp_path) == []
+
+
+# -- pre-tokenizer patterns: names, custom regexes, empty and useless patterns -
+
+@pytest.mark.parametrize("name, suggestion", [("GPT2", "gpt2"), ("gpt5", "gpt2"),
+                                              ("whitspace", "whitespace"), ("o200", "o200k")])
+def test_unknown_pattern_names_are_refused_with_a_suggestion(name, suggestion):
+    with pytest.raises(ValueError, match=rf"pretokenize: unknown pattern '{name}', did you mean '{suggestion}'\?"):
+        bytepair.train(["some text"], merges=2, pretokenize=name, workers=1, progress=False)
+    with pytest.raises(ValueError, match=rf"unknown pattern '{name}'"):
+        bytepair.train_bytes(["some text"], 2, pretokenize=name)
+
+
+def test_custom_regex_as_compiled_pattern_or_str_with_regex_characters():
+    import re
+
+    import regex
+
+    docs = ["ab12 cd345", "x9"]
+    as_str = bytepair.train(docs, merges=3, pretokenize=r"\d+|\D+", workers=1, progress=False)
+    as_regex = bytepair.train(docs, merges=3, pretokenize=regex.compile(r"\d+|\D+"), workers=1,
+                              progress=False)
+    as_re = bytepair.train(docs, merges=3, pretokenize=re.compile(r"\d+|\D+"), workers=1,
+                           progress=False)
+    assert as_str == as_regex == as_re and as_str.pattern == r"\d+|\D+"
+    # A plain word as a regex: compile it.
+    word = bytepair.train(["ab ab"], merges=1, pretokenize=regex.compile("ab"), workers=1,
+                          progress=False)
+    assert word.encode("ab ab") == [256, 32, 256]
+    with pytest.raises(ValueError, match=r"compile flags are not kept.*\(\?i\)"):
+        bytepair.train(docs, merges=3, pretokenize=regex.compile("a", regex.IGNORECASE))
+
+
+@pytest.mark.parametrize("pattern", ["", "x*", r"\b", "(?=a)", "a|"])
+def test_patterns_that_match_the_empty_string_are_refused(pattern):
+    with pytest.raises(ValueError, match=r"pretokenize: pattern .* matches the empty string"):
+        bytepair.train(["abc"], merges=2, pretokenize=pattern, workers=1, progress=False)
+
+
+def test_a_pattern_that_matches_nothing_in_the_corpus_is_refused():
+    with pytest.raises(ValueError, match=r"pattern 'q\+' matches nothing in the corpus"):
+        bytepair.train(["abc abc", "def"], merges=2, pretokenize="q+", workers=1, progress=False)
+    with pytest.raises(ValueError, match=r"pattern 'q\+' matches nothing in the corpus"):
+        bytepair.train_bytes(["abc abc"], 2, pretokenize="q+")
+    # One match anywhere is enough.
+    assert bytepair.train(["abc", "q"], merges=1, pretokenize="q+", workers=1, progress=False)
+
+
+# -- a list of file paths is not a list of texts -----------------------------
+
+def test_a_list_of_file_paths_is_refused_pointing_to_files(tmp_path):
+    (tmp_path / "a.txt").write_text("hello hello")
+    paths = [str(tmp_path / "a.txt"), "b.txt.gz"]
+    with pytest.raises(ValueError, match=r"corpus: a list of file paths .* bytepair\.Files\("):
+        bytepair.train(paths, merges=2, workers=1, progress=False)
+    # Texts that happen to mention a file are texts; Path objects and Files are files.
+    assert bytepair.train(["see a.txt", "a.txt"], merges=1, workers=1, progress=False)
+    from_paths = bytepair.train([tmp_path / "a.txt"], merges=2, workers=1, progress=False)
+    from_files = bytepair.train(bytepair.Files(paths[0]), merges=2, workers=1, progress=False)
+    assert from_paths == from_files and from_files.token_bytes(256) in (b"he", b"ll", b"el", b"lo")
+
+
+def test_jsonl_field_needs_a_jsonl_input(tmp_path):
+    (tmp_path / "a.txt").write_text("x")
+    with pytest.raises(ValueError, match=r"jsonl_field: no input is a JSON Lines file"):
+        bytepair.Files(tmp_path / "a.txt", jsonl_field="body")

@@ -22,10 +22,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import ByteModel, Merge, Tokenizer, export
+from bytepair import ByteModel, Merge, Tokenizer, dialects, export
 from bytepair.pretokenize import PATTERNS, splitter
+from helpers import DATA
 
-DATA = Path(__file__).parent / "data"
 SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|é ü|>"]
 # Not covering: the text between matches (spaces, punctuation, CJK, ...) is a piece of its own.
 CUSTOM = r"[A-Za-z]+|\d"
@@ -92,7 +92,7 @@ def raw_tiktoken(model: ByteModel) -> tiktoken.Encoding:
     """tiktoken over a model's ranks, without the exactness check (pattern: none)."""
     ranks = {model.token_bytes(i): i for i in range(model.vocab_size)}
     assert len(ranks) == model.vocab_size
-    return tiktoken.Encoding("raw", pat_str=export.WHOLE_INPUT_PATTERN, mergeable_ranks=ranks,
+    return tiktoken.Encoding("raw", pat_str=dialects.WHOLE_INPUT_PATTERN, mergeable_ranks=ranks,
                              special_tokens={})
 
 
@@ -102,7 +102,7 @@ def raw_tiktoken(model: ByteModel) -> tiktoken.Encoding:
 def test_tokenizers_json_gives_bytepairs_ids(tmp_path, trained, held_out, pattern):
     tok = trained(pattern)
     path = tmp_path / "tokenizer.json"
-    tok.to_tokenizers_json(path)
+    export.to_tokenizers_json(tok, path)
     hf = tokenizers.Tokenizer.from_file(str(path))
     assert hf.get_vocab_size() == tok.vocab_size
     assert {t: hf.token_to_id(t) for t in SPECIALS} == tok.special_tokens
@@ -124,7 +124,7 @@ def test_tokenizers_json_layout(trained):
                                   export.token_string(tok.token_bytes(first.right))]
     assert len(model["merges"]) == len(tok.merges)
     split, byte_level = doc["pre_tokenizer"]["pretokenizers"]
-    assert split == {"type": "Split", "pattern": {"Regex": export.HF_PATTERNS[tok.pattern]},
+    assert split == {"type": "Split", "pattern": {"Regex": dialects.HF_PATTERNS[tok.pattern]},
                      "behavior": "Isolated", "invert": False}
     assert byte_level["type"] == "ByteLevel"
     assert (byte_level["add_prefix_space"], byte_level["use_regex"]) == (False, False)
@@ -190,7 +190,7 @@ def test_regex_engines_agree_on_character_classes(stable_chars, cls):
     Oniguruma's own ``\\w`` does not, so the export spells ``regex``'s out.
     """
     expected = "".join(regex.findall(cls, stable_chars))
-    onig = export._WORD.join("[]") if cls == r"\w" else cls
+    onig = dialects._WORD.join("[]") if cls == r"\w" else cls
     split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(onig), "removed", invert=True)
     assert "".join(p for p, _ in split.pre_tokenize_str(stable_chars)) == expected
     bytes_only = {bytes([b]): b for b in range(256)}
@@ -216,10 +216,10 @@ def test_exports_give_bytepairs_ids_on_unusual_characters(trained, stable_chars,
 def test_tiktoken_file_gives_bytepairs_ids(tmp_path, trained, held_out, pattern):
     tok = trained(pattern)
     path = tmp_path / "model.tiktoken"
-    tok.to_tiktoken(path)
+    export.to_tiktoken(tok, path)
     ranks = tiktoken.load.load_tiktoken_bpe(str(path))
     assert ranks == {tok.token_bytes(i): i for i in range(tok.model.vocab_size)}
-    pat_str = export.tiktoken_pattern(tok.pattern)
+    pat_str = dialects.tiktoken_pattern(tok.pattern)
     if pattern in ("gpt2", "cl100k", "o200k"):
         assert pat_str == tok.pattern
     enc = tiktoken.Encoding("bytepair-test", pat_str=pat_str, mergeable_ranks=ranks,
@@ -357,7 +357,7 @@ def test_special_token_spelled_like_a_learned_token(tmp_path, trained):
     clashing = Tokenizer(tok.model, [word])
     # Hugging Face would hand the special token the learned token's ID: refused.
     with pytest.raises(ValueError, match=f"special token '{word}' .* spelled like the vocabulary entry"):
-        clashing.to_tokenizers_json(tmp_path / "tokenizer.json")
+        export.to_tokenizers_json(clashing, tmp_path / "tokenizer.json")
     assert not (tmp_path / "tokenizer.json").exists()
     # tiktoken keeps special and ordinary tokens apart: exact.
     enc = export.tiktoken_encoding(clashing)
@@ -389,7 +389,7 @@ def test_duplicate_bytes_refused(tmp_path, method):
     tok = Tokenizer(_duplicate_model(), ["<|end|>"])
     path = tmp_path / "out"
     with pytest.raises(ValueError, match=r"token IDs 258 and 259 both stand for the bytes b'abc'"):
-        getattr(tok, method)(path)
+        getattr(export, method)(tok, path)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -409,7 +409,7 @@ def test_inexact_tiktoken_model_refused_and_old_file_kept(tmp_path):
 def test_missing_directory(tmp_path, trained, method):
     target = tmp_path / "missing" / "out"
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        getattr(trained("gpt2"), method)(target)
+        getattr(export, method)(trained("gpt2"), target)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -417,7 +417,7 @@ def test_missing_directory(tmp_path, trained, method):
 def test_output_is_a_directory(tmp_path, trained, method):
     (tmp_path / "out").mkdir()
     with pytest.raises(OSError):
-        getattr(trained("gpt2"), method)(tmp_path / "out")
+        getattr(export, method)(trained("gpt2"), tmp_path / "out")
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
     assert list((tmp_path / "out").iterdir()) == []
 
@@ -438,15 +438,15 @@ def test_not_a_model(tmp_path):
 ])
 def test_custom_patterns_oniguruma_reads_differently_are_refused(source, construct):
     with pytest.raises(ValueError, match=regex.escape(construct)):
-        export.hf_pattern(source)
+        dialects.hf_pattern(source)
 
 
 @pytest.mark.parametrize("source", [r"(a)\1|.", r"(?P<x>a)|.", r"\w+$|\W"])
 def test_custom_patterns_tiktoken_cannot_take_are_refused(source):
     with pytest.raises(ValueError, match="cannot give pattern"):
-        export.tiktoken_pattern(source)
+        dialects.tiktoken_pattern(source)
 
 
 def test_custom_pattern_constructs_inside_classes_are_fine():
-    assert export.hf_pattern(r"[$^]+|[^\w$]") == r"[$^]+|[^\w$]"
-    assert export._constructs(r"[]$]|\$|\^") == set()
+    assert dialects.hf_pattern(r"[$^]+|[^\w$]") == r"[$^]+|[^\w$]"
+    assert dialects._constructs(r"[]$]|\$|\^") == set()

@@ -8,13 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bytepair import incremental, naive
+from helpers import byte_token
 
 documents = st.lists(st.binary(min_size=0, max_size=12).map(lambda b: bytes(x % 3 + 97 for x in b)),
                      max_size=6)
-
-
-def _byte_token(left, right, rank):
-    return 256 + rank
 
 
 # The fixtures only set module attributes, the same for every example.
@@ -24,10 +21,10 @@ def test_low_floor_divisors_keep_results(backend, monkeypatch, docs, weight, mer
     monkeypatch.setattr(incremental, "FIRST_FLOOR_DIVISOR", 1)
     monkeypatch.setattr(incremental, "FLOOR_DIVISOR", 2)
     weights = [weight + i % 2 for i in range(len(docs))]
-    expected, _ = naive.fit(docs, weights, merges, _byte_token)
+    expected, _ = naive.fit(docs, weights, merges, byte_token)
     # min_count stops at the first rule seen fewer than min_count times.
     cut = next((i for i, m in enumerate(expected) if m.count < min_count), len(expected))
-    trainer = incremental.IncrementalTrainer(docs, weights, _byte_token, backend=backend)
+    trainer = incremental.IncrementalTrainer(docs, weights, byte_token, backend=backend)
     rules = []
     while len(rules) < merges:
         rule = trainer.step(min_count)
@@ -41,7 +38,7 @@ def test_low_floor_divisors_keep_results(backend, monkeypatch, docs, weight, mer
 
 def test_floor_starts_above_one_on_skewed_counts(backend):
     # 200 windows of (a, a) and single ones elsewhere: the single ones wait below the floor.
-    trainer = incremental.IncrementalTrainer([b"a" * 201, b"xyz"], [1, 1], _byte_token, backend=backend)
+    trainer = incremental.IncrementalTrainer([b"a" * 201, b"xyz"], [1, 1], byte_token, backend=backend)
     assert trainer._floor > 1
     assert len(trainer._queue) == 1
     trainer._check()

@@ -7,15 +7,13 @@ tokenizers and tiktoken give exactly bytepair's IDs on held-out text
 """
 
 import pytest
+import tiktoken
+import tiktoken.load  # the ranks-file reader is a submodule
+import tokenizers
 
 import bytepair
 from bytepair.cli import main
-
-from conftest import DATA
-
-tokenizers = pytest.importorskip("tokenizers")
-tiktoken = pytest.importorskip("tiktoken")
-import tiktoken.load  # noqa: E402  (the ranks-file reader is a submodule)
+from helpers import DATA
 
 
 @pytest.fixture(scope="module")

@@ -7,11 +7,12 @@ mode learns rules over string symbols from word counts (:func:`learn_bpe`,
 """
 
 from .corpus import Files
+from .export import to_tiktoken, to_tokenizers_json
 from .io import ModelFormatError, load
 from .model import ByteModel, WordModel
 from .rules import Merge
-from .tokenizer import Tokenizer, train
-from .trainers import encode, learn_bpe, train_bytes, train_words
+from .tokenizer import Tokenizer
+from .trainers import encode, learn_bpe, train, train_bytes, train_words
 
 __all__ = [
     "ByteModel",
@@ -23,6 +24,8 @@ __all__ = [
     "encode",
     "learn_bpe",
     "load",
+    "to_tiktoken",
+    "to_tokenizers_json",
     "train",
     "train_bytes",
     "train_words",

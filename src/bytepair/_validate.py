@@ -74,3 +74,31 @@ def check_end_of_word(end_of_word) -> str | None:
     if not end_of_word:
         raise ValueError("end_of_word must be a non-empty str")
     return end_of_word
+
+
+def plural(count: int, word: str) -> str:
+    """``"1 special token"``, ``"2 special tokens"``."""
+    return f"{count} {word}" + ("" if count == 1 else "s")
+
+
+def merges_for_vocab_size(vocab_size, special_count: int, name: str = "vocab_size") -> int:
+    """The merges that make a vocabulary of ``vocab_size``: 256 bytes + merges + special tokens."""
+    floor = 256 + special_count
+    vocab_size = check_int(vocab_size, name, minimum=-2**63)
+    if not floor <= vocab_size <= floor + MAX_BYTE_MERGES:
+        limit = (f"at least {floor} (256 bytes + {plural(special_count, 'special token')})"
+                 if vocab_size < floor else f"at most {floor + MAX_BYTE_MERGES}")
+        raise ValueError(f"{name} must be {limit}, got {vocab_size}")
+    return vocab_size - floor
+
+
+def check_special_tokens(special_tokens) -> list[str]:
+    if isinstance(special_tokens, str):
+        raise TypeError("special_tokens must be a sequence of str, not a single str")
+    tokens = list(special_tokens)
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str) or not token:
+            raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
+    if len(set(tokens)) != len(tokens):
+        raise ValueError("special_tokens must not repeat a token")
+    return tokens

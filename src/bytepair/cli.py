@@ -1,7 +1,10 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
 Commands: ``train``, ``export``, ``encode``, ``decode``, ``inspect``,
-``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
+``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
+This module only parses the command line and prints: every rule about the
+input is the library's, and its messages are reworded here with the option
+names (``vocab_size`` -> ``--vocab-size``).
 
 Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
@@ -14,19 +17,76 @@ and a rename, and a failed export's new file is removed.
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 import sys
 import time
-from pathlib import Path
 from typing import Sequence
 
+from tqdm import tqdm
+
+from . import __version__
+from ._validate import check_special_tokens, merges_for_vocab_size, plural
+from .atomic import check_target
+from .corpus import Files
+from .demo import run_demo as demo
+from .export import to_tiktoken, to_tokenizers_json
+from .io import load
 from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
+from .tokenfile import check_dtype, read_token_file, resolve_append, write_token_file
+from .tokenizer import Tokenizer
 from .trace import trace_lines
+from .trainers import train
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
+
+EXAMPLES = """examples:
+  bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
+  bytepair train data.jsonl --merges 1000 --pretokenize none -o bytes.json
+  bytepair encode tok.json 'Hello world'
+  bytepair decode tok.json 15496 995
+  bytepair inspect tok.json --sample held-out.txt
+  bytepair vocab tok.json > vocab.tsv
+  bytepair export tok.json --to tokenizers -o tokenizer.json
+  bytepair trace aaab abab --merges 3
+"""
+
+#: The library's argument names, as the options that set them.
+OPTION_NAMES = {
+    "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
+    "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
+    "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
+}
+_PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
+
+
+def in_option_names(message: str) -> str:
+    """A library message with its argument names written as this command line's options.
+
+    >>> in_option_names("special_tokens[1] must be a non-empty str, got ''")
+    "--special #2 must be a non-empty str, got ''"
+    """
+    def option(match) -> str:
+        name = OPTION_NAMES[match.group(1)]
+        return name if match.group(2) is None else f"{name} #{int(match.group(2)) + 1}"
+
+    message = _PYTHON_NAME.sub(option, message)
+    return (message.replace("pretokenize=None", "--pretokenize none")
+            .replace("pass allowed_special", "pass --allow-special")
+            .replace("disallowed_special=()", "--ordinary"))
+
+
+class CommandLineError(Exception):
+    """A usage error: printed as one line ``bytepair: error: ...``, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with usage errors as one line (``bytepair: error: ...``) instead of a usage block."""
+
+    def error(self, message: str):
+        command = self.prog.removeprefix("bytepair").strip()
+        raise CommandLineError(f"{command}: {message}" if command else message)
 
 
 # -- argument types ---------------------------------------------------------
@@ -44,23 +104,12 @@ def _int_at_least(minimum: int):
     return parse
 
 
-def _pattern_argument(value: str) -> str:
-    """A pattern name, ``none``, or a regex; a bare word that names no pattern is refused.
-
-    The library compiles any unknown string as a regex, so ``--pretokenize gpt3``
-    would silently train on the literal text "gpt3". A plain word is a typo.
-    """
-    if value == "none" or value in PATTERNS:
-        return value
-    if re.fullmatch(r"[\w-]+", value):
-        names = sorted([*PATTERNS, "none"])
-        close = difflib.get_close_matches(value, names, n=1)
-        hint = f", did you mean {close[0]!r}?" if close else ""
-        raise ValueError(
-            f"--pretokenize: unknown pattern {value!r}{hint} (known: {', '.join(names)}; "
-            f"a custom regex that is a plain word can be written (?:{value}))"
-        )
-    return value
+def _integer(text: str) -> int:
+    """An integer; its limits are the library's to check."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
 
 
 # -- shared helpers ---------------------------------------------------------
@@ -75,24 +124,8 @@ def _one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _output_path(name: str, option: str = "-o") -> Path:
-    """Check an output path before any work starts: its directory must exist."""
-    path = Path(name)
-    parent = path.parent
-    if not parent.is_dir():
-        raise FileNotFoundError(f"{option}: directory {str(parent)!r} does not exist")
-    if path.is_dir():
-        raise IsADirectoryError(f"{option}: {name!r} is a directory")
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(f"{option}: cannot write in directory {str(parent)!r}")
-    return path
-
-
 def _load_tokenizer(path: str):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    from .io import load
-    from .tokenizer import Tokenizer
-
     model = load(path)
     if isinstance(model, ByteModel):
         return Tokenizer(model)
@@ -141,47 +174,27 @@ def _pattern_name(source: str | None) -> str:
 
 # -- train ------------------------------------------------------------------
 
-def _is_jsonl(path: Path) -> bool:
-    from .corpus import JSONL_SUFFIXES
-
-    suffix = Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
-    return suffix in JSONL_SUFFIXES
-
-
 def run_train(args) -> None:
-    from . import tokenizer as tokenizer_module
-    from .corpus import Files
-
-    output = _output_path(args.output)
+    output = check_target(args.output, "-o")
     init = _load_tokenizer(args.init) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
     if args.pretokenize is not None:
-        pretokenize = _pattern_argument(args.pretokenize)
+        pretokenize = args.pretokenize
     else:
         pretokenize = init.pattern if init is not None else "gpt2"
     if args.special is not None:
         special = args.special
     else:
         special = list(init.special_tokens) if init is not None else []
-    special = tokenizer_module.check_special_tokens(special)
+    special = check_special_tokens(special)
     if args.vocab_size is not None:
-        floor = BYTE_TOKENS + len(special)
-        if args.vocab_size < floor:
-            raise ValueError(
-                f"--vocab-size {args.vocab_size} is below 256 bytes + {len(special)} special "
-                f"tokens = {floor}"
-            )
-        requested = args.vocab_size - floor
+        requested = merges_for_vocab_size(args.vocab_size, len(special))
     else:
         requested = args.merges
     corpus = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field)
-    if args.jsonl_field is not None and not any(_is_jsonl(p) for p in corpus.paths):
-        raise ValueError(
-            "--jsonl-field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
-        )
     start = time.perf_counter()
-    tokenizer = tokenizer_module.train(
+    tokenizer = train(
         corpus,
         vocab_size=args.vocab_size,
         merges=args.merges,
@@ -198,14 +211,14 @@ def run_train(args) -> None:
     learned = len(tokenizer.merges)
     print(
         f"bytepair: wrote {str(output)!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
-        f"{learned} merges + {len(tokenizer.special_tokens)} special tokens "
+        f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
         f"({time.perf_counter() - start:.1f} s)",
         file=sys.stderr,
     )
     if learned < requested:
         print(
-            f"bytepair: stopped after {learned} of {requested} merges: no pair left that is "
-            f"seen at least {args.min_frequency} times",
+            f"bytepair: stopped after {learned} of {plural(requested, 'merge')}: no pair left that "
+            f"is seen at least {plural(args.min_frequency, 'time')}",
             file=sys.stderr,
         )
 
@@ -213,19 +226,25 @@ def run_train(args) -> None:
 # -- export -----------------------------------------------------------------
 
 def run_export(args) -> None:
-    output = _output_path(args.output)
+    output = check_target(args.output, "-o")
     tokenizer = _load_tokenizer(args.model)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
-            tokenizer.to_tokenizers_json(output)
+            to_tokenizers_json(tokenizer, output)
+            what = "a Hugging Face tokenizer.json"
         else:
-            tokenizer.to_tiktoken(output)
+            to_tiktoken(tokenizer, output)
+            what = "a tiktoken ranks file (without its pattern and special tokens)"
     except BaseException:
         # Safety net: whatever the exporter did, no new partial file stays.
         if not existed and output.exists():
             output.unlink()
         raise
+    if not args.quiet:
+        print(f"bytepair: wrote {str(output)!r}: {what}, "
+              f"{plural(tokenizer.vocab_size, 'token')} "
+              f"({plural(len(tokenizer.special_tokens), 'special token')})", file=sys.stderr)
 
 
 # -- encode / decode --------------------------------------------------------
@@ -262,32 +281,23 @@ def run_encode(args) -> None:
         elif args.allow_special:
             ids = tokenizer.encode(text, allowed_special="all")
         else:
-            for token, token_id in specials.items():
-                if token in text:
-                    raise ValueError(
-                        f"{where} contains the special token {token!r}; pass --allow-special to "
-                        f"encode it as ID {token_id}, or --ordinary to encode it as text"
-                    )
-            ids = tokenizer.encode(text)
+            try:
+                ids = tokenizer.encode(text)
+            except ValueError as exc:
+                raise ValueError(str(exc).replace("text contains", f"{where} contains", 1)) from None
     print(" ".join(map(str, ids)))
 
 
 def run_encode_files(args) -> None:
     """FILEs (or stdin) -> one raw little-endian array of IDs in -o."""
-    from .corpus import Files
-    from .tokenfile import check_dtype, resolve_append, write_token_file
-
     if args.output is None:
         raise ValueError("--dtype: needs -o/--output, the array file to write")
-    output = _output_path(args.output)
+    output = check_target(args.output, "-o")
     tokenizer = _load_tokenizer(args.model)
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
     if args.inputs:
         corpus = Files(*args.inputs, per_line=args.per_line, jsonl_field=args.jsonl_field)
-        if args.jsonl_field is not None and not any(_is_jsonl(p) for p in corpus.paths):
-            raise ValueError(
-                "--jsonl-field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)")
     elif args.jsonl_field is not None:
         raise ValueError("--jsonl-field: needs FILEs (stdin is read as text)")
     text = tokenizer.pattern is not None or args.allow_special or (
@@ -308,8 +318,6 @@ def run_encode_files(args) -> None:
             return [tokenizer.model.encode(doc) for doc in batch]
     bar = None
     if not args.quiet and sys.stderr.isatty():
-        from tqdm import tqdm
-
         bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
                    unit_scale=True, dynamic_ncols=True)
     started = time.perf_counter()
@@ -353,8 +361,6 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 def run_decode(args) -> None:
     tokenizer = _load_tokenizer(args.model)
     if args.dtype is not None:
-        from .tokenfile import read_token_file
-
         if len(args.ids) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")
         ids = read_token_file(args.ids[0], args.dtype)
@@ -381,8 +387,6 @@ def run_decode(args) -> None:
 
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     """Bytes and tokens of a sample file (special-token text counts as text)."""
-    from .corpus import Files
-
     text = tokenizer.pattern is not None
     total_bytes = total_tokens = 0
     for document in Files(sample).documents(text):
@@ -400,8 +404,8 @@ def run_inspect(args) -> None:
     merges = tokenizer.merges
     specials = tokenizer.special_tokens
     print(f"model: {args.model}")
-    print(f"vocabulary size: {tokenizer.vocab_size} = 256 bytes + {len(merges)} merges + "
-          f"{len(specials)} special tokens")
+    print(f"vocabulary size: {tokenizer.vocab_size} = 256 bytes + {plural(len(merges), 'merge')} + "
+          f"{plural(len(specials), 'special token')}")
     print(f"merges: {len(merges)}")
     listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
     print(f"special tokens: {listed or 'none'}")
@@ -409,7 +413,8 @@ def run_inspect(args) -> None:
 
     top = args.top
     learned = range(BYTE_TOKENS, BYTE_TOKENS + len(merges))
-    longest = sorted(learned, key=lambda t: (-len(tokenizer.token_bytes(t)), t))[:top]
+    # Lengths are O(1) each: token bytes of a chain of rules would be quadratic.
+    longest = sorted(learned, key=lambda t: (-tokenizer.model.token_length(t), t))[:top]
     print(f"longest tokens ({len(longest)}):")
     print(f"{'id':>8}  {'length':>6}  text")
     for token_id in longest:
@@ -432,6 +437,43 @@ def run_inspect(args) -> None:
               f"{total_bytes / total_tokens:.3f} bytes per token")
 
 
+# -- vocab ------------------------------------------------------------------
+
+def escape_bytes(data: bytes) -> str:
+    r"""Bytes as printable ASCII: each byte outside ``!``..``~`` and space, and ``\``, as ``\xNN``.
+
+    >>> print(escape_bytes(b"a b\\\t\xc3\xa9"))
+    a b\x5c\x09\xc3\xa9
+    """
+    return "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02x}" for b in data)
+
+
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _text_cell(data: bytes) -> str:
+    """The token as text when it is whole UTF-8; characters that are not printable are escaped
+    (as in Python: ``\\n``, ``\\x1b``, ``\\u2028``), so that every row is one line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return "".join(
+        char if char.isprintable() and char != "\\" else
+        _ESCAPES.get(char) or char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
+
+
+def run_vocab(args) -> None:
+    tokenizer = _load_tokenizer(args.model)
+    out = ["id\tbytes\ttext\n"]
+    for token_id in range(tokenizer.vocab_size):
+        data = tokenizer.id_to_token(token_id)
+        out.append(f"{token_id}\t{escape_bytes(data)}\t{_text_cell(data)}\n")
+    sys.stdout.write("".join(out))
+
+
 # -- trace ------------------------------------------------------------------
 
 def run_trace(args) -> None:
@@ -447,8 +489,6 @@ def run_trace(args) -> None:
 # -- demo -------------------------------------------------------------------
 
 def run_demo(args) -> None:
-    from .demo import run_demo as demo
-
     demo(args.merges, args.show, args.engine)
 
 
@@ -460,15 +500,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
-    from . import __version__
-
-    parser = argparse.ArgumentParser(
-        prog="bytepair", description="Exact, deterministic byte-pair-encoding training."
+    parser = Parser(
+        prog="bytepair", description="Exact, deterministic byte-pair-encoding training.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     count = _int_at_least(0)
-    positive = _int_at_least(1)
 
     train = commands.add_parser(
         "train", help="train a tokenizer from files",
@@ -478,18 +516,19 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     )
     train.add_argument("files", nargs="+", metavar="FILE", help="corpus files, directories or globs")
     size = train.add_mutually_exclusive_group(required=True)
-    size.add_argument("--vocab-size", type=positive, metavar="N",
-                      help="256 bytes + merges + special tokens")
-    size.add_argument("--merges", type=count, metavar="N", help="number of merges (total, with --init)")
+    size.add_argument("--vocab-size", type=_integer, metavar="N",
+                      help="256 bytes + merges + special tokens (at least 256 + the special tokens)")
+    size.add_argument("--merges", type=_integer, metavar="N",
+                      help="number of merges (total, with --init)")
     train.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default=None,
                        help="split pattern; pieces are barriers (default: gpt2, or the --init "
                        "model's); none: byte mode, each document is one piece and any bytes are "
                        "read as they are; other patterns need UTF-8")
     train.add_argument("--special", action="append", metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
-    train.add_argument("--min-frequency", type=positive, default=1, metavar="N",
+    train.add_argument("--min-frequency", type=_integer, default=1, metavar="N",
                        help="stop when the best pair is seen fewer than N times (1)")
-    train.add_argument("--workers", type=positive, default=None, metavar="N",
+    train.add_argument("--workers", type=_integer, default=None, metavar="N",
                        help="processes counting pieces (default: all cores); the model is the same")
     train.add_argument("--init", metavar="MODEL",
                        help="continue from this model (equals training from scratch to the larger size)")
@@ -508,6 +547,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     export.add_argument("model", metavar="MODEL")
     export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
     export.add_argument("-o", "--output", required=True, metavar="PATH")
+    export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     export.set_defaults(run=run_export)
 
     encode = commands.add_parser(
@@ -564,6 +604,15 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
     inspect.set_defaults(run=run_inspect)
 
+    vocab = commands.add_parser(
+        "vocab", help="list every token",
+        description="Print the vocabulary as tab-separated rows with a header: the ID, the "
+        "token's bytes (printable ASCII as is, other bytes as \\xNN), and the token as text "
+        "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
+    )
+    vocab.add_argument("model", metavar="MODEL")
+    vocab.set_defaults(run=run_vocab)
+
     trace = commands.add_parser(
         "trace", help="print every round of a tiny byte-mode fit",
         description="Fit on a tiny corpus, each DOC one document (byte mode, no pre-tokenizer), "
@@ -598,7 +647,10 @@ def main(argv: list[str] | None = None) -> int:
             args.command = argv[0]
         else:
             args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version and usage errors
+    except CommandLineError as exc:
+        print(f"bytepair: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help and --version
         return _exit_code(exc.code)
     try:
         args.run(args)
@@ -615,6 +667,6 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 1
     except (OSError, ValueError, TypeError) as exc:
-        print(f"bytepair: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"bytepair: error: {in_option_names(_one_line(exc))}", file=sys.stderr)
         return 2
     return 0

@@ -43,6 +43,10 @@ class Files:
         self.paths: list[Path] = []
         for pattern in patterns:
             self.paths.extend(_expand(pattern))
+        if jsonl_field is not None and not any(map(is_jsonl, self.paths)):
+            raise ValueError(
+                "jsonl_field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
+            )
 
     def __repr__(self) -> str:
         return f"Files({len(self.paths)} files, per_line={self.per_line})"
@@ -111,6 +115,11 @@ def _open(path: Path):
     if path.suffix == ".gz":
         return gzip.open(path, "rb")
     return open(path, "rb")
+
+
+def is_jsonl(path: Path) -> bool:
+    """Whether ``path`` is read as JSON Lines: ``.jsonl`` or ``.ndjson``, optionally ``.gz``."""
+    return _base_suffix(path) in JSONL_SUFFIXES
 
 
 def _base_suffix(path: Path) -> str:
@@ -184,12 +193,38 @@ def _read_jsonl(lines, path: Path, field: str, text: bool) -> Iterator[str | byt
         yield value if text else value.encode("utf-8")
 
 
+#: Suffixes that make a short string with no white space look like a file name.
+PATH_SUFFIXES = (".txt", ".gz", ".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".md", ".text")
+
+
+def _looks_like_a_path(item) -> bool:
+    if isinstance(item, os.PathLike):
+        return True
+    if not isinstance(item, str) or not item or len(item) > 4096 or any(c.isspace() for c in item):
+        return False
+    return item.lower().endswith(PATH_SUFFIXES) or os.path.exists(item)
+
+
 def as_files(corpus, *, per_line: bool = False, jsonl_field: str | None = None):
-    """``corpus`` as :class:`Files` when it names files, else unchanged."""
+    """``corpus`` as :class:`Files` when it names files, else unchanged.
+
+    A path or glob (``str`` or ``os.PathLike``) and a list of ``Path`` objects
+    name files. A list or tuple of strings that all look like file paths
+    (existing paths, or names such as ``a.txt`` / ``b.txt.gz`` without white
+    space) is refused rather than trained on as text: it is ambiguous, and
+    :class:`Files` says it plainly.
+    """
     if isinstance(corpus, (str, os.PathLike)):
         return Files(corpus, per_line=per_line, jsonl_field=jsonl_field)
     if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, Path) for c in corpus):
         return Files(*corpus, per_line=per_line, jsonl_field=jsonl_field)
+    if isinstance(corpus, (list, tuple)) and corpus and all(map(_looks_like_a_path, corpus)):
+        shown = ", ".join(repr(os.fspath(c)) for c in corpus[:2]) + (", ..." if len(corpus) > 2 else "")
+        raise ValueError(
+            f"corpus: a list of file paths ({shown}) is ambiguous (texts or files?); "
+            f"to read the files pass bytepair.Files({shown}), or a list of Path objects; to train "
+            f"on the strings themselves pass them as a generator"
+        )
     return corpus
 
 

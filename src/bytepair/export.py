@@ -12,7 +12,10 @@ IDs, and :func:`to_tiktoken` refuses a model for which it does not. Every
 model that training produces passes.
 
 What is exact, and where the libraries' regex engines could differ, is
-written down in :func:`to_tokenizers_json` and :func:`to_tiktoken`.
+written down in :func:`to_tokenizers_json` and :func:`to_tiktoken`; the
+pattern translation is in :mod:`bytepair.dialects`. Every function takes a
+:class:`bytepair.Tokenizer`; a bare :class:`bytepair.ByteModel` is wrapped
+(no special tokens).
 """
 
 from __future__ import annotations
@@ -20,82 +23,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-import re
 
-from .io import write_atomically
+from .atomic import write_atomically
+from .dialects import hf_pattern, tiktoken_pattern
 from .model import BYTE_TOKENS, ByteModel
-from .pretokenize import PATTERNS
-
-#: tiktoken ``pat_str`` for ``pattern=None``: the whole input is one piece.
-WHOLE_INPUT_PATTERN = r"[\s\S]+"
-
-#: bytepair's named patterns as Hugging Face's regex engine (Oniguruma) must be given them to
-#: split exactly as the ``regex`` module does (checked by ``tests/test_export.py``). Oniguruma
-#: reads ``{1,3}+`` as a repeated group, not as a possessive interval (greedy means the same
-#: there: nothing follows it in its branch), and its ``\w`` takes in superscript digits and
-#: vulgar fractions and leaves out the zero-width (non-)joiners U+200C/U+200D found inside emoji,
-#: so ``whitespace`` spells out ``regex``'s ``\w``.
-_WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u200C\u200D"
-HF_PATTERNS = {
-    PATTERNS["gpt2"]: PATTERNS["gpt2"],
-    PATTERNS["cl100k"]: PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}{1,3}"),
-    PATTERNS["o200k"]: PATTERNS["o200k"],
-    PATTERNS["whitespace"]: rf"[{_WORD}]+|[^{_WORD}\s]+",
-}
-#: bytepair's named patterns for tiktoken, whose splitter drops the text between matches where
-#: bytepair keeps it as pieces: ``whitespace`` gets its gaps (runs of ``\s``) as an alternative.
-TIKTOKEN_PATTERNS = {
-    PATTERNS["gpt2"]: PATTERNS["gpt2"],
-    PATTERNS["cl100k"]: PATTERNS["cl100k"],
-    PATTERNS["o200k"]: PATTERNS["o200k"],
-    PATTERNS["whitespace"]: PATTERNS["whitespace"] + r"|\s+",
-}
-# Group references and named groups, which a pattern written out twice no longer resolves.
-_GROUP_REFERENCE = re.compile(r"\\[1-9]|\\[gk]|\(\?P?<(?![=!])|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[+-]?\d|\(\?\(")
-
-
-def _constructs(source: str) -> set[str]:
-    r"""Constructs of a regex whose meaning differs between engines, found outside ``[...]``.
-
-    ``^``, ``$`` and ``\Z`` (Oniguruma: line anchors; tiktoken's ``$``: end of text only),
-    inline flags ``m``/``s`` (Oniguruma's ``m`` is dot-all) and possessive intervals such as
-    ``{1,3}+`` (Oniguruma: a repeated group).
-
-    >>> sorted(_constructs(r"^\w+[$^]\d{2}+$"))
-    ['$', '^', '{n,m}+']
-    """
-    found = set()
-    outside = []  # the pattern outside classes; an escape becomes "\\", a class "C"
-    i, n = 0, len(source)
-    while i < n:
-        char = source[i]
-        if char == "\\":
-            if source[i:i + 2] == "\\Z":
-                found.add("\\Z")
-            outside.append("\\")
-            i += 2
-        elif char == "[":
-            i += 1
-            if source[i:i + 1] == "^":
-                i += 1
-            if source[i:i + 1] == "]":
-                i += 1  # a leading ']' is a literal
-            while i < n and source[i] != "]":
-                i += 2 if source[i] == "\\" else 1
-            outside.append("C")
-            i += 1
-        else:
-            if char in "^$":
-                found.add(char)
-            outside.append(char)
-            i += 1
-    rest = "".join(outside)
-    if re.search(r"\{\d*,?\d*\}\+", rest):
-        found.add("{n,m}+")
-    for flags in re.findall(r"\(\?([a-zA-Z]*)(?:-[a-zA-Z]*)?[:)]", rest):
-        found.update(f"(?{flag})" for flag in flags if flag in "ms")
-    return found
-
+from .tokenizer import Tokenizer
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's map from each byte to a printable character (``tokenizer.json`` vocabularies use it).
@@ -130,15 +62,19 @@ def token_string(data: bytes) -> str:
     return "".join(_BYTE_CHARS[b] for b in data)
 
 
-def _parts(tokenizer) -> tuple[ByteModel, dict[str, int]]:
-    """The byte model and the special tokens of a Tokenizer (or of a bare ByteModel: none)."""
-    from .tokenizer import Tokenizer
-
+def as_tokenizer(tokenizer: Tokenizer | ByteModel) -> Tokenizer:
+    """``tokenizer`` itself, or a bare ByteModel wrapped as a Tokenizer with no special tokens."""
     if isinstance(tokenizer, Tokenizer):
-        return tokenizer.model, dict(tokenizer.special_tokens)
+        return tokenizer
     if isinstance(tokenizer, ByteModel):
-        return tokenizer, {}
+        return Tokenizer(tokenizer)
     raise TypeError(f"tokenizer must be a bytepair Tokenizer or ByteModel, got {type(tokenizer).__name__}")
+
+
+def _parts(tokenizer: Tokenizer | ByteModel) -> tuple[ByteModel, dict[str, int]]:
+    """The byte model and the special tokens (a bare ByteModel has none)."""
+    tokenizer = as_tokenizer(tokenizer)
+    return tokenizer.model, dict(tokenizer.special_tokens)
 
 
 def _ranks(model: ByteModel, target: str) -> dict[bytes, int]:
@@ -229,7 +165,7 @@ def check_tiktoken_exact(tokenizer) -> None:
     """
     model, _ = _parts(tokenizer)
     _ranks(model, "tiktoken")
-    encode = model._encode_piece
+    encode = model.encode_piece
     for token_id in range(BYTE_TOKENS, model.vocab_size):
         data = model.token_bytes(token_id)
         ids = encode(data)
@@ -266,7 +202,7 @@ def to_tiktoken(tokenizer, path: str | os.PathLike) -> None:
             special_tokens=tokenizer.special_tokens)
 
     (:func:`tiktoken_encoding` does this directly.) The pattern is bytepair's
-    own for gpt2, cl100k and o200k (see :func:`tiktoken_pattern`). Then
+    own for gpt2, cl100k and o200k (see :func:`bytepair.dialects.tiktoken_pattern`). Then
     ``enc.encode(text, allowed_special=...)`` equals ``tokenizer.encode``
     with the same argument, and ``enc.encode_ordinary`` equals
     ``tokenizer.encode_ordinary``, with two caveats on the pattern: it runs
@@ -318,66 +254,6 @@ def tiktoken_encoding(tokenizer, name: str = "bytepair"):
         special_tokens=specials,
         explicit_n_vocab=model.vocab_size + len(specials),
     )
-
-
-def tiktoken_pattern(source: str | None) -> str:
-    r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``source``.
-
-    bytepair keeps the text between two matches of a pattern as a piece of
-    its own; tiktoken drops it. Patterns that match every character (gpt2,
-    cl100k, o200k) pass unchanged, ``whitespace`` gains ``|\s+``, ``None``
-    becomes :data:`WHOLE_INPUT_PATTERN`, and a custom regex ``S`` becomes
-    ``(?:S)|(?:(?!(?:S))[\s\S])+``: at each position the match of ``S`` if
-    there is one, else the run of characters up to the next position where
-    ``S`` matches, which is bytepair's piece between two matches. That holds
-    when ``S`` never matches the empty string. Refused: a custom regex with
-    group references or named groups (it cannot be written out twice), or
-    with ``$`` or ``\Z``, which tiktoken's engine reads differently.
-
-    >>> print(tiktoken_pattern(None))
-    [\s\S]+
-    >>> print(tiktoken_pattern("[a-z]+"))
-    (?:[a-z]+)|(?:(?!(?:[a-z]+))[\s\S])+
-    """
-    if source is None:
-        return WHOLE_INPUT_PATTERN
-    known = TIKTOKEN_PATTERNS.get(source)
-    if known is not None:
-        return known
-    if _GROUP_REFERENCE.search(source):
-        raise ValueError(
-            f"cannot give pattern {source!r} to tiktoken: it uses a group reference or named "
-            f"group, and tiktoken needs the pattern written out twice to keep the text between "
-            f"matches"
-        )
-    differ = sorted(_constructs(source) & {"$", "\\Z"})
-    if differ:
-        raise ValueError(
-            f"cannot give pattern {source!r} to tiktoken: {', '.join(differ)} means something "
-            f"else in tiktoken's regex engine (there '$' is the end of the text only)"
-        )
-    return rf"(?:{source})|(?:(?!(?:{source}))[\s\S])+"
-
-
-def hf_pattern(source: str) -> str:
-    r"""The regex to give Hugging Face's ``Split`` for bytepair's pattern ``source``.
-
-    Named patterns map to checked Oniguruma equivalents (:data:`HF_PATTERNS`).
-    A custom regex passes unchanged, unless it holds a construct that
-    Oniguruma reads differently: ``^``, ``$``, ``\Z`` (line anchors there),
-    the inline flags ``m`` and ``s`` (``m`` is dot-all there) or a possessive
-    interval like ``{1,3}+`` (a repeated group there); that is refused.
-    """
-    known = HF_PATTERNS.get(source)
-    if known is not None:
-        return known
-    differ = _constructs(source)
-    if differ:
-        raise ValueError(
-            f"cannot export pattern {source!r} to tokenizer.json: {', '.join(sorted(differ))} "
-            f"means something else in Oniguruma, Hugging Face's regex engine"
-        )
-    return source
 
 
 def tokenizers_json(tokenizer) -> dict:
@@ -455,7 +331,7 @@ def to_tokenizers_json(tokenizer, path: str | os.PathLike) -> None:
 
     Exact for every model whose tokens have distinct bytes (else ValueError
     naming two IDs), up to the regex engine: Oniguruma gets a checked
-    equivalent of each named pattern (:data:`HF_PATTERNS`), but may class
+    equivalent of each named pattern (:data:`bytepair.dialects.HF_PATTERNS`), but may class
     characters by another Unicode version than the ``regex`` module
     (characters added or re-categorised in the newest version), and a custom
     regex may mean something else there (:func:`hf_pattern` refuses the

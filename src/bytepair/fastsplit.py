@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from typing import Iterable
 
-from .pretokenize import PATTERNS
+from . import pretokenize
 
 _split = None
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
@@ -23,8 +23,8 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
     except ImportError:  # pragma: no cover - depends on how the package was installed
         _split = None
 
-#: Pattern names that have a compiled scanner, keyed by their regex source.
-COMPILED = {PATTERNS[name]: name for name in ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")}
+#: Pattern names that have a compiled scanner.
+COMPILED_NAMES = ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")
 
 
 def available() -> bool:
@@ -35,14 +35,18 @@ def available() -> bool:
 def compiled_name(source: str | None) -> str | None:
     """The name of the compiled scanner for regex ``source``, or None when it has none.
 
-    >>> compiled_name(PATTERNS["o200k"])
+    >>> compiled_name(pretokenize.PATTERNS["o200k"])
     'o200k'
     >>> compiled_name(r"\\w+") is None
     True
     """
     if _split is None or source is None:
         return None
-    return COMPILED.get(source)
+    # pretokenize imports this module, so its patterns are looked up when called.
+    for name in COMPILED_NAMES:
+        if pretokenize.PATTERNS[name] == source:
+            return name
+    return None
 
 
 def split(text: str, name: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""The model file: a versioned JSON document, written atomically.
+"""Reading model files back: the one module that knows every model type.
 
 Layout (``docs/format.md`` has the full description)::
 
@@ -19,77 +19,22 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
-from pathlib import Path
 
 from .model import BYTE_TOKENS, ByteModel, WordModel
+from .modelfile import FORMAT, VERSION
 from .rules import Merge
-
-FORMAT = "bytepair-model"
-VERSION = 1
+from .tokenizer import Tokenizer
 
 
 class ModelFormatError(ValueError):
     """A file that is not a bytepair model this version can read."""
 
 
-def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename.
-
-    Either the whole file appears or nothing does; an existing file is
-    replaced only once the new one is complete.
-    """
-    target = Path(path)
-    parent = target.parent
-    if not parent.is_dir():
-        raise FileNotFoundError(f"path: directory {str(parent)!r} does not exist")
-    fd, tmp = tempfile.mkstemp(dir=parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file private; give it the usual umask-based mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-        directory = os.open(parent, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _dumps(header: dict, merges: list[list]) -> str:
-    # One merge per line keeps the file readable and diffable.
-    head = json.dumps(header, ensure_ascii=False)[:-1]
-    body = ",\n".join(" " + json.dumps(m, ensure_ascii=False) for m in merges)
-    return f'{head},\n "merges": [\n{body}\n ]}}\n' if merges else f'{head}, "merges": []}}\n'
-
-
 def save_model(model, path: str | os.PathLike) -> None:
     """Save a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel` to ``path``."""
-    from .tokenizer import Tokenizer
-
-    if isinstance(model, Tokenizer):
-        header = {"format": FORMAT, "version": VERSION, "kind": "tokenizer",
-                  "pattern": model.pattern, "special_tokens": list(model.special_tokens)}
-    elif isinstance(model, ByteModel):
-        header = {"format": FORMAT, "version": VERSION, "kind": "bytes", "pattern": model.pattern}
-    elif isinstance(model, WordModel):
-        header = {"format": FORMAT, "version": VERSION, "kind": "words",
-                  "end_of_word": model.end_of_word}
-    else:
+    if not isinstance(model, (Tokenizer, ByteModel, WordModel)):
         raise TypeError(f"model must be a ByteModel, Tokenizer or WordModel, got {type(model).__name__}")
-    rows = [[m.left, m.right, m.count, m.replacements] for m in model.merges]
-    write_atomically(path, _dumps(header, rows))
+    model.save(path)
 
 
 def load(path: str | os.PathLike):
@@ -124,8 +69,6 @@ def load(path: str | os.PathLike):
             model = ByteModel(merges, pattern=pattern)
             if kind == "bytes":
                 return model
-            from .tokenizer import Tokenizer
-
             return Tokenizer(model, data.get("special_tokens", []))
         if kind == "words":
             merges = []

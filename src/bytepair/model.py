@@ -8,6 +8,7 @@ from typing import Iterable, Sequence
 
 from . import codec
 from ._validate import check_end_of_word, check_int
+from .modelfile import write_model_file
 from .pretokenize import splitter
 from .rules import Merge, replace_pair
 
@@ -126,8 +127,12 @@ class ByteModel:
         finally:
             self._caches.give(cache)
 
-    def _encode_piece(self, data: bytes | str) -> list[int]:
-        """Encode one piece, with no split (see :meth:`encode`)."""
+    def encode_piece(self, data: bytes | str) -> list[int]:
+        """Encode ``data`` as one piece: no pre-tokenizer split, the rules only.
+
+        Equivalent to replaying every rule over the whole input, O(n log n)
+        for n input bytes (see :meth:`encode` and ``docs/design.md`` §3).
+        """
         if isinstance(data, (bytearray, memoryview)):
             data = bytes(data)
         elif not isinstance(data, (bytes, str)):
@@ -139,10 +144,8 @@ class ByteModel:
         return self._codec.decode(ids)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "bytes", {"pattern": self.pattern}, self.merges)
 
 
 def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str | None = None) -> list[str]:
@@ -222,7 +225,5 @@ class WordModel:
         return encode_word(word, self.rules, end_of_word=self.end_of_word)
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the model to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
+        """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "words", {"end_of_word": self.end_of_word}, self.merges)

@@ -21,7 +21,7 @@ Rules of a fit:
 
 from __future__ import annotations
 
-from typing import Callable, Hashable, Sequence
+from typing import Callable, Hashable, Mapping, Sequence
 
 from .rules import Merge, count_pairs, priority, replace_pair
 
@@ -31,10 +31,14 @@ def fit(
     weights: Sequence[int],
     merges: int,
     join: Callable[[Hashable, Hashable, int], Hashable],
+    on_round: Callable[[Mapping[tuple, int], Merge, list[list]], None] | None = None,
 ) -> tuple[list[Merge], list[list]]:
     """Learn up to ``merges`` rules; ``join(left, right, rank)`` names each new symbol.
 
-    Returns the rules and the transformed sequences.
+    Returns the rules and the transformed sequences. ``on_round(counts, rule,
+    sequences)``, when given, sees every round: the pair counts the winner
+    was chosen from, the rule, and the sequences after its replacement pass
+    (:mod:`bytepair.trace` prints them).
 
     >>> rules, seqs = fit([b"aaa", b"aba"], [1, 1], 2, lambda l, r, rank: 256 + rank)
     >>> [(m.left, m.right, m.count, m.replacements) for m in rules]
@@ -57,4 +61,6 @@ def fit(
             seqs[i], matches = replace_pair(seqs[i], left, right, new)
             replaced += matches * weight
         rules.append(Merge(rank, left, right, new, count, replaced))
+        if on_round is not None:
+            on_round(counts, rules[-1], seqs)
     return rules, seqs

@@ -1,35 +1,25 @@
-"""Training a real tokenizer from files: split, count, learn, add special tokens.
+"""The tokenizer type: a byte model (pre-tokenizer and rules) plus special tokens.
 
 IDs: 0-255 are the bytes, ``256 + rank`` the learned tokens, and the special
 tokens follow, in the order given: the first special token has ID
-``256 + len(merges)``.
+``256 + len(merges)``. Training lives in :mod:`bytepair.trainers`, files in
+:mod:`bytepair.io`, exports in :mod:`bytepair.export`.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-import signal
-import sys
 from array import array
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from typing import Collection, Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Sequence
 
 import regex
 
-from . import incremental
-from ._validate import MAX_BYTE_MERGES, check_int
-from .corpus import Files, as_files, iter_documents, read_file
-from .model import BYTE_TOKENS, ByteModel
-from . import fastsplit
-from .pretokenize import PATTERNS, resolve_pattern, splitter
+from ._validate import check_int, check_special_tokens
+from .model import ByteModel
+from .modelfile import write_model_file
 from .rules import Merge
 
-#: Documents are sent to counting workers in batches of about this many characters.
-BATCH_CHARS = 1 << 21
-#: Line-based files are counted by workers in byte ranges of at least this size.
-PART_BYTES = 1 << 23
 #: encode_batch gives each thread at least this many characters.
 THREAD_MIN_CHARS = 1 << 14
 #: Special-token matchers kept per tokenizer (one per distinct set of tokens).
@@ -41,8 +31,9 @@ FEW_SPECIAL = 16
 class Tokenizer:
     """A byte-level BPE tokenizer: pre-tokenizer, rules and special tokens.
 
-    >>> tok = train(["low lower lowest"] * 3, merges=4, pretokenize="gpt2",
-    ...             special_tokens=["<|end|>"], progress=False)
+    >>> import bytepair
+    >>> tok = bytepair.train(["low lower lowest"] * 3, merges=4, pretokenize="gpt2",
+    ...                      special_tokens=["<|end|>"], progress=False)
     >>> tok.vocab_size, tok.special_tokens
     (261, {'<|end|>': 260})
     >>> ids = tok.encode("lowest<|end|>", allowed_special="all")
@@ -56,6 +47,7 @@ class Tokenizer:
         first = model.vocab_size
         self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
         self._special_of_id = {i: t for t, i in self.special_tokens.items()}
+        self._vocab: dict[bytes, int] | None = None  # built by token_to_id on first use
         self._all_special = frozenset(self.special_tokens)
         # Special tokens that are not text are refused elsewhere; never fail here.
         self._special_bytes = tuple(t.encode("utf-8", "surrogatepass") for t in special_tokens)
@@ -88,6 +80,49 @@ class Tokenizer:
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
         special = self._special_of_id.get(token_id)
         return special.encode("utf-8") if special is not None else self.model.token_bytes(token_id)
+
+    def id_to_token(self, token_id: int) -> bytes:
+        """The bytes of a token (the same as :meth:`token_bytes`)."""
+        return self.token_bytes(token_id)
+
+    def vocab(self) -> dict[bytes, int]:
+        """Every token's bytes -> its ID, special tokens (as UTF-8) included. O(V).
+
+        When two IDs stand for the same bytes (a special token spelled like a
+        learned token, or a hand-made rule table), the smaller ID is kept.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer(bytepair.train_bytes(["aaa"], 1), ["<s>"])
+        >>> vocab = tok.vocab()
+        >>> len(vocab), vocab[b"aa"], vocab[b"<s>"]
+        (258, 256, 257)
+        """
+        table: dict[bytes, int] = {}
+        for token_id in range(self.vocab_size):
+            table.setdefault(self.token_bytes(token_id), token_id)
+        return table
+
+    def token_to_id(self, token: bytes | str) -> int | None:
+        """The ID of a token given as bytes, or as text (a special token's, or UTF-8 bytes).
+
+        ``None`` when no token has exactly these bytes. O(V) on the first
+        call (it builds :meth:`vocab`), O(1) after.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer(bytepair.train_bytes(["aaa"], 1), ["<s>"])
+        >>> tok.token_to_id("aa"), tok.token_to_id(b"a"), tok.token_to_id("<s>"), tok.token_to_id("zz")
+        (256, 97, 257, None)
+        """
+        special = self.special_tokens.get(token) if isinstance(token, str) else None
+        if special is not None:
+            return special
+        if isinstance(token, str):
+            token = token.encode("utf-8")
+        elif not isinstance(token, (bytes, bytearray, memoryview)):
+            raise TypeError(f"token must be bytes or str, got {type(token).__name__}")
+        if self._vocab is None:
+            self._vocab = self.vocab()
+        return self._vocab.get(bytes(token))
 
     def encode_ordinary(self, text: str) -> list[int]:
         """Encode ``text`` treating special-token text as ordinary text."""
@@ -136,8 +171,9 @@ class Tokenizer:
             found = self._find_special(disallowed, text)
             if found is not None:
                 raise ValueError(
-                    f"text contains the special token {found!r}; pass allowed_special to "
-                    "encode it as its ID, or disallowed_special=() to encode it as text"
+                    f"text contains the special token {found!r} (ID {self.special_tokens[found]}); "
+                    "pass allowed_special to encode it as its ID, or disallowed_special=() to "
+                    "encode it as text"
                 )
         if not allowed or self._find_special(allowed, text) is None:
             return self.model.encode(text)
@@ -219,22 +255,9 @@ class Tokenizer:
         return [self.decode_bytes(ids) for ids in batch]
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer to ``path`` atomically (see ``docs/format.md``)."""
-        from .io import save_model
-
-        save_model(self, path)
-
-    def to_tokenizers_json(self, path: str | os.PathLike) -> None:
-        """Export a Hugging Face ``tokenizer.json`` (see :mod:`bytepair.export`)."""
-        from .export import to_tokenizers_json
-
-        to_tokenizers_json(self, path)
-
-    def to_tiktoken(self, path: str | os.PathLike) -> None:
-        """Export a tiktoken BPE ranks file (see :mod:`bytepair.export`)."""
-        from .export import to_tiktoken
-
-        to_tiktoken(self, path)
+        """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "tokenizer", {"pattern": self.pattern,
+                                             "special_tokens": list(self.special_tokens)}, self.merges)
 
 
 def _chunks(texts: list[str], total: int, parts: int) -> list[list[str]]:
@@ -250,227 +273,3 @@ def _chunks(texts: list[str], total: int, parts: int) -> list[list[str]]:
     if chunk:
         chunks.append(chunk)
     return chunks
-
-
-def check_special_tokens(special_tokens) -> list[str]:
-    if isinstance(special_tokens, str):
-        raise TypeError("special_tokens must be a sequence of str, not a single str")
-    tokens = list(special_tokens)
-    for index, token in enumerate(tokens):
-        if not isinstance(token, str) or not token:
-            raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
-    if len(set(tokens)) != len(tokens):
-        raise ValueError("special_tokens must not repeat a token")
-    return tokens
-
-
-def _ignore_interrupt() -> None:
-    # Ctrl-C reaches the whole process group; only the parent should react
-    # (it stops the pool), or every worker prints its own traceback.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-def _count_batch(job: tuple[list, str | None]) -> Counter:
-    """Piece counts (UTF-8 bytes -> count) of one batch of documents."""
-    documents, source = job
-    if source is None:
-        return Counter(doc for doc in documents if doc)
-    if source == PATTERNS["gpt2"] and fastsplit.available():
-        return fastsplit.count_gpt2(documents)
-    split = splitter(source)
-    counts: Counter = Counter()
-    for doc in documents:
-        counts.update(split(doc))
-    return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
-
-
-def _batches(documents: Iterator, progress_bar) -> Iterator[list]:
-    batch, size = [], 0
-    for doc in documents:
-        batch.append(doc)
-        size += len(doc)
-        if progress_bar is not None:
-            progress_bar.update(len(doc))
-        if size >= BATCH_CHARS:
-            yield batch
-            batch, size = [], 0
-    if batch:
-        yield batch
-
-
-def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
-                 progress_bar=None) -> Counter:
-    """Piece counts (UTF-8 bytes -> count) of a document stream.
-
-    With ``workers > 1`` batches are counted in worker processes; the sum is
-    the same whatever the split, so the result equals the single-process one.
-    Shipping text to a worker costs about as much as counting it when no
-    regex runs (no pre-tokenizer, or the compiled GPT-2 splitter), so those
-    are counted in this process.
-    """
-    jobs = ((batch, source) for batch in _batches(iter(documents), progress_bar))
-    total: Counter = Counter()
-    fast = source is None or (source == PATTERNS["gpt2"] and fastsplit.available())
-    if source is not None and fast:
-        fastsplit.split_gpt2("")  # build its table once, before workers fork
-    if workers <= 1 or fast:
-        for job in jobs:
-            total.update(_count_batch(job))
-    else:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt) as pool:
-            for counts in pool.imap_unordered(_count_batch, jobs):
-                total.update(counts)
-    return total
-
-
-def _count_part(job: tuple) -> tuple[Counter, int]:
-    path, start, end, text, per_line, jsonl_field, source = job
-    documents = read_file(path, text=text, per_line=per_line, jsonl_field=jsonl_field,
-                          start=start, end=end)
-    size = (end if end is not None else path.stat().st_size) - start
-    return _count_batch((documents, source)), size
-
-
-def count_files(files: Files, source: str | None, *, workers: int, progress_bar=None) -> Counter:
-    """Piece counts of files, each worker reading its own byte ranges.
-
-    Only the counts travel between processes, not the text.
-    """
-    total_bytes = files.total_bytes()
-    part = max(PART_BYTES, total_bytes // (4 * workers) + 1)
-    jobs = [(path, start, end, source is not None, files.per_line, files.jsonl_field, source)
-            for path, start, end in files.parts(part)]
-    if source == PATTERNS["gpt2"] and fastsplit.available():
-        fastsplit.split_gpt2("")  # build its table once, before workers fork
-    total: Counter = Counter()
-    with multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt) as pool:
-        for counts, size in pool.imap_unordered(_count_part, jobs):
-            total.update(counts)
-            if progress_bar is not None:
-                progress_bar.update(size)
-    return total
-
-
-def _progress(progress: bool | None, **options):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
-        return None
-    from tqdm import tqdm
-
-    return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
-
-
-def train(
-    corpus,
-    *,
-    vocab_size: int | None = None,
-    merges: int | None = None,
-    pretokenize: str | None = "gpt2",
-    special_tokens: Sequence[str] = (),
-    min_frequency: int = 1,
-    workers: int | None = None,
-    progress: bool | None = None,
-    init: Tokenizer | ByteModel | str | os.PathLike | None = None,
-    per_line: bool = False,
-    jsonl_field: str | None = None,
-) -> Tokenizer:
-    """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
-
-    ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
-    ``str``/``bytes`` documents, read as a stream. Give exactly one of
-    ``vocab_size`` (256 bytes + learned tokens + special tokens) or
-    ``merges`` (the total number of rules). Training stops early when the
-    best pair is seen fewer than ``min_frequency`` times. ``init`` continues
-    from an existing model: its rules are kept and training resumes. When
-    ``init`` was itself trained on this corpus with the same pattern, the
-    result equals training from scratch to the larger size.
-    ``workers`` processes count the pieces (default: all cores).
-    """
-    source = resolve_pattern(pretokenize)
-    special = check_special_tokens(special_tokens)
-    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
-    if (vocab_size is None) == (merges is None):
-        raise ValueError("give exactly one of vocab_size and merges")
-    if vocab_size is not None:
-        floor = BYTE_TOKENS + len(special)
-        vocab_size = check_int(vocab_size, "vocab_size", minimum=floor,
-                               maximum=floor + MAX_BYTE_MERGES)
-        merges = vocab_size - floor
-    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
-    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
-    start_model = _initial_model(init, source)
-    if len(start_model.merges) > merges:
-        raise ValueError(
-            f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
-        )
-
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
-    bar = None
-    try:
-        # Without a pre-tokenizer counting is a dictionary update per document:
-        # cheaper in this process than shipping the counts back from workers.
-        if isinstance(corpus, Files) and workers > 1 and source is not None:
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            counts = count_files(corpus, source, workers=workers, progress_bar=bar)
-        else:
-            bar = _progress(progress, desc="reading", unit="B" if source is None else "char",
-                            unit_scale=True)
-            documents = iter_documents(corpus, text=source is not None)
-            counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
-        if bar is not None:
-            bar.set_postfix(distinct_pieces=len(counts))
-    finally:
-        if bar is not None:
-            bar.close()
-    if not counts:
-        raise ValueError("corpus: no text to train on (empty corpus)")
-    rules = learn(counts, merges, min_frequency=min_frequency, start=start_model, progress=progress)
-    return Tokenizer(ByteModel(rules, pattern=source), special)
-
-
-def _initial_model(init, source: str | None) -> ByteModel:
-    if init is None:
-        return ByteModel([], pattern=source)
-    if isinstance(init, (str, os.PathLike)):
-        from .io import load
-
-        init = load(init)
-    model = init.model if isinstance(init, Tokenizer) else init
-    if not isinstance(model, ByteModel):
-        raise TypeError(f"init must be a Tokenizer, ByteModel or model path, got {type(init).__name__}")
-    if model.pattern != source:
-        raise ValueError("init was trained with a different pretokenize pattern")
-    return model
-
-
-def learn(counts: Counter, merges: int, *, min_frequency: int = 1,
-          start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
-    """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules."""
-    # Sorted pieces make the engine's input independent of how counting was split.
-    pieces = sorted(counts)
-    weights = array("q", (counts[p] for p in pieces))
-    rules = list(start.merges) if start is not None else []
-    if start is not None and start.merges:
-        sequences = [array("I", start._encode_piece(p)) for p in pieces]
-    else:
-        sequences = pieces
-    if sum(w * max(len(s) - 1, 0) for s, w in zip(sequences, weights)) > 2**63 - 1:
-        raise ValueError("corpus holds more than 2**63 - 1 weighted pairs")
-    trainer = incremental.IncrementalTrainer(
-        sequences, weights, lambda left, right, rank: BYTE_TOKENS + rank, first_rank=len(rules)
-    )
-    bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
-    try:
-        while len(rules) < merges:
-            rule = trainer.step(min_frequency)
-            if rule is None:
-                break
-            rules.append(rule)
-            if bar is not None:
-                bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    return rules

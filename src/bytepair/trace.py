@@ -5,26 +5,25 @@ from __future__ import annotations
 from typing import Iterator, Sequence
 
 from .model import BYTE_TOKENS
-from .rules import count_pairs, priority, replace_pair
+from .naive import fit
 
 #: First and last line of a trace; the version names the line format.
 TRACE_BEGIN = "TRACE bpe-merges-v1 BEGIN"
 TRACE_END = "TRACE bpe-merges-v1 END"
 
 
-def _stage(stage: int, sequences: list[list[int]]) -> Iterator[str]:
-    for index, sequence in enumerate(sequences):
-        yield f"STAGE {stage} DOC {index} [{', '.join(map(str, sequence))}]"
+def _stage(stage: int, sequences: list[list[int]]) -> list[str]:
+    return [f"STAGE {stage} DOC {index} [{', '.join(map(str, sequence))}]"
+            for index, sequence in enumerate(sequences)]
 
 
 def trace_lines(documents: Sequence[bytes], merges: int) -> Iterator[str]:
     """The ``bpe-merges-v1`` trace of a byte-mode fit, one line at a time.
 
-    Built on :mod:`bytepair.rules` (the count, order and replacement pass of
-    the reference trainer). Each round lists every candidate pair in
-    ``(left, right)`` order, then the merge; each stage shows every document.
-    Stops early when no pair is left. Cost: ``O(merges x corpus)``.
-
+    Drives the reference trainer (:func:`bytepair.naive.fit`) and prints what
+    it sees each round: every candidate pair in ``(left, right)`` order, then
+    the merge; each stage shows every document. Stops early when no pair is
+    left. Cost: ``O(merges x corpus)``.
     >>> for line in trace_lines([b"aaa", b"aba"], 1):
     ...     print(line)
     TRACE bpe-merges-v1 BEGIN
@@ -38,26 +37,24 @@ def trace_lines(documents: Sequence[bytes], merges: int) -> Iterator[str]:
     STAGE 1 DOC 1 [97, 98, 97]
     TRACE bpe-merges-v1 END
     """
-    sequences = [list(document) for document in documents]
-    weights = [1] * len(sequences)
+    documents = [bytes(document) for document in documents]
     expansions = [bytes([i]) for i in range(BYTE_TOKENS)]
-    yield TRACE_BEGIN
-    yield from _stage(0, sequences)
-    for rank in range(merges):
-        counts = count_pairs(sequences, weights)
-        if not counts:
-            break
-        left, right = winner = min(counts, key=lambda pair: priority(counts[pair], *pair))
+    rounds: list[str] = []
+
+    def show(counts, rule, sequences) -> None:
         for pair in sorted(counts):
-            yield (f"CANDIDATE rank={rank} left={pair[0]} right={pair[1]} count={counts[pair]} "
-                   f"winner={'yes' if pair == winner else 'no'}")
-        token = BYTE_TOKENS + rank
-        replacements = 0
-        for index, sequence in enumerate(sequences):
-            sequences[index], matches = replace_pair(sequence, left, right, token)
-            replacements += matches
-        expansions.append(expansions[left] + expansions[right])
-        yield (f"MERGE rank={rank} left={left} right={right} count={counts[winner]} "
-               f"replacements={replacements} token={token} bytes_hex={expansions[token].hex()}")
-        yield from _stage(rank + 1, sequences)
+            winner = "yes" if pair == (rule.left, rule.right) else "no"
+            rounds.append(f"CANDIDATE rank={rule.rank} left={pair[0]} right={pair[1]} "
+                          f"count={counts[pair]} winner={winner}")
+        expansions.append(expansions[rule.left] + expansions[rule.right])
+        rounds.append(f"MERGE rank={rule.rank} left={rule.left} right={rule.right} "
+                      f"count={rule.count} replacements={rule.replacements} "
+                      f"token={rule.token_id} bytes_hex={expansions[rule.token_id].hex()}")
+        rounds.extend(_stage(rule.rank + 1, sequences))
+
+    fit(documents, [1] * len(documents), merges, lambda left, right, rank: BYTE_TOKENS + rank,
+        on_round=show)
+    yield TRACE_BEGIN
+    yield from _stage(0, [list(document) for document in documents])
+    yield from rounds
     yield TRACE_END

@@ -1,10 +1,20 @@
-"""The public training entry points: validation, then the chosen engine."""
+"""The public training entry points: validation, then counting, then the chosen engine.
+
+:func:`train_bytes` and :func:`train_words` fit rules on documents or word
+counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
+or a document stream (pre-tokenize, count in worker processes with
+:mod:`bytepair.counting`, :func:`learn`, add special tokens).
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 from array import array
 from collections import Counter
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
+
+from tqdm import tqdm
 
 from . import incremental, naive
 from ._validate import (
@@ -14,11 +24,17 @@ from ._validate import (
     check_end_of_word,
     check_engine,
     check_int,
+    check_special_tokens,
     check_word_counts,
+    merges_for_vocab_size,
 )
+from .corpus import Files, as_files, iter_documents
+from .counting import count_files, count_pieces
+from .io import load
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
-from .pretokenize import resolve_pattern, splitter
+from .pretokenize import check_matches_something, resolve_pattern, splitter
 from .rules import Merge
+from .tokenizer import Tokenizer
 
 
 def _byte_token(left: int, right: int, rank: int) -> int:
@@ -74,6 +90,7 @@ def train_bytes(
             for i, doc in enumerate(docs)
         ]
     pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
+    check_matches_something(source, pieces)
     _check_total(pieces, [1] * len(pieces), "documents")
     if engine == "naive":
         rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
@@ -185,3 +202,121 @@ def learn_bpe(
 
 
 encode = encode_word
+
+
+def _progress(progress: bool | None, **options):
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress:
+        return None
+    return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
+
+
+def train(
+    corpus,
+    *,
+    vocab_size: int | None = None,
+    merges: int | None = None,
+    pretokenize: str | None = "gpt2",
+    special_tokens: Sequence[str] = (),
+    min_frequency: int = 1,
+    workers: int | None = None,
+    progress: bool | None = None,
+    init: Tokenizer | ByteModel | str | os.PathLike | None = None,
+    per_line: bool = False,
+    jsonl_field: str | None = None,
+) -> Tokenizer:
+    """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
+
+    ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
+    ``str``/``bytes`` documents, read as a stream. Give exactly one of
+    ``vocab_size`` (256 bytes + learned tokens + special tokens) or
+    ``merges`` (the total number of rules). Training stops early when the
+    best pair is seen fewer than ``min_frequency`` times. ``init`` continues
+    from an existing model: its rules are kept and training resumes. When
+    ``init`` was itself trained on this corpus with the same pattern, the
+    result equals training from scratch to the larger size.
+    ``workers`` processes count the pieces (default: all cores).
+    """
+    source = resolve_pattern(pretokenize)
+    special = check_special_tokens(special_tokens)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    if (vocab_size is None) == (merges is None):
+        raise ValueError("give exactly one of vocab_size and merges")
+    if vocab_size is not None:
+        merges = merges_for_vocab_size(vocab_size, len(special))
+    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    start_model = _initial_model(init, source)
+    if len(start_model.merges) > merges:
+        raise ValueError(
+            f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
+        )
+
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
+    bar = None
+    try:
+        # Without a pre-tokenizer counting is a dictionary update per document:
+        # cheaper in this process than shipping the counts back from workers.
+        if isinstance(corpus, Files) and workers > 1 and source is not None:
+            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                            total=corpus.total_bytes())
+            counts = count_files(corpus, source, workers=workers, progress_bar=bar)
+        else:
+            bar = _progress(progress, desc="reading", unit="B" if source is None else "char",
+                            unit_scale=True)
+            documents = iter_documents(corpus, text=source is not None)
+            counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
+        if bar is not None:
+            bar.set_postfix(distinct_pieces=len(counts))
+    finally:
+        if bar is not None:
+            bar.close()
+    if not counts:
+        raise ValueError("corpus: no text to train on (empty corpus)")
+    check_matches_something(source, counts)
+    rules = learn(counts, merges, min_frequency=min_frequency, start=start_model, progress=progress)
+    return Tokenizer(ByteModel(rules, pattern=source), special)
+
+
+def _initial_model(init, source: str | None) -> ByteModel:
+    if init is None:
+        return ByteModel([], pattern=source)
+    if isinstance(init, (str, os.PathLike)):
+        init = load(init)
+    model = init.model if isinstance(init, Tokenizer) else init
+    if not isinstance(model, ByteModel):
+        raise TypeError(f"init must be a Tokenizer, ByteModel or model path, got {type(init).__name__}")
+    if model.pattern != source:
+        raise ValueError("init was trained with a different pretokenize pattern")
+    return model
+
+
+def learn(counts: Counter, merges: int, *, min_frequency: int = 1,
+          start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
+    """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules."""
+    # Sorted pieces make the engine's input independent of how counting was split.
+    pieces = sorted(counts)
+    weights = array("q", (counts[p] for p in pieces))
+    rules = list(start.merges) if start is not None else []
+    if start is not None and start.merges:
+        sequences = [array("I", start.encode_piece(p)) for p in pieces]
+    else:
+        sequences = pieces
+    _check_total(sequences, weights, "corpus pieces")
+    trainer = incremental.IncrementalTrainer(
+        sequences, weights, lambda left, right, rank: BYTE_TOKENS + rank, first_rank=len(rules)
+    )
+    bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
+    try:
+        while len(rules) < merges:
+            rule = trainer.step(min_frequency)
+            if rule is None:
+                break
+            rules.append(rule)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return rules

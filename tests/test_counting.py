@@ -1,0 +1,117 @@
+"""Counting pieces: in this process, by file part, and in worker processes (which must equal one)."""
+
+import json
+import os
+from collections import Counter
+
+import pytest
+
+import bytepair
+from bytepair import counting, naive, trainers
+from bytepair.corpus import Files, read_file
+from bytepair.pretokenize import PATTERNS
+from helpers import byte_token, spy_on_workers
+
+
+def test_parts_cover_the_file_and_end_at_line_ends(tmp_path, real_text):
+    path = tmp_path / "kjv.txt"
+    path.write_bytes(real_text[:50_000])
+    parts = Files(path, per_line=True).parts(1000)
+    assert len(parts) > 10
+    assert parts[0][1] == 0 and parts[-1][2] == len(real_text[:50_000])
+    for (_, _, end), (_, start, _) in zip(parts, parts[1:]):
+        assert end == start
+        assert real_text[end - 1:end] == b"\n"
+    ranged = [doc for _, s, e in parts for doc in read_file(path, text=True, per_line=True, start=s, end=e)]
+    assert ranged == list(read_file(path, text=True, per_line=True))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k", None])
+def test_part_tables_sum_to_the_whole_file_table(tmp_path, real_text, name):
+    source = PATTERNS[name] if name else None
+    path = tmp_path / "kjv.txt"
+    path.write_bytes(real_text[:30_000])
+    lines = real_text[:30_000].decode().splitlines()
+    whole = counting.count_documents(lines if source else [line.encode() for line in lines], source)
+    parts = Files(path, per_line=True).parts(2000)
+    assert len(parts) > 5
+    summed = sum((counting.count_part(p, s, e, source, per_line=True) for p, s, e in parts), Counter())
+    assert summed == whole
+    # A piece table, not a document table: "the" is a piece of many verses.
+    if source is not None:
+        assert whole[b" the"] > 100
+
+
+def test_count_documents_counts_each_piece_of_each_document():
+    counts = counting.count_documents(["aa aa", "", "aa"], PATTERNS["gpt2"])
+    assert counts == Counter({b"aa": 2, b" aa": 1})
+    assert counting.count_documents([b"x", b"", b"x", b"y"], None) == Counter({b"x": 2, b"y": 1})
+
+
+@pytest.mark.parametrize("pretokenize", ["gpt2", "cl100k"])
+def test_two_worker_processes_share_line_files_and_equal_one(tmp_path, real_text, monkeypatch,
+                                                             pretokenize):
+    path = tmp_path / "kjv.txt"
+    path.write_bytes(real_text[:60_000])
+    one = bytepair.train(path, merges=300, pretokenize=pretokenize, per_line=True, workers=1,
+                         progress=False)
+    spy = spy_on_workers(monkeypatch, part_bytes=1000)
+    two = bytepair.train(path, merges=300, pretokenize=pretokenize, per_line=True, workers=2,
+                         progress=False)
+    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
+    assert len(spy.pids) == 8  # one table per part: 60 kB in parts of 60 kB / (4 x 2 workers)
+    assert one == two and len(one.merges) == 300
+
+
+def test_byte_mode_counts_in_this_process(tmp_path, real_text, monkeypatch):
+    # No pre-tokenizer: a dictionary update per document is cheaper here than shipping tables.
+    path = tmp_path / "kjv.txt"
+    path.write_bytes(real_text[:60_000])
+    one = bytepair.train(path, merges=300, pretokenize=None, per_line=True, workers=1, progress=False)
+    spy = spy_on_workers(monkeypatch)
+    two = bytepair.train(path, merges=300, pretokenize=None, per_line=True, workers=2, progress=False)
+    assert spy.processes == {os.getpid()} and len(spy.pids) > 10
+    assert one == two
+
+
+def test_two_worker_processes_share_jsonl_and_equal_one(tmp_path, real_text, monkeypatch):
+    path = tmp_path / "kjv.jsonl"
+    lines = real_text[:40_000].decode().splitlines()
+    path.write_text("".join(json.dumps({"text": line}) + "\n" for line in lines))
+    one = bytepair.train(path, merges=200, workers=1, progress=False)
+    spy = spy_on_workers(monkeypatch, part_bytes=1000)
+    two = bytepair.train(path, merges=200, workers=2, progress=False)
+    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
+    assert one == two
+
+
+def test_two_worker_processes_share_an_iterable_and_equal_one(real_text, monkeypatch):
+    # A regex pattern sends batches of an in-memory corpus to worker processes.
+    lines = real_text[:60_000].decode().splitlines()
+    one = bytepair.train(lines, merges=300, pretokenize="cl100k", workers=1, progress=False)
+    spy = spy_on_workers(monkeypatch, batch_chars=2000)
+    two = bytepair.train(lines, merges=300, pretokenize="cl100k", workers=2, progress=False)
+    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
+    assert one == two and len(one.merges) == 300
+
+
+def test_jsonl_error_names_the_line_from_any_worker(tmp_path, monkeypatch):
+    path = tmp_path / "bad.jsonl"
+    rows = [json.dumps({"text": f"line {i} " * 20}) for i in range(200)]
+    rows[150] = "{not json"
+    path.write_text("\n".join(rows) + "\n")
+    monkeypatch.setattr(trainers, "count_files", lambda *a, **k: counting.count_files(
+        *a, part_bytes=1000, **k))
+    assert len(Files(path).parts(1000)) > 5
+    with pytest.raises(ValueError, match=r"bad\.jsonl:151: not a JSON line"):
+        bytepair.train(path, merges=10, workers=2, progress=False)
+
+
+def test_pair_counts_beyond_32_bits(backend):
+    # Piece weights push pair counts past 2**31 (and 2**32): counts are 64-bit.
+    counts = Counter({b"abab": 3 * 2**31, b"ba": 2**33 + 5, b"abc": 7})
+    rules = trainers.learn(counts, 10)
+    pieces = list(counts)
+    expected, _ = naive.fit(pieces, [counts[p] for p in pieces], 10, byte_token)
+    assert rules == expected
+    assert rules[0].count > 2**32
