@@ -114,9 +114,16 @@ def test_split_equals_regex_on_every_code_point(name, context):
     assert fastsplit.split(every, name) == expected(name, every)
 
 
+# multilingual-sample.txt: many scripts, numbers, punctuation; debian-non-english-sample.txt:
+# German, Russian and Japanese lines of Debian documentation (debian-reference-de,
+# maint-guide-ru / developers-reference-ru / debian-faq-ru, debian-reference-ja).
+MULTILINGUAL = ["multilingual-sample.txt", "debian-non-english-sample.txt"]
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_split_equals_regex_on_multilingual_text(name):
-    text = (DATA / "multilingual-sample.txt").read_text("utf-8")
+@pytest.mark.parametrize("file", MULTILINGUAL)
+def test_split_equals_regex_on_multilingual_text(name, file):
+    text = (DATA / file).read_text("utf-8")
     assert len(check(name, text)) > 100
     for line in text.splitlines():
         check(name, line)
