@@ -57,6 +57,7 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
+    "threads": "--threads",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
 
@@ -576,7 +577,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                         help="each line is a document (default: each file)")
     source.add_argument("--jsonl-field", metavar="NAME",
                         help="text field of JSON Lines records (default: text)")
-    encode.add_argument("--threads", type=positive, default=None, metavar="N",
+    encode.add_argument("--threads", type=_integer, default=None, metavar="N",
                         help="encoding threads (default: one per core); the IDs are the same")
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     encode.set_defaults(run=run_encode)
