@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 import bytepair
+from bytepair import codec
 
-pytest.importorskip("bytepair._encode")
+pytestmark = pytest.mark.skipif(
+    not codec.compiled(), reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")
 
 SOURCE = str(Path(bytepair.__file__).resolve().parents[1])
 DATA = Path(__file__).parent / "data"
