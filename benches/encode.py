@@ -131,13 +131,17 @@ def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
             out[f"tiktoken_piece_{n}_s"] = best(lambda: enc.encode_ordinary(piece), 1)
 
     # Batches: a fresh tokenizer per round, so every round starts cold.
-    times = []
+    times, cpu = [], []
     for _ in range(rounds):
         cold = fresh()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         batch = cold.encode_batch(lines, threads=threads)
         times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
     out["bytepair_encode_batch_first"] = mb / min(times)
+    # CPU seconds per wall second of the fastest round: above 1 only when the
+    # threads really ran at the same time (the machine may be shared).
+    out["bytepair_encode_batch_cpu_per_wall"] = cpu[times.index(min(times))] / min(times)
     warm = fresh()
     warm.encode_batch(lines, threads=threads)
     out["bytepair_encode_batch_warm"] = mb / best(lambda: warm.encode_batch(lines, threads=threads), rounds)
