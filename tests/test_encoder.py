@@ -298,3 +298,15 @@ def test_long_piece_with_no_rule_that_applies():
     encoder = compiled.Encoder([97], [97])
     assert encoder.encode(b"b" * 100) == [98] * 100
     assert compiled.Encoder([], []).encode(b"xy" * 100) == list(b"xy" * 100)
+
+
+def test_special_token_matchers_are_built_once(tokenizers):
+    tok = bytepair.Tokenizer(tokenizers["gpt2"].model, [f"<|s{i}|>" for i in range(5000)])
+    text = "plain text <|s17|> and <|s4999|>"
+    ids = tok.encode(text, allowed_special="all")
+    matchers = dict(tok._matchers)
+    assert tok.encode(text, allowed_special="all") == ids
+    assert tok._matchers == matchers and all(tok._matchers[k] is v for k, v in matchers.items())
+    assert ids[-1] == tok.special_tokens["<|s4999|>"]
+    with pytest.raises(ValueError, match=r"<\|s17\|>"):
+        tok.encode(text)

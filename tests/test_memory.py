@@ -115,3 +115,26 @@ def test_8mb_of_spaces_with_gpt2_encodes_within_40_bytes_per_input_byte():
         size,
     )
     assert per_byte <= 40, f"{per_byte:.1f} bytes of RSS per input byte"
+
+
+def test_piece_cache_stays_within_its_byte_bound_while_encoding_many_distinct_pieces():
+    # 1,500 distinct 20 KB pieces (never cached: longer than 256 bytes) and 400,000
+    # distinct short ones (cached, within the 16 MiB budget of the model's cache).
+    out = run_child(f"""
+        text = open({str(DATA / 'kjv-genesis-exodus.txt')!r}).read()
+        model = bytepair.train([text[:100_000]], merges=300, progress=False).model
+        model.encode("warm up")
+        before = peak()
+        cap(256 << 20)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        for i in range(1500):
+            piece = (letters[i % 26] + letters[(i // 26) % 26] + letters[i // 676]) * 6827
+            model.encode(piece)
+        for start in range(0, 400_000, 10_000):
+            model.encode(" ".join(f"w{{i:07d}}x" for i in range(start, start + 10_000)))
+        cache = model._caches.take()
+        assert cache.nbytes <= cache.budget, (cache.nbytes, cache.budget)
+        assert cache.stats["resets"] >= 1
+        print((peak() - before) / cache.budget)
+    """)
+    assert float(out) < 3, f"peak RSS grew by {float(out):.1f}x the cache budget"
