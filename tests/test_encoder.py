@@ -310,3 +310,33 @@ def test_special_token_matchers_are_built_once(tokenizers):
     assert ids[-1] == tok.special_tokens["<|s4999|>"]
     with pytest.raises(ValueError, match=r"<\|s17\|>"):
         tok.encode(text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", None, r"\d+|[a-z]+"])
+@given(texts=st.lists(TEXTS, max_size=12), threads=st.integers(1, 3),
+       append=st.sampled_from([None, 0, "<pad>"]), dtype=st.sampled_from(["uint16", "uint32"]))
+def test_hyp_encode_to_array_equals_concatenated_encode_batch(tokenizers, name, texts, threads,
+                                                              append, dtype):
+    tok = tokenizers[name]
+    texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+    append_id = tok.special_tokens[append] if isinstance(append, str) else append
+    expected = [i for ids in tok.encode_batch(texts, allowed_special="all")
+                for i in ids + ([] if append_id is None else [append_id])]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        got = tok.encode_to_array(texts, dtype=dtype, append=append_id, threads=threads,
+                                  allowed_special="all")
+    assert got.typecode == ("H" if dtype == "uint16" else "I")
+    assert got.tolist() == expected
+
+
+def test_encode_to_array_bad_input(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match="dtype"):
+        tok.encode_to_array(["a"], dtype="int8")
+    with pytest.raises(ValueError, match="append"):
+        tok.encode_to_array(["a"], append=tok.vocab_size)
+    with pytest.raises(TypeError, match=r"texts\[0\]"):
+        tok.encode_to_array([b"a"])
+    with pytest.raises(ValueError, match="special token"):
+        tok.encode_to_array(["a<pad>"])

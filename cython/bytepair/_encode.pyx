@@ -783,6 +783,64 @@ cdef class Encoder:
             start = ends[i]
         return out
 
+    def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
+                           long long append=-1, int itemsize=4):
+        """The IDs of all ``texts`` one after the other as raw unsigned integers.
+
+        ``append`` (when >= 0) follows each text; ``itemsize`` is 2 or 4 bytes,
+        native byte order. Returns ``bytes``. No Python int is made for any ID,
+        and the GIL is released once for the whole batch. ``bytes`` texts are
+        allowed (checked as UTF-8 when ``pattern`` splits).
+        """
+        cdef Py_ssize_t k = len(texts), i, total
+        cdef vector[const unsigned char*] starts
+        cdef vector[Py_ssize_t] sizes
+        cdef vector[uint32_t] ids
+        cdef const unsigned char* s
+        cdef Py_ssize_t n, bad
+        cdef uint32_t most = 0
+        cdef uint16_t* narrow
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
+        if append > 0xFFFFFFFF:
+            raise ValueError(f"append: {append} is not a 32-bit token ID")
+        owners = []
+        starts.resize(k)
+        sizes.resize(k)
+        for i in range(k):
+            text = texts[i]
+            if not isinstance(text, (str, bytes)):
+                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+            owner = utf8_of(text, &s, &n, f"texts[{i}]")
+            if pattern != PAT_NONE and isinstance(text, bytes):
+                bad = utf8_error(s, n)
+                if bad >= 0:
+                    raise ValueError(f"texts[{i}]: invalid UTF-8 at byte offset {bad}")
+            if owner is not text:
+                owners.append(owner)
+            starts[i] = s
+            sizes[i] = n
+        with nogil:
+            for i in range(k):
+                self.encode_into(starts[i], sizes[i], pattern, state, &ids)
+                if append >= 0:
+                    ids.push_back(<uint32_t>append)
+            total = ids.size()
+            for i in range(total):
+                if ids[i] > most:
+                    most = ids[i]
+        if itemsize == 2 and most > 0xFFFF:
+            raise ValueError(f"ID {most} does not fit in 16 bits")
+        if itemsize == 4:
+            return PyBytes_FromStringAndSize(<char*>ids.data(), total * 4)
+        result = PyBytes_FromStringAndSize(NULL, total * 2)
+        narrow = <uint16_t*>PyBytes_AS_STRING(result)
+        with nogil:
+            for i in range(total):
+                narrow[i] = <uint16_t>ids[i]
+        return result
+
     def encode_pieces(self, pieces, PieceCache cache=None):
         """The IDs of each piece (str or bytes) in turn, as one list."""
         cdef const unsigned char* s

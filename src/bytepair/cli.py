@@ -34,7 +34,8 @@ from .export import to_tiktoken, to_tokenizers_json
 from .io import load
 from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
-from .tokenfile import check_dtype, read_token_file, resolve_append, write_token_file
+from .tokenfile import (check_dtype, encode_bytes_to_array, read_token_file, resolve_append,
+                        write_token_file)
 from .tokenizer import Tokenizer
 from .trace import trace_lines
 from .trainers import train
@@ -312,19 +313,19 @@ def run_encode_files(args) -> None:
     options = {"allowed_special": "all"} if args.allow_special else (
         {"disallowed_special": ()} if args.ordinary else {})
     if text:
-        def encode_batch(batch):
-            return tokenizer.encode_batch(batch, threads=args.threads, **options)
+        def encode_array(batch):
+            return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
+                                             threads=args.threads, **options)
     else:
-        def encode_batch(batch):
-            return [tokenizer.model.encode(doc) for doc in batch]
+        def encode_array(batch):
+            return encode_bytes_to_array(tokenizer.model, batch, args.dtype, append)
     bar = None
     if not args.quiet and sys.stderr.isatty():
         bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
                    unit_scale=True, dynamic_ncols=True)
     started = time.perf_counter()
     try:
-        count, tokens, size = write_token_file(output, documents, encode_batch, dtype=args.dtype,
-                                               append=append, progress=bar)
+        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
     finally:
         if bar is not None:
             bar.close()

@@ -127,6 +127,19 @@ class ByteModel:
         finally:
             self._caches.give(cache)
 
+    def encode_batch_array(self, texts: list, itemsize: int, append: int | None = None) -> bytes | None:
+        """The IDs of all texts one after the other (``append`` after each) as raw native
+        unsigned ints of ``itemsize`` bytes; None when only the Python path can encode them
+        (a custom pattern, or no compiled encoder)."""
+        if self._pattern_code is None or not codec.compiled():
+            return None
+        cache = self._caches.take()
+        try:
+            return self._codec.encode_batch_array(
+                texts, self._pattern_code, cache, -1 if append is None else append, itemsize)
+        finally:
+            self._caches.give(cache)
+
     def encode_piece(self, data: bytes | str) -> list[int]:
         """Encode ``data`` as one piece: no pre-tokenizer split, the rules only.
 

@@ -91,24 +91,20 @@ def _batches(documents: Iterable, limit: int = BATCH_CHARS) -> Iterator[list]:
         yield batch
 
 
-def write_token_file(path: str | os.PathLike, documents: Iterable, encode_batch, *,
-                     dtype: str, append: int | None = None, progress=None) -> tuple[int, int, int]:
-    """Encode ``documents`` with ``encode_batch`` (a list of documents -> a list of ID lists)
-    and write the IDs to ``path`` as one ``dtype`` array, ``append`` after each document.
+def write_token_file(path: str | os.PathLike, documents: Iterable, encode_array, *,
+                     progress=None) -> tuple[int, int, int]:
+    """Write the IDs of ``documents`` to ``path`` as one little-endian array.
 
-    Returns (documents, tokens, input size). ``progress`` (a tqdm bar or None)
-    is advanced by the size of each document. Memory: one batch of about
+    ``encode_array`` turns a list of documents into one ``array`` of their
+    IDs (with any appended ID), such as :meth:`Tokenizer.encode_to_array`.
+    Returns (documents, tokens, input size). ``progress`` (a tqdm bar or
+    None) is advanced by the size of each batch. Memory: one batch of about
     4 MB of text and its IDs at a time.
     """
-    typecode, _ = DTYPES[dtype]
     documents_seen = tokens = size = 0
     with atomic_output(path) as handle:
         for batch in _batches(documents):
-            ids = array(typecode)
-            for doc_ids in encode_batch(batch):
-                ids.extend(doc_ids)
-                if append is not None:
-                    ids.append(append)
+            ids = encode_array(batch)
             if sys.byteorder == "big":
                 ids.byteswap()
             ids.tofile(handle)
@@ -119,6 +115,21 @@ def write_token_file(path: str | os.PathLike, documents: Iterable, encode_batch,
             if progress is not None:
                 progress.update(batch_size)
     return documents_seen, tokens, size
+
+
+def encode_bytes_to_array(model, documents: list[bytes], dtype: str, append: int | None) -> array:
+    """Byte mode (no pre-tokenizer): the IDs of ``bytes`` documents, ``append`` after each."""
+    typecode, itemsize = DTYPES[dtype]
+    ids = array(typecode)
+    data = model.encode_batch_array(documents, itemsize, append)
+    if data is not None:
+        ids.frombytes(data)
+        return ids
+    for doc in documents:
+        ids.extend(model.encode(doc))
+        if append is not None:
+            ids.append(append)
+    return ids
 
 
 def read_token_file(path: str | os.PathLike, dtype: str, name: str = "FILE") -> array:

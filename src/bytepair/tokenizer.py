@@ -26,6 +26,8 @@ THREAD_MIN_CHARS = 1 << 14
 MATCHER_CACHE = 32
 #: Up to this many special tokens are looked for one by one, not with a regex.
 FEW_SPECIAL = 16
+#: encode_to_array's dtypes: array typecode and bytes per ID.
+ARRAY_TYPES = {"uint16": ("H", 2), "uint32": ("I", 4)}
 
 
 class Tokenizer:
@@ -218,6 +220,58 @@ class Tokenizer:
         chunks = _chunks(texts, total, 4 * threads)
         with ThreadPoolExecutor(threads) as pool:
             return [ids for part in pool.map(encode_chunk, chunks) for ids in part]
+
+    def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
+                        append: int | None = None, threads: int | None = None,
+                        allowed_special: Collection[str] | str = frozenset(),
+                        disallowed_special: Collection[str] | str = "all") -> array:
+        """The IDs of all texts one after the other, ``append`` (an ID) after each.
+
+        Returns ``array("H")`` for ``dtype="uint16"`` (refused when the
+        vocabulary does not fit) or ``array("I")`` for ``"uint32"``: the
+        concatenation of :meth:`encode_batch`'s lists, without a Python int
+        per ID (for the named patterns). ``threads`` as in :meth:`encode_batch`.
+        """
+        if dtype not in ARRAY_TYPES:
+            raise ValueError(f"dtype must be one of {', '.join(ARRAY_TYPES)}, got {dtype!r}")
+        typecode, itemsize = ARRAY_TYPES[dtype]
+        if self.vocab_size > 1 << (8 * itemsize):
+            raise ValueError(f"dtype {dtype}: the vocabulary has {self.vocab_size} tokens, but "
+                             f"{dtype} holds IDs up to {(1 << (8 * itemsize)) - 1} only")
+        if append is not None:
+            append = check_int(append, "append", maximum=self.vocab_size - 1)
+        texts = texts if isinstance(texts, list) else list(texts)
+        threads = (check_int(threads, "threads", minimum=1) if threads is not None
+                   else os.cpu_count() or 1)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+
+        def encode_chunk(chunk: list[str]) -> bytes:
+            if not (allowed or disallowed) or self._find_special(
+                    allowed | disallowed, "\0".join(chunk)) is None:
+                data = self.model.encode_batch_array(chunk, itemsize, append)
+                if data is not None:
+                    return data
+            ids = array(typecode)
+            for text in chunk:
+                ids.extend(self.encode(text, allowed_special=allowed,
+                                       disallowed_special=disallowed))
+                if append is not None:
+                    ids.append(append)
+            return ids.tobytes()
+
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+        total = sum(map(len, texts))
+        threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+        out = array(typecode)
+        if threads <= 1:
+            out.frombytes(encode_chunk(texts) if texts else b"")
+            return out
+        with ThreadPoolExecutor(threads) as pool:
+            for data in pool.map(encode_chunk, _chunks(texts, total, 4 * threads)):
+                out.frombytes(data)
+        return out
 
     def _find_special(self, tokens: frozenset, text: str) -> str | None:
         """One of ``tokens`` that occurs in ``text``, or None.
