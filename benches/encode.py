@@ -142,6 +142,16 @@ def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
     # CPU seconds per wall second of the fastest round: above 1 only when the
     # threads really ran at the same time (the machine may be shared).
     out["bytepair_encode_batch_cpu_per_wall"] = cpu[times.index(min(times))] / min(times)
+    times, cpu = [], []
+    for _ in range(rounds):
+        cold = fresh()
+        started, cpu_started = time.perf_counter(), time.process_time()
+        array_ids = cold.encode_to_array(lines, threads=threads)
+        times.append(time.perf_counter() - started)
+        cpu.append(time.process_time() - cpu_started)
+    out["bytepair_encode_to_array_first"] = mb / min(times)
+    out["bytepair_encode_to_array_cpu_per_wall"] = cpu[times.index(min(times))] / min(times)
+    out["array_same_ids"] = array_ids.tolist() == [i for ids in batch for i in ids]
     warm = fresh()
     warm.encode_batch(lines, threads=threads)
     out["bytepair_encode_batch_warm"] = mb / best(lambda: warm.encode_batch(lines, threads=threads), rounds)
@@ -171,6 +181,8 @@ def goals(cases: dict) -> dict:
         "first_encode_vs_tiktoken": (one["bytepair_encode_first"] / one["tiktoken_encode_ordinary"], 2.0),
         "decode_vs_tiktoken": (one["bytepair_decode_bytes"] / one["tiktoken_decode_bytes"], 1.0),
         "batch_2_threads_vs_1": (two["bytepair_encode_batch_first"] / one["bytepair_encode_batch_first"], 1.4),
+        "to_array_2_threads_vs_1": (
+            two["bytepair_encode_to_array_first"] / one["bytepair_encode_to_array_first"], 1.4),
     }
     out = {name: {"ratio": round(r, 3), "goal": f">= {g}", "met": r >= g} for name, (r, g) in checks.items()}
     out["long_piece_10x_time"] = {"ratio": round(piece, 3), "goal": "<= 20", "met": piece <= 20}
