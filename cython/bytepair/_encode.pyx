@@ -412,7 +412,8 @@ cdef class Encoder:
     """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
 
     Built from the left and right token of every rule in rank order, in
-    O(rules) time and memory (about 70 bytes per rule; see the module notes
+    O(rules) time and memory (about 100-150 bytes per rule: pair table, halves, lengths,
+    flat offsets and one shared int object per ID; see the module notes
     on token bytes). Methods that take a :class:`PieceCache` also accept
     ``None`` (no cache).
     """
