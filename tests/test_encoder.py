@@ -340,3 +340,18 @@ def test_encode_to_array_bad_input(tokenizers):
         tok.encode_to_array([b"a"])
     with pytest.raises(ValueError, match="special token"):
         tok.encode_to_array(["a<pad>"])
+
+
+def test_encode_batch_leaves_the_garbage_collector_as_it_was(tokenizers):
+    import gc
+
+    tok = tokenizers["gpt2"]
+    assert gc.isenabled()
+    tok.encode_batch(["a b c"] * 100, threads=1)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        tok.encode_batch(["a b c"] * 100, threads=1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

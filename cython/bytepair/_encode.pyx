@@ -48,6 +48,8 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     object PyUnicode_AsUTF8String(object text)
+    int PyGC_Disable()
+    int PyGC_Enable()
     PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
     void PyList_SET_ITEM(object items, Py_ssize_t index, PyObject* item)
     object PyList_New(Py_ssize_t size)
@@ -775,13 +777,20 @@ cdef class Encoder:
             for i in range(k):
                 self.encode_into(starts[i], sizes[i], pattern, state, &ids)
                 ends[i] = ids.size()
-        out = PyList_New(k)
-        start = 0
-        for i in range(k):
-            item = self.to_list_range(&ids, start, ends[i])
-            Py_INCREF(<PyObject*>item)
-            PyList_SET_ITEM(out, i, <PyObject*>item)
-            start = ends[i]
+        # Many new lists would set off the cyclic garbage collector again and
+        # again (a third of the time on short texts); lists of ints hold no cycles.
+        collecting = PyGC_Disable()
+        try:
+            out = PyList_New(k)
+            start = 0
+            for i in range(k):
+                item = self.to_list_range(&ids, start, ends[i])
+                Py_INCREF(<PyObject*>item)
+                PyList_SET_ITEM(out, i, <PyObject*>item)
+                start = ends[i]
+        finally:
+            if collecting:
+                PyGC_Enable()
         return out
 
     def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
