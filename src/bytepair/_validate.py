@@ -10,6 +10,15 @@ MAX_BYTE_MERGES = 2**32 - 1 - 255
 MAX_COUNT = 2**63 - 1
 
 
+def is_text(value: str) -> bool:
+    """Whether ``value`` is encodable as UTF-8 (holds no lone surrogate). O(len(value))."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_int(value, name: str, *, minimum: int = 0, maximum: int | None = None) -> int:
     """Return ``value`` as an int, or raise naming ``name``. Bools are rejected."""
     if isinstance(value, bool):
@@ -73,6 +82,8 @@ def check_end_of_word(end_of_word) -> str | None:
         raise TypeError(f"end_of_word must be a str or None, got {type(end_of_word).__name__}")
     if not end_of_word:
         raise ValueError("end_of_word must be a non-empty str")
+    if not is_text(end_of_word):
+        raise ValueError(f"end_of_word must be text, got {end_of_word!r} (a lone surrogate)")
     return end_of_word
 
 
@@ -99,6 +110,8 @@ def check_special_tokens(special_tokens) -> list[str]:
     for index, token in enumerate(tokens):
         if not isinstance(token, str) or not token:
             raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
+        if not is_text(token):
+            raise ValueError(f"special_tokens[{index}] must be text, got {token!r} (a lone surrogate)")
     if len(set(tokens)) != len(tokens):
         raise ValueError("special_tokens must not repeat a token")
     return tokens

@@ -1,6 +1,6 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
-Commands: ``train``, ``export``, ``encode``, ``decode``, ``inspect``,
+Commands: ``train``, ``count``, ``export``, ``encode``, ``decode``, ``inspect``,
 ``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
 This module only parses the command line and prints: every rule about the
 input is the library's, and its messages are reworded here with the option
@@ -10,16 +10,21 @@ Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
 with one line ``bytepair: error: ...`` on stderr and exit code 2, as do
 usage errors. No partial output is left behind: output directories are
-checked before any work starts, models are written through a temporary file
-and a rename, and a failed export's new file is removed.
+checked (with a probe write) before any work starts, models are written
+through a temporary file and a rename, and a failed export's new file is
+removed. SIGTERM is handled as Ctrl-C is (the clean-up runs, workers end),
+with exit code 143 instead of 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from typing import Sequence
 
@@ -28,6 +33,7 @@ from tqdm import tqdm
 from . import __version__
 from ._validate import check_special_tokens, merges_for_vocab_size, plural
 from .atomic import check_target
+from .cluster import connect
 from .corpus import Files
 from .demo import run_demo as demo
 from .export import to_tiktoken, to_tokenizers_json
@@ -38,6 +44,8 @@ from .tokenfile import (check_dtype, encode_bytes_to_array, read_token_file, res
                         write_token_file)
 from .tokenizer import Tokenizer
 from .trace import trace_lines
+from .piece_counts import PieceCounts
+from .trainers import count as count_corpus
 from .trainers import train
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
@@ -45,6 +53,8 @@ PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
   bytepair train data.jsonl --merges 1000 --pretokenize none -o bytes.json
+  bytepair count shards/*.parquet --text-column text -o shards.counts
+  bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
   bytepair encode tok.json 'Hello world'
   bytepair decode tok.json 15496 995
   bytepair inspect tok.json --sample held-out.txt
@@ -59,6 +69,7 @@ OPTION_NAMES = {
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
     "threads": "--threads",
+    "text_column": "--text-column",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
 
@@ -77,6 +88,24 @@ def in_option_names(message: str) -> str:
     return (message.replace("pretokenize=None", "--pretokenize none")
             .replace("pass allowed_special", "pass --allow-special")
             .replace("disallowed_special=()", "--ordinary"))
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread as SIGINT raises KeyboardInterrupt, so that the same
+    clean-up runs: the temporary output file is removed and worker processes are ended."""
+
+
+def _terminate(signum, frame) -> None:
+    if os.getpid() != _terminate.owner:
+        # A worker forked before it installed its own handler: just end.
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not cut the clean-up
+    raise Terminated
+
+
+_terminate.owner = os.getpid()
 
 
 class CommandLineError(Exception):
@@ -126,9 +155,9 @@ def _one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def _load_tokenizer(path: str):
+def _load_tokenizer(path: str, trust_pattern: bool):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    model = load(path)
+    model = load(path, trust_pattern=trust_pattern)
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if not isinstance(model, Tokenizer):
@@ -178,11 +207,14 @@ def _pattern_name(source: str | None) -> str:
 
 def run_train(args) -> None:
     output = check_target(args.output, "-o")
-    init = _load_tokenizer(args.init) if args.init is not None else None
+    tables = _load_counts(args) if args.counts else None
+    init = _load_tokenizer(args.init, args.trust_pattern) if args.init is not None else None
     # A warm start continues the init model: its pattern and special tokens
     # are the defaults, so that the result equals a fit from scratch.
     if args.pretokenize is not None:
         pretokenize = args.pretokenize
+    elif tables is not None:
+        pretokenize = tables[0].pattern
     else:
         pretokenize = init.pattern if init is not None else "gpt2"
     if args.special is not None:
@@ -194,19 +226,21 @@ def run_train(args) -> None:
         requested = merges_for_vocab_size(args.vocab_size, len(special))
     else:
         requested = args.merges
-    corpus = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field)
+    corpus = tables if tables is not None else _corpus(args)
     start = time.perf_counter()
-    tokenizer = train(
-        corpus,
-        vocab_size=args.vocab_size,
-        merges=args.merges,
-        pretokenize=pretokenize,
-        special_tokens=special,
-        min_frequency=args.min_frequency,
-        workers=args.workers,
-        progress=not args.quiet and sys.stderr.isatty(),
-        init=init,
-    )
+    with _cluster(args.scheduler) as client:
+        tokenizer = train(
+            corpus,
+            vocab_size=args.vocab_size,
+            merges=args.merges,
+            pretokenize=pretokenize,
+            special_tokens=special,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=not args.quiet and sys.stderr.isatty(),
+            init=init,
+            client=client,
+        )
     tokenizer.save(output)
     if args.quiet:
         return
@@ -225,11 +259,69 @@ def run_train(args) -> None:
         )
 
 
+def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
+    # FILEs and --counts exclude each other; argparse's groups cannot hold a
+    # positional when options and positionals are intermixed.
+    if not args.files and not args.counts:
+        parser.error("the following arguments are required: FILE (or --counts COUNTS)")
+    if args.files and args.counts:
+        parser.error("argument --counts: not allowed with FILE")
+
+
+def _corpus(args) -> Files:
+    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options)."""
+    return Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                 text_column=args.text_column)
+
+
+def _load_counts(args) -> list[PieceCounts]:
+    """The ``--counts`` tables; they replace FILEs and the options that read them."""
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler"):
+        if getattr(args, option):
+            raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
+                             "(the counts are already made)")
+    tables = [PieceCounts.load(path) for path in args.counts]
+    sum(tables)  # mixed patterns fail here, naming both, before any work
+    return tables
+
+
+@contextlib.contextmanager
+def _cluster(address: str | None):
+    """A Dask client for ``--scheduler`` (None without), closed afterwards."""
+    if address is None:
+        yield None
+        return
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+# -- count ------------------------------------------------------------------
+
+def run_count(args) -> None:
+    output = check_target(args.output, "-o")
+    corpus = _corpus(args)
+    start = time.perf_counter()
+    with _cluster(args.scheduler) as client:
+        table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
+                             client=client, progress=not args.quiet and sys.stderr.isatty())
+    table.save(output)
+    if not args.quiet:
+        print(
+            f"bytepair: wrote {str(output)!r}: {plural(len(table), 'distinct piece')}, "
+            f"{table.total():,} in all, pattern {_pattern_name(table.pattern)} "
+            f"({time.perf_counter() - start:.1f} s)",
+            file=sys.stderr,
+        )
+
+
 # -- export -----------------------------------------------------------------
 
 def run_export(args) -> None:
     output = check_target(args.output, "-o")
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -262,7 +354,7 @@ def run_encode(args) -> None:
         raise ValueError("--per-line: needs --dtype (the binary output)")
     if len(args.inputs) > 1:
         raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     text_argument = args.inputs[0] if args.inputs else None
     data = _read_stdin() if text_argument is None else _argument_bytes(text_argument)
     where = "stdin" if text_argument is None else "TEXT"
@@ -295,13 +387,14 @@ def run_encode_files(args) -> None:
     if args.output is None:
         raise ValueError("--dtype: needs -o/--output, the array file to write")
     output = check_target(args.output, "-o")
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
     if args.inputs:
-        corpus = Files(*args.inputs, per_line=args.per_line, jsonl_field=args.jsonl_field)
-    elif args.jsonl_field is not None:
-        raise ValueError("--jsonl-field: needs FILEs (stdin is read as text)")
+        corpus = Files(*args.inputs, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                       text_column=args.text_column)
+    elif args.jsonl_field is not None or args.text_column is not None:
+        raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
     text = tokenizer.pattern is not None or args.allow_special or (
         not args.ordinary and bool(tokenizer.special_tokens))
     if args.inputs:
@@ -361,7 +454,7 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     if args.dtype is not None:
         if len(args.ids) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")
@@ -400,7 +493,7 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 
 
 def run_inspect(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     # The sample first: bad input fails before anything is printed.
     sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
     merges = tokenizer.merges
@@ -468,7 +561,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    tokenizer = _load_tokenizer(args.model)
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
     out = ["id\tbytes\ttext\n"]
     for token_id in range(tokenizer.vocab_size):
         data = tokenizer.id_to_token(token_id)
@@ -496,9 +589,24 @@ def run_demo(args) -> None:
 
 # -- parser and entry point -------------------------------------------------
 
+def _corpus_options(command: argparse.ArgumentParser) -> None:
+    """Options that ``train`` and ``count`` share for Parquet input and clusters."""
+    command.add_argument("--text-column", metavar="NAME",
+                         help="string column of Parquet files holding the documents (default: text)")
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help="count on the Dask cluster whose scheduler is at ADDRESS "
+                         "(tcp://host:8786); workers must be able to read the FILEs")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``bytepair`` argument parser."""
     return _build()[0]
+
+
+def _add_trust_pattern(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--trust-pattern", action="store_true",
+                         help="accept a custom regex pattern in a model file (it could run for "
+                         "exponential time on some text; named patterns need no trust)")
 
 
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
@@ -516,7 +624,11 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "recursively), globs, JSON Lines (.jsonl/.ndjson) and their .gz versions; save it to -o. "
         "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given.",
     )
-    train.add_argument("files", nargs="+", metavar="FILE", help="corpus files, directories or globs")
+    train.add_argument("files", nargs="*", metavar="FILE",
+                       help="corpus files, directories, globs or fsspec URLs (or use --counts)")
+    train.add_argument("--counts", nargs="+", metavar="COUNTS",
+                       help="train from piece-count tables written by 'bytepair count' (added up) "
+                       "instead of FILEs")
     size = train.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=_integer, metavar="N",
                       help="256 bytes + merges + special tokens (at least 256 + the special tokens)")
@@ -538,9 +650,33 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                        help="text field of JSON Lines records (default: text)")
     train.add_argument("--per-line", action="store_true",
                        help="each line of a text file is a document (default: each file)")
+    _corpus_options(train)
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
     train.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
-    train.set_defaults(run=run_train)
+    _add_trust_pattern(train)
+    train.set_defaults(run=run_train, check_usage=_check_train_usage)
+
+    counter = commands.add_parser(
+        "count", help="count the pieces of files into a table to train from later",
+        description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "
+        "Parquet files (.parquet: one document per row of --text-column) or fsspec URLs, and save "
+        "the table to -o. Tables of shards add up: 'bytepair train --counts A B ...' trains on "
+        "all of them and gives the model of training on all the shards at once.",
+    )
+    counter.add_argument("files", nargs="+", metavar="FILE",
+                         help="corpus files, directories, globs or fsspec URLs")
+    counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
+                         help="split pattern (default: gpt2); none: each document is one piece")
+    counter.add_argument("--per-line", action="store_true",
+                         help="each line of a text file is a document (default: each file)")
+    counter.add_argument("--jsonl-field", metavar="NAME",
+                         help="text field of JSON Lines records (default: text)")
+    counter.add_argument("--workers", type=_integer, default=None, metavar="N",
+                         help="processes counting pieces (default: all cores); the table is the same")
+    _corpus_options(counter)
+    counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
+    counter.set_defaults(run=run_count)
 
     export = commands.add_parser(
         "export", help="export a model for Hugging Face tokenizers or tiktoken",
@@ -550,6 +686,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
     export.add_argument("-o", "--output", required=True, metavar="PATH")
     export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
+    _add_trust_pattern(export)
     export.set_defaults(run=run_export)
 
     encode = commands.add_parser(
@@ -578,9 +715,12 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                         help="each line is a document (default: each file)")
     source.add_argument("--jsonl-field", metavar="NAME",
                         help="text field of JSON Lines records (default: text)")
+    source.add_argument("--text-column", metavar="NAME",
+                        help="string column of Parquet files (default: text)")
     encode.add_argument("--threads", type=_integer, default=None, metavar="N",
                         help="encoding threads (default: one per core); the IDs are the same")
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    _add_trust_pattern(encode)
     encode.set_defaults(run=run_encode)
 
     decode = commands.add_parser(
@@ -594,6 +734,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
                         help="token IDs (default: read from stdin); with --dtype: one array file")
     decode.add_argument("--dtype", choices=["uint16", "uint32"], help="FILE is an array of this type")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    _add_trust_pattern(decode)
     decode.set_defaults(run=run_decode)
 
     inspect = commands.add_parser(
@@ -604,6 +745,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     inspect.add_argument("model", metavar="MODEL")
     inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
     inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
+    _add_trust_pattern(inspect)
     inspect.set_defaults(run=run_inspect)
 
     vocab = commands.add_parser(
@@ -613,6 +755,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
     )
     vocab.add_argument("model", metavar="MODEL")
+    _add_trust_pattern(vocab)
     vocab.set_defaults(run=run_vocab)
 
     trace = commands.add_parser(
@@ -647,6 +790,8 @@ def main(argv: list[str] | None = None) -> int:
             # Intermixed: options may sit between FILEs, DOCs and IDS.
             args = commands[argv[0]].parse_intermixed_args(argv[1:])
             args.command = argv[0]
+            if getattr(args, "check_usage", None) is not None:
+                args.check_usage(args, commands[argv[0]])
         else:
             args = parser.parse_args(argv)
     except CommandLineError as exc:
@@ -654,12 +799,19 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except SystemExit as exc:  # --help and --version
         return _exit_code(exc.code)
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    if in_main_thread:
+        _terminate.owner = os.getpid()
+        previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         args.run(args)
         sys.stdout.flush()
     except KeyboardInterrupt:
         print("bytepair: interrupted", file=sys.stderr)
         return 130
+    except Terminated:
+        print("bytepair: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's
         # final flush from failing on the closed pipe.
@@ -668,7 +820,10 @@ def main(argv: list[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         return 1
-    except (OSError, ValueError, TypeError) as exc:
+    except (OSError, ValueError, TypeError, ImportError) as exc:
         print(f"bytepair: error: {in_option_names(_one_line(exc))}", file=sys.stderr)
         return 2
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
     return 0

@@ -16,15 +16,16 @@ two and sum the tables itself):
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import fastsplit
-from .corpus import Files, read_file
+from .corpus import Files, file_of, read_file
 from .pretokenize import PATTERNS, splitter
 
 #: Documents are sent to counting workers in batches of about this many characters.
@@ -70,27 +71,50 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
 
 
 def count_part(path: str | os.PathLike, start: int, end: int | None, source: str | None, *,
-               per_line: bool = False, jsonl_field: str = "text") -> Counter:
+               per_line: bool = False, jsonl_field: str = "text",
+               text_column: str = "text") -> Counter:
     """Piece counts of the documents in bytes ``[start, end)`` of one file (``end=None``: to the end).
 
     The range comes from :meth:`bytepair.Files.parts`, which cuts only at line
-    ends. O(range size).
+    ends; for a Parquet file it is a range of row groups. ``path`` may be an
+    fsspec URL. O(range size).
     """
-    documents = read_file(Path(path), text=source is not None, per_line=per_line,
-                          jsonl_field=jsonl_field, start=start, end=end)
+    documents = read_file(file_of(path), text=source is not None, per_line=per_line,
+                          jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
     return count_documents(documents, source)
 
 
-def _ignore_interrupt() -> None:
-    # Ctrl-C reaches the whole process group; only the parent should react
-    # (it stops the pool), or every worker prints its own traceback.
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _start_worker(parent: int) -> None:
+    """Pool initializer: signals as a worker needs them, and death with the parent.
+
+    Only the parent reacts to Ctrl-C and SIGTERM: it stops the pool, whose
+    ``terminate`` sends each worker SIGTERM, which ends it at once (whatever
+    handler the parent had). On Linux the kernel sends SIGKILL to the worker when the
+    parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
+    until its current task is done (``docs/design.md``).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Out of the parent's process group: a signal sent to the group (``timeout``,
+    # ``kill -TERM -PGID``) must not kill an idle worker that holds the task
+    # queue's lock, or the parent's pool shutdown waits for that lock for ever.
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the line above took effect
 
 
 def _pool(workers: int, source: str | None):
     if _compiled_gpt2(source):
         fastsplit.split_gpt2("")  # build its table once, before workers fork
-    return multiprocessing.get_context("fork").Pool(workers, initializer=_ignore_interrupt)
+    return multiprocessing.get_context("fork").Pool(
+        workers, initializer=_start_worker, initargs=(os.getpid(),))
 
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:
@@ -142,9 +166,9 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
 
 
 def _count_file_part(job: tuple) -> Partial:
-    path, start, end, source, per_line, jsonl_field = job
-    counts = count_part(path, start, end, source, per_line=per_line, jsonl_field=jsonl_field)
-    size = (end if end is not None else path.stat().st_size) - start
+    path, start, end, source, per_line, jsonl_field, text_column, size = job
+    counts = count_part(path, start, end, source, per_line=per_line, jsonl_field=jsonl_field,
+                        text_column=text_column)
     return Partial(counts, size, os.getpid())
 
 
@@ -159,7 +183,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     process. O(total bytes) work, spread over ``workers``.
     """
     part = max(part_bytes, files.total_bytes() // (4 * workers) + 1)
-    jobs = [(path, start, end, source, files.per_line, files.jsonl_field)
+    jobs = [(path, start, end, source, files.per_line, files.jsonl_field, files.text_column,
+             files.part_size(path, start, end))
             for path, start, end in files.parts(part)]
     total: Counter = Counter()
     with _pool(workers, source) as pool:

@@ -84,7 +84,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
                 f"{name}: compile flags are not kept in the model; write them inside the "
                 f"pattern instead, e.g. (?i) for IGNORECASE"
             )
-        return _check_custom(source, name)
+        return check_custom_pattern(source, name)
     if not isinstance(pretokenize, str):
         raise TypeError(
             f"{name} must be a pattern name, a compiled regex or a regex str, "
@@ -100,10 +100,11 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
             f"{name}: unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; a custom "
             f"regex is a regex.compile(...) pattern or a str with regex characters)"
         )
-    return _check_custom(pretokenize, name)
+    return check_custom_pattern(pretokenize, name)
 
 
-def _check_custom(source: str, name: str) -> str:
+def check_custom_pattern(source: str, name: str) -> str:
+    """``source`` if it compiles and matches no empty string on short probe texts, else ValueError."""
     compiled = compile_pattern(source, name)
     for probe in _PROBES:
         for match in compiled.finditer(probe):

@@ -6,20 +6,20 @@ documents one after the other, optionally with one ID appended after each
 document (an end-of-text token). Nothing else is in the file: the reader
 must know the dtype.
 
-The file is written whole or not at all: into a temporary file in the
-target's directory, renamed over the target once complete, removed on any
-error or interruption.
+The file is written whole or not at all (:func:`bytepair.atomic.open_atomically`):
+into a temporary file in the target's directory, renamed over the target
+once complete; an error or interruption leaves no file.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from array import array
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable, Iterator
+
+from .atomic import open_atomically
 
 #: dtype name -> (array typecode, bytes per ID).
 DTYPES = {"uint16": ("H", 2), "uint32": ("I", 4)}
@@ -57,28 +57,6 @@ def resolve_append(tokenizer, token: str | None, name: str = "append") -> int | 
         "nor a token ID")
 
 
-@contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator:
-    """A binary file handle whose content replaces ``path`` only if the block completes."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        umask = os.umask(0)  # mkstemp makes the file private; give it the usual mode
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-
-
 def _batches(documents: Iterable, limit: int = BATCH_CHARS) -> Iterator[list]:
     batch, size = [], 0
     for doc in documents:
@@ -102,7 +80,7 @@ def write_token_file(path: str | os.PathLike, documents: Iterable, encode_array,
     4 MB of text and its IDs at a time.
     """
     documents_seen = tokens = size = 0
-    with atomic_output(path) as handle:
+    with open_atomically(path) as handle:
         for batch in _batches(documents):
             ids = encode_array(batch)
             if sys.byteorder == "big":

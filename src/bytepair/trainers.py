@@ -3,7 +3,9 @@
 :func:`train_bytes` and :func:`train_words` fit rules on documents or word
 counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
 or a document stream (pre-tokenize, count in worker processes with
-:mod:`bytepair.counting`, :func:`learn`, add special tokens).
+:mod:`bytepair.counting` or on a Dask cluster with :mod:`bytepair.cluster`,
+:func:`learn`, add special tokens), or from piece-count tables that
+:func:`count` made.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import sys
 from array import array
 from collections import Counter
+from itertools import repeat
 from typing import Iterable, Mapping, Sequence
 
 from tqdm import tqdm
@@ -28,10 +31,12 @@ from ._validate import (
     check_word_counts,
     merges_for_vocab_size,
 )
+from .cluster import count_on_cluster
 from .corpus import Files, as_files, iter_documents
 from .counting import count_files, count_pieces
 from .io import load
 from .model import BYTE_TOKENS, ByteModel, WordModel, encode_word
+from .piece_counts import PieceCounts, describe_pattern
 from .pretokenize import check_matches_something, resolve_pattern, splitter
 from .rules import Merge
 from .tokenizer import Tokenizer
@@ -81,17 +86,20 @@ def train_bytes(
             f"documents must be an iterable of bytes or str, got {type(documents).__name__}"
         ) from None
     docs = [as_document(doc, i) for i, doc in enumerate(documents)]
+    # Pieces in document order, and how many each document has: an empty
+    # document costs a pointer and a count, not lists of its own.
     if source is None:
-        pieces_of = [[doc] for doc in docs]
+        pieces, pieces_per_doc = docs, None
     else:
         split = splitter(source)
-        pieces_of = [
-            [piece.encode("utf-8") for piece in split(_utf8(doc, i))]
-            for i, doc in enumerate(docs)
-        ]
-    pieces = [piece for doc_pieces in pieces_of for piece in doc_pieces]
+        pieces, pieces_per_doc = [], array("Q")
+        for i, doc in enumerate(docs):
+            doc_pieces = split(_utf8(doc, i)) if doc else ()
+            pieces.extend(piece.encode("utf-8") for piece in doc_pieces)
+            pieces_per_doc.append(len(doc_pieces))
+        del docs
     check_matches_something(source, pieces)
-    _check_total(pieces, [1] * len(pieces), "documents")
+    _check_total(pieces, repeat(1), "documents")
     if engine == "naive":
         rules, piece_sequences = naive.fit(pieces, [1] * len(pieces), merges, _byte_token)
     else:
@@ -102,13 +110,13 @@ def train_bytes(
         rules, unique_sequences = incremental.fit(unique, weights, merges, _byte_token)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
-    if source is None:
+    if pieces_per_doc is None:
         # One piece per document; copies, as duplicate documents share a list.
         return ByteModel(rules, [list(seq) for seq in piece_sequences], pattern=source)
     # Regroup the pieces' sequences by document.
     sequences, start = [], 0
-    for doc_pieces in pieces_of:
-        end = start + len(doc_pieces)
+    for count in pieces_per_doc:
+        end = start + count
         sequences.append([t for seq in piece_sequences[start:end] for t in seq])
         start = end
     return ByteModel(rules, sequences, pattern=source)
@@ -212,6 +220,74 @@ def _progress(progress: bool | None, **options):
     return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
 
 
+def count(
+    corpus,
+    *,
+    pretokenize: str | None = "gpt2",
+    per_line: bool = False,
+    jsonl_field: str | None = None,
+    text_column: str | None = None,
+    workers: int | None = None,
+    client=None,
+    progress: bool | None = None,
+) -> PieceCounts:
+    """The piece counts of ``corpus``: what training learns from, as a table to keep or merge.
+
+    ``corpus`` is a path, glob, fsspec URL or :class:`bytepair.Files`, or an
+    iterable of ``str``/``bytes`` documents. ``pretokenize`` cuts documents
+    into pieces (see :func:`train`); ``per_line``, ``jsonl_field`` and
+    ``text_column`` say how files hold documents. ``workers`` processes
+    count (default: all cores). With ``client`` (a ``distributed.Client``)
+    the files are counted by the cluster's workers instead, one task per
+    part (see :mod:`bytepair.cluster`); the table is the same either way.
+    Tables of shards add up to the table of all shards: ``sum(tables)``.
+    O(corpus size) work; memory O(distinct pieces).
+
+    >>> count(["low low lower"]).most_common(2)
+    [(b' low', 1), (b' lower', 1)]
+    """
+    source = resolve_pattern(pretokenize)
+    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if client is not None and not isinstance(corpus, Files):
+        raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
+                        f"not {type(corpus).__name__}")
+    bar = None
+    try:
+        if client is not None:
+            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                            total=corpus.total_bytes())
+            table = count_on_cluster(client, corpus, source, progress_bar=bar)
+        else:
+            # Without a pre-tokenizer counting is a dictionary update per document:
+            # cheaper in this process than shipping the counts back from workers.
+            if isinstance(corpus, Files) and workers > 1 and source is not None:
+                bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                                total=corpus.total_bytes())
+                counts = count_files(corpus, source, workers=workers, progress_bar=bar)
+            else:
+                bar = _progress(progress, desc="reading", unit="B" if source is None else "char",
+                                unit_scale=True)
+                documents = iter_documents(corpus, text=source is not None)
+                counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
+            table = PieceCounts._from_dict(dict(counts), source)
+        if bar is not None:
+            bar.set_postfix(distinct_pieces=len(table))
+    finally:
+        if bar is not None:
+            bar.close()
+    return table
+
+
+def _as_tables(corpus) -> list[PieceCounts] | None:
+    """The tables when ``corpus`` is a :class:`PieceCounts` or a list of them, else None."""
+    if isinstance(corpus, PieceCounts):
+        return [corpus]
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, PieceCounts) for c in corpus):
+        return list(corpus)
+    return None
+
+
 def train(
     corpus,
     *,
@@ -225,18 +301,24 @@ def train(
     init: Tokenizer | ByteModel | str | os.PathLike | None = None,
     per_line: bool = False,
     jsonl_field: str | None = None,
+    text_column: str | None = None,
+    client=None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
     ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
-    ``str``/``bytes`` documents, read as a stream. Give exactly one of
+    ``str``/``bytes`` documents, read as a stream; or piece counts already
+    made (a :class:`bytepair.PieceCounts` or a list of them, added up), whose
+    pattern ``pretokenize`` must name. Give exactly one of
     ``vocab_size`` (256 bytes + learned tokens + special tokens) or
     ``merges`` (the total number of rules). Training stops early when the
     best pair is seen fewer than ``min_frequency`` times. ``init`` continues
     from an existing model: its rules are kept and training resumes. When
     ``init`` was itself trained on this corpus with the same pattern, the
     result equals training from scratch to the larger size.
-    ``workers`` processes count the pieces (default: all cores).
+    ``workers`` processes count the pieces (default: all cores), or the
+    workers of a Dask cluster with ``client`` (see :func:`count`); the merge
+    loop runs here either way.
     """
     source = resolve_pattern(pretokenize)
     special = check_special_tokens(special_tokens)
@@ -246,32 +328,24 @@ def train(
     if vocab_size is not None:
         merges = merges_for_vocab_size(vocab_size, len(special))
     merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
-    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    if workers is not None:
+        check_int(workers, "workers", minimum=1)
     start_model = _initial_model(init, source)
     if len(start_model.merges) > merges:
         raise ValueError(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
-
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field)
-    bar = None
-    try:
-        # Without a pre-tokenizer counting is a dictionary update per document:
-        # cheaper in this process than shipping the counts back from workers.
-        if isinstance(corpus, Files) and workers > 1 and source is not None:
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            counts = count_files(corpus, source, workers=workers, progress_bar=bar)
-        else:
-            bar = _progress(progress, desc="reading", unit="B" if source is None else "char",
-                            unit_scale=True)
-            documents = iter_documents(corpus, text=source is not None)
-            counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
-        if bar is not None:
-            bar.set_postfix(distinct_pieces=len(counts))
-    finally:
-        if bar is not None:
-            bar.close()
+    tables = _as_tables(corpus)
+    if tables is not None:
+        counts = tables[0] if len(tables) == 1 else sum(tables)
+        if counts.pattern != source:
+            raise ValueError(
+                f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
+                f"not {describe_pattern(source)}"
+            )
+    else:
+        counts = count(corpus, pretokenize=pretokenize, per_line=per_line, jsonl_field=jsonl_field,
+                       text_column=text_column, workers=workers, client=client, progress=progress)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)

@@ -1,0 +1,111 @@
+"""Parquet input: one document per row of a string column, one row group at a time."""
+
+import sys
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import bytepair
+from bytepair.corpus import Files, iter_documents, read_file
+from helpers import KJV
+
+
+@pytest.fixture(scope="module")
+def verses(tmp_path_factory):
+    """KJV verses (with some multi-byte text) as lines of a text file."""
+    lines = KJV.read_text().splitlines()[:600]
+    lines += ["naïve café 東京 — ünïcödé", "", "aaaa aaaa"]
+    return lines
+
+
+def write_parquet(path, columns, row_group_size=None):
+    pq.write_table(pa.table(columns), path, row_group_size=row_group_size)
+    return path
+
+
+def test_rows_equal_the_same_rows_as_text_lines(tmp_path, verses):
+    text = tmp_path / "verses.txt"
+    text.write_text("\n".join(verses) + "\n")
+    parquet = write_parquet(tmp_path / "verses.parquet", {"text": verses}, row_group_size=97)
+    assert list(Files(parquet).documents(text=True)) == verses
+    assert list(Files(parquet).documents(text=False)) == [v.encode() for v in verses]
+    for pretokenize in ("gpt2", None):
+        from_text = bytepair.train(Files(text, per_line=True), merges=60,
+                                   pretokenize=pretokenize, workers=1, progress=False)
+        from_parquet = bytepair.train(parquet, merges=60, pretokenize=pretokenize,
+                                      workers=1, progress=False)
+        assert from_parquet == from_text
+
+
+def test_row_groups_are_the_parts(tmp_path, verses):
+    parquet = write_parquet(tmp_path / "v.parquet", {"text": verses}, row_group_size=100)
+    files = Files(parquet)
+    parts = files.parts(1 << 20)
+    assert parts == [(parquet, g, g + 1) for g in range(pq.ParquetFile(parquet).num_row_groups)]
+    assert len(parts) == -(-len(verses) // 100)
+    # Each part reads its own rows; together they are the file, in order.
+    read = [doc for path, start, end in parts for doc in read_file(path, text=True, start=start, end=end)]
+    assert read == verses
+    assert list(read_file(parquet, text=True, start=2, end=3)) == verses[200:300]
+
+
+def test_column_choice(tmp_path, verses):
+    upper = [v.upper() for v in verses]
+    parquet = write_parquet(tmp_path / "two.parquet",
+                            {"id": list(range(len(verses))), "text": verses, "body": upper})
+    assert list(Files(parquet).documents(text=True)) == verses
+    assert list(Files(parquet, text_column="body").documents(text=True)) == upper
+    assert list(iter_documents(str(parquet), text=True, text_column="body")) == upper
+    assert (bytepair.train(parquet, merges=20, progress=False, workers=1)
+            != bytepair.train(Files(parquet, text_column="body"), merges=20, progress=False, workers=1))
+
+
+def test_large_string_column(tmp_path):
+    values = pa.array(["one two", "three"], type=pa.large_string())
+    parquet = write_parquet(tmp_path / "large.parquet", {"text": values})
+    assert list(Files(parquet).documents(text=False)) == [b"one two", b"three"]
+
+
+def test_unknown_column_lists_the_columns(tmp_path):
+    parquet = write_parquet(tmp_path / "c.parquet", {"content": ["a"], "url": ["u"]})
+    with pytest.raises(ValueError, match=r"c\.parquet: no column 'text'; the columns are 'content', 'url'"):
+        Files(parquet)
+
+
+def test_null_row_names_file_column_and_row(tmp_path):
+    parquet = write_parquet(tmp_path / "n.parquet", {"text": ["a", "b", "c", None, "e"]},
+                            row_group_size=2)
+    files = Files(parquet)
+    with pytest.raises(ValueError, match=r"n\.parquet: row 3: column 'text' is null"):
+        list(files.documents(text=True))
+
+
+def test_non_string_column_is_refused(tmp_path):
+    parquet = write_parquet(tmp_path / "i.parquet", {"text": [1, 2, 3]})
+    with pytest.raises(ValueError, match=r"i\.parquet: column 'text' holds int64, not strings"):
+        Files(parquet)
+    binary = write_parquet(tmp_path / "b.parquet", {"text": pa.array([b"x"], type=pa.binary())})
+    with pytest.raises(ValueError, match="holds binary, not strings"):
+        Files(binary)
+
+
+@pytest.mark.parametrize("content", [b"", b"just some text\n", b"PAR1" + b"\0" * 20])
+def test_a_non_parquet_file_named_parquet_is_refused(tmp_path, content):
+    fake = tmp_path / "fake.parquet"
+    fake.write_bytes(content)
+    with pytest.raises(ValueError, match=r"fake\.parquet: not a Parquet file"):
+        Files(fake)
+
+
+def test_missing_pyarrow_says_how_to_install(tmp_path, monkeypatch):
+    parquet = write_parquet(tmp_path / "x.parquet", {"text": ["a"]})
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    with pytest.raises(ImportError, match=r"pip install 'bytepair\[parquet\]'"):
+        Files(parquet)
+
+
+def test_empty_parquet_file_has_no_documents(tmp_path):
+    parquet = write_parquet(tmp_path / "e.parquet", {"text": pa.array([], type=pa.string())})
+    assert list(Files(parquet).documents(text=True)) == []
