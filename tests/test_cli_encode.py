@@ -15,6 +15,7 @@ import pytest
 
 import bytepair
 from bytepair.cli import main
+from bytepair.pretokenize import PATTERNS
 
 END = "<|endoftext|>"
 
@@ -137,7 +138,7 @@ def test_vocabulary_too_large_for_uint16(capsys, tmp_path, corpus):
     rows = [[97, 97, 1, 1]] + [[255 + k, 97, 1, 1] for k in range(1, 65_300)]
     path = tmp_path / "big.json"
     path.write_text(json.dumps({"format": "bytepair-model", "version": 1, "kind": "bytes",
-                                "pattern": "gpt2", "merges": rows}))
+                                "pattern": PATTERNS["gpt2"], "merges": rows}))
     out = tmp_path / "out.bin"
     assert_bad_input(capsys, tmp_path, ["encode", path, corpus, "--dtype", "uint16", "-o", out],
                      "uint16", "65556", "uint32")
@@ -173,3 +174,29 @@ def test_a_bad_document_leaves_no_file(capsys, tmp_path, model, corpus):
     out = tmp_path / "out.bin"
     assert_bad_input(capsys, tmp_path, ["encode", model, corpus, bad, "--per-line", "--dtype",
                                         "uint16", "-o", out], "bad.txt", "UTF-8")
+
+
+def test_parquet_column_documents(capsys, tmp_path, model, lines):
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet
+
+    path = tmp_path / "docs.parquet"
+    parquet.write_table(pyarrow.table({"body": lines[:300], "n": list(range(300))}), path,
+                        row_group_size=100)
+    out = tmp_path / "out.bin"
+    code, _, err = run(capsys, "encode", model, path, "--text-column", "body", "--dtype", "uint16",
+                       "--append", END, "-o", out)
+    assert code == 0, err
+    tok = bytepair.load(model)
+    end = tok.special_tokens[END]
+    assert read_ids(out, "H") == [i for line in lines[:300] for i in tok.encode(line) + [end]]
+
+
+def test_output_through_a_symlink_replaces_the_target(capsys, tmp_path, model, corpus):
+    target = tmp_path / "real.bin"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.bin"
+    link.symlink_to(target)
+    assert run(capsys, "encode", model, corpus, "--dtype", "uint32", "-o", link, "-q")[0] == 0
+    assert link.is_symlink()
+    assert read_ids(target, "I") == bytepair.load(model).encode(corpus.read_text())
