@@ -48,8 +48,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     object PyUnicode_AsUTF8String(object text)
-    int PyGC_Disable()
-    int PyGC_Enable()
+    void PyObject_GC_UnTrack(PyObject* item)
     PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
     void PyList_SET_ITEM(object items, Py_ssize_t index, PyObject* item)
     object PyList_New(Py_ssize_t size)
@@ -778,19 +777,18 @@ cdef class Encoder:
                 self.encode_into(starts[i], sizes[i], pattern, state, &ids)
                 ends[i] = ids.size()
         # Many new lists would set off the cyclic garbage collector again and
-        # again (a third of the time on short texts); lists of ints hold no cycles.
-        collecting = PyGC_Disable()
-        try:
-            out = PyList_New(k)
-            start = 0
-            for i in range(k):
-                item = self.to_list_range(&ids, start, ends[i])
-                Py_INCREF(<PyObject*>item)
-                PyList_SET_ITEM(out, i, <PyObject*>item)
-                start = ends[i]
-        finally:
-            if collecting:
-                PyGC_Enable()
+        # again, and each would be traversed by every later collection (a third
+        # of the time on short texts). A list of ints is in no reference cycle,
+        # so the lists are not tracked (as CPython does for tuples of atoms):
+        # only a cycle a caller builds through them later would go uncollected.
+        out = PyList_New(k)
+        start = 0
+        for i in range(k):
+            item = self.to_list_range(&ids, start, ends[i])
+            PyObject_GC_UnTrack(<PyObject*>item)
+            Py_INCREF(<PyObject*>item)
+            PyList_SET_ITEM(out, i, <PyObject*>item)
+            start = ends[i]
         return out
 
     def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
