@@ -18,7 +18,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
                 language="c++",
                 extra_compile_args=["-O3", "-std=c++17"],
             )
-            for name in ("_engine", "_split")
+            for name in ("_engine", "_split", "_encode")
         ],
         include_path=["cython"],
         compiler_directives={"language_level": "3"},

@@ -9,12 +9,14 @@ signal that Python sees. ``docs/format.md`` ("Writing") has the details.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
 import stat
 import tempfile
 from pathlib import Path
+from typing import BinaryIO, Iterator
 
 #: Bytes the writability probe reserves in the output directory.
 PROBE_BYTES = 1 << 16
@@ -105,12 +107,14 @@ def _mode_for(target: Path) -> int:
     return stat.S_IMODE(info.st_mode)
 
 
-def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
-    """Write ``text`` (encoded as UTF-8) or bytes to ``path`` through a temporary file and a rename.
+@contextlib.contextmanager
+def open_atomically(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary file handle whose content replaces ``path`` when the block ends without error.
 
-    Either the whole file appears or nothing does; an existing file is
-    replaced only once the new one is complete, and keeps its permission
-    bits. A symlink at ``path`` is kept: its target is replaced. O(len(text)).
+    Either the whole file appears or nothing does (an error or interruption
+    inside the block leaves no file); an existing file is replaced only once
+    the new one is complete, and keeps its permission bits. A symlink at
+    ``path`` is kept: its target is replaced.
     """
     check_target(path)
     target = resolve_target(path)
@@ -122,7 +126,7 @@ def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
         fd, named = _open_temporary(parent, f".{target.name}.", unnamed=_CAN_NAME_UNNAMED)
         temporary = named
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
+            yield handle
             handle.flush()
             os.fchmod(handle.fileno(), mode)
             os.fsync(handle.fileno())
@@ -147,3 +151,12 @@ def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
         raise
     finally:
         os.close(directory)
+
+
+def write_atomically(path: str | os.PathLike, text: str | bytes) -> None:
+    """Write ``text`` (encoded as UTF-8) or bytes to ``path`` through :func:`open_atomically`.
+
+    O(len(text)).
+    """
+    with open_atomically(path) as handle:
+        handle.write(text.encode("utf-8") if isinstance(text, str) else text)

@@ -28,6 +28,8 @@ import threading
 import time
 from typing import Sequence
 
+from tqdm import tqdm
+
 from . import __version__
 from ._validate import check_special_tokens, merges_for_vocab_size, plural
 from .atomic import check_target
@@ -38,6 +40,8 @@ from .export import to_tiktoken, to_tokenizers_json
 from .io import load
 from .model import BYTE_TOKENS, ByteModel
 from .pretokenize import PATTERNS
+from .tokenfile import (check_dtype, encode_bytes_to_array, read_token_file, resolve_append,
+                        write_token_file)
 from .tokenizer import Tokenizer
 from .trace import trace_lines
 from .piece_counts import PieceCounts
@@ -65,6 +69,7 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
+    "threads": "--threads",
     "text_column": "--text-column",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
@@ -380,9 +385,20 @@ def run_export(args) -> None:
 # -- encode / decode --------------------------------------------------------
 
 def run_encode(args) -> None:
+    if args.dtype is not None:
+        run_encode_files(args)
+        return
+    for option in ("output", "append", "jsonl_field", "text_column", "threads"):
+        if getattr(args, option, None) is not None:
+            raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
+    if args.per_line:
+        raise ValueError("--per-line: needs --dtype (the binary output)")
+    if len(args.inputs) > 1:
+        raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
     tokenizer = _load_tokenizer(args.model, args.trust_pattern)
-    data = _read_stdin() if args.text is None else _argument_bytes(args.text)
-    where = "stdin" if args.text is None else "TEXT"
+    text_argument = args.inputs[0] if args.inputs else None
+    data = _read_stdin() if text_argument is None else _argument_bytes(text_argument)
+    where = "stdin" if text_argument is None else "TEXT"
     specials = tokenizer.special_tokens
     if tokenizer.pattern is None and (
         args.ordinary or not any(t.encode("utf-8") in data for t in specials)
@@ -407,6 +423,61 @@ def run_encode(args) -> None:
     print(" ".join(map(str, ids)))
 
 
+def run_encode_files(args) -> None:
+    """FILEs (or stdin) -> one raw little-endian array of IDs in -o."""
+    if args.output is None:
+        raise ValueError("--dtype: needs -o/--output, the array file to write")
+    output = check_target(args.output, "-o")
+    tokenizer = _load_tokenizer(args.model, args.trust_pattern)
+    check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
+    append = resolve_append(tokenizer, args.append, "--append")
+    if args.inputs:
+        corpus = Files(*args.inputs, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                       text_column=args.text_column)
+    elif args.jsonl_field is not None or args.text_column is not None:
+        raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
+    text = tokenizer.pattern is not None or args.allow_special or (
+        not args.ordinary and bool(tokenizer.special_tokens))
+    if args.inputs:
+        documents = corpus.documents(text)
+    else:
+        data = _read_stdin()
+        lines = data.splitlines() if args.per_line else [data]
+        documents = (_stdin_text(line) for line in lines) if text else iter(lines)
+    options = {"allowed_special": "all"} if args.allow_special else (
+        {"disallowed_special": ()} if args.ordinary else {})
+    if text:
+        def encode_array(batch):
+            return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
+                                             threads=args.threads, **options)
+    else:
+        def encode_array(batch):
+            return encode_bytes_to_array(tokenizer.model, batch, args.dtype, append)
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
+                   unit_scale=True, dynamic_ncols=True)
+    started = time.perf_counter()
+    try:
+        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        unit = "characters" if text else "bytes"
+        ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
+        print(f"bytepair: wrote {str(output)!r}: {tokens} tokens ({args.dtype}) from {count} "
+              f"documents, {size} {unit}, {ratio} ({time.perf_counter() - started:.1f} s)",
+              file=sys.stderr)
+
+
+def _stdin_text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"stdin: invalid UTF-8 at byte offset {exc.start} (this model encodes text)") from None
+
+
 def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
     ids = []
     for word in words:
@@ -425,11 +496,20 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 def run_decode(args) -> None:
     tokenizer = _load_tokenizer(args.model, args.trust_pattern)
-    if args.ids:
-        words = args.ids
+    if args.dtype is not None:
+        if len(args.ids) != 1:
+            raise ValueError("--dtype: give exactly one FILE of IDs to decode")
+        ids = read_token_file(args.ids[0], args.dtype)
+        try:
+            data = tokenizer.decode_bytes(ids)
+        except ValueError as exc:
+            raise ValueError(f"{args.ids[0]!r}: {exc}") from None
     else:
-        words = [_read_stdin().decode("ascii", "replace")]
-    data = tokenizer.decode_bytes(_parse_ids(words, tokenizer.vocab_size))
+        if args.ids:
+            words = args.ids
+        else:
+            words = [_read_stdin().decode("ascii", "replace")]
+        data = tokenizer.decode_bytes(_parse_ids(words, tokenizer.vocab_size))
     if args.bytes:
         _write_bytes(data)
         return
@@ -469,7 +549,8 @@ def run_inspect(args) -> None:
 
     top = args.top
     learned = range(BYTE_TOKENS, BYTE_TOKENS + len(merges))
-    longest = sorted(learned, key=lambda t: (-len(tokenizer.token_bytes(t)), t))[:top]
+    # Lengths are O(1) each: token bytes of a chain of rules would be quadratic.
+    longest = sorted(learned, key=lambda t: (-tokenizer.model.token_length(t), t))[:top]
     print(f"longest tokens ({len(longest)}):")
     print(f"{'id':>8}  {'length':>6}  text")
     for token_id in longest:
@@ -653,26 +734,49 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     export.set_defaults(run=run_export)
 
     encode = commands.add_parser(
-        "encode", help="print the token IDs of a text",
-        description="Print the token IDs of TEXT (or of all of stdin, as one text), space-separated.",
+        "encode", help="print the token IDs of a text, or write files' IDs as a binary array",
+        description="Print the token IDs of TEXT (or of all of stdin, as one text), "
+        "space-separated. With --dtype, encode FILEs (or stdin) instead and write the IDs to -o "
+        "as one raw little-endian array (documents one after the other, as training scripts "
+        "memory-map them).",
     )
     encode.add_argument("model", metavar="MODEL")
-    encode.add_argument("text", nargs="?", metavar="TEXT", help="text to encode (default: stdin)")
+    encode.add_argument("inputs", nargs="*", metavar="TEXT|FILE",
+                        help="text to encode (default: stdin); with --dtype: files, directories or globs")
     special = encode.add_mutually_exclusive_group()
     special.add_argument("--allow-special", action="store_true",
                          help="special-token text becomes its ID (default: refuse it)")
     special.add_argument("--ordinary", action="store_true",
                          help="special-token text is encoded as ordinary text")
+    encode.add_argument("--dtype", choices=["uint16", "uint32"],
+                        help="write a binary array of this integer type (uint16 is refused when "
+                        "the vocabulary does not fit)")
+    encode.add_argument("-o", "--output", metavar="FILE.bin", help="the array file (with --dtype)")
+    encode.add_argument("--append", metavar="TOKEN",
+                        help="a special token, or an ID, to put after each document")
+    source = encode.add_mutually_exclusive_group()
+    source.add_argument("--per-line", action="store_true",
+                        help="each line is a document (default: each file)")
+    source.add_argument("--jsonl-field", metavar="NAME",
+                        help="text field of JSON Lines records (default: text)")
+    source.add_argument("--text-column", metavar="NAME",
+                        help="string column of Parquet files (default: text)")
+    encode.add_argument("--threads", type=_integer, default=None, metavar="N",
+                        help="encoding threads (default: one per core); the IDs are the same")
+    encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     _add_trust_pattern(encode)
     encode.set_defaults(run=run_encode)
 
     decode = commands.add_parser(
         "decode", help="print the text of token IDs",
         description="Print the text of IDS (or of the IDs on stdin), exactly; bytes that are not "
-        "UTF-8 become U+FFFD unless --bytes is given. A newline is added only on a terminal.",
+        "UTF-8 become U+FFFD unless --bytes is given. A newline is added only on a terminal. "
+        "With --dtype, read the IDs from FILE, a raw little-endian array (as encode writes it).",
     )
     decode.add_argument("model", metavar="MODEL")
-    decode.add_argument("ids", nargs="*", metavar="IDS", help="token IDs (default: read from stdin)")
+    decode.add_argument("ids", nargs="*", metavar="IDS|FILE",
+                        help="token IDs (default: read from stdin); with --dtype: one array file")
+    decode.add_argument("--dtype", choices=["uint16", "uint32"], help="FILE is an array of this type")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
     _add_trust_pattern(decode)
     decode.set_defaults(run=run_decode)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import heapq
-import operator
 import os
+from array import array
 from typing import Iterable, Sequence
 
+from . import codec
 from ._validate import check_end_of_word, check_int
 from .modelfile import write_model_file
 from .pretokenize import splitter
@@ -22,6 +22,12 @@ class ByteModel:
     ``sequences`` holds the transformed training documents when the model
     comes from training (``None`` when loaded from a file).
 
+    Encoding and decoding run in the compiled encoder (``bytepair._encode``)
+    when it is installed, else in its pure-Python twin; both give the same
+    IDs. Memory is linear in the number of rules: token bytes are not all
+    built (a chain of rules each extending the last token would make them
+    quadratic), long tokens are expanded from their halves when needed.
+
     >>> import bytepair
     >>> model = bytepair.train_bytes([b"aaa", b"aba"], 2)
     >>> model.vocab_size, model.token_bytes(256), model.sequences
@@ -35,10 +41,8 @@ class ByteModel:
         #: Pre-tokenizer regex source (None: each input is one piece).
         self.pattern = pattern
         self._split = splitter(pattern) if pattern is not None else None
-        self._piece_cache: dict[bytes, list[int]] = {}
         self.merges: list[Merge] = []
-        self._bytes: list[bytes] = [bytes([i]) for i in range(BYTE_TOKENS)]
-        self._rank_of: dict[tuple[int, int], int] = {}
+        seen: set[tuple[int, int]] = set()
         for rank, merge in enumerate(merges):
             merge = Merge(*merge)
             token = BYTE_TOKENS + rank
@@ -47,13 +51,17 @@ class ByteModel:
             for side in (merge.left, merge.right):
                 if not isinstance(side, int) or not 0 <= side < token:
                     raise ValueError(f"merges[{rank}] joins {side!r}, which is not a token before it")
-            if (merge.left, merge.right) in self._rank_of:
+            if (merge.left, merge.right) in seen:
                 raise ValueError(f"merges[{rank}] repeats the pair {(merge.left, merge.right)}")
             if not 0 <= merge.replacements <= merge.count:
                 raise ValueError(f"merges[{rank}] needs 0 <= replacements <= count")
-            self._rank_of[(merge.left, merge.right)] = rank
-            self._bytes.append(self._bytes[merge.left] + self._bytes[merge.right])
+            seen.add((merge.left, merge.right))
             self.merges.append(merge)
+        del seen
+        self._codec = codec.new_encoder(
+            array("I", (m.left for m in self.merges)), array("I", (m.right for m in self.merges)))
+        self._pattern_code = codec.pattern_code(pattern)
+        self._caches = codec.CachePool()
         self.sequences = sequences
 
     def __repr__(self) -> str:
@@ -88,109 +96,80 @@ class ByteModel:
         return ByteModel(self.merges[:merges], pattern=self.pattern)
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The exact bytes a token stands for (may be partial UTF-8)."""
+        """The exact bytes a token stands for (may be partial UTF-8); O(their length)."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
-        return self._bytes[token_id]
+        return self._codec.token_bytes(token_id)
+
+    def token_length(self, token_id: int) -> int:
+        """The number of bytes a token stands for, O(1)."""
+        token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
+        return self._codec.token_length(token_id)
 
     def encode(self, data: bytes | str) -> list[int]:
         """Apply the frozen rules in rank order, each in one left-to-right pass.
 
         With a pre-tokenizer ``pattern`` the input is split first (``bytes``
-        must then be UTF-8) and each piece is encoded on its own.
+        must then be UTF-8) and each piece is encoded on its own. Pieces of at
+        most 256 bytes go through a piece cache bounded in bytes. O(n log n)
+        for n input bytes in the worst case, whatever the pieces.
         """
-        if self._split is None:
-            return self.encode_piece(data)
-        if isinstance(data, (bytes, bytearray, memoryview)):
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        elif not isinstance(data, (bytes, str)):
+            raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
+        if self._split is not None and self._pattern_code is None and isinstance(data, bytes):
             try:
-                data = bytes(data).decode("utf-8")
+                text = data.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise ValueError(f"data: invalid UTF-8 at byte offset {exc.start}") from None
-        elif not isinstance(data, str):
-            raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
-        cache = self._piece_cache
-        out: list[int] = []
-        for piece in self._split(data):
-            ids = cache.get(piece)
-            if ids is None:
-                ids = self.encode_piece(piece)
-                if len(cache) < 1 << 16:
-                    cache[piece] = ids
-            out.extend(ids)
-        return out
+            data = text
+        cache = self._caches.take()
+        try:
+            if self._split is None or self._pattern_code is not None:
+                code = codec.PATTERN_NONE if self._split is None else self._pattern_code
+                return self._codec.encode(data, code, cache)
+            return self._codec.encode_pieces(self._split(data), cache)
+        finally:
+            self._caches.give(cache)
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        """:meth:`encode` of each str; the compiled encoder runs the batch without the GIL."""
+        if self._pattern_code is None or not codec.compiled():
+            return [self.encode(text) for text in texts]
+        cache = self._caches.take()
+        try:
+            return self._codec.encode_batch(texts, self._pattern_code, cache)
+        finally:
+            self._caches.give(cache)
+
+    def encode_batch_array(self, texts: list, itemsize: int, append: int | None = None) -> bytes | None:
+        """The IDs of all texts one after the other (``append`` after each) as raw native
+        unsigned ints of ``itemsize`` bytes; None when only the Python path can encode them
+        (a custom pattern, or no compiled encoder)."""
+        if self._pattern_code is None or not codec.compiled():
+            return None
+        cache = self._caches.take()
+        try:
+            return self._codec.encode_batch_array(
+                texts, self._pattern_code, cache, -1 if append is None else append, itemsize)
+        finally:
+            self._caches.give(cache)
 
     def encode_piece(self, data: bytes | str) -> list[int]:
         """Encode ``data`` as one piece: no pre-tokenizer split, the rules only.
 
-        Equivalent to replaying every rule over the whole input, but only
-        pairs that are present are visited: O(n log n) for n input bytes.
-        A new adjacency always involves the token just made, whose rules all
-        rank later, so popping ``(rank, position)`` from a heap gives exactly
-        the rank-order, left-to-right passes.
+        Equivalent to replaying every rule over the whole input, O(n log n)
+        for n input bytes (see :meth:`encode` and ``docs/design.md`` §3).
         """
-        if isinstance(data, str):
-            try:
-                data = data.encode("utf-8")
-            except UnicodeEncodeError as exc:
-                raise ValueError(f"data is not encodable as UTF-8: {exc.reason} at {exc.start}") from None
-        elif not isinstance(data, (bytes, bytearray, memoryview)):
+        if isinstance(data, (bytearray, memoryview)):
+            data = bytes(data)
+        elif not isinstance(data, (bytes, str)):
             raise TypeError(f"data must be bytes or str, got {type(data).__name__}")
-        tokens = list(data)
-        n = len(tokens)
-        if n < 2 or not self._rank_of:
-            return tokens
-        rank_of = self._rank_of
-        nxt = list(range(1, n + 1))
-        nxt[-1] = -1
-        prev = list(range(-1, n - 1))
-        heap = [
-            (rank_of[pair], i)
-            for i, pair in enumerate(zip(tokens, tokens[1:]))
-            if pair in rank_of
-        ]
-        heapq.heapify(heap)
-        while heap:
-            rank, i = heapq.heappop(heap)
-            j = nxt[i]
-            if j < 0 or rank_of.get((tokens[i], tokens[j])) != rank:
-                continue  # consumed or changed since it was pushed
-            tokens[i] = BYTE_TOKENS + rank
-            nxt[i] = after = nxt[j]
-            nxt[j] = -2
-            if after >= 0:
-                prev[after] = i
-                r = rank_of.get((tokens[i], tokens[after]))
-                if r is not None:
-                    heapq.heappush(heap, (r, i))
-            before = prev[i]
-            if before >= 0:
-                r = rank_of.get((tokens[before], tokens[i]))
-                if r is not None:
-                    heapq.heappush(heap, (r, before))
-        out = []
-        i = 0
-        while i >= 0:
-            out.append(tokens[i])
-            i = nxt[i]
-        return out
+        return self._codec.encode(data, codec.PATTERN_NONE, None)
 
     def decode(self, ids: Iterable[int]) -> bytes:
-        """The exact bytes of a token sequence (inverse of :meth:`encode`)."""
-        table = self._bytes
-        out = []
-        for position, token in enumerate(ids):
-            if type(token) is not int:
-                if isinstance(token, bool):
-                    raise TypeError(f"ids[{position}] must be an int, got bool")
-                try:
-                    token = operator.index(token)  # numpy integers and the like
-                except TypeError:
-                    raise TypeError(f"ids[{position}] must be an int, got {type(token).__name__}") from None
-            if not 0 <= token < len(table):
-                raise ValueError(
-                    f"ids[{position}] = {token} is outside the vocabulary (0..{len(table) - 1})"
-                )
-            out.append(table[token])
-        return b"".join(out)
+        """The exact bytes of a token sequence (inverse of :meth:`encode`); O(IDs + bytes)."""
+        return self._codec.decode(ids)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""

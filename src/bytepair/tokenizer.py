@@ -9,6 +9,8 @@ tokens follow, in the order given: the first special token has ID
 from __future__ import annotations
 
 import os
+from array import array
+from concurrent.futures import ThreadPoolExecutor
 from typing import Collection, Iterable, Sequence
 
 import regex
@@ -17,6 +19,15 @@ from ._validate import check_int, check_special_tokens
 from .model import BYTE_TOKENS, ByteModel
 from .modelfile import write_model_file
 from .rules import Merge
+
+#: encode_batch gives each thread at least this many characters.
+THREAD_MIN_CHARS = 1 << 14
+#: Special-token matchers kept per tokenizer (one per distinct set of tokens).
+MATCHER_CACHE = 32
+#: Up to this many special tokens are looked for one by one, not with a regex.
+FEW_SPECIAL = 16
+#: encode_to_array's dtypes: array typecode and bytes per ID.
+ARRAY_TYPES = {"uint16": ("H", 2), "uint32": ("I", 4)}
 
 
 class Tokenizer:
@@ -39,6 +50,10 @@ class Tokenizer:
         self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
         self._special_of_id = {i: t for t, i in self.special_tokens.items()}
         self._vocab: dict[bytes, int] | None = None  # built by token_to_id on first use
+        self._all_special = frozenset(self.special_tokens)
+        # Special tokens that are not text are refused elsewhere; never fail here.
+        self._special_bytes = tuple(t.encode("utf-8", "surrogatepass") for t in special_tokens)
+        self._matchers: dict[frozenset, regex.Pattern] = {}
 
     def __repr__(self) -> str:
         return (f"<Tokenizer vocab_size={self.vocab_size} merges={len(self.merges)} "
@@ -128,72 +143,198 @@ class Tokenizer:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self.model.encode(text)
 
+    def _matcher(self, tokens: frozenset):
+        """A regex finding any of ``tokens``, longest first; built once per set of tokens."""
+        matcher = self._matchers.get(tokens)
+        if matcher is None:
+            if len(self._matchers) >= MATCHER_CACHE:
+                self._matchers.clear()
+            # Longest first, so that a special token containing another wins.
+            matcher = regex.compile("(" + "|".join(
+                regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
+            self._matchers[tokens] = matcher
+        return matcher
+
+    def _special_sets(self, allowed_special, disallowed_special) -> tuple[frozenset, frozenset]:
+        if allowed_special == "all":
+            allowed = self._all_special
+        else:
+            allowed = frozenset(allowed_special)
+            unknown = allowed - self._all_special
+            if unknown:
+                raise ValueError(
+                    f"allowed_special: not special tokens of this tokenizer: {sorted(unknown)}")
+        disallowed = (self._all_special - allowed if disallowed_special == "all"
+                      else frozenset(disallowed_special))
+        return allowed, disallowed
+
     def encode(self, text: str, *, allowed_special: Collection[str] | str = frozenset(),
                disallowed_special: Collection[str] | str = "all") -> list[int]:
         """Encode ``text``; special tokens as tiktoken does.
 
         Special-token text in ``allowed_special`` (or ``"all"``) becomes its
         ID; text of a special token in ``disallowed_special`` (default: every
-        one not allowed) raises ValueError; any other text is ordinary.
+        one not allowed) raises ValueError; any other text is ordinary. The
+        special-token matchers are built once per set of tokens and kept.
         """
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        allowed = set(self.special_tokens) if allowed_special == "all" else set(allowed_special)
-        unknown = allowed - set(self.special_tokens)
-        if unknown:
-            raise ValueError(f"allowed_special: not special tokens of this tokenizer: {sorted(unknown)}")
-        disallowed = (set(self.special_tokens) - allowed if disallowed_special == "all"
-                      else set(disallowed_special))
-        for token in disallowed:
-            if token in text:
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        if disallowed:
+            found = self._find_special(disallowed, text)
+            if found is not None:
                 raise ValueError(
-                    f"text contains the special token {token!r} (ID {self.special_tokens[token]}); "
+                    f"text contains the special token {found!r} (ID {self.special_tokens[found]}); "
                     "pass allowed_special to encode it as its ID, or disallowed_special=() to "
                     "encode it as text"
                 )
-        if not allowed:
+        if not allowed or self._find_special(allowed, text) is None:
             return self.model.encode(text)
-        # Longest first, so that a special token containing another wins.
-        splitter = regex.compile("(" + "|".join(
-            regex.escape(t) for t in sorted(allowed, key=len, reverse=True)) + ")")
         out: list[int] = []
-        for i, part in enumerate(splitter.split(text)):
+        for i, part in enumerate(self._matcher(allowed).split(text)):
             if i % 2:
                 out.append(self.special_tokens[part])
             elif part:
                 out.extend(self.model.encode(part))
         return out
 
-    def encode_batch(self, texts: Iterable[str], **options) -> list[list[int]]:
-        """:meth:`encode` for each text."""
-        return [self.encode(text, **options) for text in texts]
+    def encode_batch(self, texts: Iterable[str], *, threads: int | None = None,
+                     allowed_special: Collection[str] | str = frozenset(),
+                     disallowed_special: Collection[str] | str = "all") -> list[list[int]]:
+        """:meth:`encode` of each text, on ``threads`` threads (default: one per core).
+
+        The compiled encoder splits and merges without the GIL, so threads
+        run in parallel; the result is the same for any number of threads.
+        Texts are handed out in contiguous chunks of about equal size.
+        """
+        texts = texts if isinstance(texts, list) else list(texts)
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+        threads = (check_int(threads, "threads", minimum=1) if threads is not None
+                   else os.cpu_count() or 1)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+
+        def encode_chunk(chunk: list[str]) -> list[list[int]]:
+            # Most batches hold no special-token text: one check of the joined
+            # chunk, then the compiled batch encoder.
+            if not (allowed or disallowed) or self._find_special(
+                    allowed | disallowed, "\0".join(chunk)) is None:
+                return self.model.encode_batch(chunk)
+            return [self.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+                    for text in chunk]
+
+        total = sum(map(len, texts))
+        threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+        if threads <= 1:
+            return encode_chunk(texts)
+        chunks = _chunks(texts, total, 4 * threads)
+        with ThreadPoolExecutor(threads) as pool:
+            return [ids for part in pool.map(encode_chunk, chunks) for ids in part]
+
+    def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
+                        append: int | None = None, threads: int | None = None,
+                        allowed_special: Collection[str] | str = frozenset(),
+                        disallowed_special: Collection[str] | str = "all") -> array:
+        """The IDs of all texts one after the other, ``append`` (an ID) after each.
+
+        Returns ``array("H")`` for ``dtype="uint16"`` (refused when the
+        vocabulary does not fit) or ``array("I")`` for ``"uint32"``: the
+        concatenation of :meth:`encode_batch`'s lists, without a Python int
+        per ID (for the named patterns). ``threads`` as in :meth:`encode_batch`.
+        """
+        if dtype not in ARRAY_TYPES:
+            raise ValueError(f"dtype must be one of {', '.join(ARRAY_TYPES)}, got {dtype!r}")
+        typecode, itemsize = ARRAY_TYPES[dtype]
+        if self.vocab_size > 1 << (8 * itemsize):
+            raise ValueError(f"dtype {dtype}: the vocabulary has {self.vocab_size} tokens, but "
+                             f"{dtype} holds IDs up to {(1 << (8 * itemsize)) - 1} only")
+        if append is not None:
+            append = check_int(append, "append", maximum=self.vocab_size - 1)
+        texts = texts if isinstance(texts, list) else list(texts)
+        threads = (check_int(threads, "threads", minimum=1) if threads is not None
+                   else os.cpu_count() or 1)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+
+        def encode_chunk(chunk: list[str]) -> bytes:
+            if not (allowed or disallowed) or self._find_special(
+                    allowed | disallowed, "\0".join(chunk)) is None:
+                data = self.model.encode_batch_array(chunk, itemsize, append)
+                if data is not None:
+                    return data
+            ids = array(typecode)
+            for text in chunk:
+                ids.extend(self.encode(text, allowed_special=allowed,
+                                       disallowed_special=disallowed))
+                if append is not None:
+                    ids.append(append)
+            return ids.tobytes()
+
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+        total = sum(map(len, texts))
+        threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+        out = array(typecode)
+        if threads <= 1:
+            out.frombytes(encode_chunk(texts) if texts else b"")
+            return out
+        with ThreadPoolExecutor(threads) as pool:
+            for data in pool.map(encode_chunk, _chunks(texts, total, 4 * threads)):
+                out.frombytes(data)
+        return out
+
+    def _find_special(self, tokens: frozenset, text: str) -> str | None:
+        """One of ``tokens`` that occurs in ``text``, or None.
+
+        A few tokens are looked for with ``str.__contains__`` (fast); many
+        with one regex, built once per set of tokens.
+        """
+        if len(tokens) <= FEW_SPECIAL:
+            for token in sorted(tokens):
+                if token in text:
+                    return token
+            return None
+        found = self._matcher(tokens).search(text)
+        return found.group() if found else None
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The exact bytes of a token sequence, special tokens included."""
-        ids = list(ids)
-        out = []
-        start = 0
-        for position, token in enumerate(ids):
-            if token in self._special_of_id and not isinstance(token, bool):
-                out.append(self.model.decode(ids[start:position]))
-                out.append(self._special_of_id[token].encode("utf-8"))
-                start = position + 1
-        try:
-            out.append(self.model.decode(ids[start:]))
-        except ValueError as exc:
-            # Re-number the position and name the full vocabulary.
-            raise ValueError(f"ids contain an ID outside the vocabulary (0..{self.vocab_size - 1}): {exc}") from None
-        return b"".join(out)
+        """The exact bytes of a token sequence, special tokens included; O(IDs + bytes).
+
+        ``array("H")`` and ``array("I")`` of IDs are read without a list.
+        """
+        if isinstance(ids, array) and ids.typecode in "HI":
+            return self.model._codec.decode_array(ids, self._special_bytes)
+        return self.model._codec.decode(ids, self._special_bytes)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """Decode to text; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
-        """:meth:`decode` for each ID sequence."""
-        return [self.decode(ids, errors=errors) for ids in batch]
+        """:meth:`decode` of each sequence of IDs."""
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_bytes_batch(self, batch: Iterable[Iterable[int]]) -> list[bytes]:
+        """:meth:`decode_bytes` of each sequence of IDs."""
+        return [self.decode_bytes(ids) for ids in batch]
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
         write_model_file(path, "tokenizer", {"pattern": self.pattern,
                                              "special_tokens": list(self.special_tokens)}, self.merges)
+
+
+def _chunks(texts: list[str], total: int, parts: int) -> list[list[str]]:
+    """Contiguous runs of ``texts`` of about ``total / parts`` characters each."""
+    target = total / parts
+    chunks, chunk, size = [], [], 0
+    for text in texts:
+        chunk.append(text)
+        size += len(text)
+        if size >= target:
+            chunks.append(chunk)
+            chunk, size = [], 0
+    if chunk:
+        chunks.append(chunk)
+    return chunks

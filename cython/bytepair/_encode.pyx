@@ -1,0 +1,1021 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+# distutils: language = c++
+"""Compiled encoder and decoder of a byte-mode model.
+
+Encoding a piece merges, again and again, the adjacent pair with the lowest
+rank, the leftmost one among equals. That is exactly replaying the rules in
+rank order, each in one left-to-right pass: a merge only creates pairs that
+hold the token just made, and every rule that uses a token ranks after the
+rule that made it, so no pass can meet a pair of its own rank that it did not
+see before (``bytepair.model.ByteModel.encode`` documents the same argument;
+property tests compare the two).
+
+* Short pieces (most of real text) are merged by scanning an array of pair
+  ranks: O(n^2) on at most ``SMALL_PIECE`` bytes, with no allocation.
+* Longer pieces use a doubly linked list and an indexed 4-ary heap keyed
+  ``(rank, position)``: O(n log n) time and 24 bytes per input byte
+  (token, next, previous, heap slot: 4 bytes each; heap key: 8 bytes), so one
+  piece of millions of identical letters is not quadratic.
+* A :class:`PieceCache` maps short pieces to their IDs; its memory, table and
+  arenas together, never exceeds the byte budget it is given.
+
+Token bytes are never all built: tokens of at most ``FLAT_MAX`` bytes are
+copied into one flat buffer (at most ``FLAT_MAX`` bytes per token), longer
+ones are expanded from their two halves when decoded. Memory is therefore
+linear in the number of rules even for a chain of rules each extending the
+last token, whose bytes together grow quadratically.
+"""
+
+import operator
+
+from cython.operator cimport dereference as deref
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport PyObject
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memcpy, memmove
+from libcpp.vector cimport vector
+
+from bytepair._split cimport piece_end, utf8_error
+
+from bytepair._split import PATTERN_IDS
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    object PyUnicode_AsUTF8String(object text)
+    void PyObject_GC_UnTrack(PyObject* item)
+    PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
+    void PyList_SET_ITEM(object items, Py_ssize_t index, PyObject* item)
+    object PyList_New(Py_ssize_t size)
+    void Py_INCREF(PyObject* item)
+    bint PyLong_CheckExact(PyObject* item)
+    long long PyLong_AsLongLongAndOverflow(PyObject* item, int* overflow) except? -1
+
+cdef enum:
+    # Pieces up to this many bytes are merged by scanning, not with the heap.
+    SMALL_PIECE = 64
+    # Tokens up to this many bytes are kept in the flat buffer.
+    FLAT_MAX = 128
+    # Pieces up to this many bytes go into the piece cache.
+    MAX_CACHED_PIECE = 256
+
+cdef uint32_t NO_RANK = 0xFFFFFFFFu
+cdef uint32_t NONE = 0xFFFFFFFFu
+cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFu
+cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
+cdef uint64_t LENGTH_CAP = 1u << 62
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
+
+#: No pre-tokenizer: the whole input is one piece.
+PATTERN_NONE = -1
+cdef int PAT_NONE = -1
+#: The compiled splitters' codes, by pattern name (see ``bytepair._split``).
+PATTERN_CODES = dict(PATTERN_IDS)
+
+
+cdef struct PairSlot:
+    uint64_t key        # left << 32 | right; EMPTY_KEY when free
+    uint32_t rank
+
+
+cdef struct Heap:
+    uint64_t* keys      # rank << 32 | position
+    uint32_t* slot      # position -> index in keys, NONE when absent
+    Py_ssize_t size
+
+
+cdef inline void heap_place(Heap* h, Py_ssize_t index, uint64_t key) noexcept nogil:
+    h.keys[index] = key
+    h.slot[<uint32_t>key] = <uint32_t>index
+
+
+cdef inline void sift_up(Heap* h, Py_ssize_t index) noexcept nogil:
+    cdef uint64_t key = h.keys[index]
+    cdef Py_ssize_t parent
+    while index > 0:
+        parent = (index - 1) >> 2
+        if h.keys[parent] <= key:
+            break
+        heap_place(h, index, h.keys[parent])
+        index = parent
+    heap_place(h, index, key)
+
+
+cdef inline void sift_down(Heap* h, Py_ssize_t index) noexcept nogil:
+    cdef uint64_t key = h.keys[index]
+    cdef Py_ssize_t child, first, last
+    while True:
+        first = 4 * index + 1
+        if first >= h.size:
+            break
+        last = min(first + 4, h.size)
+        child = first
+        for first in range(first + 1, last):
+            if h.keys[first] < h.keys[child]:
+                child = first
+        if key <= h.keys[child]:
+            break
+        heap_place(h, index, h.keys[child])
+        index = child
+    heap_place(h, index, key)
+
+
+cdef inline void heap_remove_at(Heap* h, Py_ssize_t index) noexcept nogil:
+    # The caller has already marked the removed position absent.
+    h.size -= 1
+    if index == h.size:
+        return
+    heap_place(h, index, h.keys[h.size])
+    sift_down(h, index)
+    sift_up(h, index)
+
+
+cdef inline void heap_set(Heap* h, uint32_t position, uint32_t rank) noexcept nogil:
+    """Give ``position`` the key ``(rank, position)``, or no key when ``rank`` is NO_RANK."""
+    cdef uint32_t index = h.slot[position]
+    cdef uint64_t key
+    if index == NONE:
+        if rank == NO_RANK:
+            return
+        h.size += 1
+        heap_place(h, h.size - 1, (<uint64_t>rank << 32) | position)
+        sift_up(h, h.size - 1)
+        return
+    if rank == NO_RANK:
+        h.slot[position] = NONE
+        heap_remove_at(h, index)
+        return
+    key = (<uint64_t>rank << 32) | position
+    if key < h.keys[index]:
+        h.keys[index] = key
+        sift_up(h, index)
+    else:
+        h.keys[index] = key
+        sift_down(h, index)
+
+
+# -- piece cache --------------------------------------------------------------
+
+cdef enum:
+    # Keys and IDs up to these sizes live in the slot itself (one cache line
+    # per lookup); longer ones in the arenas, their offsets in the slot.
+    INLINE_KEY = 24
+    INLINE_IDS = 6
+
+
+cdef struct CacheSlot:
+    uint64_t hash                   # 0 when free
+    uint32_t key_len
+    uint32_t ids_len
+    unsigned char key[INLINE_KEY]   # the piece, or its arena offset (8 bytes)
+    uint32_t ids[INLINE_IDS]        # its IDs, or their arena offset (8 bytes)
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = GOLDEN ^ <uint64_t>n
+    cdef uint64_t word
+    while n >= 8:
+        memcpy(&word, s, 8)
+        h = (h ^ word) * GOLDEN
+        h ^= h >> 29
+        s += 8
+        n -= 8
+    word = 0
+    if n:
+        memcpy(&word, s, n)
+        h = (h ^ word) * GOLDEN
+        h ^= h >> 29
+    h *= 0xBF58476D1CE4E5B9u
+    h ^= h >> 31
+    return h | 1  # never 0, the free-slot mark
+
+
+cdef struct CacheState:
+    CacheSlot* slots
+    Py_ssize_t capacity     # slots, a power of two
+    Py_ssize_t count
+    unsigned char* key_arena
+    Py_ssize_t key_capacity
+    Py_ssize_t key_used
+    uint32_t* ids_arena
+    Py_ssize_t ids_capacity
+    Py_ssize_t ids_used
+    Py_ssize_t budget       # bytes; the three allocations together never exceed it
+    Py_ssize_t hits
+    Py_ssize_t misses
+    Py_ssize_t resets
+
+
+cdef enum:
+    CACHE_SLOTS = 1024
+    CACHE_KEY_BYTES = 4096
+    CACHE_IDS = 1024
+
+
+cdef inline Py_ssize_t cache_bytes(Py_ssize_t slots, Py_ssize_t keys, Py_ssize_t ids) noexcept nogil:
+    return slots * sizeof(CacheSlot) + keys + ids * sizeof(uint32_t)
+
+
+cdef void cache_free(CacheState* c) noexcept nogil:
+    free(c.slots)
+    free(c.key_arena)
+    free(c.ids_arena)
+    c.slots = NULL
+    c.key_arena = NULL
+    c.ids_arena = NULL
+    c.capacity = c.key_capacity = c.ids_capacity = 0
+    c.count = c.key_used = c.ids_used = 0
+
+
+cdef bint cache_reset(CacheState* c) noexcept nogil:
+    """Empty the cache and go back to the smallest tables (False: out of memory)."""
+    cdef Py_ssize_t i
+    cache_free(c)
+    c.slots = <CacheSlot*>malloc(CACHE_SLOTS * sizeof(CacheSlot))
+    c.key_arena = <unsigned char*>malloc(CACHE_KEY_BYTES)
+    c.ids_arena = <uint32_t*>malloc(CACHE_IDS * sizeof(uint32_t))
+    if c.slots == NULL or c.key_arena == NULL or c.ids_arena == NULL:
+        cache_free(c)
+        return False
+    for i in range(CACHE_SLOTS):
+        c.slots[i].hash = 0
+    c.capacity = CACHE_SLOTS
+    c.key_capacity = CACHE_KEY_BYTES
+    c.ids_capacity = CACHE_IDS
+    return True
+
+
+cdef inline const unsigned char* slot_key(CacheState* c, CacheSlot* slot) noexcept nogil:
+    cdef uint64_t at
+    if slot.key_len <= INLINE_KEY:
+        return slot.key
+    memcpy(&at, slot.key, 8)
+    return c.key_arena + at
+
+
+cdef inline const uint32_t* slot_ids(CacheState* c, CacheSlot* slot) noexcept nogil:
+    cdef uint64_t at
+    if slot.ids_len <= INLINE_IDS:
+        return slot.ids
+    memcpy(&at, slot.ids, 8)
+    return c.ids_arena + at
+
+
+cdef inline CacheSlot* cache_find(CacheState* c, uint64_t h, const unsigned char* s,
+                                  Py_ssize_t n) noexcept nogil:
+    """The slot of piece ``s``, or NULL."""
+    cdef Py_ssize_t mask = c.capacity - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h >> 7) & mask
+    cdef CacheSlot* slot
+    while True:
+        slot = &c.slots[i]
+        if slot.hash == 0:
+            return NULL
+        if slot.hash == h and slot.key_len == n and memcmp(slot_key(c, slot), s, n) == 0:
+            return slot
+        i = (i + 1) & mask
+
+
+cdef bint cache_grow_slots(CacheState* c) noexcept nogil:
+    cdef Py_ssize_t capacity = c.capacity * 2, i, j, mask = capacity - 1
+    cdef CacheSlot* slots = <CacheSlot*>malloc(capacity * sizeof(CacheSlot))
+    if slots == NULL:
+        return False
+    for i in range(capacity):
+        slots[i].hash = 0
+    for i in range(c.capacity):
+        if c.slots[i].hash:
+            j = <Py_ssize_t>(c.slots[i].hash >> 7) & mask
+            while slots[j].hash:
+                j = (j + 1) & mask
+            slots[j] = c.slots[i]
+    free(c.slots)
+    c.slots = slots
+    c.capacity = capacity
+    return True
+
+
+cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssize_t n,
+                       const uint32_t* ids, Py_ssize_t k) noexcept nogil:
+    """Remember piece ``s`` -> ``ids``; start afresh when the budget would be exceeded."""
+    cdef Py_ssize_t slots = c.capacity, keys = c.key_capacity, idcap = c.ids_capacity, i, mask
+    cdef Py_ssize_t key_need = n if n > INLINE_KEY else 0, ids_need = k if k > INLINE_IDS else 0
+    cdef void* grown
+    cdef CacheSlot* slot
+    cdef uint64_t at
+    if c.slots == NULL:
+        return
+    while (c.count + 1) * 2 > slots:
+        slots *= 2
+    while c.key_used + key_need > keys:
+        keys *= 2
+    while c.ids_used + ids_need > idcap:
+        idcap *= 2
+    if cache_bytes(slots, keys, idcap) > c.budget:
+        c.resets += 1
+        if not cache_reset(c):
+            return
+        slots, keys, idcap = c.capacity, c.key_capacity, c.ids_capacity
+        if key_need > keys or ids_need > idcap:
+            return
+    if slots != c.capacity and not cache_grow_slots(c):
+        return
+    if keys != c.key_capacity:
+        grown = realloc(c.key_arena, keys)
+        if grown == NULL:
+            return
+        c.key_arena = <unsigned char*>grown
+        c.key_capacity = keys
+    if idcap != c.ids_capacity:
+        grown = realloc(c.ids_arena, idcap * sizeof(uint32_t))
+        if grown == NULL:
+            return
+        c.ids_arena = <uint32_t*>grown
+        c.ids_capacity = idcap
+    mask = c.capacity - 1
+    i = <Py_ssize_t>(h >> 7) & mask
+    while c.slots[i].hash:
+        i = (i + 1) & mask
+    slot = &c.slots[i]
+    slot.hash = h
+    slot.key_len = <uint32_t>n
+    slot.ids_len = <uint32_t>k
+    if n <= INLINE_KEY:
+        memcpy(slot.key, s, n)
+    else:
+        at = c.key_used
+        memcpy(slot.key, &at, 8)
+        memcpy(c.key_arena + c.key_used, s, n)
+        c.key_used += n
+    if k <= INLINE_IDS:
+        memcpy(slot.ids, ids, k * sizeof(uint32_t))
+    else:
+        at = c.ids_used
+        memcpy(slot.ids, &at, 8)
+        memcpy(c.ids_arena + c.ids_used, ids, k * sizeof(uint32_t))
+        c.ids_used += k
+    c.count += 1
+
+
+cdef class PieceCache:
+    """Piece bytes -> token IDs for pieces of at most 256 bytes, within ``budget`` bytes.
+
+    The hash table and both arenas count against the budget; when an insert
+    would go over it the cache is emptied and starts again (so memory is
+    bounded, and a hot working set is rebuilt within one pass). Not shared
+    between threads at the same time: callers hand one cache to one encode.
+    """
+
+    cdef CacheState state
+
+    def __cinit__(self, Py_ssize_t budget=1 << 24):
+        minimum = cache_bytes(CACHE_SLOTS, CACHE_KEY_BYTES, CACHE_IDS)
+        if budget < minimum:
+            raise ValueError(f"budget must be at least {minimum} bytes, got {budget}")
+        self.state.budget = budget
+        if not cache_reset(&self.state):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cache_free(&self.state)
+
+    @property
+    def budget(self) -> int:
+        """The byte bound."""
+        return self.state.budget
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now: hash table plus arenas (always <= budget)."""
+        return cache_bytes(self.state.capacity, self.state.key_capacity, self.state.ids_capacity)
+
+    def __len__(self) -> int:
+        return self.state.count
+
+    @property
+    def stats(self) -> dict:
+        """Hits, misses and resets since the cache was made."""
+        return {"hits": self.state.hits, "misses": self.state.misses, "resets": self.state.resets}
+
+    def clear(self) -> None:
+        if not cache_reset(&self.state):
+            raise MemoryError()
+
+
+# -- the model ---------------------------------------------------------------
+
+cdef class Encoder:
+    """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
+
+    Built from the left and right token of every rule in rank order, in
+    O(rules) time and memory (about 100-150 bytes per rule: pair table, halves, lengths,
+    flat offsets and one shared int object per ID; see the module notes
+    on token bytes). Methods that take a :class:`PieceCache` also accept
+    ``None`` (no cache).
+    """
+
+    cdef PairSlot* pairs
+    cdef int pair_shift
+    cdef uint64_t pair_mask
+    cdef uint32_t byte_rank[65536]
+    cdef Py_ssize_t n_rules
+    cdef uint32_t* left
+    cdef uint32_t* right
+    cdef uint64_t* length         # bytes of each token, saturating at LENGTH_CAP
+    cdef uint64_t* flat_at        # offset into flat, NOT_FLAT for long tokens
+    cdef unsigned char* flat
+    cdef object ints              # the int object of every ID, shared by all outputs
+    cdef PyObject** int_items
+
+    def __cinit__(self, lefts, rights):
+        cdef Py_ssize_t n = len(lefts), i, capacity, at, flat_size
+        cdef uint32_t a, b, t
+        cdef uint64_t key, h
+        if len(rights) != n:
+            raise ValueError("lefts and rights must have the same length")
+        if n > 0xFFFFFFFF - 256:
+            raise ValueError(f"{n} rules are more than 32-bit token IDs allow")
+        self.n_rules = n
+        self.left = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        self.right = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
+        self.length = <uint64_t*>malloc((n + 256) * sizeof(uint64_t))
+        self.flat_at = <uint64_t*>malloc((n + 256) * sizeof(uint64_t))
+        capacity = 16
+        while capacity < 2 * n:
+            capacity *= 2
+        self.pair_mask = capacity - 1
+        self.pair_shift = 64
+        while (<uint64_t>1 << (64 - self.pair_shift)) < <uint64_t>capacity:
+            self.pair_shift -= 1
+        self.pairs = <PairSlot*>malloc(capacity * sizeof(PairSlot))
+        if (self.left == NULL or self.right == NULL or self.length == NULL
+                or self.flat_at == NULL or self.pairs == NULL):
+            raise MemoryError()
+        for i in range(capacity):
+            self.pairs[i].key = EMPTY_KEY
+        for i in range(65536):
+            self.byte_rank[i] = NO_RANK
+        for i in range(256):
+            self.length[i] = 1
+        flat_size = 256
+        for i in range(n):
+            a = lefts[i]
+            b = rights[i]
+            t = <uint32_t>(256 + i)
+            if a >= t or b >= t:
+                raise ValueError(f"rule {i} joins a token that is not before it")
+            self.left[i] = a
+            self.right[i] = b
+            self.length[t] = min(self.length[a] + self.length[b], LENGTH_CAP)
+            if self.length[t] <= FLAT_MAX:
+                flat_size += self.length[t]
+            key = (<uint64_t>a << 32) | b
+            h = (key * GOLDEN) >> self.pair_shift
+            while self.pairs[h].key != EMPTY_KEY:
+                if self.pairs[h].key == key:
+                    raise ValueError(f"rule {i} repeats the pair ({a}, {b})")
+                h = (h + 1) & self.pair_mask
+            self.pairs[h].key = key
+            self.pairs[h].rank = <uint32_t>i
+            if a < 256 and b < 256:
+                self.byte_rank[a * 256 + b] = <uint32_t>i
+        self.flat = <unsigned char*>malloc(flat_size)
+        if self.flat == NULL:
+            raise MemoryError()
+        for i in range(256):
+            self.flat[i] = <unsigned char>i
+            self.flat_at[i] = i
+        at = 256
+        for i in range(n):
+            t = <uint32_t>(256 + i)
+            if self.length[t] <= FLAT_MAX:
+                # Both halves are shorter, so they are already in the buffer.
+                a = self.left[i]
+                b = self.right[i]
+                memcpy(self.flat + at, self.flat + self.flat_at[a], self.length[a])
+                memcpy(self.flat + at + self.length[a], self.flat + self.flat_at[b], self.length[b])
+                self.flat_at[t] = at
+                at += self.length[t]
+            else:
+                self.flat_at[t] = NOT_FLAT
+        self.ints = list(range(n + 256))
+        self.int_items = <PyObject**>malloc((n + 256) * sizeof(PyObject*))
+        if self.int_items == NULL:
+            raise MemoryError()
+        for i in range(n + 256):
+            self.int_items[i] = PyList_GET_ITEM(self.ints, i)
+
+    def __dealloc__(self):
+        free(self.pairs)
+        free(self.left)
+        free(self.right)
+        free(self.length)
+        free(self.flat_at)
+        free(self.flat)
+        free(self.int_items)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.n_rules + 256
+
+    # -- merging (no GIL) --
+
+    cdef inline uint32_t rank(self, uint32_t a, uint32_t b) noexcept nogil:
+        cdef uint64_t key, h
+        if (a | b) < 256:
+            return self.byte_rank[(a << 8) | b]
+        key = (<uint64_t>a << 32) | b
+        h = (key * GOLDEN) >> self.pair_shift
+        while True:
+            if self.pairs[h].key == key:
+                return self.pairs[h].rank
+            if self.pairs[h].key == EMPTY_KEY:
+                return NO_RANK
+            h = (h + 1) & self.pair_mask
+
+    cdef Py_ssize_t merge_small(self, const unsigned char* s, Py_ssize_t n, uint32_t* out) noexcept nogil:
+        """Merge a piece of at most SMALL_PIECE bytes into ``out``; returns the token count."""
+        cdef uint32_t ranks[SMALL_PIECE]
+        cdef Py_ssize_t i, at, m = n
+        cdef uint32_t best
+        for i in range(n):
+            out[i] = s[i]
+        for i in range(n - 1):
+            ranks[i] = self.rank(out[i], out[i + 1])
+        while m > 1:
+            best = NO_RANK
+            at = -1
+            for i in range(m - 1):
+                if ranks[i] < best:
+                    best = ranks[i]
+                    at = i
+            if at < 0:
+                break
+            out[at] = 256 + best
+            # Token at + 1 is consumed: pair at + 1 goes, later pairs move down.
+            if m - at - 2 > 0:
+                memmove(out + at + 1, out + at + 2, (m - at - 2) * sizeof(uint32_t))
+            if m - at - 3 > 0:
+                memmove(ranks + at + 1, ranks + at + 2, (m - at - 3) * sizeof(uint32_t))
+            m -= 1
+            if at + 1 < m:
+                ranks[at] = self.rank(out[at], out[at + 1])
+            if at > 0:
+                ranks[at - 1] = self.rank(out[at - 1], out[at])
+        return m
+
+    cdef int merge_large(self, const unsigned char* s, Py_ssize_t n, vector[uint32_t]* out) except -1 nogil:
+        """Merge a piece of any length with the linked list and the indexed heap."""
+        cdef uint32_t* tokens = <uint32_t*>malloc(n * 4 * sizeof(uint32_t))
+        cdef uint32_t* nxt
+        cdef uint32_t* prv
+        cdef Heap heap
+        cdef Py_ssize_t i
+        cdef uint32_t r, j, after, before, position
+        cdef uint64_t key
+        heap.keys = <uint64_t*>malloc(n * sizeof(uint64_t))
+        if tokens == NULL or heap.keys == NULL:
+            free(tokens)
+            free(heap.keys)
+            with gil:
+                raise MemoryError()
+        nxt = tokens + n
+        prv = tokens + 2 * n
+        heap.slot = tokens + 3 * n
+        heap.size = 0
+        for i in range(n):
+            tokens[i] = s[i]
+            nxt[i] = <uint32_t>(i + 1)
+            prv[i] = <uint32_t>(i - 1)
+            heap.slot[i] = NONE
+        nxt[n - 1] = NONE
+        prv[0] = NONE
+        for i in range(n - 1):
+            r = self.rank(tokens[i], tokens[i + 1])
+            if r != NO_RANK:
+                heap.keys[heap.size] = (<uint64_t>r << 32) | <uint64_t>i
+                heap.slot[i] = <uint32_t>heap.size
+                heap.size += 1
+        i = (heap.size - 2) // 4 if heap.size > 1 else -1
+        while i >= 0:
+            sift_down(&heap, i)
+            i -= 1
+        while heap.size:
+            key = heap.keys[0]
+            r = <uint32_t>(key >> 32)
+            position = <uint32_t>key
+            heap.slot[position] = NONE
+            heap_remove_at(&heap, 0)
+            j = nxt[position]
+            tokens[position] = 256 + r
+            if heap.slot[j] != NONE:  # the consumed token's own pair goes too
+                i = heap.slot[j]
+                heap.slot[j] = NONE
+                heap_remove_at(&heap, i)
+            after = nxt[j]
+            nxt[position] = after
+            if after != NONE:
+                prv[after] = position
+                heap_set(&heap, position, self.rank(tokens[position], tokens[after]))
+            before = prv[position]
+            if before != NONE:
+                heap_set(&heap, before, self.rank(tokens[before], tokens[position]))
+        position = 0
+        while position != NONE:
+            out.push_back(tokens[position])
+            position = nxt[position]
+        free(tokens)
+        free(heap.keys)
+        return 0
+
+    cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
+                         vector[uint32_t]* out) except -1 nogil:
+        """Append the IDs of one piece to ``out``, through the cache when it is short."""
+        cdef uint64_t h = 0
+        if cache != NULL and 1 < n <= MAX_CACHED_PIECE:
+            h = hash_bytes(s, n)
+        return self.merge_hashed(s, n, h, cache, out)
+
+    cdef int merge_hashed(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          CacheState* cache, vector[uint32_t]* out) except -1 nogil:
+        """:meth:`merge_piece` with the piece's hash already known (0: do not cache)."""
+        cdef uint32_t small[SMALL_PIECE]
+        cdef Py_ssize_t k, start
+        cdef CacheSlot* slot
+        cdef const uint32_t* ids
+        if n == 1:
+            out.push_back(s[0])
+            return 0
+        if h and cache.slots != NULL:
+            slot = cache_find(cache, h, s, n)
+            if slot != NULL:
+                cache.hits += 1
+                ids = slot_ids(cache, slot)
+                out.insert(out.end(), ids, ids + slot.ids_len)
+                return 0
+            cache.misses += 1
+        if n <= SMALL_PIECE:
+            k = self.merge_small(s, n, small)
+            out.insert(out.end(), small, small + k)
+            if h:
+                cache_insert(cache, h, s, n, small, k)
+            return 0
+        start = out.size()
+        self.merge_large(s, n, out)
+        if h:
+            cache_insert(cache, h, s, n, out.data() + start, out.size() - start)
+        return 0
+
+    cdef int encode_into(self, const unsigned char* s, Py_ssize_t n, int pattern,
+                         CacheState* cache, vector[uint32_t]* out) except -1 nogil:
+        """Split, look up and merge every piece of ``s``.
+
+        The next piece is found and its cache slot prefetched before the
+        current one is looked up: the table is larger than the CPU caches, and
+        the lookup of a rare piece would otherwise wait on memory.
+        """
+        cdef Py_ssize_t p = 0, end, after = 0
+        cdef uint64_t h = 0, next_h = 0
+        if pattern == PAT_NONE:
+            if n:
+                self.merge_piece(s, n, cache, out)
+            return 0
+        if n == 0:
+            return 0
+        end = piece_end(pattern, s, n, 0)
+        if cache != NULL and 1 < end <= MAX_CACHED_PIECE:
+            h = hash_bytes(s, end)
+        while p < n:
+            if end <= p:
+                with gil:
+                    raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
+            next_h = 0
+            if end < n:
+                after = piece_end(pattern, s, n, end)
+                if cache != NULL and 1 < after - end <= MAX_CACHED_PIECE:
+                    next_h = hash_bytes(s + end, after - end)
+                    if cache.slots != NULL:
+                        __builtin_prefetch(&cache.slots[<Py_ssize_t>(next_h >> 7) & (cache.capacity - 1)])
+            self.merge_hashed(s + p, end - p, h, cache, out)
+            p = end
+            end = after
+            h = next_h
+        return 0
+
+    cdef object to_list(self, vector[uint32_t]* ids):
+        return self.to_list_range(ids, 0, ids.size())
+
+    cdef object to_list_range(self, vector[uint32_t]* ids, Py_ssize_t start, Py_ssize_t end):
+        """IDs ``start:end`` as a list of the shared int objects."""
+        cdef Py_ssize_t i
+        cdef PyObject* item
+        cdef uint32_t* data = ids.data()
+        out = PyList_New(end - start)
+        for i in range(start, end):
+            item = self.int_items[data[i]]
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, i - start, item)
+        return out
+
+    # -- Python entry points --
+
+    def encode(self, data, int pattern=-1, PieceCache cache=None):
+        """Token IDs of ``data`` (str: its UTF-8; bytes: as they are, valid UTF-8 when split).
+
+        ``pattern`` is a code of ``PATTERN_CODES`` (or PATTERN_NONE: one
+        piece). O(n log n) worst case for n bytes; the GIL is released while
+        splitting and merging.
+        """
+        cdef const unsigned char* s
+        cdef Py_ssize_t n, bad = -1
+        cdef vector[uint32_t] ids
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        owner = utf8_of(data, &s, &n, "data")
+        if pattern != PAT_NONE and not isinstance(data, str):
+            with nogil:
+                bad = utf8_error(s, n)
+            if bad >= 0:
+                raise ValueError(f"data: invalid UTF-8 at byte offset {bad}")
+        with nogil:
+            self.encode_into(s, n, pattern, state, &ids)
+        return self.to_list(&ids)
+
+    def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None):
+        """:meth:`encode` of each str of ``texts``: one list of IDs per text.
+
+        The GIL is released once for the whole batch (several threads can
+        each encode a batch at the same time, each with its own cache).
+        """
+        cdef Py_ssize_t k = len(texts), i, start
+        cdef vector[const unsigned char*] starts
+        cdef vector[Py_ssize_t] sizes
+        cdef vector[Py_ssize_t] ends
+        cdef vector[uint32_t] ids
+        cdef const unsigned char* s
+        cdef Py_ssize_t n
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        owners = []
+        starts.resize(k)
+        sizes.resize(k)
+        ends.resize(k)
+        for i in range(k):
+            text = texts[i]
+            if not isinstance(text, str):
+                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+            owner = utf8_of(text, &s, &n, f"texts[{i}]")
+            if owner is not text:
+                owners.append(owner)
+            starts[i] = s
+            sizes[i] = n
+        with nogil:
+            for i in range(k):
+                self.encode_into(starts[i], sizes[i], pattern, state, &ids)
+                ends[i] = ids.size()
+        # Many new lists would set off the cyclic garbage collector again and
+        # again, and each would be traversed by every later collection (a third
+        # of the time on short texts). A list of ints is in no reference cycle,
+        # so the lists are not tracked (as CPython does for tuples of atoms):
+        # only a cycle a caller builds through them later would go uncollected.
+        out = PyList_New(k)
+        start = 0
+        for i in range(k):
+            item = self.to_list_range(&ids, start, ends[i])
+            PyObject_GC_UnTrack(<PyObject*>item)
+            Py_INCREF(<PyObject*>item)
+            PyList_SET_ITEM(out, i, <PyObject*>item)
+            start = ends[i]
+        return out
+
+    def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
+                           long long append=-1, int itemsize=4):
+        """The IDs of all ``texts`` one after the other as raw unsigned integers.
+
+        ``append`` (when >= 0) follows each text; ``itemsize`` is 2 or 4 bytes,
+        native byte order. Returns ``bytes``. No Python int is made for any ID,
+        and the GIL is released once for the whole batch. ``bytes`` texts are
+        allowed (checked as UTF-8 when ``pattern`` splits).
+        """
+        cdef Py_ssize_t k = len(texts), i, total
+        cdef vector[const unsigned char*] starts
+        cdef vector[Py_ssize_t] sizes
+        cdef vector[uint32_t] ids
+        cdef const unsigned char* s
+        cdef Py_ssize_t n, bad
+        cdef uint32_t most = 0
+        cdef uint16_t* narrow
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
+        if append > 0xFFFFFFFF:
+            raise ValueError(f"append: {append} is not a 32-bit token ID")
+        owners = []
+        starts.resize(k)
+        sizes.resize(k)
+        for i in range(k):
+            text = texts[i]
+            if not isinstance(text, (str, bytes)):
+                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
+            owner = utf8_of(text, &s, &n, f"texts[{i}]")
+            if pattern != PAT_NONE and isinstance(text, bytes):
+                bad = utf8_error(s, n)
+                if bad >= 0:
+                    raise ValueError(f"texts[{i}]: invalid UTF-8 at byte offset {bad}")
+            if owner is not text:
+                owners.append(owner)
+            starts[i] = s
+            sizes[i] = n
+        with nogil:
+            for i in range(k):
+                self.encode_into(starts[i], sizes[i], pattern, state, &ids)
+                if append >= 0:
+                    ids.push_back(<uint32_t>append)
+            total = ids.size()
+            for i in range(total):
+                if ids[i] > most:
+                    most = ids[i]
+        if itemsize == 2 and most > 0xFFFF:
+            raise ValueError(f"ID {most} does not fit in 16 bits")
+        if itemsize == 4:
+            return PyBytes_FromStringAndSize(<char*>ids.data(), total * 4)
+        result = PyBytes_FromStringAndSize(NULL, total * 2)
+        narrow = <uint16_t*>PyBytes_AS_STRING(result)
+        with nogil:
+            for i in range(total):
+                narrow[i] = <uint16_t>ids[i]
+        return result
+
+    def encode_pieces(self, pieces, PieceCache cache=None):
+        """The IDs of each piece (str or bytes) in turn, as one list."""
+        cdef const unsigned char* s
+        cdef Py_ssize_t n
+        cdef vector[uint32_t] ids
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        for piece in pieces:
+            owner = utf8_of(piece, &s, &n, "data")
+            if n:
+                if n > SMALL_PIECE:
+                    with nogil:
+                        self.merge_piece(s, n, state, &ids)
+                else:
+                    self.merge_piece(s, n, state, &ids)
+        return self.to_list(&ids)
+
+    # -- token bytes and decoding --
+
+    cdef void write_token(self, uint32_t token, unsigned char* out, vector[uint32_t]* stack) noexcept nogil:
+        """Write a token's bytes: one copy when it is flat, else its halves in order."""
+        cdef uint32_t t
+        if self.flat_at[token] != NOT_FLAT:
+            memcpy(out, self.flat + self.flat_at[token], self.length[token])
+            return
+        stack.clear()
+        stack.push_back(token)
+        while stack.size():
+            t = stack.back()
+            stack.pop_back()
+            if self.flat_at[t] != NOT_FLAT:
+                memcpy(out, self.flat + self.flat_at[t], self.length[t])
+                out += self.length[t]
+            else:
+                stack.push_back(self.right[t - 256])
+                stack.push_back(self.left[t - 256])
+
+    def token_length(self, Py_ssize_t token) -> int:
+        """Bytes of one token, O(1) (saturates at 2**62 for absurd models)."""
+        if token < 0 or token >= self.n_rules + 256:
+            raise ValueError(f"token {token} is outside the vocabulary")
+        return self.length[token]
+
+    cdef object join(self, vector[uint32_t]* tokens, tuple specials):
+        """The bytes of checked IDs: O(total bytes); one copy per flat token."""
+        cdef Py_ssize_t i, k = tokens.size(), base = self.n_rules + 256
+        cdef uint64_t total = 0
+        cdef uint32_t t
+        cdef vector[uint32_t] stack
+        cdef unsigned char* out
+        for i in range(k):
+            t = deref(tokens)[i]
+            total += self.length[t] if t < base else len(<bytes>specials[t - base])
+            if total > LENGTH_CAP:
+                raise ValueError("ids: the decoded bytes would not fit in memory")
+        result = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>total)
+        out = <unsigned char*>PyBytes_AS_STRING(result)
+        for i in range(k):
+            t = deref(tokens)[i]
+            if t < base:
+                self.write_token(t, out, &stack)
+                out += self.length[t]
+            else:
+                special = <bytes>specials[t - base]
+                memcpy(out, PyBytes_AS_STRING(special), len(special))
+                out += len(special)
+        return result
+
+    def decode(self, ids, tuple specials=()):
+        """The bytes of a sequence of IDs; ID ``vocab_size + k`` stands for ``specials[k]``.
+
+        O(number of IDs + total bytes); long tokens are expanded from their halves.
+        """
+        cdef Py_ssize_t k, i, limit = self.n_rules + 256 + len(specials)
+        cdef long long token
+        cdef int overflow = 0
+        cdef PyObject* item
+        cdef vector[uint32_t] tokens
+        if not isinstance(ids, list):
+            ids = list(ids)
+        k = len(ids)
+        tokens.resize(k)
+        for i in range(k):
+            item = PyList_GET_ITEM(ids, i)
+            if PyLong_CheckExact(item):
+                token = PyLong_AsLongLongAndOverflow(item, &overflow)
+                if overflow:
+                    raise ValueError(f"ids[{i}] = {<object>item} is outside the vocabulary (0..{limit - 1})")
+            else:
+                token = as_id(<object>item, i, limit)
+            if token < 0 or token >= limit:
+                raise ValueError(f"ids[{i}] = {token} is outside the vocabulary (0..{limit - 1})")
+            tokens[i] = <uint32_t>token
+        return self.join(&tokens, specials)
+
+    def decode_array(self, ids, tuple specials=()):
+        """:meth:`decode` of a buffer of unsigned 16- or 32-bit IDs (array, numpy, memoryview)."""
+        cdef const uint16_t[:] narrow
+        cdef const uint32_t[:] wide
+        cdef Py_ssize_t k, i, limit = self.n_rules + 256 + len(specials)
+        cdef vector[uint32_t] tokens
+        view = memoryview(ids)
+        if view.itemsize == 2 and view.format in ("H", "<H", "=H"):
+            narrow = view
+            k = narrow.shape[0]
+            tokens.resize(k)
+            for i in range(k):
+                tokens[i] = narrow[i]
+        elif view.itemsize == 4 and view.format in ("I", "<I", "=I", "L", "<L", "=L"):
+            wide = view
+            k = wide.shape[0]
+            tokens.resize(k)
+            for i in range(k):
+                tokens[i] = wide[i]
+        else:
+            raise TypeError(f"ids: need unsigned 16- or 32-bit integers, got format {view.format!r}")
+        for i in range(k):
+            if tokens[i] >= limit:
+                raise ValueError(f"ids[{i}] = {tokens[i]} is outside the vocabulary (0..{limit - 1})")
+        return self.join(&tokens, specials)
+
+    def token_bytes(self, Py_ssize_t token) -> bytes:
+        """The bytes of one token, O(its length)."""
+        return self.decode([token])
+
+
+cdef object utf8_of(object data, const unsigned char** s, Py_ssize_t* n, str name):
+    """Point ``s``/``n`` at the UTF-8 of ``data``; returns the object that owns those bytes.
+
+    ASCII str is read in place; other str is encoded into a new bytes object
+    (not cached on the str, so memory is given back after the call).
+    """
+    cdef const unsigned char[:] view
+    if isinstance(data, str):
+        if PyUnicode_IS_ASCII(data):
+            s[0] = <const unsigned char*>PyUnicode_DATA(data)
+            n[0] = PyUnicode_GET_LENGTH(data)
+            owner = data
+        else:
+            try:
+                owner = PyUnicode_AsUTF8String(data)
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"{name} is not encodable as UTF-8: {exc.reason} at index {exc.start}") from None
+            s[0] = <const unsigned char*>PyBytes_AS_STRING(owner)
+            n[0] = len(<bytes>owner)
+    elif isinstance(data, bytes):
+        s[0] = <const unsigned char*>PyBytes_AS_STRING(data)
+        n[0] = len(<bytes>data)
+        owner = data
+    else:
+        view = data
+        n[0] = view.shape[0]
+        s[0] = &view[0] if n[0] else NULL
+        owner = view
+    if n[0] >= 0xFFFFFFFF:
+        raise ValueError(f"{name}: {n[0]} bytes; one call encodes less than 4 GiB")
+    return owner
+
+
+cdef long long as_id(object item, Py_ssize_t position, Py_ssize_t limit) except? -1:
+    """An ID that is not an exact int: numpy integers and the like, never bool."""
+    if isinstance(item, bool):
+        raise TypeError(f"ids[{position}] must be an int, got bool")
+    try:
+        value = operator.index(item)
+    except TypeError:
+        raise TypeError(f"ids[{position}] must be an int, got {type(item).__name__}") from None
+    if not 0 <= value < limit:
+        raise ValueError(f"ids[{position}] = {value} is outside the vocabulary (0..{limit - 1})")
+    return value

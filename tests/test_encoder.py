@@ -1,0 +1,353 @@
+"""The compiled encoder equals rank-order replay and the pure-Python encoder.
+
+Models here are trained on tiny alphabets (rules apply often, runs like
+``aaaa`` overlap) or drawn at random (any valid rule table, chains
+included). Inputs longer than 64 bytes take the heap path, shorter ones the
+scanning path, so both are compared with the definition.
+"""
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair import _encode_py, codec
+from bytepair import tokenizer as tokenizer_module
+from bytepair.pretokenize import splitter
+from bytepair.demo import demo_documents
+from bytepair.rules import replace_pair
+
+pytestmark = pytest.mark.skipif(
+    not codec.compiled(), reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")
+#: The compiled encoder module (the Python twin's API is the same).
+compiled = codec.backend
+
+ALPHABETS = [b"a", b"ab", b"a b", "é日".encode(), b"\x00\xff"]
+
+
+def replay(lefts, rights, data: bytes) -> list[int]:
+    """Encoding by definition: every rule, in rank order, one left-to-right pass each."""
+    tokens = list(data)
+    for rank, (left, right) in enumerate(zip(lefts, rights)):
+        tokens, _ = replace_pair(tokens, left, right, 256 + rank)
+    return tokens
+
+
+def definition_bytes(lefts, rights, token: int) -> bytes:
+    if token < 256:
+        return bytes([token])
+    return (definition_bytes(lefts, rights, lefts[token - 256])
+            + definition_bytes(lefts, rights, rights[token - 256]))
+
+
+@st.composite
+def rule_tables(draw):
+    """Any valid rule table over a tiny alphabet: each rule joins two earlier tokens."""
+    alphabet = draw(st.sampled_from(ALPHABETS))
+    tokens = sorted(set(alphabet))
+    lefts, rights, seen = [], [], set()
+    for _ in range(draw(st.integers(0, 25))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        lefts.append(pair[0])
+        rights.append(pair[1])
+        tokens.append(255 + len(lefts))
+    return lefts, rights, alphabet
+
+
+@st.composite
+def inputs_over(draw, alphabet: bytes):
+    """Bytes over ``alphabet``: short, long (heap path), or long runs of one byte."""
+    letters = st.sampled_from(alphabet)
+    kind = draw(st.sampled_from(["short", "long", "run"]))
+    if kind == "run":
+        return bytes([draw(letters)]) * draw(st.integers(0, 400))
+    size = 64 if kind == "short" else 400
+    return bytes(draw(st.lists(letters, max_size=size)))
+
+
+@given(rule_tables(), st.data())
+def test_hyp_compiled_equals_rank_order_replay(table, data):
+    lefts, rights, alphabet = table
+    text = data.draw(st.one_of(inputs_over(alphabet), st.binary(max_size=200)))
+    encoder = compiled.Encoder(lefts, rights)
+    expected = replay(lefts, rights, text)
+    assert encoder.encode(text) == expected
+    assert _encode_py.Encoder(lefts, rights).encode(text) == expected
+    assert encoder.decode(expected) == text
+
+
+@given(rule_tables(), st.data())
+def test_hyp_cached_pieces_equal_uncached(table, data):
+    lefts, rights, alphabet = table
+    pieces = data.draw(st.lists(inputs_over(alphabet), max_size=30))
+    encoder = compiled.Encoder(lefts, rights)
+    cache = compiled.PieceCache()
+    expected = [i for piece in pieces for i in replay(lefts, rights, piece)]
+    assert encoder.encode_pieces(pieces, cache) == expected
+    assert encoder.encode_pieces(pieces, cache) == expected  # now from the cache
+
+
+@given(rule_tables())
+def test_hyp_token_bytes_follow_the_rules(table):
+    lefts, rights, _ = table
+    encoder = compiled.Encoder(lefts, rights)
+    python = _encode_py.Encoder(lefts, rights)
+    for token in range(256 + len(lefts)):
+        data = definition_bytes(lefts, rights, token)
+        assert encoder.token_bytes(token) == python.token_bytes(token) == data
+        assert encoder.token_length(token) == len(data)
+
+
+def test_long_tokens_are_expanded_from_their_halves():
+    # A chain: token k is token k-1 plus "a"; most are longer than the flat buffer keeps.
+    rules = 1000
+    lefts = [97] + list(range(256, 256 + rules - 1))
+    rights = [97] * rules
+    encoder = compiled.Encoder(lefts, rights)
+    last = 256 + rules - 1
+    assert encoder.token_bytes(last) == b"a" * (rules + 1)
+    assert encoder.decode([last, 97, last]) == b"a" * (2 * rules + 3)
+    assert encoder.encode(b"a" * (rules + 1)) == replay(lefts, rights, b"a" * (rules + 1))
+
+
+@pytest.fixture(scope="module")
+def genesis():
+    documents = demo_documents()
+    model = bytepair.train_bytes(documents, 400)
+    return model, b"\n".join(documents)
+
+
+@given(st.data())
+def test_hyp_real_model_equals_python_encoder_on_real_text(genesis, data):
+    model, text = genesis
+    start = data.draw(st.integers(0, len(text) - 1))
+    piece = text[start:start + data.draw(st.integers(0, 3000))]
+    lefts = [m.left for m in model.merges]
+    rights = [m.right for m in model.merges]
+    assert compiled.Encoder(lefts, rights).encode(piece) == _encode_py.Encoder(lefts, rights).encode(piece)
+
+
+@given(st.binary(max_size=300) | st.text(max_size=100).map(str.encode))
+def test_hyp_decode_array_equals_decode(genesis, data):
+    from array import array
+
+    model, _ = genesis
+    ids = model.encode(data)
+    encoder = model._codec
+    assert encoder.decode_array(array("I", ids)) == encoder.decode(ids) == data
+    assert encoder.decode_array(array("H", ids)) == data
+
+
+def test_decode_refuses_ids_outside_the_vocabulary(genesis):
+    model, _ = genesis
+    encoder = model._codec
+    for bad in (-1, model.vocab_size, 2**70, -(2**70)):
+        with pytest.raises(ValueError, match=r"ids\[1\] = .* outside the vocabulary"):
+            encoder.decode([97, bad])
+    with pytest.raises(TypeError, match=r"ids\[0\] must be an int, got bool"):
+        encoder.decode([True])
+    with pytest.raises(TypeError, match=r"ids\[2\] must be an int, got str"):
+        encoder.decode([1, 2, "3"])
+    from array import array
+
+    with pytest.raises(ValueError, match=r"ids\[0\] = 65535 is outside"):
+        encoder.decode_array(array("H", [65535]))
+    with pytest.raises(TypeError, match="16- or 32-bit"):
+        encoder.decode_array(array("b", [1]))
+
+
+def test_cache_stays_within_its_byte_budget(genesis):
+    model, _ = genesis
+    lefts = [m.left for m in model.merges]
+    rights = [m.right for m in model.merges]
+    encoder = compiled.Encoder(lefts, rights)
+    budget = 1 << 17
+    cache = compiled.PieceCache(budget)
+    # 20,000 distinct pieces of 100 to 256 bytes: about 3.5 MB of keys alone.
+    pieces = [b"%d " % i * (100 // len(b"%d " % i) + i % 40) for i in range(20_000)]
+    assert sum(map(len, pieces)) > 20 * budget
+    peak = 0
+    for start in range(0, len(pieces), 100):
+        assert encoder.encode_pieces(pieces[start:start + 100], cache) == [
+            i for piece in pieces[start:start + 100] for i in encoder.encode(piece)]
+        peak = max(peak, cache.nbytes)
+    assert peak <= budget
+    assert cache.stats["resets"] > 0
+    with pytest.raises(ValueError, match="budget"):
+        compiled.PieceCache(1000)
+
+
+def test_big_pieces_are_never_cached(genesis):
+    model, _ = genesis
+    encoder = model._codec
+    cache = compiled.PieceCache()
+    encoder.encode_pieces([b"x" * 257, b"xy" * 200], cache)
+    assert len(cache) == 0
+    encoder.encode_pieces([b"x" * 256], cache)
+    assert len(cache) == 1
+
+
+def test_model_uses_the_compiled_encoder(genesis):
+    model, _ = genesis
+    assert codec.compiled() and isinstance(model._codec, compiled.Encoder)
+
+
+# --- the tokenizer: every pattern, special tokens, batches ------------------
+
+SPECIALS = ["<|end|>", "<|end|>x", "<pad>"]
+PATTERN_NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat", None, r"\d+|[a-z]+"]
+
+
+@pytest.fixture(scope="module")
+def tokenizers(real_text):
+    text = real_text[:120_000].decode()
+    return {name: bytepair.train([text, "  \t\n\n  tabs\tand   spaces  ", "x" * 50], merges=300,
+                                 pretokenize=name, special_tokens=SPECIALS, progress=False)
+            for name in PATTERN_NAMES}
+
+
+def reference_encode(tok, text: str, specials=SPECIALS) -> list[int]:
+    """Today's encoder: the regex module splits, the pure-Python twin merges, specials as tiktoken."""
+    python = _encode_py.Encoder([m.left for m in tok.merges], [m.right for m in tok.merges])
+    split = splitter(tok.pattern) if tok.pattern is not None else (lambda t: [t])
+    specials = sorted(specials, key=len, reverse=True)
+    parts = regex.split("(" + "|".join(map(regex.escape, specials)) + ")", text) if specials else [text]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(tok.special_tokens[part])
+        elif part:
+            out.extend(python.encode_pieces(split(part)))
+    return out
+
+
+TEXTS = st.lists(st.one_of(st.text(max_size=60), st.sampled_from(SPECIALS),
+                           st.sampled_from([" aaaa", "  ", "\n\n", "'s", "123456", "ÉTÉ été", "日本語"])),
+                 max_size=8).map("".join)
+
+
+@pytest.mark.parametrize("name", PATTERN_NAMES)
+@given(text=TEXTS)
+def test_hyp_tokenizer_equals_todays_encoder(tokenizers, name, text):
+    tok = tokenizers[name]
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        with pytest.raises(ValueError, match="not encodable as UTF-8"):
+            tok.encode_ordinary(text)
+        return
+    ids = tok.encode(text, allowed_special="all")
+    assert ids == reference_encode(tok, text)
+    assert tok.decode_bytes(ids) == text.encode("utf-8")
+    ordinary = tok.encode_ordinary(text)
+    assert ordinary == reference_encode(tok, text, specials=())
+    assert tok.decode_bytes(ordinary) == text.encode("utf-8")
+    assert tok.model.encode(text.encode("utf-8")) == ordinary
+
+
+@pytest.mark.parametrize("name", ["gpt2", None])
+@given(texts=st.lists(TEXTS, max_size=12), threads=st.integers(1, 4))
+def test_hyp_encode_batch_equals_mapping_encode(tokenizers, name, texts, threads):
+    tok = tokenizers[name]
+    texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+    expected = [tok.encode(t, allowed_special="all") for t in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)  # use threads on tiny batches
+        assert tok.encode_batch(texts, threads=threads, allowed_special="all") == expected
+    assert tok.decode_bytes_batch(expected) == [t.encode() for t in texts]
+    assert tok.decode_batch(expected) == texts
+
+
+def test_encode_batch_on_real_text_with_threads(tokenizers, real_text):
+    tok = tokenizers["gpt2"]
+    lines = real_text.decode().splitlines()
+    expected = [tok.encode_ordinary(line) for line in lines]
+    for threads in (1, 2, 3):
+        assert tok.encode_batch(lines, threads=threads) == expected
+
+
+def test_encode_batch_bad_input(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(TypeError, match=r"texts\[1\] must be a str"):
+        tok.encode_batch(["a", b"b"])
+    with pytest.raises(ValueError, match="threads"):
+        tok.encode_batch(["a"], threads=0)
+    with pytest.raises(ValueError, match="special token '<pad>'"):
+        tok.encode_batch(["a", "b<pad>"] * 5000, threads=2)
+
+
+def test_disallowed_special_token_hidden_in_an_allowed_one_is_still_refused(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match=r"special token '<\|end\|>'"):
+        tok.encode("a <|end|>x", allowed_special={"<|end|>x"})
+    assert tok.encode("a <|end|>x", allowed_special="all")[-1] == tok.special_tokens["<|end|>x"]
+
+
+def test_surrogate_error_gives_the_offset_in_the_text(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match="at index 12"):
+        tok.encode_ordinary("hello world \ud800")
+
+
+def test_long_piece_with_no_rule_that_applies():
+    # The heap path with an empty heap (found by the property test above).
+    encoder = compiled.Encoder([97], [97])
+    assert encoder.encode(b"b" * 100) == [98] * 100
+    assert compiled.Encoder([], []).encode(b"xy" * 100) == list(b"xy" * 100)
+
+
+def test_special_token_matchers_are_built_once(tokenizers):
+    tok = bytepair.Tokenizer(tokenizers["gpt2"].model, [f"<|s{i}|>" for i in range(5000)])
+    text = "plain text <|s17|> and <|s4999|>"
+    ids = tok.encode(text, allowed_special="all")
+    matchers = dict(tok._matchers)
+    assert tok.encode(text, allowed_special="all") == ids
+    assert tok._matchers == matchers and all(tok._matchers[k] is v for k, v in matchers.items())
+    assert ids[-1] == tok.special_tokens["<|s4999|>"]
+    with pytest.raises(ValueError, match=r"<\|s17\|>"):
+        tok.encode(text)
+
+
+@pytest.mark.parametrize("name", ["gpt2", None, r"\d+|[a-z]+"])
+@given(texts=st.lists(TEXTS, max_size=12), threads=st.integers(1, 3),
+       append=st.sampled_from([None, 0, "<pad>"]), dtype=st.sampled_from(["uint16", "uint32"]))
+def test_hyp_encode_to_array_equals_concatenated_encode_batch(tokenizers, name, texts, threads,
+                                                              append, dtype):
+    tok = tokenizers[name]
+    texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+    append_id = tok.special_tokens[append] if isinstance(append, str) else append
+    expected = [i for ids in tok.encode_batch(texts, allowed_special="all")
+                for i in ids + ([] if append_id is None else [append_id])]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        got = tok.encode_to_array(texts, dtype=dtype, append=append_id, threads=threads,
+                                  allowed_special="all")
+    assert got.typecode == ("H" if dtype == "uint16" else "I")
+    assert got.tolist() == expected
+
+
+def test_encode_to_array_bad_input(tokenizers):
+    tok = tokenizers["gpt2"]
+    with pytest.raises(ValueError, match="dtype"):
+        tok.encode_to_array(["a"], dtype="int8")
+    with pytest.raises(ValueError, match="append"):
+        tok.encode_to_array(["a"], append=tok.vocab_size)
+    with pytest.raises(TypeError, match=r"texts\[0\]"):
+        tok.encode_to_array([b"a"])
+    with pytest.raises(ValueError, match="special token"):
+        tok.encode_to_array(["a<pad>"])
+
+
+def test_encode_batch_lists_are_left_out_of_the_cyclic_collector(tokenizers):
+    import gc
+
+    tok = tokenizers["gpt2"]
+    lists = tok.encode_batch(["a b c", "de"] * 100, threads=1)
+    assert lists == [tok.encode("a b c"), tok.encode("de")] * 100
+    assert gc.isenabled() and not any(gc.is_tracked(ids) for ids in lists)
+    lists[0].append(7)  # still ordinary lists
+    assert lists[0][-1] == 7
