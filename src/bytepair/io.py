@@ -81,7 +81,9 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
     """The file's text, after the size and nesting limits, before any JSON parsing."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        data = handle.read(max_bytes + 1)
+        # read(n) reserves n bytes up front, so ask only for what the file
+        # holds (plus one, to see a file that grew past the limit).
+        data = handle.read(min(size, max_bytes) + 1) if size <= max_bytes else b""
     if max(size, len(data)) > max_bytes:
         raise ModelFormatError(
             f"{os.fspath(path)!r} is larger than the limit of {max_bytes} bytes (load(max_bytes=...))"
