@@ -11,6 +11,8 @@ import os
 from array import array
 from pathlib import Path
 
+import pyarrow
+import pyarrow.parquet as parquet
 import pytest
 
 import bytepair
@@ -177,9 +179,6 @@ def test_a_bad_document_leaves_no_file(capsys, tmp_path, model, corpus):
 
 
 def test_parquet_column_documents(capsys, tmp_path, model, lines):
-    pyarrow = pytest.importorskip("pyarrow")
-    import pyarrow.parquet as parquet
-
     path = tmp_path / "docs.parquet"
     parquet.write_table(pyarrow.table({"body": lines[:300], "n": list(range(300))}), path,
                         row_group_size=100)

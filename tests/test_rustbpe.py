@@ -3,12 +3,11 @@
 import gzip
 
 import pytest
+import rustbpe
 
 import bytepair
 from bytepair.pretokenize import PATTERNS
 from helpers import DATA, needs_compiled_splitter
-
-rustbpe = pytest.importorskip("rustbpe")
 
 VOCAB = 1024
 
