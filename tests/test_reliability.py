@@ -429,7 +429,8 @@ def test_no_worker_outlives_a_signalled_parent(tmp_path, two_part_corpus, sig, g
     # Found: after SIGTERM the workers ran on, reparented to init, for up to 50 s.
     # A signal to the whole group (as `timeout` sends) must not hang the parent.
     pids: list[int] = []
-    with start_cli("slow_count", "train", two_part_corpus, "--merges", 20, "--workers", 2,
+    # Per line, so that the file has two parts whether or not the splitter is compiled.
+    with start_cli("slow_count", "train", two_part_corpus, "--per-line", "--merges", 20, "--workers", 2,
                    "--pretokenize", "whitespace", "-q", "-o", tmp_path / "model.json") as process:
         try:
             pids = worker_pids(process, 2)

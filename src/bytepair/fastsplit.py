@@ -39,8 +39,8 @@ def available() -> bool:
 def compiled_name(source: str | None) -> str | None:
     """The name of the compiled scanner for regex ``source``, or None when it has none.
 
-    >>> compiled_name(PATTERNS["o200k"])
-    'o200k'
+    >>> compiled_name(PATTERNS["o200k"]) == ("o200k" if available() else None)
+    True
     >>> compiled_name(r"\\w+") is None
     True
     """
