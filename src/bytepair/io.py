@@ -81,7 +81,9 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
     """The file's text, after the size and nesting limits, before any JSON parsing."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        data = handle.read(max_bytes + 1)
+        # Ask for no more than the file holds: read(n) reserves n bytes first,
+        # which a process under an address-space limit may not have.
+        data = handle.read(min(size, max_bytes) + 1)
     if max(size, len(data)) > max_bytes:
         raise ModelFormatError(
             f"{os.fspath(path)!r} is larger than the limit of {max_bytes} bytes (load(max_bytes=...))"
