@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from bytepair import counting, fastsplit, incremental, trainers
+from bytepair.cli import main
 
 DATA = Path(__file__).parent / "data"
 #: King James Version, Genesis and Exodus, one verse per line (about 360 KB).
@@ -83,3 +84,29 @@ def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
     monkeypatch.setattr(trainers, "count_pieces", lambda *args, **options: count_pieces(
         *args, batch_chars=batch_chars, on_partial=record, **options))
     return spy
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """Run the command line in process: ``(exit code, stdout, stderr)``."""
+    code = main([os.fspath(a) if isinstance(a, Path) else str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def listing(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+def assert_bad_input(capsys, directory: Path, argv, *words: str) -> str:
+    """Exit code 2, one line ``bytepair: error: ...`` naming the problem, no new file."""
+    before = listing(directory)
+    code, out, err = run(capsys, *argv)
+    assert code == 2, err
+    assert out == ""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("bytepair: error: ")
+    for word in words:
+        assert word in lines[0]
+    assert listing(directory) == before  # no output, no temporary file left
+    return lines[0]

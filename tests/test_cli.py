@@ -25,7 +25,7 @@ from bytepair import cli
 from bytepair.cli import main
 from bytepair.trace import trace_lines
 from bytepair.naive import fit
-from helpers import byte_token, spy_on_workers
+from helpers import assert_bad_input, byte_token, listing, run, spy_on_workers
 
 END = "<|endoftext|>"
 
@@ -56,30 +56,6 @@ MULTILINGUAL = (
     "emoji 🙂🙃👍🏽 and     long      runs\n\n\n   of spaces   "
 )
 
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([os.fspath(a) if isinstance(a, Path) else str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def listing(directory: Path) -> list[str]:
-    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
-
-
-def assert_bad_input(capsys, directory: Path, argv, *words: str) -> str:
-    """Exit code 2, one line ``bytepair: error: ...`` naming the problem, no new file."""
-    before = listing(directory)
-    code, out, err = run(capsys, *argv)
-    assert code == 2, err
-    assert out == ""
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("bytepair: error: ")
-    for word in words:
-        assert word in lines[0]
-    assert listing(directory) == before  # no output, no temporary file left
-    return lines[0]
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,6 @@ the other; bad input ends with one error line, exit code 2 and no file.
 from __future__ import annotations
 
 import json
-import os
 from array import array
 from pathlib import Path
 
@@ -16,35 +15,11 @@ import pyarrow.parquet as parquet
 import pytest
 
 import bytepair
-from bytepair.cli import main
 from bytepair.pretokenize import PATTERNS
+from helpers import assert_bad_input, run
 
 END = "<|endoftext|>"
 
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main([os.fspath(a) if isinstance(a, Path) else str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def listing(directory: Path) -> list[str]:
-    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
-
-
-def assert_bad_input(capsys, directory: Path, argv, *words: str) -> str:
-    """Exit code 2, one line ``bytepair: error: ...`` naming the problem, no new file."""
-    before = listing(directory)
-    code, out, err = run(capsys, *argv)
-    assert code == 2, err
-    assert out == ""
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("bytepair: error: ")
-    for word in words:
-        assert word in lines[0]
-    assert listing(directory) == before  # no output, no temporary file left
-    return lines[0]
 
 
 def read_ids(path: Path, typecode: str) -> list[int]:

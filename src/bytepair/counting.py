@@ -259,6 +259,21 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
     return _table_counter(total)
 
 
+def _collector(total: Counter, progress_bar,
+               on_partial: Callable[[Partial], None] | None) -> Callable[[Partial], None]:
+    """What both pools do with each Partial in this process: sum, show progress, report."""
+
+    def add(partial: Partial) -> None:
+        if partial.counts is not None:
+            total.update(partial.counts)
+        if progress_bar is not None:
+            progress_bar.update(partial.size)
+        if on_partial is not None:
+            on_partial(partial)
+
+    return add
+
+
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
                  batch_chars: int = BATCH_CHARS, progress_bar=None,
                  on_partial: Callable[[Partial], None] | None = None) -> Counter:
@@ -272,14 +287,7 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
     in this process. O(total characters).
     """
     total: Counter = Counter()
-
-    def add(partial: Partial) -> None:
-        if partial.counts is not None:
-            total.update(partial.counts)
-        if progress_bar is not None:
-            progress_bar.update(partial.size)
-        if on_partial is not None:
-            on_partial(partial)
+    add = _collector(total, progress_bar, on_partial)
 
     name = _compiled(source)
     if name is not False:
@@ -347,14 +355,7 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     workers = 1 if source is None else max(1, min(workers, len(jobs)))
     tables = []
     total: Counter = Counter()
-
-    def add(partial: Partial) -> None:
-        if partial.counts is not None:
-            total.update(partial.counts)
-        if progress_bar is not None:
-            progress_bar.update(partial.size)
-        if on_partial is not None:
-            on_partial(partial)
+    add = _collector(total, progress_bar, on_partial)
 
     if workers == 1:
         table = fastsplit.table() if fastsplit.available() else None
