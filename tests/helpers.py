@@ -110,3 +110,13 @@ def assert_bad_input(capsys, directory: Path, argv, *words: str) -> str:
         assert word in lines[0]
     assert listing(directory) == before  # no output, no temporary file left
     return lines[0]
+
+
+def write_shards(directory: Path, lines: list[str], count: int) -> list[Path]:
+    """``lines`` dealt round-robin into ``count`` shard files, one document per line."""
+    paths = []
+    for i in range(count):
+        path = directory / f"shard-{i}.txt"
+        path.write_text("\n".join(lines[i::count]) + "\n")
+        paths.append(path)
+    return paths

@@ -12,6 +12,7 @@ import bytepair
 from bytepair import Files
 from bytepair import cluster as cluster_module
 from bytepair.cli import main
+from helpers import write_shards
 
 
 @pytest.fixture(scope="module")
@@ -32,12 +33,7 @@ def lines(real_text):
 
 @pytest.fixture
 def shards(tmp_path, lines):
-    paths = []
-    for i in range(3):
-        path = tmp_path / f"shard-{i}.txt"
-        path.write_text("\n".join(lines[i::3]) + "\n")
-        paths.append(path)
-    return paths
+    return write_shards(tmp_path, lines, 3)
 
 
 @pytest.fixture

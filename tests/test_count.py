@@ -9,6 +9,7 @@ import pytest
 import bytepair
 from bytepair import Files, PieceCounts
 from bytepair.pretokenize import resolve_pattern, splitter
+from helpers import write_shards
 
 PATTERNS = ["gpt2", "whitespace", None]
 
@@ -31,13 +32,7 @@ def lines(real_text):
 
 @pytest.fixture
 def shards(tmp_path, lines):
-    """The lines cut into three shard files."""
-    paths = []
-    for i in range(3):
-        path = tmp_path / f"shard-{i}.txt"
-        path.write_text("\n".join(lines[i::3]) + "\n")
-        paths.append(path)
-    return paths
+    return write_shards(tmp_path, lines, 3)
 
 
 @pytest.mark.parametrize("pretokenize", PATTERNS)
