@@ -6,6 +6,8 @@ included). Inputs longer than 64 bytes take the heap path, shorter ones the
 scanning path, so both are compared with the definition.
 """
 
+from array import array
+
 import pytest
 import regex
 from hypothesis import given
@@ -278,6 +280,81 @@ def test_encode_batch_bad_input(tokenizers):
         tok.encode_batch(["a"], threads=0)
     with pytest.raises(ValueError, match="special token '<pad>'"):
         tok.encode_batch(["a", "b<pad>"] * 5000, threads=2)
+
+
+NO_SURROGATES = st.characters(blacklist_categories=("Cs",))
+
+
+@given(texts=st.lists(st.one_of(st.text(NO_SURROGATES, max_size=80),
+                                st.text(st.characters(max_codepoint=255), max_size=80)),
+                      max_size=6))
+def test_hyp_batch_utf8_equals_str_encode(texts):
+    # No rules and no split: the IDs are the UTF-8 bytes the batch encoder made
+    # without the GIL from each str's own code units (1, 2 or 4 bytes each).
+    encoder = compiled.Encoder([], [])
+    assert encoder.encode_batch(texts, codec.PATTERN_NONE) == [list(t.encode()) for t in texts]
+    expected = array("I", list(b"".join(t.encode() for t in texts))).tobytes()  # native uint32s
+    assert encoder.encode_batch_array(texts, codec.PATTERN_NONE, itemsize=4) == expected
+
+
+@pytest.mark.parametrize("name", ["gpt2", None])
+@given(texts=st.lists(TEXTS, max_size=12), threads=st.integers(1, 3),
+       allowed=st.sampled_from([frozenset(), frozenset({"<pad>"}), frozenset({"<|end|>x"})]))
+def test_hyp_encode_batch_refuses_exactly_when_encode_does(tokenizers, name, texts, threads,
+                                                           allowed):
+    tok = tokenizers[name]
+    texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
+    expected, refused = [], None
+    for text in texts:
+        try:
+            expected.append(tok.encode(text, allowed_special=allowed))
+        except ValueError as exc:
+            refused = refused or str(exc)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        if refused is None:
+            assert tok.encode_batch(texts, threads=threads, allowed_special=allowed) == expected
+        else:  # the first refused text, whichever thread met it
+            with pytest.raises(ValueError) as raised:
+                tok.encode_batch(texts, threads=threads, allowed_special=allowed)
+            assert str(raised.value) == refused
+
+
+def test_encode_batch_with_many_special_tokens_takes_the_regex_path(tokenizers):
+    many = [f"<|s{i}|>" for i in range(tokenizer_module.FEW_SPECIAL + 4)]
+    tok = bytepair.Tokenizer(tokenizers["gpt2"].model, many)
+    texts = ["plain text", "one <|s3|> here", "and <|s19|>"] * 400
+    expected = [tok.encode(t, allowed_special="all") for t in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        assert tok.encode_batch(texts, threads=2, allowed_special="all") == expected
+        assert tok.encode_batch(texts[:1] * 50, threads=2) == [expected[0]] * 50
+        with pytest.raises(ValueError, match=r"<\|s3\|>"):
+            tok.encode_batch(texts, threads=2)
+
+
+def test_batch_errors_name_the_text_across_chunks(tokenizers):
+    tok = tokenizers["gpt2"]
+    texts = ["fine text"] * 3000 + ["bad \ud800 here"] + ["more"] * 3000
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        for threads in (1, 2, 3):
+            with pytest.raises(ValueError, match=r"texts\[3000\] is not encodable as UTF-8: "
+                                                 r"surrogates not allowed at index 4"):
+                tok.encode_batch(texts, threads=threads)
+            with pytest.raises(ValueError, match=r"texts\[3000\] is not encodable"):
+                tok.encode_to_array(texts, threads=threads)
+            with pytest.raises(TypeError, match=r"texts\[3001\] must be a str, got int"):
+                tok.encode_batch(texts[:3001] + [7], threads=threads)
+    with pytest.raises(ValueError, match=r"texts\[1\]: invalid UTF-8 at byte offset 2"):
+        tok.model.encode_batch_array([b"ok", b"ab\xff"], 4)
+
+
+def test_batch_ids_are_encoded_before_their_lists(tokenizers):
+    model = tokenizers["gpt2"].model
+    batch = model.encode_batch_ids(["a b", "x <pad> y", "c"], skip=("<pad>",))
+    assert len(batch) == 3 and batch.skipped() == [1]
+    assert batch.lists() == [model.encode("a b"), None, model.encode("c")]
 
 
 def test_disallowed_special_token_hidden_in_an_allowed_one_is_still_refused(tokenizers):

@@ -33,7 +33,8 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcmp, memcpy, memmove
+from libc.string cimport memchr, memcmp, memcpy, memmove
+from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from bytepair._split cimport piece_end, utf8_error
@@ -45,6 +46,7 @@ cdef extern from *:
 
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
+    int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     object PyUnicode_AsUTF8String(object text)
@@ -409,6 +411,139 @@ cdef class PieceCache:
 
 # -- the model ---------------------------------------------------------------
 
+# -- batches of texts --
+#
+# A batch is read in two passes so that threads can encode batches at the same
+# time: with the GIL, one pass only takes each text's buffer (no copy); without
+# it, everything else: UTF-8 of non-ASCII str, the UTF-8 check of bytes, the
+# special-token search, splitting and merging.
+
+cdef enum:
+    # Text.kind of a buffer that already is UTF-8: an ASCII str.
+    KIND_UTF8 = 0
+    # Text.kind of bytes: UTF-8 only if checked.
+    KIND_BYTES = 8
+    # BatchError.what
+    BAD_SURROGATE = 1
+    BAD_UTF8 = 2
+    BAD_SIZE = 3
+
+
+cdef struct Text:
+    const void* data      # the bytes (KIND_UTF8, KIND_BYTES) or the str's code units
+    Py_ssize_t n          # bytes, or code points of a str of kind 1, 2 or 4
+    int kind              # KIND_UTF8, KIND_BYTES, or the str's PyUnicode kind
+
+
+cdef struct BatchError:
+    Py_ssize_t text       # index in the batch, -1 for none
+    Py_ssize_t at         # code point (BAD_SURROGATE) or byte (BAD_UTF8) offset
+    int what
+
+
+cdef Py_ssize_t to_utf8(const Text* t, vector[unsigned char]* out) noexcept nogil:
+    """The UTF-8 of a str of kind 1, 2 or 4 into ``out``: its size, or -1 - index of a surrogate.
+
+    Like ``str.encode("utf-8")``, which refuses lone surrogates. O(n).
+    """
+    cdef Py_ssize_t i, k = 0, need = t.n * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
+    cdef uint32_t c
+    cdef unsigned char* o
+    if <Py_ssize_t>out.size() < need:
+        out.resize(need)
+    o = out.data()
+    for i in range(t.n):
+        if t.kind == 1:
+            c = (<const unsigned char*>t.data)[i]
+        elif t.kind == 2:
+            c = (<const uint16_t*>t.data)[i]
+        else:
+            c = (<const uint32_t*>t.data)[i]
+        if c < 0x80:
+            o[k] = <unsigned char>c
+            k += 1
+        elif c < 0x800:
+            o[k] = <unsigned char>(0xC0 | (c >> 6))
+            o[k + 1] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 2
+        elif c < 0x10000:
+            if 0xD800 <= c < 0xE000:
+                return -1 - i
+            o[k] = <unsigned char>(0xE0 | (c >> 12))
+            o[k + 1] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
+            o[k + 2] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 3
+        else:
+            o[k] = <unsigned char>(0xF0 | (c >> 18))
+            o[k + 1] = <unsigned char>(0x80 | ((c >> 12) & 0x3F))
+            o[k + 2] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
+            o[k + 3] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 4
+    return k
+
+
+cdef bint contains(const unsigned char* s, Py_ssize_t n, const string* needle) noexcept nogil:
+    """Whether ``needle`` (not empty) occurs in ``s[0:n]``: memchr for its first byte, then compare."""
+    cdef Py_ssize_t m = needle.size()
+    cdef const unsigned char* first = <const unsigned char*>needle.data()
+    cdef const unsigned char* at = s
+    cdef const unsigned char* last = s + n - m
+    while at <= last:
+        at = <const unsigned char*>memchr(at, first[0], last - at + 1)
+        if at == NULL:
+            return False
+        if memcmp(at + 1, first + 1, m - 1) == 0:
+            return True
+        at += 1
+    return False
+
+
+cdef int gather(list texts, vector[Text]* out, bint allow_bytes, Py_ssize_t first) except -1:
+    """Each text's buffer, with the GIL: O(len(texts)), nothing copied.
+
+    The list keeps the texts alive; the buffers are read later without the GIL.
+    """
+    cdef Py_ssize_t i, k = len(texts)
+    cdef Text* t
+    out.resize(k)
+    for i in range(k):
+        text = texts[i]
+        t = &deref(out)[i]
+        if isinstance(text, str):
+            t.data = PyUnicode_DATA(text)
+            t.n = PyUnicode_GET_LENGTH(text)
+            t.kind = KIND_UTF8 if PyUnicode_IS_ASCII(text) else PyUnicode_KIND(text)
+        elif allow_bytes and isinstance(text, bytes):
+            t.data = PyBytes_AS_STRING(text)
+            t.n = len(<bytes>text)
+            t.kind = KIND_BYTES
+        else:
+            raise TypeError(f"texts[{first + i}] must be a str, got {type(text).__name__}")
+    return 0
+
+
+cdef int raise_batch_error(BatchError* error, Py_ssize_t first) except -1:
+    if error.what == BAD_SURROGATE:
+        raise ValueError(f"texts[{first + error.text}] is not encodable as UTF-8: "
+                         f"surrogates not allowed at index {error.at}")
+    if error.what == BAD_UTF8:
+        raise ValueError(f"texts[{first + error.text}]: invalid UTF-8 at byte offset {error.at}")
+    if error.what == BAD_SIZE:
+        raise ValueError(f"texts[{first + error.text}]: {error.at} bytes; one call encodes "
+                         "less than 4 GiB")
+    return 0
+
+
+cdef vector[string] needles(tuple specials) except *:
+    """The non-empty UTF-8 byte strings of ``specials`` (str or bytes)."""
+    cdef vector[string] out
+    for special in specials:
+        data = special.encode("utf-8") if isinstance(special, str) else special
+        if len(data):
+            out.push_back(<string>data)
+    return out
+
+
 cdef class Encoder:
     """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
 
@@ -745,99 +880,142 @@ cdef class Encoder:
             self.encode_into(s, n, pattern, state, &ids)
         return self.to_list(&ids)
 
-    def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None):
+    cdef int encode_texts(self, vector[Text]* texts, int pattern, CacheState* cache,
+                          const vector[string]* specials, long long append,
+                          vector[uint32_t]* ids, vector[Py_ssize_t]* ends,
+                          vector[char]* skipped, BatchError* error) except -1 nogil:
+        """The batch's second pass, without the GIL: each text's IDs appended to ``ids``.
+
+        ``ends[i]`` is where text i's IDs (and ``append``, when >= 0) end. A
+        text holding one of ``specials`` is not encoded: ``skipped[i]`` is set.
+        Stops at the first text that is not UTF-8 (``error`` says which).
+        """
+        cdef vector[unsigned char] scratch
+        cdef const unsigned char* s
+        cdef Py_ssize_t i, j, n, bad, k = texts.size()
+        cdef Text* t
+        cdef Py_ssize_t size = 0
+        ends.resize(k)
+        skipped.assign(k, 0)
+        # Room for a token per two bytes of input (real text has about four):
+        # the IDs then are rarely copied to a larger buffer as they grow.
+        for i in range(k):
+            size += deref(texts)[i].n
+        ids.reserve(ids.size() + size // 2 + (k if append >= 0 else 0))
+        for i in range(k):
+            t = &deref(texts)[i]
+            if t.kind == KIND_UTF8 or t.kind == KIND_BYTES:
+                s = <const unsigned char*>t.data
+                n = t.n
+                if t.kind == KIND_BYTES and pattern != PAT_NONE:
+                    bad = utf8_error(s, n)
+                    if bad >= 0:
+                        error.text = i
+                        error.at = bad
+                        error.what = BAD_UTF8
+                        return 0
+            else:
+                n = to_utf8(t, &scratch)
+                if n < 0:
+                    error.text = i
+                    error.at = -1 - n
+                    error.what = BAD_SURROGATE
+                    return 0
+                s = scratch.data()
+            if n >= <Py_ssize_t>0xFFFFFFFFu:
+                error.text = i
+                error.at = n
+                error.what = BAD_SIZE
+                return 0
+            for j in range(<Py_ssize_t>specials.size()):
+                if contains(s, n, &deref(specials)[j]):
+                    skipped[0][i] = 1
+                    break
+            if not skipped[0][i]:
+                self.encode_into(s, n, pattern, cache, ids)
+                if append >= 0:
+                    ids.push_back(<uint32_t>append)
+            ends[0][i] = ids.size()
+        return 0
+
+    def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None,
+                     tuple skip=(), Py_ssize_t first=0):
         """:meth:`encode` of each str of ``texts``: one list of IDs per text.
 
-        The GIL is released once for the whole batch (several threads can
-        each encode a batch at the same time, each with its own cache).
+        A text that contains one of ``skip`` (str or bytes) is not encoded:
+        its entry is None. Error messages count texts from ``first``. The
+        same as ``encode_batch_ids(...).lists()``.
         """
-        cdef Py_ssize_t k = len(texts), i, start
-        cdef vector[const unsigned char*] starts
-        cdef vector[Py_ssize_t] sizes
-        cdef vector[Py_ssize_t] ends
-        cdef vector[uint32_t] ids
-        cdef const unsigned char* s
-        cdef Py_ssize_t n
+        return self.encode_batch_ids(texts, pattern, cache, skip, first).lists()
+
+    def encode_batch_ids(self, list texts, int pattern=-1, PieceCache cache=None,
+                         tuple skip=(), Py_ssize_t first=0):
+        """The IDs of :meth:`encode_batch`, as a :class:`BatchIDs` (its lists not built yet).
+
+        The GIL is held only to take each text's buffer: UTF-8, the ``skip``
+        search, splitting and merging run without it. Building the lists
+        needs the GIL again; a thread pool does better to leave that to one
+        thread while its workers encode the next batches.
+        """
+        cdef BatchIDs batch = BatchIDs.__new__(BatchIDs)
+        cdef vector[Text] items
+        cdef vector[string] specials = needles(skip)
+        cdef BatchError error
         cdef CacheState* state = &cache.state if cache is not None else NULL
-        owners = []
-        starts.resize(k)
-        sizes.resize(k)
-        ends.resize(k)
-        for i in range(k):
-            text = texts[i]
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
-            owner = utf8_of(text, &s, &n, f"texts[{i}]")
-            if owner is not text:
-                owners.append(owner)
-            starts[i] = s
-            sizes[i] = n
+        error.text = -1
+        error.what = 0
+        batch.encoder = self
+        gather(texts, &items, False, first)
         with nogil:
-            for i in range(k):
-                self.encode_into(starts[i], sizes[i], pattern, state, &ids)
-                ends[i] = ids.size()
-        # Many new lists would set off the cyclic garbage collector again and
-        # again, and each would be traversed by every later collection (a third
-        # of the time on short texts). A list of ints is in no reference cycle,
-        # so the lists are not tracked (as CPython does for tuples of atoms):
-        # only a cycle a caller builds through them later would go uncollected.
-        out = PyList_New(k)
-        start = 0
-        for i in range(k):
-            item = self.to_list_range(&ids, start, ends[i])
-            PyObject_GC_UnTrack(<PyObject*>item)
-            Py_INCREF(<PyObject*>item)
-            PyList_SET_ITEM(out, i, <PyObject*>item)
-            start = ends[i]
-        return out
+            self.encode_texts(&items, pattern, state, &specials, -1, &batch.ids, &batch.ends,
+                              &batch.not_encoded, &error)
+        raise_batch_error(&error, first)
+        return batch
 
     def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
-                           long long append=-1, int itemsize=4):
+                           long long append=-1, int itemsize=4, tuple skip=(),
+                           Py_ssize_t first=0, bint accept_bytes=True):
         """The IDs of all ``texts`` one after the other as raw unsigned integers.
 
         ``append`` (when >= 0) follows each text; ``itemsize`` is 2 or 4 bytes,
-        native byte order. Returns ``bytes``. No Python int is made for any ID,
-        and the GIL is released once for the whole batch. ``bytes`` texts are
-        allowed (checked as UTF-8 when ``pattern`` splits).
+        native byte order. Returns ``bytes``, or None when a text contains one
+        of ``skip`` (nothing is encoded then). No Python int is made for any
+        ID, and the GIL is held only to take each text's buffer. ``bytes``
+        texts are allowed with ``accept_bytes`` (checked as UTF-8 when
+        ``pattern`` splits).
         """
-        cdef Py_ssize_t k = len(texts), i, total
-        cdef vector[const unsigned char*] starts
-        cdef vector[Py_ssize_t] sizes
+        cdef vector[Text] items
+        cdef vector[string] specials = needles(skip)
         cdef vector[uint32_t] ids
-        cdef const unsigned char* s
-        cdef Py_ssize_t n, bad
+        cdef vector[Py_ssize_t] ends
+        cdef vector[char] skipped
+        cdef BatchError error
+        cdef Py_ssize_t i, total
         cdef uint32_t most = 0
+        cdef bint any_skipped = False
         cdef uint16_t* narrow
         cdef CacheState* state = &cache.state if cache is not None else NULL
         if itemsize != 2 and itemsize != 4:
             raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
         if append > 0xFFFFFFFF:
             raise ValueError(f"append: {append} is not a 32-bit token ID")
-        owners = []
-        starts.resize(k)
-        sizes.resize(k)
-        for i in range(k):
-            text = texts[i]
-            if not isinstance(text, (str, bytes)):
-                raise TypeError(f"texts[{i}] must be a str, got {type(text).__name__}")
-            owner = utf8_of(text, &s, &n, f"texts[{i}]")
-            if pattern != PAT_NONE and isinstance(text, bytes):
-                bad = utf8_error(s, n)
-                if bad >= 0:
-                    raise ValueError(f"texts[{i}]: invalid UTF-8 at byte offset {bad}")
-            if owner is not text:
-                owners.append(owner)
-            starts[i] = s
-            sizes[i] = n
+        error.text = -1
+        error.what = 0
+        gather(texts, &items, accept_bytes, first)
         with nogil:
-            for i in range(k):
-                self.encode_into(starts[i], sizes[i], pattern, state, &ids)
-                if append >= 0:
-                    ids.push_back(<uint32_t>append)
+            self.encode_texts(&items, pattern, state, &specials, append, &ids, &ends, &skipped,
+                              &error)
+            for i in range(<Py_ssize_t>skipped.size()):
+                if skipped[i]:
+                    any_skipped = True
+                    break
             total = ids.size()
             for i in range(total):
                 if ids[i] > most:
                     most = ids[i]
+        raise_batch_error(&error, first)
+        if any_skipped:
+            return None
         if itemsize == 2 and most > 0xFFFF:
             raise ValueError(f"ID {most} does not fit in 16 bits")
         if itemsize == 4:
@@ -972,6 +1150,44 @@ cdef class Encoder:
     def token_bytes(self, Py_ssize_t token) -> bytes:
         """The bytes of one token, O(its length)."""
         return self.decode([token])
+
+
+cdef class BatchIDs:
+    """The IDs of a batch of texts as :meth:`Encoder.encode_batch_ids` leaves them."""
+
+    cdef Encoder encoder
+    cdef vector[uint32_t] ids
+    cdef vector[Py_ssize_t] ends
+    cdef vector[char] not_encoded   # 1 for a text left out (it holds a skip string)
+
+    def __len__(self):
+        return self.ends.size()
+
+    def skipped(self):
+        """The indices of the texts that were not encoded (they hold a ``skip`` string)."""
+        return [i for i in range(<Py_ssize_t>self.not_encoded.size()) if self.not_encoded[i]]
+
+    def lists(self):
+        """One list of IDs per text (None for a skipped text), O(IDs); needs the GIL.
+
+        Many new lists would set off the cyclic garbage collector again and
+        again, and each would be traversed by every later collection (a third
+        of the time on short texts). A list of ints is in no reference cycle,
+        so the lists are not tracked (as CPython does for tuples of atoms):
+        only a cycle a caller builds through them later would go uncollected.
+        """
+        cdef Py_ssize_t k = self.ends.size(), i, start = 0
+        out = PyList_New(k)
+        for i in range(k):
+            if self.not_encoded[i]:
+                item = None
+            else:
+                item = self.encoder.to_list_range(&self.ids, start, self.ends[i])
+                PyObject_GC_UnTrack(<PyObject*>item)
+            Py_INCREF(<PyObject*>item)
+            PyList_SET_ITEM(out, i, <PyObject*>item)
+            start = self.ends[i]
+        return out
 
 
 cdef object utf8_of(object data, const unsigned char** s, Py_ssize_t* n, str name):

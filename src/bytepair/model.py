@@ -132,26 +132,51 @@ class ByteModel:
         finally:
             self._caches.give(cache)
 
-    def encode_batch(self, texts: list[str]) -> list[list[int]]:
-        """:meth:`encode` of each str; the compiled encoder runs the batch without the GIL."""
+    def encode_batch(self, texts: list[str], *, skip: tuple[str, ...] = (),
+                     first: int = 0) -> list[list[int] | None]:
+        """:meth:`encode` of each str, None for a text that contains one of ``skip``.
+
+        Error messages count texts from ``first``. The same as
+        ``encode_batch_ids(...).lists()``.
+        """
+        return self.encode_batch_ids(texts, skip=skip, first=first).lists()
+
+    def encode_batch_ids(self, texts: list[str], *, skip: tuple[str, ...] = (), first: int = 0):
+        """:meth:`encode_batch` in two steps, for threads: the IDs now, the lists later.
+
+        Returns an object with ``lists()`` (the lists of :meth:`encode_batch`)
+        and ``skipped()`` (the indices of the texts left as None). The compiled
+        encoder holds the GIL only to take each text's buffer, so threads
+        encoding batches run in parallel; ``lists()`` needs the GIL, and a
+        pool does best to call it in one thread while its workers go on.
+        """
         if self._pattern_code is None or not codec.compiled():
-            return [self.encode(text) for text in texts]
+            out = []
+            for index, text in enumerate(texts, first):
+                if not isinstance(text, str):
+                    raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+                out.append(None if any(s in text for s in skip) else self.encode(text))
+            return _BuiltLists(out)
         cache = self._caches.take()
         try:
-            return self._codec.encode_batch(texts, self._pattern_code, cache)
+            return self._codec.encode_batch_ids(texts, self._pattern_code, cache, skip, first)
         finally:
             self._caches.give(cache)
 
-    def encode_batch_array(self, texts: list, itemsize: int, append: int | None = None) -> bytes | None:
+    def encode_batch_array(self, texts: list, itemsize: int, append: int | None = None, *,
+                           skip: tuple[str, ...] = (), first: int = 0,
+                           accept_bytes: bool = True) -> bytes | None:
         """The IDs of all texts one after the other (``append`` after each) as raw native
         unsigned ints of ``itemsize`` bytes; None when only the Python path can encode them
-        (a custom pattern, or no compiled encoder)."""
+        (a custom pattern, no compiled encoder, or a text that contains one of ``skip``).
+        ``bytes`` texts (UTF-8 when the model splits) are refused unless ``accept_bytes``."""
         if self._pattern_code is None or not codec.compiled():
             return None
         cache = self._caches.take()
         try:
             return self._codec.encode_batch_array(
-                texts, self._pattern_code, cache, -1 if append is None else append, itemsize)
+                texts, self._pattern_code, cache, -1 if append is None else append, itemsize,
+                skip, first, accept_bytes)
         finally:
             self._caches.give(cache)
 
@@ -268,3 +293,16 @@ class WordModel:
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
         write_model_file(path, "words", {"end_of_word": self.end_of_word}, self.merges)
+
+
+class _BuiltLists:
+    """:meth:`ByteModel.encode_batch_ids` of the Python path: lists built at once."""
+
+    def __init__(self, lists: list):
+        self._lists = lists
+
+    def lists(self) -> list:
+        return self._lists
+
+    def skipped(self) -> list[int]:
+        return [i for i, ids in enumerate(self._lists) if ids is None]

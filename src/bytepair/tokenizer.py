@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 from array import array
+from bisect import bisect_left
 from concurrent.futures import ThreadPoolExecutor
-from typing import Collection, Iterable, Sequence
+from itertools import accumulate
+from typing import Collection, Iterable, Iterator, Sequence
 
 import regex
 
@@ -203,34 +205,37 @@ class Tokenizer:
                      disallowed_special: Collection[str] | str = "all") -> list[list[int]]:
         """:meth:`encode` of each text, on ``threads`` threads (default: one per core).
 
-        The compiled encoder splits and merges without the GIL, so threads
-        run in parallel; the result is the same for any number of threads.
-        Texts are handed out in contiguous chunks of about equal size.
+        The compiled encoder holds the GIL only to take each text's buffer and
+        to build the lists: UTF-8, the special-token search, splitting and
+        merging run without it, so threads run in parallel. The result is the
+        same for any number of threads. Texts are handed out in contiguous
+        chunks of about equal size.
         """
         texts = texts if isinstance(texts, list) else list(texts)
-        for index, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
-        threads = (check_int(threads, "threads", minimum=1) if threads is not None
-                   else os.cpu_count() or 1)
+        threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
 
-        def encode_chunk(chunk: list[str]) -> list[list[int]]:
-            # Most batches hold no special-token text: one check of the joined
-            # chunk, then the compiled batch encoder.
-            if not (allowed or disallowed) or self._find_special(
-                    allowed | disallowed, "\0".join(chunk)) is None:
-                return self.model.encode_batch(chunk)
-            return [self.encode(text, allowed_special=allowed, disallowed_special=disallowed)
-                    for text in chunk]
+        def encode_chunk(first: int, chunk: list[str]):
+            # In a worker: the IDs, and the texts that hold special-token text
+            # encoded one by one. The lists are built by finish, in this thread.
+            skip = self._skip(allowed | disallowed, chunk)
+            if skip is None:  # some of many special tokens: text by text
+                ids = [self._encode_checked(text, first + index, allowed, disallowed)
+                       for index, text in enumerate(chunk)]
+                return lambda: ids
+            batch = self.model.encode_batch_ids(chunk, skip=skip, first=first)
+            fixed = [(index, self._encode_checked(chunk[index], first + index, allowed, disallowed))
+                     for index in batch.skipped()]
 
-        total = sum(map(len, texts))
-        threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
-        if threads <= 1:
-            return encode_chunk(texts)
-        chunks = _chunks(texts, total, 4 * threads)
-        with ThreadPoolExecutor(threads) as pool:
-            return [ids for part in pool.map(encode_chunk, chunks) for ids in part]
+            def finish() -> list[list[int]]:
+                lists = batch.lists()
+                for index, ids in fixed:
+                    lists[index] = ids
+                return lists
+
+            return finish
+
+        return [ids for finish in _map_chunks(encode_chunk, texts, threads) for ids in finish()]
 
     def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
                         append: int | None = None, threads: int | None = None,
@@ -252,37 +257,47 @@ class Tokenizer:
         if append is not None:
             append = check_int(append, "append", maximum=self.vocab_size - 1)
         texts = texts if isinstance(texts, list) else list(texts)
-        threads = (check_int(threads, "threads", minimum=1) if threads is not None
-                   else os.cpu_count() or 1)
+        threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
 
-        def encode_chunk(chunk: list[str]) -> bytes:
-            if not (allowed or disallowed) or self._find_special(
-                    allowed | disallowed, "\0".join(chunk)) is None:
-                data = self.model.encode_batch_array(chunk, itemsize, append)
+        def encode_chunk(first: int, chunk: list[str]) -> bytes:
+            skip = self._skip(allowed | disallowed, chunk)
+            if skip is not None:
+                data = self.model.encode_batch_array(chunk, itemsize, append, skip=skip,
+                                                     first=first, accept_bytes=False)
                 if data is not None:
                     return data
             ids = array(typecode)
-            for text in chunk:
-                ids.extend(self.encode(text, allowed_special=allowed,
-                                       disallowed_special=disallowed))
+            for index, text in enumerate(chunk, first):
+                ids.extend(self._encode_checked(text, index, allowed, disallowed))
                 if append is not None:
                     ids.append(append)
             return ids.tobytes()
 
-        for index, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
-        total = sum(map(len, texts))
-        threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
         out = array(typecode)
-        if threads <= 1:
-            out.frombytes(encode_chunk(texts) if texts else b"")
-            return out
-        with ThreadPoolExecutor(threads) as pool:
-            for data in pool.map(encode_chunk, _chunks(texts, total, 4 * threads)):
-                out.frombytes(data)
+        for data in _map_chunks(encode_chunk, texts, threads):
+            out.frombytes(data)
         return out
+
+    def _threads(self, threads: int | None) -> int:
+        return (check_int(threads, "threads", minimum=1) if threads is not None
+                else os.cpu_count() or 1)
+
+    def _skip(self, specials: frozenset, chunk: list[str]) -> tuple[str, ...] | None:
+        """The special tokens the compiled batch encoder must look for in ``chunk`` itself:
+        all of them when they are few; none when a regex finds that the chunk holds
+        none; None when it holds some of many (the chunk is then encoded text by text)."""
+        if len(specials) <= FEW_SPECIAL:
+            return tuple(sorted(specials))
+        if self._find_special(specials, "\0".join(t for t in chunk if isinstance(t, str))) is None:
+            return ()
+        return None
+
+    def _encode_checked(self, text, index: int, allowed: frozenset,
+                        disallowed: frozenset) -> list[int]:
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+        return self.encode(text, allowed_special=allowed, disallowed_special=disallowed)
 
     def _find_special(self, tokens: frozenset, text: str) -> str | None:
         """One of ``tokens`` that occurs in ``text``, or None.
@@ -325,16 +340,28 @@ class Tokenizer:
                                              "special_tokens": list(self.special_tokens)}, self.merges)
 
 
-def _chunks(texts: list[str], total: int, parts: int) -> list[list[str]]:
-    """Contiguous runs of ``texts`` of about ``total / parts`` characters each."""
-    target = total / parts
-    chunks, chunk, size = [], [], 0
-    for text in texts:
-        chunk.append(text)
-        size += len(text)
-        if size >= target:
-            chunks.append(chunk)
-            chunk, size = [], 0
-    if chunk:
-        chunks.append(chunk)
-    return chunks
+def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
+    """``encode_chunk(first, chunk)`` over contiguous chunks of ``texts`` of about equal
+    size (in characters), on up to ``threads`` threads: the results in order, each as
+    soon as it is ready (the workers go on with later chunks meanwhile).
+
+    Each thread gets at least ``THREAD_MIN_CHARS`` characters, and four chunks
+    per thread even out uneven texts. Chunk bounds come from running sums and
+    bisection, so no Python loop runs over the texts here.
+    """
+    if not texts:
+        return
+    try:
+        ends = list(accumulate(map(len, texts)))
+    except TypeError:  # an item without a length: its chunk's type check names it
+        ends = list(accumulate(len(t) if isinstance(t, str) else 0 for t in texts))
+    total = ends[-1]
+    threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+    if threads <= 1:
+        yield encode_chunk(0, texts)
+        return
+    parts = 4 * threads
+    bounds = sorted({0, len(texts),
+                     *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
+    with ThreadPoolExecutor(threads) as pool:
+        yield from pool.map(lambda a, b: encode_chunk(a, texts[a:b]), bounds[:-1], bounds[1:])
