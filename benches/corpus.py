@@ -225,6 +225,8 @@ class Source:
     read: Callable[[Path], Iterator[str]]
     #: Unpack the .deb into the cache instead of installing it.
     extract: bool = False
+    #: Other languages only: the English original, whose lines are dropped from this one.
+    reference: "Source | None" = None
 
 
 SOURCES = (
@@ -306,6 +308,49 @@ def _apt(args: list[str], **kwargs) -> None:
                        f"{result.stderr[-2000:]}")
 
 
+#: Left out when a package is unpacked into the cache: nothing here reads them.
+_SKIP_MEMBERS = ("*.png", "*.jpg", "*.jpeg", "*.gif", "*.svg", "*.svgz", "*.ico", "*.pdf",
+                 "*.pdf.gz", "*.epub", "*.woff", "*.woff2", "*.ttf", "*.otf", "*.eot", "*.mp4",
+                 "*.ogv", "*.webm", "*.zip")
+
+
+def unpacked(package: str) -> Path:
+    """The package's files under the cache's ``debs/PACKAGE/``, fetched with ``apt-get
+    download`` and unpacked with ``dpkg-deb`` once (not installed; images, fonts and PDFs
+    left out). ``.version`` there holds the package's version, ``.deb`` the file and its
+    SHA-256."""
+    debs = cache_dir() / "debs"
+    root = debs / package
+    if (root / ".version").exists():
+        return root
+
+    def found() -> list[Path]:
+        return sorted(debs.glob(f"{package}_*.deb"), key=lambda p: _version_key(p.name))
+
+    debs.mkdir(parents=True, exist_ok=True)
+    if not found():
+        _log(f"downloading {package} with apt-get download (unpacked, not installed)")
+        _apt(["download", package], cwd=debs)
+    deb = found()[-1]
+    tmp = debs / f".{package}.{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    dump = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(tmp), "--no-same-owner", "--no-same-permissions",
+                    *(f"--exclude={pattern}" for pattern in _SKIP_MEMBERS)],
+                   stdin=dump.stdout, check=True)
+    dump.stdout.close()
+    if dump.wait() != 0:
+        raise RuntimeError(f"dpkg-deb could not read {deb}")
+    version = _run(["dpkg-deb", "-f", str(deb), "Version"]).stdout.strip()
+    (tmp / ".version").write_text(version + "\n")
+    (tmp / ".deb").write_text(json.dumps(
+        dict(file=deb.name, sha256=hashlib.sha256(deb.read_bytes()).hexdigest())) + "\n")
+    shutil.rmtree(root, ignore_errors=True)
+    os.replace(tmp, root)
+    return root
+
+
 def _root(source: Source) -> Path:
     """Where the source's files are, installing or unpacking its package if needed."""
     if not source.extract:
@@ -313,18 +358,7 @@ def _root(source: Source) -> Path:
             _log(f"installing {source.package} with apt-get (source {source.name!r})")
             _apt(["install", "-y", "--no-install-recommends", source.package])
         return Path("/")
-    root = cache_dir() / "debs" / source.package
-    if not source.files(root):
-        debs = cache_dir() / "debs"
-        debs.mkdir(parents=True, exist_ok=True)
-        _log(f"downloading {source.package} with apt-get download (unpacked, not installed)")
-        _apt(["download", source.package], cwd=debs)
-        deb = sorted(debs.glob(f"{source.package}_*.deb"), key=lambda p: _version_key(p.name))[-1]
-        shutil.rmtree(root, ignore_errors=True)
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
-        (root / ".version").write_text(
-            _run(["dpkg-deb", "-f", str(deb), "Version"]).stdout.strip() + "\n")
-    return root
+    return unpacked(source.package)
 
 
 def _package_version(source: Source, root: Path, files: list[Path]) -> tuple[str, str]:
@@ -359,8 +393,9 @@ def _lines(source: Source, stats: dict) -> Iterator[bytes]:
 # --------------------------------------------------------------------------- corpora
 
 
-def _assemble(size: int, out) -> tuple[int, int, list[dict]]:
-    """Write the first ``size`` bytes (cut at a line boundary) of the recipe to ``out``."""
+def _assemble(size: int | None, out) -> tuple[int, int, list[dict]]:
+    """Write the first ``size`` bytes (cut at a line boundary) of the recipe to ``out``;
+    ``None``: all of it."""
     stats = [dict(name=s.name) for s in SOURCES]
     streams = [(_lines(s, st), st) for s, st in zip(SOURCES, stats)]
     total = lines = 0
@@ -369,7 +404,7 @@ def _assemble(size: int, out) -> tuple[int, int, list[dict]]:
         for stream, st in streams:
             taken = 0
             for data in stream:
-                if total + len(data) > size:
+                if size is not None and total + len(data) > size:
                     st["lines"] -= 1  # read, but not used
                     st["bytes"] -= len(data)
                     return total, lines, [st for st in stats if "bytes" in st]
@@ -381,6 +416,8 @@ def _assemble(size: int, out) -> tuple[int, int, list[dict]]:
                     alive.append((stream, st))
                     break
         streams = alive
+    if size is None:
+        return total, lines, stats
     raise RuntimeError(
         f"the sources hold only {total:,} bytes; {size:,} were requested "
         "(pass --corpus PATH to use other text)")
@@ -440,6 +477,739 @@ def _custom_prefix(path: Path, size: int | None) -> Path:
     tmp.write_bytes(head[: cut + 1])
     os.replace(tmp, out)
     return out
+
+
+# --------------------------------------------------------------------------- other languages
+#
+# The non-English recipe: Debian's translated documentation, one language at a time, then all
+# languages mixed. Every package is fetched with `apt-get download` and unpacked into the cache
+# (many depend on a whole application: LibreOffice, GIMP, KiCad), except the Debian
+# Administrator's Handbook, which the English recipe installs already.
+
+#: Bump when the non-English recipe or its sources change: part of every cache name.
+#: (Version 1 was benches/split_throughput.py's few Debian manuals per language.)
+WORLD_RECIPE = 2
+#: A source is left out when less than this share of its text survives the line filters
+#: (a stub translation: the English original with a few translated titles).
+MIN_TRANSLATED = 0.2
+
+#: Languages, each with the code that names its package or directory in each family of
+#: sources (``_FAMILIES``); ``manpages`` may be ``package/directory``.
+LANGUAGES = {
+    "arabic": dict(handbook="ar-MA"),
+    "assamese": dict(gnome="as"),
+    "basque": dict(libreoffice="eu"),
+    "brazilian": dict(libreoffice="pt-br", handbook="pt-BR", manpages="pt-br/pt_BR",
+                      reference="pt-br", gnome="pt_BR", gimp="pt-br"),
+    "catalan": dict(libreoffice="ca", handbook="ca-ES", maint="ca", install="ca", gnome="ca",
+                    gimp="ca", kicad="ca", lilypond="ca"),
+    "chinese": dict(libreoffice="zh-cn", handbook="zh-CN", manpages="zh/zh_CN",
+                    reference="zh-cn", maint="zh-cn", faq="zh-cn", install="zh_CN",
+                    gnome="zh_CN", gimp="zh-cn", kicad="zh", lilypond="zh"),
+    "chinese-traditional": dict(libreoffice="zh-tw", handbook="zh-TW", manpages="zh/zh_TW",
+                                reference="zh-tw", maint="zh-tw"),
+    "croatian": dict(handbook="hr-HR", gnome="hr", gimp="hr"),
+    "czech": dict(libreoffice="cs", handbook="cs-CZ", manpages="cs", install="cs", gnome="cs",
+                  gimp="cs", lilypond="cs"),
+    "danish": dict(libreoffice="da", handbook="da-DK", manpages="da", install="da", gnome="da",
+                   gimp="da"),
+    "dutch": dict(libreoffice="nl", handbook="nl-NL", manpages="nl", faq="nl", install="nl",
+                  gnome="nl", gimp="nl", lilypond="nl"),
+    "dzongkha": dict(libreoffice="dz"),
+    "estonian": dict(libreoffice="et"),
+    "finnish": dict(libreoffice="fi", manpages="fi", gnome="fi", gimp="fi"),
+    "french": dict(libreoffice="fr", handbook="fr-FR", manpages="fr", reference="fr",
+                   developers="fr", maint="fr", faq="fr", install="fr", gnome="fr", gimp="fr",
+                   kicad="fr", lilypond="fr"),
+    "galician": dict(libreoffice="gl", gnome="gl"),
+    "german": dict(libreoffice="de", handbook="de-DE", manpages="de", reference="de",
+                   developers="de", maint="de", faq="de", install="de", gnome="de", gimp="de",
+                   kicad="de", gnucash="de", lilypond="de"),
+    "greek": dict(libreoffice="el", handbook="el-GR", manpages="el", install="el", gnome="el",
+                  gimp="el"),
+    "gujarati": dict(gnome="gu"),
+    "hebrew": dict(gnome="he"),
+    "hindi": dict(libreoffice="hi", gnome="hi"),
+    "hungarian": dict(libreoffice="hu", manpages="hu", gnome="hu", gimp="hu", lilypond="hu"),
+    "indonesian": dict(libreoffice="id", handbook="id-ID", manpages="id", reference="id",
+                       install="id", gnome="id", kicad="id"),
+    "italian": dict(libreoffice="it", handbook="it-IT", manpages="it", reference="it",
+                    developers="it", maint="it", faq="it", install="it", gnome="it", gimp="it",
+                    kicad="it", gnucash="it", lilypond="it"),
+    "japanese": dict(libreoffice="ja", handbook="ja-JP", manpages="ja", reference="ja",
+                     developers="ja", maint="ja", faq="ja", install="ja", gnome="ja",
+                     gimp="ja", kicad="ja", gnucash="ja", lilypond="ja"),
+    "kannada": dict(gnome="kn"),
+    "khmer": dict(libreoffice="km"),
+    "korean": dict(libreoffice="ko", handbook="ko-KR", faq="ko", install="ko", gnome="ko",
+                   gimp="ko"),
+    "latvian": dict(gnome="lv"),
+    "lithuanian": dict(gnome="lt", gimp="lt"),
+    "macedonian": dict(manpages="mk"),
+    "marathi": dict(gnome="mr"),
+    "norwegian": dict(handbook="nb-NO", manpages="nb"),
+    "nynorsk": dict(gimp="nn"),
+    "oromo": dict(libreoffice="om"),
+    "persian": dict(handbook="fa-IR", gnome="fa", gimp="fa"),
+    "polish": dict(libreoffice="pl", handbook="pl-PL", manpages="pl", gnome="pl", kicad="pl"),
+    "portuguese": dict(libreoffice="pt", reference="pt", faq="pt", install="pt", gnome="pt",
+                       gimp="pt", gnucash="pt", lilypond="pt"),
+    "punjabi": dict(gnome="pa"),
+    "romanian": dict(handbook="ro-RO", manpages="ro", install="ro", gnome="ro", gimp="ro"),
+    "russian": dict(libreoffice="ru", handbook="ru-RU", manpages="ru", developers="ru",
+                    maint="ru", faq="ru", install="ru", gnome="ru", gimp="ru", kicad="ru"),
+    "serbian": dict(manpages="sr", gnome="sr"),
+    "slovenian": dict(libreoffice="sl", gnome="sl", gimp="sl"),
+    "spanish": dict(libreoffice="es", handbook="es-ES", manpages="es", reference="es",
+                    maint="es", install="es", gnome="es", gimp="es", kicad="es",
+                    lilypond="es"),
+    "swedish": dict(libreoffice="sv", handbook="sv-SE", manpages="sv", install="sv",
+                    gnome="sv", gimp="sv"),
+    "tamil": dict(gnome="ta"),
+    "telugu": dict(gnome="te"),
+    "turkish": dict(libreoffice="tr", handbook="tr-TR", manpages="tr", gnome="tr"),
+    "ukrainian": dict(manpages="uk", gnome="uk", gimp="uk"),
+    "vietnamese": dict(libreoffice="vi", handbook="vi-VN", manpages="vi", maint="vi",
+                       install="vi", gnome="vi"),
+}
+#: Languages whose man pages come in two packages, ``manpages-X`` and ``manpages-X-dev``.
+_MANPAGES_DEV = {"cs", "da", "de", "es", "fr", "it", "ja", "nl", "pl", "pt-br", "ru", "uk"}
+
+
+class _PageText(html.parser.HTMLParser):
+    """Visible text of an HTML page or a GNOME help (Mallard) page: one line per block
+    element, ``<pre>`` and ``<screen>`` line by line, without headers, footers, navigation
+    bars, tables of contents and page metadata."""
+
+    BLOCKS = _HTMLText.BLOCKS | {
+        "article", "main", "figure", "details", "summary", "thead", "tbody", "tfoot",
+        # Mallard
+        "page", "subtitle", "desc", "item", "list", "steps", "terms", "tree", "note",
+        "synopsis", "example", "quote", "cite", "media", "links"}
+    VERBATIM = {"pre", "screen"}
+    HIDDEN = {"script", "style", "head", "nav", "header", "footer", "aside", "noscript",
+              "template", "svg", "math", "object", "info", "comment"}
+    #: Hidden by class: DocBook's and Texinfo's navigation, Sphinx's sidebars, LibreOffice's
+    #: debug footer, tables of contents and indexes.
+    HIDDEN_CLASSES = {"navheader", "navfooter", "related", "sphinxsidebar", "footer",
+                      "headerlink", "reportbug", "toc", "index", "indexdiv", "breadcrumbs",
+                      "nav_table", "footer_version", "footer_report", "debug", "contents",
+                      "toc_current", "toc_uplink", "navigation", "nav-bar", "navbar"}
+    #: Only elements that are always closed can be hidden by class.
+    CLOSED = {"div", "table", "span", "a", "ul", "ol", "section", "nav", "dl"}
+    VOID = {"br", "img", "hr", "meta", "link", "input", "area", "base", "col", "embed",
+            "param", "source", "track", "wbr"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self._text: list[str] = []
+        self._verbatim = 0
+        self._hidden: str | None = None  # the hidden element's tag
+        self._depth = 0  # its nesting depth
+
+    def _flush(self) -> None:
+        text = "".join(self._text)
+        self._text = []
+        if self._verbatim:
+            self.lines.extend(text.split("\n"))
+        else:
+            self.lines.append(" ".join(text.split()))
+
+    def handle_starttag(self, tag, attrs):
+        if self._hidden is not None:
+            self._depth += tag == self._hidden
+            return
+        if tag not in self.VOID and (tag in self.HIDDEN or (
+                tag in self.CLOSED
+                and set((dict(attrs).get("class") or "").split()) & self.HIDDEN_CLASSES)):
+            self._hidden, self._depth = tag, 1
+            return
+        if tag in self.BLOCKS:
+            self._flush()
+        if tag in self.VERBATIM:
+            self._verbatim += 1
+
+    def handle_endtag(self, tag):
+        if self._hidden is not None:
+            if tag == self._hidden:
+                self._depth -= 1
+                if not self._depth:
+                    self._hidden = None
+            return
+        if tag in self.BLOCKS:
+            self._flush()
+        if tag in self.VERBATIM:
+            self._flush()
+            self._verbatim = max(0, self._verbatim - 1)
+
+    def handle_data(self, data):
+        if self._hidden is None:
+            self._text.append(data)
+
+
+def _read_page(path: Path) -> Iterator[str]:
+    parser = _PageText()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        parser.feed(f.read())
+    parser.close()
+    parser._flush()
+    return iter(parser.lines)
+
+
+#: roff's named characters (``\\(xx``, ``\\[xx]``) that occur in man pages.
+_ROFF_CHARS = {
+    "em": "—", "en": "–", "hy": "-", "mi": "-", "aq": "'", "dq": '"', "lq": "“", "rq": "”",
+    "oq": "‘", "cq": "’", "Bq": "„", "bq": "‚", "Fo": "«", "Fc": "»", "fo": "‹", "fc": "›",
+    "bu": "•", "co": "©", "rg": "®", "tm": "™", "de": "°", "ga": "`", "aa": "´", "ti": "~",
+    "ha": "^", "rs": "\\", "sl": "/", "ba": "|", "br": "|", "lB": "[", "rB": "]", "lC": "{",
+    "rC": "}", "la": "⟨", "ra": "⟩", "<=": "≤", ">=": "≥", "!=": "≠", "==": "≡", "mu": "×",
+    "di": "÷", "+-": "±", "->": "→", "<-": "←", "ua": "↑", "da": "↓", "sc": "§", "ps": "¶",
+    "pc": "·", "at": "@", "sh": "#", "Do": "$", "Eu": "€", "eu": "€", "ct": "¢", "Po": "£",
+    "Ye": "¥", "fm": "′", "sd": "″", "dg": "†", "dd": "‡", "no": "¬", "sq": "□", "OK": "✓",
+    "ss": "ß", "'e": "é", "`e": "è", ":u": "ü", ":o": "ö", ":a": "ä", "'a": "á", "'o": "ó",
+}
+#: roff strings (``\\*x``, ``\\*(xx``, ``\\*[xx]``) of man(7) and mdoc(7).
+_ROFF_STRINGS = {"lq": "“", "rq": "”", "R": "®", "Tm": "™", "Lq": "“", "Rq": "”"}
+_ROFF_ESCAPE = re.compile(r"""\\(?:
+      \((?P<two>..)
+    | \[(?P<bracket>[^\]]*)\]
+    | \*(?:\((?P<s2>..)|\[(?P<sb>[^\]]*)\]|(?P<s1>.))
+    | [fFgkmnMYV](?:\(..|\[[^\]]*\]|.)
+    | s[-+]?(?:\(\d\d|\[\d+\]|\d\d?)
+    | [hvwxlLbDoXNRAZCSB]'[^']*'
+    | (?P<one>.)
+    )""", re.VERBOSE | re.DOTALL)
+_ROFF_ONE = {"-": "-", "e": "\\", "\\": "\\", " ": " ", "~": " ", "0": " ", "t": "\t",
+             "'": "´", "`": "`", ".": ".", "_": "_"}
+#: Requests and macros that end a paragraph and print nothing.
+_ROFF_BREAKS = {"PP", "LP", "P", "sp", "br", "RS", "RE", "in", "ti", "bp", "ne", "HP", "PD",
+                "Pp", "Lp", "Bl", "El", "Bd", "Ed", "Ss", "YS", "SY", "OP"}
+#: Macros whose arguments are text (font changes; mdoc's inline macros).
+_ROFF_ALTERNATING = {"BR", "RB", "IR", "RI", "BI", "IB"}
+_ROFF_TEXT = {"B", "I", "SM", "SB", "Nm", "Fl", "Ar", "Pa", "Cm", "Xr", "Em", "Sy", "Li", "Ev",
+              "Va", "Fn", "Ft", "Dv", "Er", "Ic", "Ql", "Dq", "Sq", "Pq", "Op", "It", "Nd", "An",
+              "Ad", "Ms", "Tn", "Ux", "Bx", "Aq", "Brq", "Bq", "Qq", "Lk", "Mt", "UR", "MT"}
+
+
+def _roff_unescape(text: str) -> str:
+    def one(m: re.Match) -> str:
+        if m["two"] is not None or m["bracket"] is not None:
+            name = m["two"] if m["two"] is not None else m["bracket"]
+            if re.fullmatch(r"u[0-9A-Fa-f]{4,6}", name):
+                return chr(int(name[1:], 16))
+            return _ROFF_CHARS.get(name, "")
+        name = m["s2"] or m["sb"] or m["s1"]
+        if name is not None:
+            return _ROFF_STRINGS.get(name, "")
+        if m["one"] is not None:
+            return _ROFF_ONE.get(m["one"], "")
+        return ""
+
+    return _ROFF_ESCAPE.sub(one, text)
+
+
+def _roff_args(args: str) -> list[str]:
+    """A macro's arguments: split at spaces, ``"..."`` grouping (``""`` inside is a quote).
+
+    >>> _roff_args('foo "bar baz" ""q""x')
+    ['foo', 'bar baz', '"q"x']
+    """
+    return [(m[1].replace('""', '"') if m[1] is not None else m[2])
+            for m in re.finditer(r'"((?:[^"]|"")*)"?|(\S+)', args)]
+
+
+def _read_roff(path: Path) -> Iterator[str]:
+    """A man page's prose, one paragraph per line: macros and escapes dropped, the words
+    of font macros kept, tables (tbl) row by row, no-fill blocks line by line.
+
+    >>> import tempfile
+    >>> page = Path(tempfile.mkdtemp()) / "x.1"
+    >>> _ = page.write_text('.TH X 1\\n.SH NAME\\nx \\\\- do\\n.SH DESCRIPTION\\n'
+    ...                     '.B x\\nreads\\n.IR file s\\n\\\\(em all of them.\\n.PP\\nNext.\\n')
+    >>> list(_read_roff(page))
+    ['NAME', 'x - do', 'DESCRIPTION', 'x reads files — all of them.', 'Next.']
+    """
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8", errors="replace") as f:
+        source = f.read()
+    out: list[str] = []
+    paragraph: list[str] = []
+    nofill = tag_next = False
+    table = None  # None, "format" (tbl options and format lines) or "data"
+    skip_until = None
+
+    def flush():
+        if paragraph:
+            out.append(" ".join(" ".join(paragraph).split()))
+            paragraph.clear()
+
+    def text(words: str):
+        nonlocal tag_next
+        if nofill or table:
+            out.append(words)
+        elif tag_next:
+            flush()
+            out.append(" ".join(words.split()))
+            tag_next = False
+        else:
+            paragraph.append(words)
+
+    for raw in source.split("\n"):
+        line = re.sub(r'\\".*|\\#.*', "", raw)
+        if skip_until is not None:
+            if line.startswith(skip_until):
+                skip_until = None
+            continue
+        if line[:1] in (".", "'"):
+            m = re.match(r"[.'][ \t]*(\S*)[ \t]*(.*)", line)
+            name, args = m[1], m[2]
+            if name in ("de", "de1", "am", "ig"):
+                skip_until = ".."
+            elif name == "TS":
+                flush()
+                table = "format"
+            elif name == "TE":
+                table = None
+            elif name in ("SH", "SS", "Sh"):
+                flush()
+                if args.strip():
+                    out.append(" ".join(_roff_unescape(" ".join(_roff_args(args))).split()))
+                else:
+                    tag_next = True
+            elif name == "TP":
+                flush()
+                tag_next = True
+            elif name == "IP":
+                flush()
+                words = _roff_args(args)
+                if words:
+                    out.append(_roff_unescape(words[0]))
+            elif name in ("nf", "EX"):
+                flush()
+                nofill = True
+            elif name in ("fi", "EE"):
+                flush()
+                nofill = False
+            elif name in _ROFF_BREAKS:
+                flush()
+            elif name in _ROFF_ALTERNATING or name in _ROFF_TEXT:
+                words = _roff_args(args)
+                if words:
+                    joined = ("" if name in _ROFF_ALTERNATING else " ").join(words)
+                    text(_roff_unescape(joined))
+            continue  # any other request prints nothing we want
+        if table == "format":
+            if line.rstrip().endswith("."):
+                table = "data"
+            continue
+        if table == "data":
+            cells = [_roff_unescape(c.replace("T{", "").replace("T}", "")).strip()
+                     for c in line.split("\t")]
+            out.append(" ".join(c for c in cells if c))
+            continue
+        if not line.strip():
+            if not nofill:
+                flush()
+            continue
+        text(_roff_unescape(line))
+    flush()
+    return iter(out)
+
+
+def _dir(code: str, sep: str) -> str:
+    """``pt-br`` -> ``pt-BR`` / ``pt_BR``: a language code as a directory name."""
+    lang, _, region = code.partition("-")
+    return f"{lang}{sep}{region.upper()}" if region else lang
+
+
+def _family_sources(family: str, code: str) -> list[Source]:
+    """The sources of one family (see ``LANGUAGES``) for one language code."""
+    html = dict(read=_read_page, extract=True)
+    if family == "libreoffice":
+        return [Source(f"libreoffice-{code}", f"libreoffice-help-{code}",
+                       "LibreOffice help pages (visible text)",
+                       _glob(f"/usr/share/libreoffice/help/{_dir(code, '-')}", "/text/**/*.html"),
+                       reference=_REFERENCES["libreoffice"], **html)]
+    if family == "handbook":
+        return [Source(f"handbook-{code}", "debian-handbook",
+                       f"The Debian Administrator's Handbook, {code} html",
+                       _glob(f"/usr/share/doc/debian-handbook/html/{code}", "/*.html"),
+                       _read_page, reference=_REFERENCES["handbook"])]
+    if family == "manpages":
+        package, _, directory = code.partition("/")
+        directory = directory or _dir(package, "_")
+        packages = [f"manpages-{package}"] + (
+            [f"manpages-{package}-dev"] if package in _MANPAGES_DEV else [])
+        return [Source(f"{p}-{directory}" if "/" in code else p, p,
+                       f"man pages, /usr/share/man/{directory}/man*/* (roff, prose only)",
+                       _glob(f"/usr/share/man/{directory}", "/man*/*"), _read_roff,
+                       extract=True) for p in packages]
+    if family == "reference":
+        return [Source(f"debian-reference-{code}", f"debian-reference-{code}",
+                       "Debian Reference, html",
+                       _glob("/usr/share/debian-reference", f"/*.{code}.html"),
+                       reference=_REFERENCES["reference"], **html)]
+    if family == "developers":
+        return [Source(f"developers-reference-{code}", f"developers-reference-{code}",
+                       "Debian Developer's Reference, html",
+                       _glob(f"/usr/share/developers-reference/{code}", "/*.html",
+                             exclude=r"/(genindex|search)\.html$"),
+                       reference=_REFERENCES["developers"], **html)]
+    if family == "maint":
+        return [Source(f"maint-guide-{code}", f"maint-guide-{code}",
+                       "Debian New Maintainers' Guide, html",
+                       _glob(f"/usr/share/doc/maint-guide-{code}/html", "/*.html"),
+                       reference=_REFERENCES["maint"], **html)]
+    if family == "faq":
+        return [Source(f"debian-faq-{code}", f"debian-faq-{code}", "Debian FAQ, html",
+                       _glob(f"/usr/share/doc/debian/FAQ/{code}", "/*.html"),
+                       reference=_REFERENCES["faq"], **html)]
+    if family == "install":
+        return [Source(f"installation-guide-{code}", "installation-guide-amd64",
+                       f"Debian installation guide for amd64, {code} html",
+                       _glob(f"/usr/share/doc/installation-guide-amd64/{code}", "/*.html"),
+                       reference=_REFERENCES["install"], **html)]
+    if family == "gnome":
+        return [Source(f"gnome-help-{code}", "gnome-user-docs",
+                       f"GNOME help and system administration guide, {code} Mallard pages",
+                       _glob(f"/usr/share/help/{code}", "/*/*.page"),
+                       reference=_REFERENCES["gnome"], **html)]
+    if family == "gimp":
+        return [Source(f"gimp-help-{code}", f"gimp-help-{code}", "GIMP help pages, html",
+                       _glob(f"/usr/share/gimp/2.0/help/{_dir(code, '_')}", "/**/*.html"),
+                       reference=_REFERENCES["gimp"], **html)]
+    if family == "kicad":
+        return [Source(f"kicad-doc-{code}", f"kicad-doc-{code}", "KiCad manuals, html",
+                       _glob(f"/usr/share/doc/kicad/help/{code}", "/*.html"),
+                       reference=_REFERENCES["kicad"], **html)]
+    if family == "gnucash":
+        return [Source(f"gnucash-{code}", "gnucash-docs", f"GnuCash guide and help, {code} html",
+                       _glob("/usr/share/doc/gnucash-docs", f"/gnucash-*-{code}/*.html"),
+                       reference=_REFERENCES["gnucash"], **html)]
+    if family == "lilypond":
+        return [Source(f"lilypond-{code}", f"lilypond-doc-html-{code}",
+                       "LilyPond manuals, the one-page html of each",
+                       _glob("/usr/share/doc/lilypond/html/Documentation",
+                             f"/*-big-page.{code}.html"),
+                       reference=_REFERENCES["lilypond"], **html)]
+    raise ValueError(f"no family of sources {family!r}")
+
+
+#: Per family, the English original of the translations (its lines are dropped from them).
+_REFERENCES = {
+    "libreoffice": Source("libreoffice-en", "libreoffice-help-en-us", "LibreOffice help, en-US",
+                          _glob("/usr/share/libreoffice/help/en-US", "/text/**/*.html"),
+                          _read_page, extract=True),
+    "handbook": Source("handbook-en", "debian-handbook", "Debian Administrator's Handbook, en-US",
+                       _glob("/usr/share/doc/debian-handbook/html/en-US", "/*.html"), _read_page),
+    "reference": Source("debian-reference-en", "debian-reference-en", "Debian Reference, en",
+                        _glob("/usr/share/debian-reference", "/*.en.html"), _read_page,
+                        extract=True),
+    "developers": Source("developers-reference-en", "developers-reference",
+                         "Debian Developer's Reference, en",
+                         _glob("/usr/share/developers-reference", "/*.html",
+                               exclude=r"/(genindex|search)\.html$"), _read_page, extract=True),
+    "maint": Source("maint-guide-en", "maint-guide", "Debian New Maintainers' Guide, en",
+                    _glob("/usr/share/doc/maint-guide/html", "/*.html"), _read_page,
+                    extract=True),
+    "faq": Source("debian-faq-en", "debian-faq", "Debian FAQ, en",
+                  _glob("/usr/share/doc/debian/FAQ", "/*.html"), _read_page, extract=True),
+    "install": Source("installation-guide-en", "installation-guide-amd64",
+                      "Debian installation guide for amd64, en",
+                      _glob("/usr/share/doc/installation-guide-amd64/en", "/*.html"),
+                      _read_page, extract=True),
+    "gnome": Source("gnome-help-en", "gnome-user-docs", "GNOME help, C (English)",
+                    _glob("/usr/share/help/C", "/*/*.page"), _read_page, extract=True),
+    "gimp": Source("gimp-help-en", "gimp-help-en", "GIMP help, en",
+                   _glob("/usr/share/gimp/2.0/help/en", "/**/*.html"), _read_page,
+                   extract=True),
+    "kicad": Source("kicad-doc-en", "kicad-doc-en", "KiCad manuals, en",
+                    _glob("/usr/share/doc/kicad/help/en", "/*.html"), _read_page, extract=True),
+    "gnucash": Source("gnucash-en", "gnucash-docs", "GnuCash guide and help, en",
+                      _glob("/usr/share/doc/gnucash-docs", "/gnucash-*-en/*.html"), _read_page,
+                      extract=True),
+    "lilypond": Source("lilypond-en", "lilypond-doc-html", "LilyPond manuals, en",
+                       _glob("/usr/share/doc/lilypond/html/Documentation", "/*-big-page.html"),
+                       _read_page, extract=True),
+}
+
+
+def language_sources(language: str) -> list[Source]:
+    """The sources of ``language`` (a key of ``LANGUAGES``), in recipe order."""
+    if language not in LANGUAGES:
+        raise ValueError(f"no language {language!r}; known: {', '.join(LANGUAGES)}")
+    return [source for family, code in LANGUAGES[language].items()
+            for source in _family_sources(family, code)]
+
+
+#: Words frequent in English and rare elsewhere (none of them a word of the other languages:
+#: not "to", "of", "is", "on", "an", "for", "also", "in", "die").
+_ENGLISH_WORDS = frozenset(
+    "the and that with this are from which you your will be it not or when if has have can "
+    "there their they these been would should into only than other such what more about "
+    "must does how use used using".split())
+_WORD = re.compile(r"\w+")
+#: Characters that some readers take for line ends, and other control characters.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]")
+
+
+def _looks_english(line: str) -> bool:
+    """An English sentence left untranslated (or an old English original).
+
+    >>> _looks_english("The source package is the foundation of everything in Debian.")
+    True
+    >>> _looks_english("Das Quellpaket ist die Grundlage von allem in Debian.")
+    False
+    """
+    words = _WORD.findall(line.lower())
+    english = sum(w in _ENGLISH_WORDS for w in words)
+    return english >= 2 and english >= 0.15 * len(words)
+
+
+def _clean(line: str) -> str:
+    return _CONTROL.sub(" ", line).rstrip()
+
+
+_reference_lines: dict[str, tuple[set[str], dict]] = {}
+
+
+def _reference(source: Source) -> tuple[set[str], dict]:
+    """The English original's lines (cleaned) and what it is, read once per process."""
+    if source.name not in _reference_lines:
+        root = _root(source)
+        files = source.files(root)
+        lines = {line for path in files for line in map(_clean, source.read(path)) if line}
+        package, version = _package_version(source, root, files)
+        _reference_lines[source.name] = lines, dict(
+            name=source.name, package=package, version=version, files=len(files),
+            lines=len(lines))
+    return _reference_lines[source.name]
+
+
+def _translated_lines(source: Source) -> tuple[list[bytes], dict]:
+    """The source's lines that are its language's own text, UTF-8 with a final newline, and
+    counts of what was dropped: blank lines, lines without a letter (markup, numbers,
+    navigation arrows), lines not decoded as UTF-8, lines equal to one of the English
+    original's, and lines that look English."""
+    root = _root(source)
+    files = source.files(root)
+    stats = dict(name=source.name, package=source.package, what=source.what,
+                 files=len(files), lines_read=0, bytes_read=0, no_letter=0, not_utf8=0,
+                 english_original=0, english=0, lines_kept=0, bytes_kept=0)
+    if not files:
+        stats["skipped"] = "no files"
+        return [], stats
+    stats["package"], stats["version"] = _package_version(source, root, files)
+    english = _reference(source.reference)[0] if source.reference else set()
+    if source.reference:
+        stats["reference"] = _reference(source.reference)[1]
+    kept = []
+    for path in files:
+        for line in source.read(path):
+            line = _clean(line)
+            if not line:
+                continue
+            data = line.encode("utf-8", errors="replace") + b"\n"
+            stats["lines_read"] += 1
+            stats["bytes_read"] += len(data)
+            if "\ufffd" in line:
+                stats["not_utf8"] += 1
+            elif not any(ch.isalpha() for ch in line):
+                stats["no_letter"] += 1
+            elif line in english:
+                stats["english_original"] += 1
+            elif _looks_english(line):
+                stats["english"] += 1
+            else:
+                kept.append(data)
+                stats["lines_kept"] += 1
+                stats["bytes_kept"] += len(data)
+    share = stats["bytes_kept"] / stats["bytes_read"] if stats["bytes_read"] else 0.0
+    stats["share_kept"] = round(share, 3)
+    if share < MIN_TRANSLATED:
+        stats["skipped"] = f"only {share:.0%} of its text is translated (stub)"
+        return [], stats
+    return kept, stats
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=8).digest()
+
+
+def _interleave(streams: list[Iterator[bytes]], out, seen: set | None) -> tuple[int, int, list, list]:
+    """Round robin over ``streams``, about ``BLOCK`` bytes of whole lines from each in turn,
+    writing each line not in ``seen`` (then adding it) to ``out``. Returns the bytes and
+    lines written, per stream ``[lines, bytes, duplicate lines, duplicate bytes]``, and the
+    blocks as ``[stream index, end offset]``."""
+    counts = [[0, 0, 0, 0] for _ in streams]
+    blocks: list[list[int]] = []
+    total = lines = 0
+    alive = list(enumerate(streams))
+    while alive:
+        still = []
+        for index, stream in alive:
+            taken = 0
+            for data in stream:
+                if seen is not None:
+                    key = _digest(data)
+                    if key in seen:
+                        counts[index][2] += 1
+                        counts[index][3] += len(data)
+                        continue
+                    seen.add(key)
+                out.write(data)
+                total += len(data)
+                lines += 1
+                taken += len(data)
+                counts[index][0] += 1
+                counts[index][1] += len(data)
+                if taken >= BLOCK:
+                    still.append((index, stream))
+                    break
+            if taken:
+                if blocks and blocks[-1][0] == index:
+                    blocks[-1][1] = total
+                else:
+                    blocks.append([index, total])
+        alive = still
+    return total, lines, counts, blocks
+
+
+def _write_built(path: Path, write, info: dict, blocks: list | None = None) -> Path:
+    """Build ``path`` with ``write(out) -> dict`` into a temporary file, then its manifest
+    (``info``, what ``write`` returned, SHA-256, build time) and block map beside it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as out:
+            info.update(write(out))
+        info["sha256"] = _sha256(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    info["built_seconds"] = round(time.perf_counter() - started, 2)
+    blocks = info.pop("blocks", None)
+    if blocks is not None:
+        path.with_suffix(".blocks.json").write_text(json.dumps(blocks) + "\n")
+    path.with_suffix(".json").write_text(json.dumps(info, indent=1, ensure_ascii=False) + "\n")
+    _log(f"built {path} ({info['bytes']:,} bytes, {info['lines']:,} lines) in "
+         f"{info['built_seconds']} s")
+    return path
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(1 << 24):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _fraction(part: int, whole: int) -> float:
+    return round(part / whole, 4) if whole else 0.0
+
+
+def _language_all(language: str, rebuild: bool = False) -> Path:
+    """All of ``language``'s text: its sources round robin, each line once."""
+    path = cache_dir() / f"{language}-v{WORLD_RECIPE}-all.txt"
+    if path.exists() and path.with_suffix(".json").exists() and not rebuild:
+        return path
+    sources = language_sources(language)
+
+    def write(out) -> dict:
+        used, stats = [], []
+        for source in sources:
+            lines, st = _translated_lines(source)
+            stats.append(st)
+            if lines:
+                used.append((lines, st))
+        total, count, counts, blocks = _interleave([iter(lines) for lines, _ in used], out, set())
+        for (_, st), (n, size, dup_lines, dup_bytes) in zip(used, counts):
+            st.update(lines=n, bytes=size, duplicate_lines=dup_lines, duplicate_bytes=dup_bytes)
+        kept_lines = sum(st["lines_kept"] for st in stats)
+        kept_bytes = sum(st["bytes_kept"] for st in stats)
+        return dict(bytes=total, lines=count, duplicate_lines=kept_lines - count,
+                    duplicate_bytes=kept_bytes - total,
+                    duplicate_line_fraction=_fraction(kept_lines - count, kept_lines),
+                    duplicate_byte_fraction=_fraction(kept_bytes - total, kept_bytes),
+                    sources=stats, blocks=[[used[i][1]["name"], end] for i, end in blocks])
+
+    info = dict(recipe=WORLD_RECIPE, language=language, block=BLOCK,
+                min_translated=MIN_TRANSLATED)
+    return _write_built(path, write, info)
+
+
+def _multilingual_all(rebuild: bool = False) -> Path:
+    """Every language's text, round robin in ``LANGUAGES`` order, each line once overall."""
+    path = cache_dir() / f"multilingual-v{WORLD_RECIPE}-all.txt"
+    if path.exists() and path.with_suffix(".json").exists() and not rebuild:
+        return path
+    parts = {language: _language_all(language, rebuild) for language in LANGUAGES}
+
+    def write(out) -> dict:
+        files = [open(p, "rb") for p in parts.values()]
+        try:
+            total, count, counts, blocks = _interleave(files, out, set())
+        finally:
+            for f in files:
+                f.close()
+        names = list(parts)
+        languages = []
+        for name, (n, size, dup_lines, dup_bytes) in zip(names, counts):
+            m = manifest(parts[name])
+            languages.append(dict(language=name, lines=n, bytes=size,
+                                  duplicate_lines=dup_lines, duplicate_bytes=dup_bytes,
+                                  sha256=m["sha256"],
+                                  packages=sorted({f"{s['package']}={s.get('version', '?')}"
+                                                   for s in m["sources"]
+                                                   if "skipped" not in s})))
+        dup_lines = sum(x["duplicate_lines"] for x in languages)
+        dup_bytes = sum(x["duplicate_bytes"] for x in languages)
+        return dict(bytes=total, lines=count, duplicate_lines_across_languages=dup_lines,
+                    duplicate_bytes_across_languages=dup_bytes,
+                    duplicate_line_fraction=_fraction(dup_lines, count + dup_lines),
+                    duplicate_byte_fraction=_fraction(dup_bytes, total + dup_bytes),
+                    languages=languages, blocks=[[names[i], end] for i, end in blocks])
+
+    info = dict(recipe=WORLD_RECIPE, language="multilingual", block=BLOCK)
+    return _write_built(path, write, info)
+
+
+def _prefix_of(full: Path, size: int, name: str) -> Path:
+    """The first ``size`` bytes of ``full`` cut at a line boundary, cached as ``name``, with
+    a manifest that says how many bytes of each block map entry it holds."""
+    out = cache_dir() / name
+    if out.exists() and out.with_suffix(".json").exists():
+        return out
+    with open(full, "rb") as f:
+        head = f.read(size)
+    cut = head.rfind(b"\n") + 1
+    if not cut:
+        raise ValueError(f"{full}: no line ends within the first {size:,} bytes")
+    head = head[:cut]
+    whole = manifest(full)
+    parts: dict[str, list[int]] = {}
+    blocks_file = full.with_suffix(".blocks.json")
+    if blocks_file.exists():
+        start = 0
+        for part, end in json.loads(blocks_file.read_text()):
+            if start >= cut:
+                break
+            piece = parts.setdefault(part, [0, 0])
+            piece[0] += head.count(b"\n", start, min(end, cut))
+            piece[1] += min(end, cut) - start
+            start = end
+
+    def write(f) -> dict:
+        f.write(head)
+        return dict(bytes=len(head), lines=head.count(b"\n"))
+
+    info = dict(recipe=whole.get("recipe"), language=whole.get("language"), requested=size,
+                prefix_of=full.name, prefix_of_sha256=whole.get("sha256"),
+                parts=[dict(name=k, lines=v[0], bytes=v[1]) for k, v in parts.items()])
+    return _write_built(out, write, info)
 
 
 def manifest(path: Path) -> dict:
