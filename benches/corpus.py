@@ -424,16 +424,24 @@ def _assemble(size: int | None, out) -> tuple[int, int, list[dict]]:
 
 
 def corpus_path(size: int | str | None, corpus: str | os.PathLike | None = None,
-                *, rebuild: bool = False) -> Path:
+                *, rebuild: bool = False, language: str = "english", clip: bool = False) -> Path:
     """Path of the corpus of ``size`` bytes, built and cached on first use.
 
     With ``corpus``, that file stands in for the English recipe: returned as
     is when ``size`` is None or covers it, else its first ``size`` bytes cut
     at a line boundary, cached.
+
+    ``language``: ``"english"`` (the English recipe), a key of ``LANGUAGES``
+    or ``"multilingual"`` (the non-English recipe: ``size`` None means all of
+    it; a size beyond it is an error unless ``clip``, which returns all of
+    it), or ``"large"`` (the English recipe, then the multilingual text, then
+    ``EXTRA_SOURCES``, then the same again: any size).
     """
     size = None if size is None else parse_size(size)
     if corpus is not None:
         return _custom_prefix(Path(corpus), size)
+    if language != "english":
+        return _other_path(language, size, rebuild=rebuild, clip=clip)
     if size is None:
         raise ValueError("a size is needed for the English corpus")
     path = cache_dir() / f"english-v{RECIPE}-{size}.txt"
@@ -500,31 +508,31 @@ LANGUAGES = {
     "assamese": dict(gnome="as"),
     "basque": dict(libreoffice="eu"),
     "brazilian": dict(libreoffice="pt-br", handbook="pt-BR", manpages="pt-br/pt_BR",
-                      reference="pt-br", gnome="pt_BR", gimp="pt-br"),
+                      reference="pt-br", gnome="pt_BR", gimp="pt-br", edu="pt-br"),
     "catalan": dict(libreoffice="ca", handbook="ca-ES", maint="ca", install="ca", gnome="ca",
                     gimp="ca", kicad="ca", lilypond="ca"),
-    "chinese": dict(libreoffice="zh-cn", handbook="zh-CN", manpages="zh/zh_CN",
-                    reference="zh-cn", maint="zh-cn", faq="zh-cn", install="zh_CN",
-                    gnome="zh_CN", gimp="zh-cn", kicad="zh", lilypond="zh"),
+    "chinese": dict(libreoffice="zh-cn", handbook="zh-CN", manpages="zh/zh_CN", reference="zh-cn",
+                    maint="zh-cn", faq="zh-cn", install="zh_CN", gnome="zh_CN", gimp="zh-cn",
+                    kicad="zh", lilypond="zh", edu="zh-cn"),
     "chinese-traditional": dict(libreoffice="zh-tw", handbook="zh-TW", manpages="zh/zh_TW",
                                 reference="zh-tw", maint="zh-tw"),
     "croatian": dict(handbook="hr-HR", gnome="hr", gimp="hr"),
     "czech": dict(libreoffice="cs", handbook="cs-CZ", manpages="cs", install="cs", gnome="cs",
-                  gimp="cs", lilypond="cs"),
+                  gimp="cs", lilypond="cs", aptitude="cs"),
     "danish": dict(libreoffice="da", handbook="da-DK", manpages="da", install="da", gnome="da",
-                   gimp="da"),
+                   gimp="da", edu="da"),
     "dutch": dict(libreoffice="nl", handbook="nl-NL", manpages="nl", faq="nl", install="nl",
-                  gnome="nl", gimp="nl", lilypond="nl"),
+                  gnome="nl", gimp="nl", lilypond="nl", aptitude="nl", edu="nl"),
     "dzongkha": dict(libreoffice="dz"),
     "estonian": dict(libreoffice="et"),
-    "finnish": dict(libreoffice="fi", manpages="fi", gnome="fi", gimp="fi"),
+    "finnish": dict(libreoffice="fi", manpages="fi", gnome="fi", gimp="fi", aptitude="fi"),
     "french": dict(libreoffice="fr", handbook="fr-FR", manpages="fr", reference="fr",
                    developers="fr", maint="fr", faq="fr", install="fr", gnome="fr", gimp="fr",
-                   kicad="fr", lilypond="fr"),
+                   kicad="fr", lilypond="fr", aptitude="fr", edu="fr"),
     "galician": dict(libreoffice="gl", gnome="gl"),
     "german": dict(libreoffice="de", handbook="de-DE", manpages="de", reference="de",
                    developers="de", maint="de", faq="de", install="de", gnome="de", gimp="de",
-                   kicad="de", gnucash="de", lilypond="de"),
+                   kicad="de", gnucash="de", lilypond="de", edu="de"),
     "greek": dict(libreoffice="el", handbook="el-GR", manpages="el", install="el", gnome="el",
                   gimp="el"),
     "gujarati": dict(gnome="gu"),
@@ -535,10 +543,10 @@ LANGUAGES = {
                        install="id", gnome="id", kicad="id"),
     "italian": dict(libreoffice="it", handbook="it-IT", manpages="it", reference="it",
                     developers="it", maint="it", faq="it", install="it", gnome="it", gimp="it",
-                    kicad="it", gnucash="it", lilypond="it"),
+                    kicad="it", gnucash="it", lilypond="it", aptitude="it", edu="it"),
     "japanese": dict(libreoffice="ja", handbook="ja-JP", manpages="ja", reference="ja",
-                     developers="ja", maint="ja", faq="ja", install="ja", gnome="ja",
-                     gimp="ja", kicad="ja", gnucash="ja", lilypond="ja"),
+                     developers="ja", maint="ja", faq="ja", install="ja", gnome="ja", gimp="ja",
+                     kicad="ja", gnucash="ja", lilypond="ja", aptitude="ja", edu="ja"),
     "kannada": dict(gnome="kn"),
     "khmer": dict(libreoffice="km"),
     "korean": dict(libreoffice="ko", handbook="ko-KR", faq="ko", install="ko", gnome="ko",
@@ -547,30 +555,30 @@ LANGUAGES = {
     "lithuanian": dict(gnome="lt", gimp="lt"),
     "macedonian": dict(manpages="mk"),
     "marathi": dict(gnome="mr"),
-    "norwegian": dict(handbook="nb-NO", manpages="nb"),
+    "norwegian": dict(handbook="nb-NO", manpages="nb", edu="nb-no"),
     "nynorsk": dict(gimp="nn"),
     "oromo": dict(libreoffice="om"),
     "persian": dict(handbook="fa-IR", gnome="fa", gimp="fa"),
     "polish": dict(libreoffice="pl", handbook="pl-PL", manpages="pl", gnome="pl", kicad="pl"),
     "portuguese": dict(libreoffice="pt", reference="pt", faq="pt", install="pt", gnome="pt",
-                       gimp="pt", gnucash="pt", lilypond="pt"),
+                       gimp="pt", gnucash="pt", lilypond="pt", edu="pt-pt"),
     "punjabi": dict(gnome="pa"),
     "romanian": dict(handbook="ro-RO", manpages="ro", install="ro", gnome="ro", gimp="ro"),
-    "russian": dict(libreoffice="ru", handbook="ru-RU", manpages="ru", developers="ru",
-                    maint="ru", faq="ru", install="ru", gnome="ru", gimp="ru", kicad="ru"),
+    "russian": dict(libreoffice="ru", handbook="ru-RU", manpages="ru", developers="ru", maint="ru",
+                    faq="ru", install="ru", gnome="ru", gimp="ru", kicad="ru", aptitude="ru"),
     "serbian": dict(manpages="sr", gnome="sr"),
     "slovenian": dict(libreoffice="sl", gnome="sl", gimp="sl"),
-    "spanish": dict(libreoffice="es", handbook="es-ES", manpages="es", reference="es",
-                    maint="es", install="es", gnome="es", gimp="es", kicad="es",
-                    lilypond="es"),
-    "swedish": dict(libreoffice="sv", handbook="sv-SE", manpages="sv", install="sv",
-                    gnome="sv", gimp="sv"),
+    "spanish": dict(libreoffice="es", handbook="es-ES", manpages="es", reference="es", maint="es",
+                    install="es", gnome="es", gimp="es", kicad="es", lilypond="es", aptitude="es",
+                    edu="es"),
+    "swedish": dict(libreoffice="sv", handbook="sv-SE", manpages="sv", install="sv", gnome="sv",
+                    gimp="sv"),
     "tamil": dict(gnome="ta"),
     "telugu": dict(gnome="te"),
     "turkish": dict(libreoffice="tr", handbook="tr-TR", manpages="tr", gnome="tr"),
     "ukrainian": dict(manpages="uk", gnome="uk", gimp="uk"),
-    "vietnamese": dict(libreoffice="vi", handbook="vi-VN", manpages="vi", maint="vi",
-                       install="vi", gnome="vi"),
+    "vietnamese": dict(libreoffice="vi", handbook="vi-VN", manpages="vi", maint="vi", install="vi",
+                       gnome="vi"),
 }
 #: Languages whose man pages come in two packages, ``manpages-X`` and ``manpages-X-dev``.
 _MANPAGES_DEV = {"cs", "da", "de", "es", "fr", "it", "ja", "nl", "pl", "pt-br", "ru", "uk"}
@@ -893,6 +901,16 @@ def _family_sources(family: str, code: str) -> list[Source]:
                        _glob("/usr/share/doc/lilypond/html/Documentation",
                              f"/*-big-page.{code}.html"),
                        reference=_REFERENCES["lilypond"], **html)]
+    if family == "aptitude":
+        return [Source(f"aptitude-doc-{code}", f"aptitude-doc-{code}",
+                       "aptitude user's manual, html",
+                       _glob(f"/usr/share/doc/aptitude/html/{code}", "/*.html"),
+                       reference=_REFERENCES["aptitude"], **html)]
+    if family == "edu":
+        return [Source(f"debian-edu-doc-{code}", f"debian-edu-doc-{code}",
+                       "Debian Edu bookworm manual, html",
+                       _glob(f"/usr/share/doc/debian-edu-doc-{code}", "/*-bookworm-manual.html"),
+                       reference=_REFERENCES["edu"], **html)]
     raise ValueError(f"no family of sources {family!r}")
 
 
@@ -929,6 +947,12 @@ _REFERENCES = {
     "gnucash": Source("gnucash-en", "gnucash-docs", "GnuCash guide and help, en",
                       _glob("/usr/share/doc/gnucash-docs", "/gnucash-*-en/*.html"), _read_page,
                       extract=True),
+    "aptitude": Source("aptitude-doc-en", "aptitude-doc-en", "aptitude user's manual, en",
+                       _glob("/usr/share/doc/aptitude/html/en", "/*.html"), _read_page,
+                       extract=True),
+    "edu": Source("debian-edu-doc-en", "debian-edu-doc-en", "Debian Edu bookworm manual, en",
+                  _glob("/usr/share/doc/debian-edu-doc-en", "/*-bookworm-manual.html"),
+                  _read_page, extract=True),
     "lilypond": Source("lilypond-en", "lilypond-doc-html", "LilyPond manuals, en",
                        _glob("/usr/share/doc/lilypond/html/Documentation", "/*-big-page.html"),
                        _read_page, extract=True),
@@ -978,7 +1002,7 @@ def _reference(source: Source) -> tuple[set[str], dict]:
     """The English original's lines (cleaned) and what it is, read once per process."""
     if source.name not in _reference_lines:
         root = _root(source)
-        files = source.files(root)
+        files = list(dict.fromkeys(source.files(root)))  # links resolved: each file once
         lines = {line for path in files for line in map(_clean, source.read(path)) if line}
         package, version = _package_version(source, root, files)
         _reference_lines[source.name] = lines, dict(
@@ -993,7 +1017,7 @@ def _translated_lines(source: Source) -> tuple[list[bytes], dict]:
     navigation arrows), lines not decoded as UTF-8, lines equal to one of the English
     original's, and lines that look English."""
     root = _root(source)
-    files = source.files(root)
+    files = list(dict.fromkeys(source.files(root)))  # links resolved: each file once
     stats = dict(name=source.name, package=source.package, what=source.what,
                  files=len(files), lines_read=0, bytes_read=0, no_letter=0, not_utf8=0,
                  english_original=0, english=0, lines_kept=0, bytes_kept=0)
@@ -1037,7 +1061,8 @@ def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=8).digest()
 
 
-def _interleave(streams: list[Iterator[bytes]], out, seen: set | None) -> tuple[int, int, list, list]:
+def _interleave(streams: list[Iterator[bytes]], out,
+                seen: set | None) -> tuple[int, int, list, list]:
     """Round robin over ``streams``, about ``BLOCK`` bytes of whole lines from each in turn,
     writing each line not in ``seen`` (then adding it) to ``out``. Returns the bytes and
     lines written, per stream ``[lines, bytes, duplicate lines, duplicate bytes]``, and the
@@ -1212,6 +1237,209 @@ def _prefix_of(full: Path, size: int, name: str) -> Path:
     return _write_built(out, write, info)
 
 
+# --------------------------------------------------------------------------- the large corpus
+#
+# Above the English recipe's ~100 MB: first distinct text (all of the English recipe, then the
+# multilingual text, then more Debian documentation, English mostly), and only then the
+# same text again from its start. The manifest says how many bytes are distinct.
+
+#: Bump when the large recipe or the extra sources change: part of every cache name.
+LARGE_RECIPE = 1
+
+
+def _sphinx(package: str, directory: str) -> Source:
+    """A Sphinx manual's html pages, without its index, search and highlighted-source pages."""
+    return Source(package, package, f"{package}: {directory}/**/*.html, visible text (not "
+                  "_modules/, _sources/, genindex, search, py-modindex)",
+                  _glob(directory, "/**/*.html",
+                        exclude=r"/_(modules|sources|static)/|/(genindex|search|py-modindex)"
+                                r"(-[a-z]+)?\.html$"),
+                  _read_page, extract=True)
+
+
+#: More Debian documentation for the large corpus, in recipe order: the English originals of
+#: the translations, English man pages, dictionaries, then API manuals (their repeated
+#: boilerplate is removed by the line deduplication).
+EXTRA_SOURCES = (
+    *(_REFERENCES[family] for family in (
+        "libreoffice", "gimp", "lilypond", "gnome", "reference", "developers", "maint", "faq",
+        "install", "kicad", "gnucash", "aptitude", "edu")),
+    Source("manpages-en", "manpages", "Linux man pages, English (roff, prose only)",
+           _glob("/usr/share/man", "/man[1-8]/*"), _read_roff, extract=True),
+    Source("manpages-dev-en", "manpages-dev", "Linux man pages for developers, English",
+           _glob("/usr/share/man", "/man[1-8]/*"), _read_roff, extract=True),
+    Source("wordnet", "dict-wn", "WordNet (English lexical database), wn.dict.dz",
+           _glob("/usr/share/dictd", "/wn.dict.dz"), _read_text, extract=True),
+    Source("foldoc", "dict-foldoc", "Free On-line Dictionary of Computing, foldoc.dict.dz",
+           _glob("/usr/share/dictd", "/foldoc.dict.dz"), _read_text, extract=True),
+    Source("jargon", "dict-jargon", "The Jargon File, jargon.dict.dz",
+           _glob("/usr/share/dictd", "/jargon.dict.dz"), _read_text, extract=True),
+    Source("rust", "rust-doc", "Rust documentation: books and library reference, html "
+           "(not src/)", _glob("/usr/share/doc/rust-doc/html", "/**/*.html",
+                              exclude=r"/html/src/|/(search|settings|help|all)\.html$"),
+           _read_page, extract=True),
+    Source("cppreference", "cppreference-doc-en-html", "cppreference.com C and C++ reference, "
+           "html", _glob("/usr/share/cppreference/doc/html/en", "/**/*.html"), _read_page,
+           extract=True),
+    Source("openjdk", "openjdk-17-doc", "Java 17 API documentation (javadoc html, not the "
+           "index)", _glob("/usr/share/doc/openjdk-17-jre-headless/api", "/**/*.html",
+                           exclude=r"/index-files/|-(tree|use|summary)\.html$|/class-use/"),
+           _read_page, extract=True),
+    _sphinx("python-pandas-doc", "/usr/share/doc/python-pandas-doc/html"),
+    _sphinx("python-scipy-doc", "/usr/share/doc/python-scipy-doc/html"),
+    _sphinx("python-sklearn-doc", "/usr/share/doc/python-sklearn-doc/html"),
+    _sphinx("python-statsmodels-doc", "/usr/share/doc/python-statsmodels-doc/html"),
+    Source("sagemath", "sagemath-doc", "SageMath documentation, English html",
+           _glob("/usr/share/doc/sagemath/html/en", "/**/*.html",
+                 exclude=r"/_(modules|sources|static)/|/(genindex|search|py-modindex)"
+                         r"(-[a-z]+)?\.html$"), _read_page, extract=True),
+    Source("erlang", "erlang-doc", "Erlang/OTP documentation, html",
+           _glob("/usr/share/doc/erlang-doc", "/**/*.html"), _read_page, extract=True),
+    Source("racket", "racket-doc", "Racket documentation, html",
+           _glob("/usr/share/doc/racket", "/**/*.html", exclude=r"/(doc-index|search)"),
+           _read_page, extract=True),
+    Source("ghc", "ghc-doc", "GHC user's guide and Haskell library documentation, html "
+           "(not the highlighted sources)",
+           _glob("/usr/share/doc/ghc-doc/html", "/**/*.html",
+                 exclude=r"/src/|/doc-index|/(genindex|search)\.html$"),
+           _read_page, extract=True),
+)
+
+
+def _extra_lines(source: Source, stats: dict) -> Iterator[bytes]:
+    """The source's lines with a letter in them (cleaned as for other languages)."""
+    root = _root(source)
+    files = list(dict.fromkeys(source.files(root)))
+    stats.update(name=source.name, package=source.package, what=source.what,
+                 files=len(files), lines=0, bytes=0)
+    if not files:
+        stats["skipped"] = "no files"
+        return
+    stats["package"], stats["version"] = _package_version(source, root, files)
+    for path in files:
+        for line in source.read(path):
+            line = _clean(line)
+            if line and "\ufffd" not in line and any(ch.isalpha() for ch in line):
+                yield line.encode("utf-8") + b"\n"
+
+
+def _english_all() -> Path:
+    """All of the English recipe (every source to its end), cached like its corpora."""
+    path = cache_dir() / f"english-v{RECIPE}-all.txt"
+    if path.exists() and path.with_suffix(".json").exists():
+        return path
+
+    def write(out) -> dict:
+        total, lines, stats = _assemble(None, out)
+        return dict(bytes=total, lines=lines, sources=stats)
+
+    return _write_built(path, write, dict(recipe=RECIPE, language="english", block=BLOCK))
+
+
+def _extra_all() -> Path:
+    """``EXTRA_SOURCES`` round robin, each line once and none that the English recipe holds."""
+    path = cache_dir() / f"extra-v{LARGE_RECIPE}-all.txt"
+    if path.exists() and path.with_suffix(".json").exists():
+        return path
+    english = _english_all()
+
+    def write(out) -> dict:
+        seen = set()
+        with open(english, "rb") as f:
+            for data in f:
+                seen.add(_digest(data))
+        stats = [dict(name=s.name) for s in EXTRA_SOURCES]
+        streams = [_extra_lines(s, st) for s, st in zip(EXTRA_SOURCES, stats)]
+        total, count, counts, blocks = _interleave(streams, out, seen)
+        for st, (n, size, dup_lines, dup_bytes) in zip(stats, counts):
+            st.update(lines=n, bytes=size, duplicate_lines=dup_lines, duplicate_bytes=dup_bytes)
+        dup_lines = sum(st["duplicate_lines"] for st in stats)
+        dup_bytes = sum(st["duplicate_bytes"] for st in stats)
+        return dict(bytes=total, lines=count, duplicate_lines=dup_lines,
+                    duplicate_bytes=dup_bytes,
+                    duplicate_line_fraction=_fraction(dup_lines, count + dup_lines),
+                    duplicate_byte_fraction=_fraction(dup_bytes, total + dup_bytes),
+                    sources=stats, blocks=[[EXTRA_SOURCES[i].name, end] for i, end in blocks])
+
+    return _write_built(path, write, dict(recipe=LARGE_RECIPE, language="extra", block=BLOCK))
+
+
+def _large(size: int) -> Path:
+    """The first ``size`` bytes of: the English recipe, the multilingual text, the extra
+    documentation, then all three again (and again) from the start; cut at a line boundary."""
+    path = cache_dir() / f"large-v{LARGE_RECIPE}-{size}.txt"
+    if path.exists() and path.with_suffix(".json").exists():
+        return path
+    parts = [_english_all(), _multilingual_all(), _extra_all()]
+    distinct = sum(p.stat().st_size for p in parts)
+
+    def write(out) -> dict:
+        total = lines = 0
+        used = []
+        while True:
+            for part in parts:
+                room = size - total
+                with open(part, "rb") as f:
+                    if part.stat().st_size <= room:
+                        while block := f.read(1 << 24):
+                            out.write(block)
+                            lines += block.count(b"\n")
+                        taken = part.stat().st_size
+                    else:
+                        head = f.read(room)
+                        taken = head.rfind(b"\n") + 1
+                        out.write(head[:taken])
+                        lines += head.count(b"\n", 0, taken)
+                total += taken
+                used.append(dict(part=part.name, bytes=taken))
+                if taken < part.stat().st_size:
+                    return dict(bytes=total, lines=lines, distinct_bytes=min(total, distinct),
+                                repeated_bytes=max(0, total - distinct),
+                                repeated_fraction=_fraction(max(0, total - distinct), total),
+                                parts=used)
+
+    info = dict(recipe=LARGE_RECIPE, language="large", requested=size,
+                recipe_text="the English recipe (all of it), then the multilingual text, then "
+                            "extra Debian documentation; then the same again from the start",
+                sources=[dict(part=p.name, bytes=p.stat().st_size, sha256=manifest(p)["sha256"])
+                         for p in parts])
+    return _write_built(path, write, info)
+def _other_path(language: str, size: int | None, *, rebuild: bool, clip: bool) -> Path:
+    cache = cache_dir()
+    if language == "large":
+        if size is None:
+            raise ValueError("a size is needed for the large corpus")
+        if rebuild:
+            _remove(cache / f"large-v{LARGE_RECIPE}-{size}.txt")
+        return _large(size)
+    if language != "multilingual" and language not in LANGUAGES:
+        raise ValueError(f"no language {language!r}: english, multilingual, large or one of "
+                         f"{', '.join(LANGUAGES)}")
+    if rebuild:
+        for old in cache.glob(f"{language}-v{WORLD_RECIPE}-*.txt"):
+            _remove(old)
+    full = _multilingual_all() if language == "multilingual" else _language_all(language)
+    available = full.stat().st_size
+    if size is None or size >= available:
+        if size is not None and size > available and not clip:
+            raise ValueError(f"the {language} sources hold only {available:,} bytes; "
+                             f"{size:,} were requested (ask for all of it with size None, "
+                             "--size all on the command line)")
+        return full
+    return _prefix_of(full, size, f"{language}-v{WORLD_RECIPE}-{size}.txt")
+
+
+def _remove(path: Path) -> None:
+    for p in (path, path.with_suffix(".json"), path.with_suffix(".blocks.json")):
+        p.unlink(missing_ok=True)
+
+
+def available(language: str) -> int:
+    """Bytes of all of ``language``'s text (a key of ``LANGUAGES``, or ``"multilingual"``),
+    built on first use."""
+    return corpus_path(None, language=language).stat().st_size
+
+
 def manifest(path: Path) -> dict:
     """The manifest written beside a built corpus, or a minimal one for any other file."""
     side = Path(path).with_suffix(".json")
@@ -1240,21 +1468,40 @@ def documents(data: bytes) -> list[bytes]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benches.corpus",
-        description="Build (once) and print the path of real-English benchmark corpora.")
+        description="Build (once) and print the path of real-text benchmark corpora.")
     parser.add_argument("--size", action="append", default=[],
-                        help="corpus size, e.g. 0.1MB, 10MB, 100MB (repeatable)")
+                        help="corpus size, e.g. 0.1MB, 10MB, 100MB, or 'all' (every byte of a "
+                             "non-English language); repeatable")
+    parser.add_argument("--language", default="english", metavar="NAME",
+                        help="english (default), multilingual, large, or a language: "
+                             + ", ".join(LANGUAGES))
+    parser.add_argument("--clip", action="store_true",
+                        help="a size beyond a language's text gives all of it, not an error")
     parser.add_argument("--corpus", help="use this text file instead of the English recipe")
     parser.add_argument("--rebuild", action="store_true", help="ignore the cache")
     parser.add_argument("--info", action="store_true", help="print the manifest after each path")
+    parser.add_argument("--list", action="store_true",
+                        help="build every language's text and print its size")
     args = parser.parse_args(argv)
+    if args.list:
+        for language in (*LANGUAGES, "multilingual"):
+            path = corpus_path(None, language=language)
+            m = manifest(path)
+            print(f"{language:20} {m['bytes'] / 1e6:9.2f} MB  {m['lines']:>9,} lines  "
+                  f"duplicate lines dropped: {m.get('duplicate_line_fraction', 0):.1%}  {path}",
+                  flush=True)
+        return 0
     sizes = args.size or ([None] if args.corpus else [])
     if not sizes:
-        parser.error("give --size (and/or --corpus)")
+        parser.error("give --size (and/or --corpus), or --list")
     for size in sizes:
-        path = corpus_path(size, args.corpus, rebuild=args.rebuild)
+        if size == "all":
+            size = None
+        path = corpus_path(size, args.corpus, rebuild=args.rebuild, language=args.language,
+                           clip=args.clip)
         print(path, flush=True)
         if args.info:
-            print(json.dumps(manifest(path), indent=1))
+            print(json.dumps(manifest(path), indent=1, ensure_ascii=False))
     return 0
 
 
