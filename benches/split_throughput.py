@@ -18,22 +18,24 @@ wall-clock MB/s is recorded beside it. The counts of ``regex`` and
 ``bytepair`` are checked to be equal on every text.
 
 Texts: English from ``benches.corpus`` (Debian documentation, one line per
-document) and non-English Debian documentation: German (debian-reference-de,
-HTML), Russian (maint-guide-ru, developers-reference-ru and debian-faq-ru,
-plain text) and Japanese (debian-reference-ja, HTML). Their packages are
-downloaded with ``apt-get download`` and unpacked into the bench cache, not
-installed; lines are stripped of trailing white space and blank lines dropped.
+document) and the same module's non-English recipe (Debian's translated
+documentation: LibreOffice and GIMP help, man pages, the Debian manuals, GNOME
+help and more; ``python -m benches.corpus --list`` shows every language):
+``german``, ``russian``, ``japanese``, ``chinese``, ``multilingual`` or any
+other language it names. Each text is the first ``--size`` bytes of its
+corpus, or all of it where the language has less (the JSON records the real
+size).
 
 Command line (one run, all results in one JSON file)::
 
     python -m benches.split_throughput
     python -m benches.split_throughput --size 10MB --repeat 3 --texts english,russian
+    python -m benches.split_throughput --texts chinese,multilingual --patterns cl100k,o200k
 """
 
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
 import platform
@@ -52,54 +54,12 @@ from . import corpus
 
 NAMES = ("gpt2", "cl100k", "o200k", "nanochat", "whitespace")
 RESULTS = Path(__file__).parent / "results"
-RECIPE = 1
-
-#: Non-English texts: (package, directory inside it, file suffix) per language.
-NON_ENGLISH = {
-    "german": [("debian-reference-de", "usr/share/debian-reference", ".de.html")],
-    "russian": [("maint-guide-ru", "usr/share/doc/maint-guide-ru", ".ru.txt.gz"),
-                ("developers-reference-ru", "usr/share/developers-reference/ru", ".txt.gz"),
-                ("debian-faq-ru", "usr/share/doc/debian/FAQ", ".ru.txt.gz")],
-    "japanese": [("debian-reference-ja", "usr/share/debian-reference", ".ja.html")],
-}
 
 
-def _unpacked(package: str) -> Path:
-    """The package's files, downloaded and unpacked into the bench cache once."""
-    root = corpus.cache_dir() / "debs" / package
-    if not (root / ".version").exists():
-        debs = corpus.cache_dir() / "debs"
-        debs.mkdir(parents=True, exist_ok=True)
-        corpus._apt(["download", package], cwd=debs)
-        deb = sorted(debs.glob(f"{package}_*.deb"))[-1]
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True)
-        version = subprocess.run(["dpkg-deb", "-f", str(deb), "Version"], capture_output=True,
-                                 text=True, check=True).stdout.strip()
-        (root / ".version").write_text(version + "\n")
-    return root
-
-
-def non_english(language: str) -> Path:
-    """A one-line-per-document text in ``language`` from Debian documentation (cached)."""
-    path = corpus.cache_dir() / f"{language}-v{RECIPE}.txt"
-    if path.exists():
-        return path
-    lines, packages = [], {}
-    for package, directory, suffix in NON_ENGLISH[language]:
-        root = _unpacked(package)
-        packages[package] = (root / ".version").read_text().strip()
-        for file in sorted((root / directory).glob(f"*{suffix}")):
-            if suffix.endswith(".html"):
-                lines.extend(corpus._read_html(file))
-            else:
-                with gzip.open(file, "rt", encoding="utf-8", errors="replace") as f:
-                    lines.extend(f)
-    text = "".join(line.rstrip() + "\n" for line in lines if line.strip())
-    path.with_suffix(".tmp").write_text(text, encoding="utf-8")
-    path.with_suffix(".tmp").replace(path)
-    path.with_suffix(".json").write_text(json.dumps({"packages": packages, "bytes": len(text.encode())},
-                                                    indent=1) + "\n")
-    return path
+def non_english(language: str, size: int | str | None = None) -> Path:
+    """The first ``size`` bytes (all, when None or when the language holds fewer) of
+    ``language``'s text from benches.corpus's non-English recipe (built once, cached)."""
+    return corpus.corpus_path(size, language=language, clip=True)
 
 
 def _best(repeat: int, run) -> tuple[float, float, object]:
@@ -183,7 +143,8 @@ def measure(text: str, path: Path, repeat: int, names=NAMES) -> list[dict]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--size", default="10MB", help="English corpus size (benches.corpus)")
+    parser.add_argument("--size", default="10MB",
+                        help="text size (benches.corpus); a language with less text is used whole")
     parser.add_argument("--repeat", type=int, default=3, help="runs of bytepair and rustbpe; the best counts")
     parser.add_argument("--texts", default="english,german,russian,japanese")
     parser.add_argument("--patterns", default=",".join(NAMES))
@@ -192,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.patterns.split(",") if n]
     rows = []
     for text in args.texts.split(","):
-        path = corpus.corpus_path(args.size) if text == "english" else non_english(text)
+        path = corpus.corpus_path(args.size) if text == "english" else non_english(text, args.size)
         rows.extend(measure(text, path, args.repeat, names))
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
