@@ -720,8 +720,8 @@ def _roff_unescape(text: str) -> str:
 def _roff_args(args: str) -> list[str]:
     """A macro's arguments: split at spaces, ``"..."`` grouping (``""`` inside is a quote).
 
-    >>> _roff_args('foo "bar baz" ""q""x')
-    ['foo', 'bar baz', '"q"x']
+    >>> _roff_args('foo "bar baz" "a ""b"" c" d')
+    ['foo', 'bar baz', 'a "b" c', 'd']
     """
     return [(m[1].replace('""', '"') if m[1] is not None else m[2])
             for m in re.finditer(r'"((?:[^"]|"")*)"?|(\S+)', args)]
