@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -36,49 +37,62 @@ def byte_token(left: int, right: int, rank: int) -> int:
 
 
 class WorkerSpy:
-    """Proves that counting ran in worker processes, and in how many.
+    """Proves that counting ran in workers other than the calling thread, and in how many.
 
-    Installed (by :func:`spy_on_workers`) before the pool forks, it makes each
-    worker's first table wait until ``workers`` workers have started one, so
-    the work is surely shared; ``pids`` lists the process of every partial
-    table that ``bytepair.train`` summed.
+    Installed (by :func:`spy_on_workers`) before the pool starts, it makes each
+    worker's first part or batch wait until ``workers`` workers have started
+    one, so the work is surely shared. A worker is a thread of this process
+    (compiled counting) or a forked process; ``reports`` lists the
+    ``(pid, thread)`` of every partial table that ``bytepair.train`` summed.
     """
 
     def __init__(self, workers: int):
-        self.pids: list[int] = []
+        self.reports: list[tuple[int, int]] = []
         self.barrier = multiprocessing.get_context("fork").Barrier(workers, timeout=120)
+        #: The thread that called ``bytepair.train``: never a worker.
+        self.caller = (os.getpid(), threading.get_ident())
+
+    @property
+    def workers(self) -> set[tuple[int, int]]:
+        return set(self.reports)
 
     @property
     def processes(self) -> set[int]:
-        return set(self.pids)
+        return {pid for pid, _ in self.reports}
+
+    def shared_by(self, count: int) -> bool:
+        """Whether exactly ``count`` workers, none of them the caller, counted everything."""
+        return len(self.workers) == count and self.caller not in self.workers
 
 
 def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
                    batch_chars: int = 2000) -> WorkerSpy:
     """Small parts and batches for ``bytepair.train``, with a :class:`WorkerSpy` watching."""
     spy = WorkerSpy(workers)
-    parent = os.getpid()
+    started = set()  # shared by threads; each forked worker has its own copy
+
+    def first_job_waits() -> None:
+        me = (os.getpid(), threading.get_ident())
+        if me != spy.caller and me not in started:
+            started.add(me)
+            spy.barrier.wait()
+
     real_count = counting.count_documents
-    started = []  # each forked worker has its own copy
 
     def count_documents(documents, source):
-        if os.getpid() != parent and not started:
-            started.append(True)
-            spy.barrier.wait()
+        first_job_waits()
         return real_count(documents, source)
 
     real_part = counting._part_into
 
     def part_into(*args):
-        if os.getpid() != parent and not started:
-            started.append(True)
-            spy.barrier.wait()
+        first_job_waits()
         return real_part(*args)
 
     monkeypatch.setattr(counting, "count_documents", count_documents)
     monkeypatch.setattr(counting, "_part_into", part_into)
     count_files, count_pieces = trainers.count_files, trainers.count_pieces
-    record = lambda partial: spy.pids.append(partial.pid)  # noqa: E731
+    record = lambda partial: spy.reports.append((partial.pid, partial.thread))  # noqa: E731
     monkeypatch.setattr(trainers, "count_files", lambda *args, **options: count_files(
         *args, part_bytes=part_bytes, on_partial=record, **options))
     monkeypatch.setattr(trainers, "count_pieces", lambda *args, **options: count_pieces(

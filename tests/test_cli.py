@@ -129,7 +129,7 @@ def test_workers_give_identical_model_files(tmp_path, capsys, corpus, monkeypatc
         code, _, err = run(capsys, "train", corpus, "--per-line", "--vocab-size", 700,
                            "--workers", workers, "-q", "-o", tmp_path / f"w{workers}.json")
         assert code == 0, err
-    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
+    assert spy.shared_by(2)
     assert (tmp_path / "w1.json").read_bytes() == (tmp_path / "w2.json").read_bytes()
 
 

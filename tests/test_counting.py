@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 import bytepair
-from bytepair import counting, naive, trainers
+from bytepair import counting, fastsplit, naive, trainers
 from bytepair.corpus import Files, read_file
 from bytepair.pretokenize import PATTERNS
 from helpers import byte_token, needs_compiled_splitter, spy_on_workers
@@ -49,9 +49,8 @@ def test_count_documents_counts_each_piece_of_each_document():
     assert counting.count_documents([b"x", b"", b"x", b"y"], None) == Counter({b"x": 2, b"y": 1})
 
 
-@pytest.mark.parametrize("pretokenize", ["gpt2", "cl100k"])
-def test_two_worker_processes_share_line_files_and_equal_one(tmp_path, real_text, monkeypatch,
-                                                             pretokenize):
+@pytest.mark.parametrize("pretokenize", ["gpt2", "cl100k", r"\w+|\W+"])
+def test_two_workers_share_line_files_and_equal_one(tmp_path, real_text, monkeypatch, pretokenize):
     path = tmp_path / "kjv.txt"
     path.write_bytes(real_text[:60_000])
     one = bytepair.train(path, merges=300, pretokenize=pretokenize, per_line=True, workers=1,
@@ -59,8 +58,12 @@ def test_two_worker_processes_share_line_files_and_equal_one(tmp_path, real_text
     spy = spy_on_workers(monkeypatch, part_bytes=1000)
     two = bytepair.train(path, merges=300, pretokenize=pretokenize, per_line=True, workers=2,
                          progress=False)
-    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
-    assert len(spy.pids) == len(Files(path, per_line=True).parts(1000))  # one report per part
+    assert spy.shared_by(2)
+    if fastsplit.compiled_name(PATTERNS.get(pretokenize)) is not None:
+        assert spy.processes == {os.getpid()}  # compiled counting: threads, no tables pickled
+    else:
+        assert os.getpid() not in spy.processes  # Python splits: worker processes
+    assert len(spy.reports) == len(Files(path, per_line=True).parts(1000))  # one report per part
     assert one == two and len(one.merges) == 300
 
 
@@ -71,7 +74,7 @@ def test_byte_mode_counts_in_this_process(tmp_path, real_text, monkeypatch):
     one = bytepair.train(path, merges=300, pretokenize=None, per_line=True, workers=1, progress=False)
     spy = spy_on_workers(monkeypatch)
     two = bytepair.train(path, merges=300, pretokenize=None, per_line=True, workers=2, progress=False)
-    assert spy.processes == {os.getpid()} and len(spy.pids) > 10
+    assert spy.workers == {spy.caller} and len(spy.reports) > 10
     assert one == two
 
 
@@ -82,7 +85,7 @@ def test_two_worker_processes_share_jsonl_and_equal_one(tmp_path, real_text, mon
     one = bytepair.train(path, merges=200, workers=1, progress=False)
     spy = spy_on_workers(monkeypatch, part_bytes=1000)
     two = bytepair.train(path, merges=200, workers=2, progress=False)
-    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
+    assert spy.shared_by(2) and os.getpid() not in spy.processes
     assert one == two
 
 
@@ -93,7 +96,7 @@ def test_two_worker_processes_share_an_iterable_and_equal_one(real_text, monkeyp
     one = bytepair.train(lines, merges=300, pretokenize=pattern, workers=1, progress=False)
     spy = spy_on_workers(monkeypatch, batch_chars=2000)
     two = bytepair.train(lines, merges=300, pretokenize=pattern, workers=2, progress=False)
-    assert len(spy.processes) == 2 and os.getpid() not in spy.processes
+    assert spy.shared_by(2) and os.getpid() not in spy.processes
     assert one == two and len(one.merges) == 300
 
 

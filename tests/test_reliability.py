@@ -8,6 +8,7 @@ step down by monkeypatching, so that the signal lands at a known moment).
 from __future__ import annotations
 
 import errno
+import gzip
 import json
 import os
 import signal
@@ -26,6 +27,7 @@ from bytepair import ModelFormatError, atomic, counting
 from bytepair.cli import main
 from bytepair.corpus import read_file
 from bytepair.pretokenize import PATTERNS
+from helpers import needs_compiled_splitter
 
 SRC = str(Path(bytepair.__file__).resolve().parent.parent)
 
@@ -331,12 +333,26 @@ SLOW_CLI = textwrap.dedent("""
                 return getattr(self._handle, name)
 
         bytepair.atomic.os.fdopen = lambda *a, **k: Slow(real_fdopen(*a, **k))
+    elif mode == "slow_blocks":
+        # Every block that file counting reads takes a while to arrive.
+        import bytepair.blocks
+        bytepair.blocks.BLOCK_BYTES = 1 << 12
+        real_read = bytepair.blocks.read_blocks
+
+        def slow_blocks(*args, **kwargs):
+            for block in real_read(*args, **kwargs):
+                os.write(1, b"BLOCK\\n")  # one write(2): the threads' lines never mix
+                time.sleep(0.2)
+                yield block
+
+        bytepair.counting.blocks.read_blocks = slow_blocks
     elif mode == "slow_count":
         # Every file part, in a worker or here, is counted by _part_into.
         real_count = bytepair.counting._part_into
 
         def slow_count(*args, **kwargs):
-            print("COUNTING", os.getpid(), flush=True)
+            # One write(2) of less than PIPE_BUF bytes: lines of two workers never mix.
+            os.write(1, f"COUNTING {os.getpid()}\\n".encode())
             time.sleep(60)
             return real_count(*args, **kwargs)
 
@@ -422,6 +438,33 @@ def gone(pids: list[int], timeout: float = 20) -> bool:
     return not alive(pids)
 
 
+@needs_compiled_splitter
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_counting_threads_stop_at_the_next_block_after_a_signal(tmp_path, sig):
+    # Compiled counting runs on threads, which a signal does not stop: the pool must
+    # not count the rest of the corpus (two gzip files of 60 blocks, 0.2 s each)
+    # before the process can exit.
+    text = (Path(bytepair.__file__).parent / "data" / "kjv-genesis-1-11.txt").read_bytes()
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for name in ("a", "b"):
+        (corpus / f"{name}.txt.gz").write_bytes(gzip.compress((text * 8)[: 60 * 4096]))
+    with start_cli("slow_blocks", "train", corpus, "--per-line", "--merges", 20, "--workers", 2,
+                   "-q", "-o", tmp_path / "model.json") as process:
+        try:
+            wait_for_line(process, "BLOCK")
+            wait_for_line(process, "BLOCK")  # both threads are counting
+            started = time.monotonic()
+            process.send_signal(sig)
+            _, err = process.communicate(timeout=30)
+            waited = time.monotonic() - started
+        finally:
+            process.kill()
+    assert process.returncode == (130 if sig == signal.SIGINT else 128 + signal.SIGTERM), err
+    assert waited < 5, f"the process took {waited:.1f} s to stop"
+    assert not (tmp_path / "model.json").exists()
+
+
 @pytest.mark.parametrize("sig,group", [(signal.SIGTERM, False), (signal.SIGKILL, False),
                                        (signal.SIGTERM, True)],
                          ids=["SIGTERM", "SIGKILL", "SIGTERM-to-the-group"])
@@ -429,9 +472,10 @@ def test_no_worker_outlives_a_signalled_parent(tmp_path, two_part_corpus, sig, g
     # Found: after SIGTERM the workers ran on, reparented to init, for up to 50 s.
     # A signal to the whole group (as `timeout` sends) must not hang the parent.
     pids: list[int] = []
-    # Per line, so that the file has two parts whether or not the splitter is compiled.
+    # Per line, so that the file has two parts whether or not the splitter is compiled; a
+    # custom regex, so that Python splits and the workers are processes (not threads).
     with start_cli("slow_count", "train", two_part_corpus, "--per-line", "--merges", 20, "--workers", 2,
-                   "--pretokenize", "whitespace", "-q", "-o", tmp_path / "model.json") as process:
+                   "--pretokenize", r"\w+|\W+", "-q", "-o", tmp_path / "model.json") as process:
         try:
             pids = worker_pids(process, 2)
             if group:

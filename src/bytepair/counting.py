@@ -27,8 +27,9 @@ import os
 import queue
 import signal
 import sys
+import threading
 from bisect import bisect_right
-from collections import Counter
+from collections import Counter, deque
 from concurrent.futures import ThreadPoolExecutor
 from itertools import accumulate
 from pathlib import Path
@@ -47,14 +48,20 @@ PART_BYTES = 1 << 20
 class Partial(NamedTuple):
     """One batch or file part as counted, as a worker reports it.
 
-    ``size`` is the characters (batch) or bytes (file part) it covered and
-    ``pid`` the process that counted it. ``counts`` is its table, or None when
-    the table stays in the worker until the end (compiled file counting).
+    ``size`` is the characters (batch) or bytes (file part) it covered;
+    ``pid`` and ``thread`` (``threading.get_ident()``) say who counted it.
+    ``counts`` is its table, or None when the table stays with the worker
+    until the end (compiled counting).
     """
 
     counts: Counter | None
     size: int
     pid: int
+    thread: int
+
+
+def _partial(counts: Counter | None, size: int) -> Partial:
+    return Partial(counts, size, os.getpid(), threading.get_ident())
 
 
 def _compiled(source: str | None) -> str | None | bool:
@@ -97,7 +104,7 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
 
 
 def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
-                 per_line: bool) -> None:
+                 per_line: bool, stop: threading.Event | None = None) -> None:
     """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block.
 
     Per-line blocks end at line ends; whole-file blocks at cut points (each
@@ -105,6 +112,7 @@ def _count_range(table, path: Path, start: int, end: int | None, name: str | Non
     file). Byte mode reads a whole-file document at once: it is one piece.
     Invalid UTF-8 raises ValueError naming the file and the absolute byte
     offset. Memory: one block (about ``blocks.BLOCK_BYTES``) plus the table.
+    A worker thread returns early, between blocks, once ``stop`` is set.
     """
     try:
         with blocks.open_binary(path) as handle:
@@ -115,6 +123,8 @@ def _count_range(table, path: Path, start: int, end: int | None, name: str | Non
             else:
                 stream = blocks.read_blocks(handle, start, end, per_line=per_line)
             for offset, data in stream:
+                if stop is not None and stop.is_set():
+                    return
                 try:
                     table.count(data, name, per_line=per_line)
                 except fastsplit.InvalidUTF8 as exc:
@@ -126,17 +136,25 @@ def _count_range(table, path: Path, start: int, end: int | None, name: str | Non
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
 
 
+def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
+    """Whether compiled code reads, splits and counts ``path`` in blocks (no Python object
+    per document): local plain or gzip text, with a named pattern or none."""
+    return (_compiled(source) is not False and isinstance(path, Path) and not is_jsonl(path)
+            and not is_parquet(path))
+
+
 def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
-               per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
+               per_line: bool, jsonl_field: str, text_column: str,
+               stop: threading.Event | None = None) -> Counter | None:
     """Count one part: into ``table`` when compiled code can, else return its Counter.
 
-    Only local plain and gzip text is read in blocks; Parquet row groups, JSON
-    Lines and fsspec URLs come as documents from :func:`bytepair.corpus.read_file`.
+    Only local plain and gzip text is read in blocks (``stop`` as in
+    :func:`_count_range`); Parquet row groups, JSON Lines and fsspec URLs come
+    as documents from :func:`bytepair.corpus.read_file`.
     """
     name = _compiled(source)
-    blockwise = isinstance(path, Path) and not is_jsonl(path) and not is_parquet(path)
-    if name is not False and table is not None and blockwise:
-        _count_range(table, path, start, end, name, per_line)
+    if table is not None and _in_blocks(path, source):
+        _count_range(table, path, start, end, name, per_line, stop)
         return None
     documents = read_file(path, text=source is not None, per_line=per_line,
                           jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
@@ -198,7 +216,7 @@ def _pool(workers: int, initializer=_start_worker, initargs=()):
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:
     documents, source = job
-    return Partial(count_documents(documents, source), sum(map(len, documents)), os.getpid())
+    return _partial(count_documents(documents, source), sum(map(len, documents)))
 
 
 def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
@@ -213,6 +231,54 @@ def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
         yield batch
 
 
+def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: int,
+                add: Callable[[Partial], None]) -> list:
+    """``add(count(table, job, stop))`` for every job, on ``workers`` threads.
+
+    Compiled counting releases the GIL, so the threads count at the same time,
+    each into a table of its own (returned: merge them). At most ``2 * workers``
+    jobs wait at a time, so the jobs may be made lazily here (joining the next
+    batch while the threads count) and an interrupt waits for a few jobs only:
+    it sets ``stop``, which a job reading a long file checks between blocks.
+    """
+    everyone = [fastsplit.table() for _ in range(workers)]
+    free = queue.SimpleQueue()
+    for table in everyone:
+        free.put(table)
+    stop = threading.Event()
+
+    def run(job: tuple) -> Partial:
+        table = free.get()
+        try:
+            return count(table, job, stop)
+        finally:
+            free.put(table)
+
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque = deque()
+        try:
+            for job in jobs:
+                pending.append(pool.submit(run, job))
+                while len(pending) > 2 * workers or (pending and pending[0].done()):
+                    add(pending.popleft().result())
+            while pending:
+                add(pending.popleft().result())
+        except BaseException:
+            stop.set()
+            for future in pending:
+                future.cancel()
+            raise
+    return everyone
+
+
+def _merged(tables: list):
+    """One table holding the sum of ``tables`` (the first, with the others added)."""
+    total = tables[0]
+    for table in tables[1:]:
+        total.merge(table)
+    return total
+
+
 def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: int,
                             add: Callable[[Partial], None]) -> Counter:
     """Count batches of ``bytes`` documents in compiled code, on ``workers`` threads.
@@ -221,14 +287,9 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
     without the GIL, so threads count in parallel while this thread joins
     the next batch. One table per thread, merged at the end.
     """
-    tables = queue.SimpleQueue()
-    everyone = [fastsplit.table() for _ in range(workers)]
-    for table in everyone:
-        tables.put(table)
-    first_index = 0
 
-    def count(data: bytes, bounds, first: int, size: int) -> Partial:
-        table = tables.get()
+    def count(table, job: tuple, stop: threading.Event) -> Partial:
+        data, bounds, first, size = job
         try:
             table.count(data, name, offsets=bounds)
         except fastsplit.InvalidUTF8 as exc:
@@ -237,26 +298,17 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
             start = bounds[2 * doc]
             raise ValueError(f"corpus[{first + doc}]: invalid UTF-8 at byte offset "
                              f"{exc.offset - start}") from None
-        finally:
-            tables.put(table)
-        return Partial(None, size, os.getpid())
+        return _partial(None, size)
 
-    with ThreadPoolExecutor(workers) as pool:
-        pending = []
+    def jobs() -> Iterator[tuple]:
+        first_index = 0
         for batch in batches:
             ends = list(accumulate(map(len, batch)))
             starts = [0, *ends[:-1]]
-            bounds = fastsplit.bounds(starts, ends)
-            pending.append(pool.submit(count, b"".join(batch), bounds, first_index, ends[-1]))
+            yield b"".join(batch), fastsplit.bounds(starts, ends), first_index, ends[-1]
             first_index += len(batch)
-            while len(pending) > 2 * workers or (pending and pending[0].done()):
-                add(pending.pop(0).result())
-        for future in pending:
-            add(future.result())
-    total = everyone[0]
-    for table in everyone[1:]:
-        total.merge(table)
-    return _table_counter(total)
+
+    return _table_counter(_merged(_on_threads(count, jobs(), workers, add)))
 
 
 def _collector(total: Counter, progress_bar,
@@ -317,10 +369,10 @@ def _start_file_worker(parent: int, barrier) -> None:
     _WORKER_BARRIER = barrier
 
 
-def _count_file_part_into(table, job: tuple) -> Partial:
+def _count_file_part_into(table, job: tuple, stop: threading.Event | None = None) -> Partial:
     path, start, end, source, per_line, jsonl_field, text_column, size = job
-    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column)
-    return Partial(counts, size, os.getpid())
+    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column, stop)
+    return _partial(counts, size)
 
 
 def _count_file_part(job: tuple) -> Partial:
@@ -335,14 +387,18 @@ def _hand_back(_) -> object:
 
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
                 progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> Counter:
-    """Piece counts of ``files``, each worker process reading its own byte ranges.
+    """Piece counts of ``files``, each worker reading its own byte ranges.
 
     Parts hold about ``part_bytes`` bytes (:meth:`bytepair.Files.parts`; a
     gzip file is one part; a whole-file document is cut at cut points for
-    the named patterns). With compiled counting each worker counts all its
-    parts into one table, sent back once at the end; only tables travel
-    between processes, never text. ``on_partial`` sees each part's
-    :class:`Partial` in this process. O(total bytes) work, spread over
+    the named patterns). Local plain and gzip text with a named pattern is
+    read and counted in compiled code, which releases the GIL, so the
+    workers are threads, each counting into a table of its own (merged at
+    the end, nothing pickled). JSON Lines, Parquet, URLs and custom regexes
+    need Python per document: the workers are processes then, each counting
+    all its parts into one table, sent back once at the end (only tables
+    travel between processes, never text). ``on_partial`` sees each part's
+    :class:`Partial` in this thread. O(total bytes) work, spread over
     ``workers``; memory per worker: one block plus its table.
     """
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
@@ -362,6 +418,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
         for job in jobs:
             add(_count_file_part_into(table, job))
         tables.append(table)
+    elif all(_in_blocks(job[0], source) for job in jobs):
+        tables = _on_threads(_count_file_part_into, jobs, workers, add)
     else:
         barrier = multiprocessing.get_context("fork").Barrier(workers)
         with _pool(workers, _start_file_worker, (barrier,)) as pool:
@@ -370,8 +428,5 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
             tables = pool.map(_hand_back, range(workers), chunksize=1)
     tables = [table for table in tables if table is not None]
     if tables:
-        merged = tables[0]
-        for table in tables[1:]:
-            merged.merge(table)
-        total.update(_table_counter(merged))
+        total.update(_table_counter(_merged(tables)))
     return total
