@@ -2,6 +2,7 @@
 
 import json
 import os
+import pickle
 import zlib
 from collections import Counter
 
@@ -9,10 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import bytepair
+from bytepair import fastsplit
 from bytepair.piece_counts import CountsFormatError, PieceCounts
 from bytepair.pretokenize import PATTERNS, resolve_pattern, splitter
+from helpers import needs_compiled_splitter
 
 GPT2 = PATTERNS["gpt2"]
+PieceTable = fastsplit.table if fastsplit.available() else None
 
 pieces = st.binary(min_size=1, max_size=12) | st.sampled_from([b"a", b"aa", b"aaaa", b" the", "é".encode()])
 tables = st.dictionaries(pieces, st.integers(1, 2**40), max_size=30)
@@ -222,3 +227,41 @@ def test_a_plain_word_pattern_survives_the_file(tmp_path):
     assert (bytepair.train(loaded, merges=2, pretokenize=regex.compile("ab"), progress=False)
             == bytepair.train(["ab abab"], merges=2, pretokenize=regex.compile("ab"), workers=1,
                               progress=False))
+
+
+def flat_table(counts: dict, pattern="gpt2") -> PieceCounts:
+    """A table as compiled counting makes it: flat arrays, no dict yet."""
+    table = PieceTable()
+    for piece, count in counts.items():
+        for _ in range(count):
+            table.count(piece, None)
+    return PieceCounts._from_flat(*table.arrays(), resolve_pattern(pattern))
+
+
+@needs_compiled_splitter
+@given(st.dictionaries(pieces, st.integers(1, 3), max_size=30), tables)
+def test_a_flat_table_behaves_as_the_dict_table(counts, other):
+    flat = flat_table(counts)
+    same = PieceCounts(counts, pattern="gpt2")
+    assert len(flat) == len(counts) and flat.total() == same.total()
+    data, starts, weights = flat.flat()
+    assert sorted(zip((data[a:b] for a, b in zip(starts, starts[1:])), weights)) == sorted(counts.items())
+    assert flat == same and dict(flat) == counts
+    assert pickle.loads(pickle.dumps(flat)) == same
+    # Adding to a flat table leaves no stale arrays behind.
+    flat = flat_table(counts)
+    flat.update(PieceCounts(other, pattern="gpt2"))
+    expected = dict(Counter(counts) + Counter(other))
+    data, starts, weights = flat.flat()
+    assert dict(zip((data[a:b] for a, b in zip(starts, starts[1:])), weights)) == expected
+    assert dict(flat) == expected and flat.total() == sum(expected.values())
+
+
+@needs_compiled_splitter
+def test_training_reads_the_counted_arrays_without_a_dict(real_text):
+    counts = bytepair.count(real_text[:20_000].decode().splitlines(), pretokenize="cl100k")
+    assert counts._dict is None  # counted in compiled code: flat arrays only
+    tok = bytepair.train(counts, merges=50, pretokenize="cl100k")
+    assert counts._dict is None
+    assert tok == bytepair.train(PieceCounts(dict(counts), pattern="cl100k"), merges=50,
+                                 pretokenize="cl100k")

@@ -109,6 +109,7 @@ def test_a_whole_file_url_cut_into_parts_counts_as_one_document(memory_dir, line
         assert sum(len(d) for p, s, e in parts
                    for d in read_file(p, text=False, start=s, end=e)) == len(text)
         expected = counting.count_documents([text.decode()], PATTERNS[name])
-        assert counting.count_files(remote, PATTERNS[name], workers=2, part_bytes=4096) == expected
-        assert counting.count_files(Files(tmp_path / "a.txt"), PATTERNS[name], workers=2,
-                                    part_bytes=4096) == expected
+        assert dict(counting.count_files(remote, PATTERNS[name], workers=2,
+                                         part_bytes=4096)) == expected
+        assert dict(counting.count_files(Files(tmp_path / "a.txt"), PATTERNS[name], workers=2,
+                                         part_bytes=4096)) == expected

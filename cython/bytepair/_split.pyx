@@ -876,6 +876,42 @@ cdef class PieceTable:
                 out[PyBytes_FromStringAndSize(<const char*>self.key_of(slot), slot.length)] = slot.count
         return out
 
+    def arrays(self):
+        """``(data, starts, counts)``: every piece laid end to end in ``data``, ``starts``
+        (``array("q")``: each piece's offset, then ``len(data)``) and ``counts``
+        (``array("q")``), in the table's own order.
+
+        What the merge loop's engine reads, with no Python object per piece.
+        O(pieces + bytes).
+
+        >>> table = PieceTable()
+        >>> table.count(b"ab ab c", "gpt2")
+        >>> data, starts, counts = table.arrays()
+        >>> sorted((data[a:b], n) for a, b, n in zip(starts, starts[1:], counts))
+        [(b' ab', 1), (b' c', 1), (b'ab', 1)]
+        """
+        cdef Py_ssize_t i, k = 0, total = 0, at = 0
+        cdef Slot* slot
+        for i in range(self.capacity):
+            if self.slots[i].fingerprint:
+                total += self.slots[i].length
+        data = PyBytes_FromStringAndSize(NULL, total)
+        starts = array("q", bytes(8 * (self.size + 1)))
+        counts = array("q", bytes(8 * self.size))
+        cdef unsigned char* buffer = <unsigned char*>PyBytes_AS_STRING(data)
+        cdef int64_t[::1] at_of = starts
+        cdef int64_t[::1] count_of = counts
+        for i in range(self.capacity):
+            slot = &self.slots[i]
+            if slot.fingerprint:
+                memcpy(buffer + at, self.key_of(slot), slot.length)
+                at_of[k] = at
+                count_of[k] = slot.count
+                at += slot.length
+                k += 1
+        at_of[k] = at
+        return data, starts, counts
+
     def to_bytes(self):
         """The counts as one bytes object: per piece, int64 count, uint32 length, the bytes."""
         cdef Py_ssize_t i, total = 0, at = 0

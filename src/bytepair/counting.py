@@ -37,6 +37,7 @@ from typing import Callable, Iterable, Iterator, NamedTuple
 
 from . import blocks, fastsplit
 from .corpus import Files, RemoteFile, file_of, is_jsonl, is_parquet, read_file
+from .piece_counts import PieceCounts
 from .pretokenize import PATTERNS, splitter
 
 #: Documents are counted in batches of about this many characters.
@@ -280,12 +281,12 @@ def _merged(tables: list):
 
 
 def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: int,
-                            add: Callable[[Partial], None]) -> Counter:
+                            add: Callable[[Partial], None]):
     """Count batches of ``bytes`` documents in compiled code, on ``workers`` threads.
 
     Each batch is joined into one buffer with its document bounds and counted
     without the GIL, so threads count in parallel while this thread joins
-    the next batch. One table per thread, merged at the end.
+    the next batch. One table per thread, merged at the end (returned).
     """
 
     def count(table, job: tuple, stop: threading.Event) -> Partial:
@@ -308,7 +309,7 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
             yield b"".join(batch), fastsplit.bounds(starts, ends), first_index, ends[-1]
             first_index += len(batch)
 
-    return _table_counter(_merged(_on_threads(count, jobs(), workers, add)))
+    return _merged(_on_threads(count, jobs(), workers, add))
 
 
 def _collector(total: Counter, progress_bar,
@@ -326,9 +327,23 @@ def _collector(total: Counter, progress_bar,
     return add
 
 
+def _piece_counts(counts: Counter, tables: list, source: str | None) -> PieceCounts:
+    """``counts`` plus the compiled ``tables`` as one :class:`PieceCounts`.
+
+    When the tables hold every count, the result keeps their flat arrays: no
+    Python object is made per piece on the way to the merge loop.
+    """
+    tables = [table for table in tables if table is not None]
+    if tables and not counts:
+        return PieceCounts._from_flat(*_merged(tables).arrays(), source)
+    if tables:
+        counts.update(_table_counter(_merged(tables)))
+    return PieceCounts._from_dict(dict(counts), source)
+
+
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
                  batch_chars: int = BATCH_CHARS, progress_bar=None,
-                 on_partial: Callable[[Partial], None] | None = None) -> Counter:
+                 on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
     """Piece counts of a document stream, read once, in batches of about ``batch_chars``.
 
     With a named pattern (or none) and the compiled extension, ``documents``
@@ -343,8 +358,9 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
 
     name = _compiled(source)
     if name is not False:
-        return _count_compiled_batches(_batches(iter(documents), batch_chars), name,
-                                       max(1, workers), add)
+        table = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
+                                        max(1, workers), add)
+        return _piece_counts(total, [table], source)
     jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
     if workers <= 1 or source is None:
         for job in jobs:
@@ -353,7 +369,7 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
         with _pool(workers) as pool:
             for partial in pool.imap_unordered(_count_batch, jobs):
                 add(partial)
-    return total
+    return _piece_counts(total, [], source)
 
 
 # The table of a file-counting worker process, handed back once at the end.
@@ -386,7 +402,7 @@ def _hand_back(_) -> object:
 
 
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
-                progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> Counter:
+                progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
     """Piece counts of ``files``, each worker reading its own byte ranges.
 
     Parts hold about ``part_bytes`` bytes (:meth:`bytepair.Files.parts`; a
@@ -426,7 +442,4 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
             for partial in pool.imap_unordered(_count_file_part, jobs):
                 add(partial)
             tables = pool.map(_hand_back, range(workers), chunksize=1)
-    tables = [table for table in tables if table is not None]
-    if tables:
-        total.update(_table_counter(_merged(tables)))
-    return total
+    return _piece_counts(total, tables, source)

@@ -65,13 +65,19 @@ class PieceCounts(Mapping):
 
     Adding tables costs O(pieces of the smaller operand) for :meth:`update`
     and O(pieces of both) for ``+`` (which copies).
+
+    A table that compiled counting made holds its pieces as flat arrays
+    (:meth:`flat`, what the merge loop reads), not as a ``dict`` of one
+    ``bytes`` object per piece; the dict is built the first time the table
+    is used as a mapping.
     """
 
-    __slots__ = ("_counts", "_pattern", "_total")
+    __slots__ = ("_dict", "_flat", "_pattern", "_total")
 
     def __init__(self, counts: Mapping | None = None, *, pattern: str | None):
         self._pattern = resolve_pattern(pattern)
-        self._counts: dict[bytes, int] = {}
+        self._dict: dict[bytes, int] | None = {}
+        self._flat: tuple[bytes, array, array] | None = None
         self._total = 0
         if isinstance(counts, PieceCounts):
             self.update(counts)
@@ -80,7 +86,7 @@ class PieceCounts(Mapping):
             return
         if not isinstance(counts, Mapping):
             raise TypeError(f"counts must be a mapping of piece -> count, got {type(counts).__name__}")
-        table = self._counts
+        table = self._dict
         total = 0
         for piece, count in counts.items():
             key = _check_piece(piece)
@@ -96,9 +102,46 @@ class PieceCounts(Mapping):
         """A table from counting's own output: bytes keys, positive counts (unchecked)."""
         table = cls.__new__(cls)
         table._pattern = pattern_source
-        table._counts = counts
+        table._dict = counts
+        table._flat = None
         table._total = _check_total(sum(counts.values()))
         return table
+
+    @classmethod
+    def _from_flat(cls, data: bytes, starts: array, counts: array,
+                   pattern_source: str | None) -> PieceCounts:
+        """A table from compiled counting's arrays (``PieceTable.arrays``): distinct,
+        non-empty pieces ``data[starts[i]:starts[i + 1]]``, positive counts (unchecked)."""
+        table = cls.__new__(cls)
+        table._pattern = pattern_source
+        table._dict = None
+        table._flat = (data, starts, counts)
+        table._total = _check_total(sum(counts))
+        return table
+
+    @property
+    def _counts(self) -> dict[bytes, int]:
+        """The table as a dict, built from the flat arrays on first use."""
+        if self._dict is None:
+            data, starts, counts = self._flat
+            self._dict = dict(zip(map(data.__getitem__, map(slice, starts, starts[1:])), counts))
+        return self._dict
+
+    def flat(self) -> tuple[bytes, array, array]:
+        """``(data, starts, counts)``: the pieces laid end to end, ``starts`` (each
+        piece's offset in ``data``, then ``len(data)``, as ``array("q")``) and their
+        counts (``array("q")``), in no particular order: what the merge loop reads.
+
+        >>> data, starts, counts = PieceCounts({b"ab": 2, b"c": 1}, pattern=None).flat()
+        >>> data, list(starts), list(counts)
+        (b'abc', [0, 2, 3], [2, 1])
+        """
+        if self._flat is not None:
+            return self._flat
+        pieces = list(self._dict)
+        starts = array("q", [0])
+        starts.extend(accumulate(map(len, pieces)))
+        return b"".join(pieces), starts, array("q", self._dict.values())
 
     # -- mapping ------------------------------------------------------------
 
@@ -109,7 +152,7 @@ class PieceCounts(Mapping):
         return iter(self._counts)
 
     def __len__(self) -> int:
-        return len(self._counts)
+        return len(self._dict) if self._dict is not None else len(self._flat[2])
 
     def __contains__(self, piece) -> bool:
         return piece in self._counts
@@ -135,8 +178,10 @@ class PieceCounts(Mapping):
                 f"total={self._total}>")
 
     def __reduce__(self):
-        # Pickled for worker processes and Dask: the dict and the pattern, no re-checks.
-        return (PieceCounts._from_dict, (self._counts, self._pattern))
+        # Pickled for worker processes and Dask: the pieces and the pattern, no re-checks.
+        if self._dict is None:
+            return (PieceCounts._from_flat, (*self._flat, self._pattern))
+        return (PieceCounts._from_dict, (self._dict, self._pattern))
 
     # -- counts -------------------------------------------------------------
 
@@ -168,6 +213,7 @@ class PieceCounts(Mapping):
         self._check_same_pattern(other)
         total = _check_total(self._total + other._total)
         table = self._counts
+        self._flat = None  # the arrays no longer hold every count
         get = table.get
         for piece, count in other._counts.items():
             table[piece] = get(piece, 0) + count

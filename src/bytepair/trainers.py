@@ -61,6 +61,17 @@ def _check_total(sequences, weights, name: str) -> None:
         raise ValueError(f"{name} hold more than 2**63 - 1 weighted pairs")
 
 
+def _check_flat_total(data: bytes, starts: array, weights: array) -> None:
+    """:func:`_check_total` of pieces laid end to end; O(1) when every weight is small."""
+    if not weights or len(data) * max(weights) <= MAX_COUNT:
+        return
+    lengths = map(operator.sub, starts[1:], starts[:-1])
+    if sum(map(operator.mul, weights, lengths)) > MAX_COUNT:
+        lengths = map(operator.sub, starts[1:], starts[:-1])
+        if sum(w * max(n - 1, 0) for n, w in zip(lengths, weights)) > MAX_COUNT:
+            raise ValueError("corpus pieces hold more than 2**63 - 1 weighted pairs")
+
+
 def train_bytes(
     documents: Iterable[bytes | str],
     merges: int,
@@ -303,14 +314,13 @@ def count(
             if isinstance(corpus, Files):
                 bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
                                 total=corpus.total_bytes())
-                counts = count_files(corpus, source, workers=workers, progress_bar=bar)
+                table = count_files(corpus, source, workers=workers, progress_bar=bar)
             else:
                 as_bytes = counts_bytes(source)
                 bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
                                 unit_scale=True)
                 documents = iter_documents(corpus, text=not as_bytes)
-                counts = count_pieces(documents, source, workers=workers, progress_bar=bar)
-            table = PieceCounts._from_dict(dict(counts), source)
+                table = count_pieces(documents, source, workers=workers, progress_bar=bar)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(table))
     finally:
@@ -406,28 +416,30 @@ def _initial_model(init, source: str | None) -> ByteModel:
     return model
 
 
-def learn(counts: Counter, merges: int, *, min_frequency: int = 1,
+def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
           start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
     """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules.
 
     The order of the pieces does not matter (counts are sums), so they go to
-    the engine as the counter holds them, joined into one flat buffer.
+    the engine as the table holds them, laid end to end in one flat buffer
+    (:meth:`PieceCounts.flat`).
     """
-    pieces = list(counts)
-    weights = array("q", counts.values())
+    if not isinstance(counts, PieceCounts):
+        counts = PieceCounts._from_dict(dict(counts), None)
     rules = list(start.merges) if start is not None else []
     if start is not None and start.merges:
+        pieces = list(counts)
+        weights = array("q", counts.values())
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
         _check_total(sequences, weights, "corpus pieces")
         trainer = incremental.IncrementalTrainer(sequences, weights, _byte_token,
                                                  first_rank=len(rules))
+        del pieces, sequences
     else:
-        _check_total(pieces, weights, "corpus pieces")
-        starts = array("q", [0])
-        starts.extend(accumulate(map(len, pieces)))
-        trainer = incremental.IncrementalTrainer.from_arrays(b"".join(pieces), starts, weights,
-                                                             _byte_token)
-    del pieces
+        data, starts, weights = counts.flat()
+        _check_flat_total(data, starts, weights)
+        trainer = incremental.IncrementalTrainer.from_arrays(data, starts, weights, _byte_token)
+        del data, starts, weights
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:
