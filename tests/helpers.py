@@ -40,14 +40,16 @@ class WorkerSpy:
     """Proves that counting ran in workers other than the calling thread, and in how many.
 
     Installed (by :func:`spy_on_workers`) before the pool starts, it makes each
-    worker's first part or batch wait until ``workers`` workers have started
-    one, so the work is surely shared. A worker is a thread of this process
+    worker's first block, part or batch wait until ``workers`` workers have
+    started one, so the work is surely shared. A worker is a thread of this process
     (compiled counting) or a forked process; ``reports`` lists the
-    ``(pid, thread)`` of every partial table that ``bytepair.train`` summed.
+    ``(pid, thread)`` of every partial table that ``bytepair.train`` summed,
+    and ``sizes`` the bytes each covered.
     """
 
     def __init__(self, workers: int):
         self.reports: list[tuple[int, int]] = []
+        self.sizes: list[int] = []
         self.barrier = multiprocessing.get_context("fork").Barrier(workers, timeout=120)
         #: The thread that called ``bytepair.train``: never a worker.
         self.caller = (os.getpid(), threading.get_ident())
@@ -67,7 +69,7 @@ class WorkerSpy:
 
 def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
                    batch_chars: int = 2000) -> WorkerSpy:
-    """Small parts and batches for ``bytepair.train``, with a :class:`WorkerSpy` watching."""
+    """Small blocks, parts and batches for ``bytepair.train``, with a :class:`WorkerSpy` watching."""
     spy = WorkerSpy(workers)
     started = set()  # shared by threads; each forked worker has its own copy
 
@@ -89,10 +91,20 @@ def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
         first_job_waits()
         return real_part(*args)
 
+    real_block = counting._count_block
+
+    def count_block(*args):
+        first_job_waits()
+        return real_block(*args)
+
     monkeypatch.setattr(counting, "count_documents", count_documents)
     monkeypatch.setattr(counting, "_part_into", part_into)
+    monkeypatch.setattr(counting, "_count_block", count_block)
     count_files, count_pieces = trainers.count_files, trainers.count_pieces
-    record = lambda partial: spy.reports.append((partial.pid, partial.thread))  # noqa: E731
+    def record(partial) -> None:
+        spy.reports.append((partial.pid, partial.thread))
+        spy.sizes.append(partial.size)
+
     monkeypatch.setattr(trainers, "count_files", lambda *args, **options: count_files(
         *args, part_bytes=part_bytes, on_partial=record, **options))
     monkeypatch.setattr(trainers, "count_pieces", lambda *args, **options: count_pieces(

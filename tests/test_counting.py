@@ -1,5 +1,6 @@
 """Counting pieces: in this process, by file part, and in worker processes (which must equal one)."""
 
+import gzip
 import json
 import os
 import signal
@@ -63,8 +64,24 @@ def test_two_workers_share_line_files_and_equal_one(tmp_path, real_text, monkeyp
         assert spy.processes == {os.getpid()}  # compiled counting: threads, no tables pickled
     else:
         assert os.getpid() not in spy.processes  # Python splits: worker processes
-    assert len(spy.reports) == len(Files(path, per_line=True).parts(1000))  # one report per part
+    assert len(spy.reports) > 20 and sum(spy.sizes) == path.stat().st_size  # every byte once
     assert one == two and len(one.merges) == 300
+
+
+@needs_compiled_splitter
+@pytest.mark.parametrize("per_line", [True, False], ids=["per-line", "one-document"])
+def test_one_gzip_file_is_counted_on_every_worker_thread(tmp_path, real_text, monkeypatch, per_line):
+    # A gzip file cannot be entered in the middle: this thread reads it, threads count its blocks.
+    path = tmp_path / "kjv.txt.gz"
+    path.write_bytes(gzip.compress(real_text[:80_000]))
+    one = bytepair.train(path, merges=300, pretokenize="o200k", per_line=per_line, workers=1,
+                         progress=False)
+    spy = spy_on_workers(monkeypatch, part_bytes=1000)
+    two = bytepair.train(path, merges=300, pretokenize="o200k", per_line=per_line, workers=2,
+                         progress=False)
+    assert spy.shared_by(2) and spy.processes == {os.getpid()}
+    assert sum(spy.sizes) == path.stat().st_size  # progress in compressed bytes
+    assert one == two
 
 
 def test_byte_mode_counts_in_this_process(tmp_path, real_text, monkeypatch):

@@ -310,7 +310,7 @@ def test_the_probe_leaves_no_file(tmp_path):
 #: model write (after it started) and ``slow_count`` holds every worker's count.
 SLOW_CLI = textwrap.dedent("""
     import os, sys, time
-    import bytepair.atomic, bytepair.counting
+    import bytepair.atomic, bytepair.blocks, bytepair.counting
     from bytepair.cli import main
 
     mode = sys.argv[1]
@@ -334,13 +334,11 @@ SLOW_CLI = textwrap.dedent("""
 
         bytepair.atomic.os.fdopen = lambda *a, **k: Slow(real_fdopen(*a, **k))
     elif mode == "slow_blocks":
-        # Every block that file counting reads takes a while to arrive.
-        import bytepair.blocks
-        bytepair.blocks.BLOCK_BYTES = 1 << 12
+        # Every block that file counting reads (4 KiB each) takes a while to arrive.
         real_read = bytepair.blocks.read_blocks
 
         def slow_blocks(*args, **kwargs):
-            for block in real_read(*args, **kwargs):
+            for block in real_read(*args, **{**kwargs, "block_bytes": 1 << 12}):
                 os.write(1, b"BLOCK\\n")  # one write(2): the threads' lines never mix
                 time.sleep(0.2)
                 yield block
@@ -442,8 +440,8 @@ def gone(pids: list[int], timeout: float = 20) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_counting_threads_stop_at_the_next_block_after_a_signal(tmp_path, sig):
     # Compiled counting runs on threads, which a signal does not stop: the pool must
-    # not count the rest of the corpus (two gzip files of 60 blocks, 0.2 s each)
-    # before the process can exit.
+    # not count the rest of the corpus (two gzip files of 60 blocks, 0.2 s each to
+    # read) before the process can exit.
     text = (Path(bytepair.__file__).parent / "data" / "kjv-genesis-1-11.txt").read_bytes()
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -104,37 +104,55 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
     return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
 
 
-def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
-                 per_line: bool, stop: threading.Event | None = None) -> None:
-    """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block.
+def _count_block(table, path: Path, offset: int, data: bytes, name: str | None,
+                 per_line: bool) -> None:
+    """Count one block of a file (its bytes from ``offset`` on) into ``table``.
+
+    Invalid UTF-8 raises ValueError naming the file and the absolute byte offset.
+    """
+    try:
+        table.count(data, name, per_line=per_line)
+    except fastsplit.InvalidUTF8 as exc:
+        raise ValueError(
+            f"{path}: invalid UTF-8 at byte offset {offset + exc.offset}"
+            " (only byte mode, pretokenize=None, accepts any bytes)"
+        ) from None
+
+
+def _file_blocks(path: Path, start: int, end: int | None, name: str | None, per_line: bool,
+                 block_bytes: int | None = None) -> Iterator[tuple[int, bytes, int]]:
+    """``(offset, block, progress)`` covering bytes ``[start, end)`` of a plain or gzip file.
 
     Per-line blocks end at line ends; whole-file blocks at cut points (each
     block then is a document of its own, with the pieces it has in the whole
     file). Byte mode reads a whole-file document at once: it is one piece.
-    Invalid UTF-8 raises ValueError naming the file and the absolute byte
-    offset. Memory: one block (about ``blocks.BLOCK_BYTES``) plus the table.
-    A worker thread returns early, between blocks, once ``stop`` is set.
+    ``progress`` is the block's share of the file on disk (compressed bytes
+    for gzip). Memory: one block (about ``block_bytes``) plus the carried tail.
     """
     try:
         with blocks.open_binary(path) as handle:
             if start:
                 handle.seek(start)
             if name is None and not per_line:
-                stream = [(start, handle.read() if end is None else handle.read(end - start))]
-            else:
-                stream = blocks.read_blocks(handle, start, end, per_line=per_line)
-            for offset, data in stream:
-                if stop is not None and stop.is_set():
-                    return
-                try:
-                    table.count(data, name, per_line=per_line)
-                except fastsplit.InvalidUTF8 as exc:
-                    raise ValueError(
-                        f"{path}: invalid UTF-8 at byte offset {offset + exc.offset}"
-                        " (only byte mode, pretokenize=None, accepts any bytes)"
-                    ) from None
+                data = handle.read() if end is None else handle.read(end - start)
+                yield start, data, len(data)
+                return
+            raw = getattr(handle, "fileobj", None)  # a gzip file's compressed stream
+            done = raw.tell() if raw is not None else start
+            for offset, data in blocks.read_blocks(handle, start, end, per_line=per_line,
+                                                   block_bytes=block_bytes):
+                seen, done = done, raw.tell() if raw is not None else offset + len(data)
+                yield offset, data, done - seen
     except (gzip.BadGzipFile, EOFError) as exc:
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
+                 per_line: bool) -> None:
+    """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block
+    (:func:`_file_blocks`, :func:`_count_block`). Memory: one block plus the table."""
+    for offset, data, _ in _file_blocks(path, start, end, name, per_line):
+        _count_block(table, path, offset, data, name, per_line)
 
 
 def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
@@ -145,17 +163,15 @@ def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
 
 
 def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
-               per_line: bool, jsonl_field: str, text_column: str,
-               stop: threading.Event | None = None) -> Counter | None:
+               per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
     """Count one part: into ``table`` when compiled code can, else return its Counter.
 
-    Only local plain and gzip text is read in blocks (``stop`` as in
-    :func:`_count_range`); Parquet row groups, JSON Lines and fsspec URLs come
-    as documents from :func:`bytepair.corpus.read_file`.
+    Only local plain and gzip text is read in blocks; Parquet row groups, JSON
+    Lines and fsspec URLs come as documents from :func:`bytepair.corpus.read_file`.
     """
     name = _compiled(source)
     if table is not None and _in_blocks(path, source):
-        _count_range(table, path, start, end, name, per_line, stop)
+        _count_range(table, path, start, end, name, per_line)
         return None
     documents = read_file(path, text=source is not None, per_line=per_line,
                           jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
@@ -234,24 +250,24 @@ def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
 
 def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: int,
                 add: Callable[[Partial], None]) -> list:
-    """``add(count(table, job, stop))`` for every job, on ``workers`` threads.
+    """``add(count(table, job))`` for every job, on ``workers`` threads.
 
     Compiled counting releases the GIL, so the threads count at the same time,
-    each into a table of its own (returned: merge them). At most ``2 * workers``
-    jobs wait at a time, so the jobs may be made lazily here (joining the next
-    batch while the threads count) and an interrupt waits for a few jobs only:
-    it sets ``stop``, which a job reading a long file checks between blocks.
+    each into a table of its own (returned: merge them). The jobs are made
+    lazily in this thread (reading the next block, joining the next batch)
+    while the threads count, at most ``2 * workers`` waiting at a time: memory
+    stays bounded, and after an interrupt the pool waits for the jobs already
+    running only (one block or batch each).
     """
     everyone = [fastsplit.table() for _ in range(workers)]
     free = queue.SimpleQueue()
     for table in everyone:
         free.put(table)
-    stop = threading.Event()
 
     def run(job: tuple) -> Partial:
         table = free.get()
         try:
-            return count(table, job, stop)
+            return count(table, job)
         finally:
             free.put(table)
 
@@ -265,7 +281,6 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
             while pending:
                 add(pending.popleft().result())
         except BaseException:
-            stop.set()
             for future in pending:
                 future.cancel()
             raise
@@ -289,7 +304,7 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
     the next batch. One table per thread, merged at the end (returned).
     """
 
-    def count(table, job: tuple, stop: threading.Event) -> Partial:
+    def count(table, job: tuple) -> Partial:
         data, bounds, first, size = job
         try:
             table.count(data, name, offsets=bounds)
@@ -385,10 +400,16 @@ def _start_file_worker(parent: int, barrier) -> None:
     _WORKER_BARRIER = barrier
 
 
-def _count_file_part_into(table, job: tuple, stop: threading.Event | None = None) -> Partial:
+def _count_file_part_into(table, job: tuple) -> Partial:
     path, start, end, source, per_line, jsonl_field, text_column, size = job
-    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column, stop)
+    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column)
     return _partial(counts, size)
+
+
+def _count_file_block(table, job: tuple) -> Partial:
+    path, offset, data, name, per_line, progress = job
+    _count_block(table, path, offset, data, name, per_line)
+    return _partial(None, progress)
 
 
 def _count_file_part(job: tuple) -> Partial:
@@ -403,39 +424,47 @@ def _hand_back(_) -> object:
 
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
                 progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
-    """Piece counts of ``files``, each worker reading its own byte ranges.
+    """Piece counts of ``files``, spread over ``workers``.
 
-    Parts hold about ``part_bytes`` bytes (:meth:`bytepair.Files.parts`; a
-    gzip file is one part; a whole-file document is cut at cut points for
-    the named patterns). Local plain and gzip text with a named pattern is
-    read and counted in compiled code, which releases the GIL, so the
-    workers are threads, each counting into a table of its own (merged at
-    the end, nothing pickled). JSON Lines, Parquet, URLs and custom regexes
-    need Python per document: the workers are processes then, each counting
-    all its parts into one table, sent back once at the end (only tables
-    travel between processes, never text). ``on_partial`` sees each part's
-    :class:`Partial` in this thread. O(total bytes) work, spread over
-    ``workers``; memory per worker: one block plus its table.
+    Local plain and gzip text with a named pattern is read here, file after
+    file, in blocks of about ``part_bytes`` (per line: ending at line ends;
+    a whole-file document: at cut points), and ``workers`` threads count the
+    blocks in compiled code, which releases the GIL, each into a table of its
+    own (merged at the end; nothing is pickled). Reading overlaps counting,
+    so one large gzip file is counted on every worker too. JSON Lines,
+    Parquet, URLs and custom regexes need Python per document: the workers
+    are processes then, each reading its own parts (byte ranges of about
+    ``part_bytes`` from :meth:`bytepair.Files.parts`; a gzip file is one
+    part), counting them all into one table, sent back once at the end (only
+    tables travel between processes, never text). With one worker everything
+    is counted in this thread. ``on_partial`` sees each block's or part's
+    :class:`Partial` in this thread. O(total bytes) work; memory per worker:
+    about one block plus its table.
     """
+    total: Counter = Counter()
+    add = _collector(total, progress_bar, on_partial)
+    name = _compiled(source)
+    # Byte mode: nearly every line is a distinct piece, so merging worker
+    # tables would cost about what counting does; count here.
+    if workers > 1 and source is not None and all(_in_blocks(p, source) for p in files.paths):
+        jobs = ((path, offset, data, name, files.per_line, progress)
+                for path in files.paths
+                for offset, data, progress in _file_blocks(path, 0, None, name, files.per_line,
+                                                           part_bytes))
+        return _piece_counts(total, _on_threads(_count_file_block, jobs, workers, add), source)
+
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
-    cut = bool(_compiled(source))
+    cut = bool(name)
     jobs = [(path, start, end, source, files.per_line, files.jsonl_field, files.text_column,
              files.part_size(path, start, end))
             for path, start, end in files.parts(part_bytes, cut_documents=cut)]
-    # Byte mode: nearly every line is a distinct piece, so merging worker
-    # tables would cost about what counting does; count here.
     workers = 1 if source is None else max(1, min(workers, len(jobs)))
     tables = []
-    total: Counter = Counter()
-    add = _collector(total, progress_bar, on_partial)
-
     if workers == 1:
         table = fastsplit.table() if fastsplit.available() else None
         for job in jobs:
             add(_count_file_part_into(table, job))
         tables.append(table)
-    elif all(_in_blocks(job[0], source) for job in jobs):
-        tables = _on_threads(_count_file_part_into, jobs, workers, add)
     else:
         barrier = multiprocessing.get_context("fork").Barrier(workers)
         with _pool(workers, _start_file_worker, (barrier,)) as pool:
