@@ -1283,6 +1283,19 @@ def _sphinx(package: str, directory: str) -> Source:
                   _read_page, extract=True)
 
 
+#: Doxygen's pages that are listings or indexes, not documentation.
+_DOXYGEN_SKIP = (r"_source\.html$|-members\.html$|/dir_[0-9a-f]+\.html$|/(globals|functions|"
+                 r"namespacemembers|files|annotated|hierarchy|classes|modules|pages|inherits|"
+                 r"namespaces|deprecated|todo|bug)(_[a-z0-9_]+)?\.html$")
+
+
+def _doxygen(name: str, package: str, directory: str, what: str) -> Source:
+    return Source(name, package, f"{what}, {directory}/**/*.html (not source listings, "
+                  "member lists and indexes)",
+                  _glob(directory, "/**/*.html", exclude=_DOXYGEN_SKIP), _read_page,
+                  extract=True)
+
+
 #: More Debian documentation for the large corpus, in recipe order: the English originals of
 #: the translations, English man pages, dictionaries, then API manuals (their repeated
 #: boilerplate is removed by the line deduplication).
@@ -1329,6 +1342,24 @@ EXTRA_SOURCES = (
            _glob("/usr/share/doc/ghc-doc/html", "/**/*.html",
                  exclude=r"/src/|/doc-index|/(genindex|search)\.html$"),
            _read_page, extract=True),
+    Source("scala", "scala-doc", "Scala 2.11 library API (scaladoc html)",
+           _glob("/usr/share/doc/scala-2.11/api", "/**/*.html", exclude=r"/index(\.html|/)"),
+           _read_page, extract=True),
+    Source("lazarus", "lazarus-doc-2.2", "Lazarus and Free Pascal component reference (fpdoc "
+           "html)", _glob("/usr/share/doc/lazarus/2.[0-9]*", "/**/*.html"), _read_page,
+           extract=True),
+    Source("petsc", "petsc3.18-doc", "PETSc manual pages and manual, html",
+           _glob("/usr/share/doc/petsc3.18-doc/docs", "/**/*.html",
+                 exclude=r"/_(modules|sources|static)/|/(genindex|search)\.html$"),
+           _read_page, extract=True),
+    _doxygen("wxwidgets", "wx3.2-doc", "/usr/share/doc/wx3.2-doc/html", "wxWidgets 3.2 manual"),
+    _doxygen("libstdc++", "libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++",
+             "GNU C++ library manual and API"),
+    _doxygen("gnuradio", "gnuradio-doc", "/usr/share/doc/gnuradio-doc/html", "GNU Radio API"),
+    _doxygen("libsbml", "libsbml5-doc", "/usr/share/doc/libsbml5", "libSBML API"),
+    _doxygen("sumo", "sumo-doc", "/usr/share/doc/sumo/doxygen", "SUMO traffic simulation API"),
+    _doxygen("trilinos", "trilinos-doc", "/usr/share/doc/trilinos", "Trilinos API"),
+    _doxygen("vtk", "vtk9-doc", "/usr/share/doc/vtk9/doxygen", "VTK 9 API"),
 )
 
 
