@@ -1448,7 +1448,7 @@ def _large(size: int) -> Path:
                         out.write(head[:taken])
                         lines += head.count(b"\n", 0, taken)
                 total += taken
-                used.append(dict(part=part.name, bytes=taken))
+                used.append(dict(name=part.name, bytes=taken))
                 if taken < part.stat().st_size:
                     return dict(bytes=total, lines=lines, distinct_bytes=min(total, distinct),
                                 repeated_bytes=max(0, total - distinct),
@@ -1458,7 +1458,7 @@ def _large(size: int) -> Path:
     info = dict(recipe=LARGE_RECIPE, language="large", requested=size,
                 recipe_text="the English recipe (all of it), then the multilingual text, then "
                             "extra Debian documentation; then the same again from the start",
-                sources=[dict(part=p.name, bytes=p.stat().st_size, sha256=manifest(p)["sha256"])
+                sources=[dict(name=p.name, bytes=p.stat().st_size, sha256=manifest(p)["sha256"])
                          for p in parts])
     return _write_built(path, write, info)
 def _other_path(language: str, size: int | None, *, rebuild: bool, clip: bool) -> Path:
@@ -1554,8 +1554,11 @@ def main(argv: list[str] | None = None) -> int:
     for size in sizes:
         if size == "all":
             size = None
-        path = corpus_path(size, args.corpus, rebuild=args.rebuild, language=args.language,
-                           clip=args.clip)
+        try:
+            path = corpus_path(size, args.corpus, rebuild=args.rebuild,
+                               language=args.language, clip=args.clip)
+        except ValueError as e:
+            parser.error(str(e))
         print(path, flush=True)
         if args.info:
             print(json.dumps(manifest(path), indent=1, ensure_ascii=False))
