@@ -10,6 +10,7 @@ their thread count before they start::
 
     python -m benches.encode                          # gpt2, cl100k, o200k
     python -m benches.encode --patterns gpt2 --held-out 2MB
+    python -m benches.encode --text multilingual      # Debian's translations, 30+ languages
 
 Results go to ``benches/results/encode.json``: MB/s per case, and the goals
 
@@ -44,29 +45,37 @@ LONG_PIECE = (200_000, 2_000_000)
 TIKTOKEN_PIECE = (10_000, 100_000)
 
 
-def _model_path(pattern: str) -> Path:
-    return corpus.cache_dir() / "models" / f"encode-{pattern}-{VOCAB}-{TRAIN}.json"
+def _model_path(pattern: str, text: str = "english") -> Path:
+    name = f"encode-{pattern}-{VOCAB}-{TRAIN}" + ("" if text == "english" else f"-{text}")
+    return corpus.cache_dir() / "models" / f"{name}.json"
 
 
-def train_model(pattern: str) -> Path:
-    """The model for ``pattern``, trained on the first 10 MB once and cached."""
+def _text_path(size: str, text: str) -> Path:
+    """The English recipe, or a text of the non-English recipe (``--text``), of ``size``."""
+    if text == "english":
+        return corpus.corpus_path(size)
+    return corpus.corpus_path(size, language=text, clip=True)
+
+
+def train_model(pattern: str, text: str = "english") -> Path:
+    """The model for ``pattern``, trained on the first 10 MB of ``text`` once and cached."""
     import bytepair
 
-    path = _model_path(pattern)
+    path = _model_path(pattern, text)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
-        tok = bytepair.train(corpus.corpus_path(TRAIN), vocab_size=VOCAB, pretokenize=pattern,
+        tok = bytepair.train(_text_path(TRAIN, text), vocab_size=VOCAB, pretokenize=pattern,
                              per_line=True, special_tokens=[SPECIAL], progress=False)
         tok.save(path)
         print(f"trained {path.name} in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return path
 
 
-def held_out_text(size: int) -> str:
+def held_out_text(size: int, text: str = "english") -> str:
     """``size`` bytes (whole lines) that follow the training text in the 100 MB corpus."""
     start = corpus.parse_size(TRAIN)
-    with open(corpus.corpus_path("100MB"), "rb") as f:
+    with open(_text_path("100MB", text), "rb") as f:
         f.seek(start)
         data = f.read(size + 100_000)
     data = data[data.index(b"\n") + 1:]
@@ -88,7 +97,8 @@ def best(function, rounds: int = 3) -> float:
     return min(times)
 
 
-def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
+def child(model_path: str, threads: int, held_out: int, rounds: int,
+          text_name: str = "english") -> dict:
     """All cases of one model and thread count (this process's only job)."""
     os.environ["RAYON_NUM_THREADS"] = str(threads)
     import tiktoken  # noqa: F401  (imported before timing)
@@ -98,7 +108,7 @@ def child(model_path: str, threads: int, held_out: int, rounds: int) -> dict:
     from bytepair import export
     from bytepair.export import to_tokenizers_json
 
-    text = held_out_text(held_out)
+    text = held_out_text(held_out, text_name)
     lines = text.splitlines()
     size = len(text.encode("utf-8"))
     mb = size / 1e6
@@ -203,26 +213,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
     parser.add_argument("--held-out", default="5MB", help="held-out text size (5MB)")
     parser.add_argument("--rounds", type=int, default=3, help="timed rounds per case; the best counts")
-    parser.add_argument("--output", default=str(RESULTS / "encode.json"))
+    parser.add_argument("--text", default="english",
+                        help="english (default) or a text of benches.corpus's non-English recipe "
+                             "(multilingual, russian, chinese, ...): the model is trained on its "
+                             "first 10 MB and encodes the text after it")
+    parser.add_argument("--output", default=None,
+                        help="results/encode.json, results/encode-TEXT.json for another --text")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "THREADS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     held_out = corpus.parse_size(args.held_out)
     if args.child:
-        print(json.dumps(child(args.child[0], int(args.child[1]), held_out, args.rounds)))
+        print(json.dumps(child(args.child[0], int(args.child[1]), held_out, args.rounds, args.text)))
         return 0
+    output = args.output or str(RESULTS / ("encode.json" if args.text == "english"
+                                           else f"encode-{args.text}.json"))
     report = {"commit": _commit(), "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                           "platform": platform.platform(),
                           "load_average_at_start": os.getloadavg()},
-              "vocab_size": VOCAB, "train": TRAIN, "units": "MB/s of UTF-8 input (seconds for *_s)",
+              "vocab_size": VOCAB, "train": TRAIN, "text": args.text,
+              "units": "MB/s of UTF-8 input (seconds for *_s)",
               "patterns": {}}
     for pattern in args.patterns:
-        model = train_model(pattern)
+        model = train_model(pattern, args.text)
         cases = {}
         for threads in args.threads:
             done = subprocess.run(
                 [sys.executable, "-m", "benches.encode", "--child", str(model), str(threads),
-                 "--held-out", args.held_out, "--rounds", str(args.rounds)],
+                 "--held-out", args.held_out, "--rounds", str(args.rounds), "--text", args.text],
                 capture_output=True, text=True, check=False)
             if done.returncode:
                 sys.stderr.write(done.stderr)
@@ -236,9 +254,9 @@ def main(argv: list[str] | None = None) -> int:
             entry["goals"] = goals(cases)
             print(f"{pattern} goals: {json.dumps(entry['goals'])}", file=sys.stderr)
         report["patterns"][pattern] = entry
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(json.dumps(report, indent=1) + "\n")
-    print(args.output)
+    Path(output).parent.mkdir(parents=True, exist_ok=True)
+    Path(output).write_text(json.dumps(report, indent=1) + "\n")
+    print(output)
     return 0
 
 
