@@ -682,8 +682,14 @@ class _PageText(html.parser.HTMLParser):
             self._text.append(data)
 
 
-def _read_page(path: Path) -> Iterator[str]:
-    parser = _PageText()
+class _DoxygenText(_PageText):
+    """A Doxygen page's text: its body is ``<div class="contents">``, its navigation tabs."""
+
+    HIDDEN_CLASSES = (_PageText.HIDDEN_CLASSES - {"contents"}) | {"tabs", "navpath", "directory"}
+
+
+def _read_page(path: Path, parser_class: type = _PageText) -> Iterator[str]:
+    parser = parser_class()
     with open(path, encoding="utf-8", errors="replace") as f:
         parser.feed(f.read())
     parser.close()
@@ -1289,10 +1295,14 @@ _DOXYGEN_SKIP = (r"_source\.html$|-members\.html$|/dir_[0-9a-f]+\.html$|/(global
                  r"namespaces|deprecated|todo|bug)(_[a-z0-9_]+)?\.html$")
 
 
+def _read_doxygen(path: Path) -> Iterator[str]:
+    return _read_page(path, _DoxygenText)
+
+
 def _doxygen(name: str, package: str, directory: str, what: str) -> Source:
     return Source(name, package, f"{what}, {directory}/**/*.html (not source listings, "
                   "member lists and indexes)",
-                  _glob(directory, "/**/*.html", exclude=_DOXYGEN_SKIP), _read_page,
+                  _glob(directory, "/**/*.html", exclude=_DOXYGEN_SKIP), _read_doxygen,
                   extract=True)
 
 
