@@ -248,7 +248,8 @@ def _checked_sides(merges: list[Merge]) -> tuple[array, array]:
         if not 0 <= merge.replacements <= merge.count:
             raise ValueError(f"merges[{rank}] needs 0 <= replacements <= count")
         seen.add((merge.left, merge.right))
-    # Sides of another int type (bool): the walk accepts them as the columns do not.
+    # The walk found nothing wrong where a column check failed (an int subclass that
+    # compares oddly, say): its verdict is the one the model has always had.
     return array("I", (m.left for m in merges)), array("I", (m.right for m in merges))
 
 
