@@ -1358,9 +1358,11 @@ EXTRA_SOURCES = (
     Source("lazarus", "lazarus-doc-2.2", "Lazarus and Free Pascal component reference (fpdoc "
            "html)", _glob("/usr/share/doc/lazarus/2.[0-9]*", "/**/*.html"), _read_page,
            extract=True),
-    Source("petsc", "petsc3.18-doc", "PETSc manual pages and manual, html",
+    Source("petsc", "petsc3.18-doc", "PETSc manual pages and manual, html (not the "
+           "source listings of src/ and include/)",
            _glob("/usr/share/doc/petsc3.18-doc/docs", "/**/*.html",
-                 exclude=r"/_(modules|sources|static)/|/(genindex|search)\.html$"),
+                 exclude=r"/docs/(src|include)/|/_(modules|sources|static)/|"
+                         r"/(genindex|search)\.html$"),
            _read_page, extract=True),
     _doxygen("wxwidgets", "wx3.2-doc", "/usr/share/doc/wx3.2-doc/html", "wxWidgets 3.2 manual"),
     _doxygen("libstdc++", "libstdc++-12-doc", "/usr/share/doc/gcc-12-base/libstdc++",
