@@ -498,10 +498,11 @@ cdef bint contains(const unsigned char* s, Py_ssize_t n, const string* needle) n
     return False
 
 
-cdef int gather(list texts, vector[Text]* out, bint allow_bytes, Py_ssize_t first) except -1:
+cdef int gather(tuple texts, vector[Text]* out, bint allow_bytes, Py_ssize_t first) except -1:
     """Each text's buffer, with the GIL: O(len(texts)), nothing copied.
 
-    The list keeps the texts alive; the buffers are read later without the GIL.
+    The caller keeps ``texts`` (a tuple: another thread cannot drop a text
+    from it) until the buffers have been read without the GIL.
     """
     cdef Py_ssize_t i, k = len(texts)
     cdef Text* t
@@ -965,7 +966,8 @@ cdef class Encoder:
         error.text = -1
         error.what = 0
         batch.encoder = self
-        gather(texts, &items, False, first)
+        kept = tuple(texts)
+        gather(kept, &items, False, first)
         with nogil:
             self.encode_texts(&items, pattern, state, &specials, -1, &batch.ids, &batch.ends,
                               &batch.not_encoded, &error)
@@ -1001,7 +1003,8 @@ cdef class Encoder:
             raise ValueError(f"append: {append} is not a 32-bit token ID")
         error.text = -1
         error.what = 0
-        gather(texts, &items, accept_bytes, first)
+        kept = tuple(texts)
+        gather(kept, &items, accept_bytes, first)
         with nogil:
             self.encode_texts(&items, pattern, state, &specials, append, &ids, &ends, &skipped,
                               &error)
