@@ -153,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [n for n in args.patterns.split(",") if n]
     rows = []
     for text in args.texts.split(","):
-        path = corpus.corpus_path(args.size) if text == "english" else non_english(text, args.size)
+        path = (corpus.corpus_path(args.size) if text == "english"
+                else non_english(text, args.size))
         rows.extend(measure(text, path, args.repeat, names))
     report = {
         "date": time.strftime("%Y-%m-%d %H:%M"),
