@@ -18,7 +18,7 @@ from bytepair import _encode_py, codec
 from bytepair import tokenizer as tokenizer_module
 from bytepair.pretokenize import splitter
 from bytepair.demo import demo_documents
-from bytepair.rules import replace_pair
+from bytepair.rules import Merge, replace_pair
 
 pytestmark = pytest.mark.skipif(
     not codec.compiled(), reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")
@@ -428,3 +428,69 @@ def test_encode_batch_lists_are_left_out_of_the_cyclic_collector(tokenizers):
     assert gc.isenabled() and not any(gc.is_tracked(ids) for ids in lists)
     lists[0].append(7)  # still ordinary lists
     assert lists[0][-1] == 7
+    # The list that holds them is an ordinary, tracked list, whatever the threads.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        for threads in (1, 3):
+            lists = tok.encode_batch(["a b c", "de"] * 100, threads=threads)
+            assert gc.is_tracked(lists) and not any(gc.is_tracked(ids) for ids in lists)
+    batch = tok.model.encode_batch_ids(["a b", "c"])
+    assert not gc.is_tracked(batch.lists(track=False)) and gc.is_tracked(batch.lists())
+
+
+def test_join_lists_keeps_every_item_in_order():
+    import gc
+
+    parts = [[1, 2], [], [[3]], [None, "x"]]
+    joined = compiled.join_lists(parts)
+    assert joined == [1, 2, [3], None, "x"] == _encode_py.join_lists(parts)
+    assert gc.is_tracked(joined) and joined is not parts[0]
+
+
+def test_rule_records_of_ints_are_left_out_of_the_cyclic_collector(genesis):
+    import gc
+
+    model, _ = genesis
+    assert model.merges and not any(gc.is_tracked(m) for m in model.merges)
+    loaded = bytepair.ByteModel(list(map(tuple, model.merges)), pattern=model.pattern)
+    assert not any(gc.is_tracked(m) for m in loaded.merges)
+    # Only tuples that hold ints, with no instance dict, are untracked.
+    class WithDict(tuple):
+        pass
+
+    records = [Merge(0, 97, 98, 256, 1, 1), Merge(0, 97, 98, 256, 1.5, 1), ([], 1),
+               WithDict((1, 2))]
+    compiled.untrack_int_records(records)
+    assert [gc.is_tracked(r) for r in records] == [False, True, True, True]
+
+
+@pytest.mark.parametrize("backend", [compiled, _encode_py], ids=["compiled", "python"])
+def test_a_full_cache_keeps_its_pieces_until_the_text_moves_on(backend):
+    # A working set a fifth larger than the cache: a full cache keeps serving the
+    # pieces it holds (emptying it each time it filled up made it miss every piece
+    # again); text of another kind empties it, and then its pieces are cached.
+    encoder, cache = backend.Encoder([], []), backend.PieceCache(1 << 17)
+
+    def pieces(prefix: bytes, count: int) -> list[bytes]:
+        return [prefix + b"%06d" % i for i in range(count)]
+
+    for piece in pieces(b"p", 10_000):  # how many pieces of this size fill it
+        encoder.encode_pieces([piece], cache)
+        if cache.stats["full"]:
+            break
+    capacity = len(cache)
+    cache.clear()
+    before = cache.stats
+    work = pieces(b"a", capacity * 6 // 5)
+    for _ in range(3):
+        encoder.encode_pieces(work, cache)
+    stats = cache.stats
+    assert stats["full"] and stats["resets"] == before["resets"]
+    assert len(cache) == capacity and stats["hits"] - before["hits"] == 2 * capacity
+    other = pieces(b"b", capacity * 6 // 5)
+    for _ in range(2):
+        encoder.encode_pieces(other, cache)
+    assert cache.stats["resets"] > before["resets"]
+    hits = cache.stats["hits"]
+    assert encoder.encode_pieces(other, cache) == [i for p in other for i in p]
+    assert cache.stats["hits"] - hits >= capacity // 2  # the new text's pieces are held now

@@ -31,6 +31,7 @@ import operator
 from cython.operator cimport dereference as deref
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport PyObject
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove
@@ -51,11 +52,19 @@ cdef extern from "Python.h":
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     object PyUnicode_AsUTF8String(object text)
     void PyObject_GC_UnTrack(PyObject* item)
+    void PyObject_GC_Track(PyObject* item)
     PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
     void PyList_SET_ITEM(object items, Py_ssize_t index, PyObject* item)
     object PyList_New(Py_ssize_t size)
     void Py_INCREF(PyObject* item)
     bint PyLong_CheckExact(PyObject* item)
+    bint PyBool_Check(PyObject* item)
+    bint PyTuple_Check(PyObject* item)
+    Py_ssize_t PyTuple_GET_SIZE(PyObject* item)
+    PyObject* PyTuple_GET_ITEM(PyObject* item, Py_ssize_t index)
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_dictoffset
+    PyTypeObject* Py_TYPE(PyObject* item)
     long long PyLong_AsLongLongAndOverflow(PyObject* item, int* overflow) except? -1
 
 cdef enum:
@@ -68,7 +77,6 @@ cdef enum:
 
 cdef uint32_t NO_RANK = 0xFFFFFFFFu
 cdef uint32_t NONE = 0xFFFFFFFFu
-cdef uint64_t EMPTY_KEY = 0xFFFFFFFFFFFFFFFFu
 cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
 cdef uint64_t LENGTH_CAP = 1u << 62
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
@@ -79,10 +87,6 @@ cdef int PAT_NONE = -1
 #: The compiled splitters' codes, by pattern name (see ``bytepair._split``).
 PATTERN_CODES = dict(PATTERN_IDS)
 
-
-cdef struct PairSlot:
-    uint64_t key        # left << 32 | right; EMPTY_KEY when free
-    uint32_t rank
 
 
 cdef struct Heap:
@@ -211,6 +215,9 @@ cdef struct CacheState:
     Py_ssize_t hits
     Py_ssize_t misses
     Py_ssize_t resets
+    bint full               # an insert would have passed the budget: take no new pieces
+    Py_ssize_t full_hits    # hits and misses since the cache became full
+    Py_ssize_t full_misses
 
 
 cdef enum:
@@ -238,6 +245,8 @@ cdef bint cache_reset(CacheState* c) noexcept nogil:
     """Empty the cache and go back to the smallest tables (False: out of memory)."""
     cdef Py_ssize_t i
     cache_free(c)
+    c.full = False
+    c.full_hits = c.full_misses = 0
     c.slots = <CacheSlot*>malloc(CACHE_SLOTS * sizeof(CacheSlot))
     c.key_arena = <unsigned char*>malloc(CACHE_KEY_BYTES)
     c.ids_arena = <uint32_t*>malloc(CACHE_IDS * sizeof(uint32_t))
@@ -302,15 +311,33 @@ cdef bint cache_grow_slots(CacheState* c) noexcept nogil:
     return True
 
 
+cdef inline void cache_missed(CacheState* c) noexcept nogil:
+    """Count a miss; a full cache whose pieces no longer serve starts afresh.
+
+    A full cache takes no new pieces, so it keeps the pieces seen first,
+    which in a text of one kind are the frequent ones (a working set a little
+    larger than the budget is then still served, where emptying the cache
+    each time it filled up made it miss again and again). Once the misses
+    since it filled up outnumber both its hits since then and the pieces it
+    holds, the text has moved on: it is emptied and filled anew.
+    """
+    c.misses += 1
+    if c.full:
+        c.full_misses += 1
+        if c.full_misses > c.full_hits and c.full_misses > c.count:
+            c.resets += 1
+            cache_reset(c)
+
+
 cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssize_t n,
                        const uint32_t* ids, Py_ssize_t k) noexcept nogil:
-    """Remember piece ``s`` -> ``ids``; start afresh when the budget would be exceeded."""
+    """Remember piece ``s`` -> ``ids``, unless that would pass the budget (the cache is full)."""
     cdef Py_ssize_t slots = c.capacity, keys = c.key_capacity, idcap = c.ids_capacity, i, mask
     cdef Py_ssize_t key_need = n if n > INLINE_KEY else 0, ids_need = k if k > INLINE_IDS else 0
     cdef void* grown
     cdef CacheSlot* slot
     cdef uint64_t at
-    if c.slots == NULL:
+    if c.slots == NULL or c.full:
         return
     while (c.count + 1) * 2 > slots:
         slots *= 2
@@ -319,12 +346,13 @@ cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssi
     while c.ids_used + ids_need > idcap:
         idcap *= 2
     if cache_bytes(slots, keys, idcap) > c.budget:
-        c.resets += 1
-        if not cache_reset(c):
+        if (slots == c.capacity or (c.count + 1) * 4 > c.capacity * 3
+                or cache_bytes(c.capacity, keys, idcap) > c.budget):
+            c.full = True
             return
-        slots, keys, idcap = c.capacity, c.key_capacity, c.ids_capacity
-        if key_need > keys or ids_need > idcap:
-            return
+        # The table cannot double within the budget: fill it to three quarters first
+        # (linear probing stays short there), rather than stop at half of it.
+        slots = c.capacity
     if slots != c.capacity and not cache_grow_slots(c):
         return
     if keys != c.key_capacity:
@@ -368,9 +396,12 @@ cdef class PieceCache:
     """Piece bytes -> token IDs for pieces of at most 256 bytes, within ``budget`` bytes.
 
     The hash table and both arenas count against the budget; when an insert
-    would go over it the cache is emptied and starts again (so memory is
-    bounded, and a hot working set is rebuilt within one pass). Not shared
-    between threads at the same time: callers hand one cache to one encode.
+    would go over it the cache is full: it takes no new pieces until its
+    misses outnumber its hits and the pieces it holds, then it is emptied and
+    starts again (``cache_missed``). Memory is bounded, a working set a little
+    larger than the budget is still mostly served, and a text that moves on
+    gets a fresh cache. Not shared between threads at the same time: callers
+    hand one cache to one encode.
     """
 
     cdef CacheState state
@@ -401,8 +432,9 @@ cdef class PieceCache:
 
     @property
     def stats(self) -> dict:
-        """Hits, misses and resets since the cache was made."""
-        return {"hits": self.state.hits, "misses": self.state.misses, "resets": self.state.resets}
+        """Hits, misses and resets since the cache was made, and whether it is full now."""
+        return {"hits": self.state.hits, "misses": self.state.misses, "resets": self.state.resets,
+                "full": bool(self.state.full)}
 
     def clear(self) -> None:
         if not cache_reset(&self.state):
@@ -498,17 +530,24 @@ cdef bint contains(const unsigned char* s, Py_ssize_t n, const string* needle) n
     return False
 
 
-cdef int gather(tuple texts, vector[Text]* out, bint allow_bytes, Py_ssize_t first) except -1:
-    """Each text's buffer, with the GIL: O(len(texts)), nothing copied.
+cdef tuple gather(list texts, Py_ssize_t start, Py_ssize_t stop, vector[Text]* out,
+                  bint allow_bytes):
+    """The buffers of ``texts[start:stop]``, with the GIL: O(stop - start), nothing copied.
 
-    The caller keeps ``texts`` (a tuple: another thread cannot drop a text
-    from it) until the buffers have been read without the GIL.
+    Returns those texts as a tuple, which the caller keeps until the buffers
+    have been read without the GIL (another thread cannot drop a text from
+    it, as it could from the list).
     """
-    cdef Py_ssize_t i, k = len(texts)
+    if not 0 <= start <= stop <= len(texts):
+        raise ValueError(f"texts[{start}:{stop}] is not a range of the {len(texts)} texts")
+    cdef Py_ssize_t i, k = stop - start
     cdef Text* t
+    cdef tuple kept = PyTuple_New(k)
     out.resize(k)
     for i in range(k):
-        text = texts[i]
+        text = texts[start + i]
+        Py_INCREF(<PyObject*>text)
+        PyTuple_SET_ITEM(kept, i, text)
         t = &deref(out)[i]
         if isinstance(text, str):
             t.data = PyUnicode_DATA(text)
@@ -519,8 +558,8 @@ cdef int gather(tuple texts, vector[Text]* out, bint allow_bytes, Py_ssize_t fir
             t.n = len(<bytes>text)
             t.kind = KIND_BYTES
         else:
-            raise TypeError(f"texts[{first + i}] must be a str, got {type(text).__name__}")
-    return 0
+            raise TypeError(f"texts[{start + i}] must be a str, got {type(text).__name__}")
+    return kept
 
 
 cdef int raise_batch_error(BatchError* error, Py_ssize_t first) except -1:
@@ -549,13 +588,18 @@ cdef class Encoder:
     """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
 
     Built from the left and right token of every rule in rank order, in
-    O(rules) time and memory (about 100-150 bytes per rule: pair table, halves, lengths,
+    O(rules) time and memory (about 80-130 bytes per rule: pair table, halves, lengths,
     flat offsets and one shared int object per ID; see the module notes
     on token bytes). Methods that take a :class:`PieceCache` also accept
     ``None`` (no cache).
     """
 
-    cdef PairSlot* pairs
+    # Pair -> rank: an open-addressing table of rank + 1 (0: free), 4 bytes a
+    # slot, each candidate checked against ``rule_key[rank]``. A quarter of the
+    # memory of (key, rank) slots, so the table of a 32k-rule model (256 KiB)
+    # stays in the core's own cache, where a first encode's lookups go.
+    cdef uint32_t* pair_slots
+    cdef uint64_t* rule_key        # left << 32 | right of each rule
     cdef int pair_shift
     cdef uint64_t pair_mask
     cdef uint32_t byte_rank[65536]
@@ -588,12 +632,13 @@ cdef class Encoder:
         self.pair_shift = 64
         while (<uint64_t>1 << (64 - self.pair_shift)) < <uint64_t>capacity:
             self.pair_shift -= 1
-        self.pairs = <PairSlot*>malloc(capacity * sizeof(PairSlot))
+        self.pair_slots = <uint32_t*>malloc(capacity * sizeof(uint32_t))
+        self.rule_key = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
         if (self.left == NULL or self.right == NULL or self.length == NULL
-                or self.flat_at == NULL or self.pairs == NULL):
+                or self.flat_at == NULL or self.pair_slots == NULL or self.rule_key == NULL):
             raise MemoryError()
         for i in range(capacity):
-            self.pairs[i].key = EMPTY_KEY
+            self.pair_slots[i] = 0
         for i in range(65536):
             self.byte_rank[i] = NO_RANK
         for i in range(256):
@@ -612,12 +657,12 @@ cdef class Encoder:
                 flat_size += self.length[t]
             key = (<uint64_t>a << 32) | b
             h = (key * GOLDEN) >> self.pair_shift
-            while self.pairs[h].key != EMPTY_KEY:
-                if self.pairs[h].key == key:
+            while self.pair_slots[h]:
+                if self.rule_key[self.pair_slots[h] - 1] == key:
                     raise ValueError(f"rule {i} repeats the pair ({a}, {b})")
                 h = (h + 1) & self.pair_mask
-            self.pairs[h].key = key
-            self.pairs[h].rank = <uint32_t>i
+            self.rule_key[i] = key
+            self.pair_slots[h] = <uint32_t>(i + 1)
             if a < 256 and b < 256:
                 self.byte_rank[a * 256 + b] = <uint32_t>i
         self.flat = <unsigned char*>malloc(flat_size)
@@ -639,15 +684,18 @@ cdef class Encoder:
                 at += self.length[t]
             else:
                 self.flat_at[t] = NOT_FLAT
-        self.ints = list(range(n + 256))
+        # A tuple of ints, which the cyclic collector drops from its lists (a list
+        # would make every full collection read 256 + n int objects).
+        self.ints = tuple(range(n + 256))
         self.int_items = <PyObject**>malloc((n + 256) * sizeof(PyObject*))
         if self.int_items == NULL:
             raise MemoryError()
         for i in range(n + 256):
-            self.int_items[i] = PyList_GET_ITEM(self.ints, i)
+            self.int_items[i] = PyTuple_GET_ITEM(<PyObject*>self.ints, i)
 
     def __dealloc__(self):
-        free(self.pairs)
+        free(self.pair_slots)
+        free(self.rule_key)
         free(self.left)
         free(self.right)
         free(self.length)
@@ -665,13 +713,15 @@ cdef class Encoder:
         cdef uint64_t key, h
         if (a | b) < 256:
             return self.byte_rank[(a << 8) | b]
+        cdef uint32_t slot
         key = (<uint64_t>a << 32) | b
         h = (key * GOLDEN) >> self.pair_shift
         while True:
-            if self.pairs[h].key == key:
-                return self.pairs[h].rank
-            if self.pairs[h].key == EMPTY_KEY:
+            slot = self.pair_slots[h]
+            if slot == 0:
                 return NO_RANK
+            if self.rule_key[slot - 1] == key:
+                return slot - 1
             h = (h + 1) & self.pair_mask
 
     cdef Py_ssize_t merge_small(self, const unsigned char* s, Py_ssize_t n, uint32_t* out) noexcept nogil:
@@ -694,10 +744,11 @@ cdef class Encoder:
                 break
             out[at] = 256 + best
             # Token at + 1 is consumed: pair at + 1 goes, later pairs move down.
-            if m - at - 2 > 0:
-                memmove(out + at + 1, out + at + 2, (m - at - 2) * sizeof(uint32_t))
-            if m - at - 3 > 0:
-                memmove(ranks + at + 1, ranks + at + 2, (m - at - 3) * sizeof(uint32_t))
+            # (Plain loops: these moves are a few words, less than a call to memmove.)
+            for i in range(at + 1, m - 1):
+                out[i] = out[i + 1]
+            for i in range(at + 1, m - 2):
+                ranks[i] = ranks[i + 1]
             m -= 1
             if at + 1 < m:
                 ranks[at] = self.rank(out[at], out[at + 1])
@@ -791,10 +842,11 @@ cdef class Encoder:
             slot = cache_find(cache, h, s, n)
             if slot != NULL:
                 cache.hits += 1
+                cache.full_hits += cache.full
                 ids = slot_ids(cache, slot)
                 out.insert(out.end(), ids, ids + slot.ids_len)
                 return 0
-            cache.misses += 1
+            cache_missed(cache)
         if n <= SMALL_PIECE:
             k = self.merge_small(s, n, small)
             out.insert(out.end(), small, small + k)
@@ -940,17 +992,16 @@ cdef class Encoder:
         return 0
 
     def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None,
-                     tuple skip=(), Py_ssize_t first=0):
-        """:meth:`encode` of each str of ``texts``: one list of IDs per text.
+                     tuple skip=(), Py_ssize_t start=0, stop=None):
+        """:meth:`encode` of each str of ``texts[start:stop]``: one list of IDs per text.
 
         A text that contains one of ``skip`` (str or bytes) is not encoded:
-        its entry is None. Error messages count texts from ``first``. The
-        same as ``encode_batch_ids(...).lists()``.
+        its entry is None. The same as ``encode_batch_ids(...).lists()``.
         """
-        return self.encode_batch_ids(texts, pattern, cache, skip, first).lists()
+        return self.encode_batch_ids(texts, pattern, cache, skip, start, stop).lists()
 
     def encode_batch_ids(self, list texts, int pattern=-1, PieceCache cache=None,
-                         tuple skip=(), Py_ssize_t first=0):
+                         tuple skip=(), Py_ssize_t start=0, stop=None):
         """The IDs of :meth:`encode_batch`, as a :class:`BatchIDs` (its lists not built yet).
 
         The GIL is held only to take each text's buffer: UTF-8, the ``skip``
@@ -966,18 +1017,17 @@ cdef class Encoder:
         error.text = -1
         error.what = 0
         batch.encoder = self
-        kept = tuple(texts)
-        gather(kept, &items, False, first)
+        kept = gather(texts, start, len(texts) if stop is None else stop, &items, False)
         with nogil:
             self.encode_texts(&items, pattern, state, &specials, -1, &batch.ids, &batch.ends,
                               &batch.not_encoded, &error)
-        raise_batch_error(&error, first)
+        raise_batch_error(&error, start)
         return batch
 
     def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
                            long long append=-1, int itemsize=4, tuple skip=(),
-                           Py_ssize_t first=0, bint accept_bytes=True):
-        """The IDs of all ``texts`` one after the other as raw unsigned integers.
+                           Py_ssize_t start=0, stop=None, bint accept_bytes=True):
+        """The IDs of all ``texts[start:stop]`` one after the other as raw unsigned integers.
 
         ``append`` (when >= 0) follows each text; ``itemsize`` is 2 or 4 bytes,
         native byte order. Returns ``bytes``, or None when a text contains one
@@ -1003,8 +1053,7 @@ cdef class Encoder:
             raise ValueError(f"append: {append} is not a 32-bit token ID")
         error.text = -1
         error.what = 0
-        kept = tuple(texts)
-        gather(kept, &items, accept_bytes, first)
+        kept = gather(texts, start, len(texts) if stop is None else stop, &items, accept_bytes)
         with nogil:
             self.encode_texts(&items, pattern, state, &specials, append, &ids, &ends, &skipped,
                               &error)
@@ -1016,7 +1065,7 @@ cdef class Encoder:
             for i in range(total):
                 if ids[i] > most:
                     most = ids[i]
-        raise_batch_error(&error, first)
+        raise_batch_error(&error, start)
         if any_skipped:
             return None
         if itemsize == 2 and most > 0xFFFF:
@@ -1170,7 +1219,7 @@ cdef class BatchIDs:
         """The indices of the texts that were not encoded (they hold a ``skip`` string)."""
         return [i for i in range(<Py_ssize_t>self.not_encoded.size()) if self.not_encoded[i]]
 
-    def lists(self):
+    def lists(self, bint track=True):
         """One list of IDs per text (None for a skipped text), O(IDs); needs the GIL.
 
         Many new lists would set off the cyclic garbage collector again and
@@ -1178,9 +1227,14 @@ cdef class BatchIDs:
         of the time on short texts). A list of ints is in no reference cycle,
         so the lists are not tracked (as CPython does for tuples of atoms):
         only a cycle a caller builds through them later would go uncollected.
+        The list that holds them joins the collector once it is full, or not
+        at all with ``track=False`` (a part for :func:`join_lists`): a
+        collection that the new lists set off would otherwise read every list
+        made so far through it.
         """
         cdef Py_ssize_t k = self.ends.size(), i, start = 0
         out = PyList_New(k)
+        PyObject_GC_UnTrack(<PyObject*>out)
         for i in range(k):
             if self.not_encoded[i]:
                 item = None
@@ -1190,7 +1244,61 @@ cdef class BatchIDs:
             Py_INCREF(<PyObject*>item)
             PyList_SET_ITEM(out, i, <PyObject*>item)
             start = self.ends[i]
+        if track:
+            PyObject_GC_Track(<PyObject*>out)
         return out
+
+
+def join_lists(list parts):
+    """One new list of the items of every list in ``parts``, in order, O(items).
+
+    Built out of the cyclic collector's sight and handed to it when full (see
+    :meth:`BatchIDs.lists`): the collections that building the parts set off
+    then never read the items through it.
+    """
+    cdef Py_ssize_t total = 0, i, j, at = 0, n
+    cdef PyObject* part
+    cdef PyObject* item
+    for i in range(len(parts)):
+        total += len(<list>parts[i])
+    out = PyList_New(total)
+    PyObject_GC_UnTrack(<PyObject*>out)
+    for i in range(len(parts)):
+        part = PyList_GET_ITEM(parts, i)
+        n = len(<list>part)
+        for j in range(n):
+            item = PyList_GET_ITEM(<object>part, j)
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, at, item)
+            at += 1
+    PyObject_GC_Track(<PyObject*>out)
+    return out
+
+
+def untrack_int_records(list records):
+    """Leave the tuples of ``records`` that hold only ints out of the cyclic garbage collector.
+
+    Such a tuple can be in no reference cycle. CPython untracks plain tuples
+    of atoms itself, but never a tuple subclass such as ``Merge``: a model of
+    100k rules would add 100k objects to every full collection (measured: a
+    loaded 32k-rule model took one collection from 5 to 15 ms). Only tuples
+    without an instance ``__dict__`` and with exact ints (or bools) in every
+    field are untracked; anything else is left as it is. O(len(records)).
+    """
+    cdef Py_ssize_t i, j, n
+    cdef PyObject* record
+    cdef PyObject* item
+    for i in range(len(records)):
+        record = PyList_GET_ITEM(records, i)
+        if not PyTuple_Check(record) or Py_TYPE(record).tp_dictoffset != 0:
+            continue
+        n = PyTuple_GET_SIZE(record)
+        for j in range(n):
+            item = PyTuple_GET_ITEM(record, j)
+            if not PyLong_CheckExact(item) and not PyBool_Check(item):
+                break
+        else:
+            PyObject_GC_UnTrack(record)
 
 
 cdef object utf8_of(object data, const unsigned char** s, Py_ssize_t* n, str name):

@@ -25,8 +25,10 @@ LENGTH_CAP = 1 << 62
 class PieceCache:
     """Piece bytes -> token IDs for short pieces, within ``budget`` bytes (estimated).
 
-    Each entry is charged its key, its list and the dictionary slot; the cache
-    is emptied when an insert would go over the budget.
+    Each entry is charged its key, its list and the dictionary slot. As in
+    the compiled cache, an insert that would go over the budget makes the
+    cache full: it takes no new pieces until its misses since then outnumber
+    both its hits since then and the pieces it holds, and is then emptied.
     """
 
     def __init__(self, budget: int = 1 << 24):
@@ -36,31 +38,44 @@ class PieceCache:
         self._entries: dict[bytes, list[int]] = {}
         self.nbytes = 0
         self._hits = self._misses = self._resets = 0
+        self._full = False
+        self._full_hits = self._full_misses = 0
 
     def __len__(self) -> int:
         return len(self._entries)
 
     @property
     def stats(self) -> dict:
-        return {"hits": self._hits, "misses": self._misses, "resets": self._resets}
+        return {"hits": self._hits, "misses": self._misses, "resets": self._resets,
+                "full": self._full}
 
     def clear(self) -> None:
         self._entries.clear()
         self.nbytes = 0
+        self._full = False
+        self._full_hits = self._full_misses = 0
 
     def get(self, piece: bytes):
         ids = self._entries.get(piece)
-        if ids is None:
-            self._misses += 1
-        else:
+        if ids is not None:
             self._hits += 1
-        return ids
+            self._full_hits += self._full
+            return ids
+        self._misses += 1
+        if self._full:
+            self._full_misses += 1
+            if self._full_misses > self._full_hits and self._full_misses > len(self._entries):
+                self._resets += 1
+                self.clear()
+        return None
 
     def put(self, piece: bytes, ids: list[int]) -> None:
+        if self._full:
+            return
         cost = sys.getsizeof(piece) + sys.getsizeof(ids) + 100
         if self.nbytes + cost > self.budget:
-            self._resets += 1
-            self.clear()
+            self._full = True
+            return
         self._entries[piece] = ids
         self.nbytes += cost
 
@@ -230,6 +245,15 @@ class Encoder:
         if view.format not in ("H", "<H", "=H", "I", "<I", "=I", "L", "<L", "=L") or view.itemsize not in (2, 4):
             raise TypeError(f"ids: need unsigned 16- or 32-bit integers, got format {view.format!r}")
         return self.decode(view.tolist(), specials)
+
+
+def join_lists(parts: list) -> list:
+    """One new list of the items of every list in ``parts``, in order."""
+    return [item for part in parts for item in part]
+
+
+def untrack_int_records(records: list) -> None:
+    """The compiled encoder leaves tuples of ints out of the cyclic collector; Python cannot."""
 
 
 def _utf8(text: str) -> bytes:

@@ -33,6 +33,19 @@ def compiled() -> bool:
     return backend is _compiled
 
 
+def untrack_int_records(records: list) -> None:
+    """Keep rule records (tuples of ints, such as ``Merge``) out of the cyclic garbage
+    collector, which CPython does for plain tuples of ints but not for namedtuples.
+    A no-op without the compiled encoder."""
+    backend.untrack_int_records(records)
+
+
+def join_lists(parts: list) -> list:
+    """One new list of the items of the lists ``parts``, in order; built where the
+    cyclic collector does not read it until it is full (compiled encoder)."""
+    return backend.join_lists(parts)
+
+
 def new_encoder(lefts, rights):
     """An encoder for rules given as their left and right token IDs, in rank order."""
     return backend.Encoder(lefts, rights)

@@ -45,6 +45,8 @@ class ByteModel:
         self._split = splitter(pattern) if pattern is not None else None
         self.merges: list[Merge] = [m if type(m) is Merge else Merge(*m) for m in merges]
         lefts, rights = _checked_sides(self.merges)
+        # A Merge holds ints only: the cyclic collector need not visit one per rule.
+        codec.untrack_int_records(self.merges)
         self._codec = codec.new_encoder(lefts, rights)
         self._pattern_code = codec.pattern_code(pattern)
         self._caches = codec.CachePool()
@@ -118,51 +120,55 @@ class ByteModel:
         finally:
             self._caches.give(cache)
 
-    def encode_batch(self, texts: list[str], *, skip: tuple[str, ...] = (),
-                     first: int = 0) -> list[list[int] | None]:
-        """:meth:`encode` of each str, None for a text that contains one of ``skip``.
+    def encode_batch(self, texts: list[str], *, skip: tuple[str, ...] = (), start: int = 0,
+                     stop: int | None = None) -> list[list[int] | None]:
+        """:meth:`encode` of each str of ``texts[start:stop]``, None for a text that
+        contains one of ``skip``. The same as ``encode_batch_ids(...).lists()``."""
+        return self.encode_batch_ids(texts, skip=skip, start=start, stop=stop).lists()
 
-        Error messages count texts from ``first``. The same as
-        ``encode_batch_ids(...).lists()``.
-        """
-        return self.encode_batch_ids(texts, skip=skip, first=first).lists()
-
-    def encode_batch_ids(self, texts: list[str], *, skip: tuple[str, ...] = (), first: int = 0):
+    def encode_batch_ids(self, texts: list[str], *, skip: tuple[str, ...] = (), start: int = 0,
+                         stop: int | None = None):
         """:meth:`encode_batch` in two steps, for threads: the IDs now, the lists later.
 
-        Returns an object with ``lists()`` (the lists of :meth:`encode_batch`)
-        and ``skipped()`` (the indices of the texts left as None). The compiled
-        encoder holds the GIL only to take each text's buffer, so threads
-        encoding batches run in parallel; ``lists()`` needs the GIL, and a
-        pool does best to call it in one thread while its workers go on.
+        Returns an object with ``lists()`` (the lists of :meth:`encode_batch`;
+        ``lists(track=False)`` leaves the outer list out of the cyclic
+        collector, for :func:`bytepair.codec.join_lists`) and ``skipped()``
+        (the positions in the range of the texts left as None). The compiled encoder holds the GIL only to take each text's
+        buffer, so threads encoding batches run in parallel; ``lists()`` needs
+        the GIL, and a pool does best to call it in one thread while its
+        workers go on. A range rather than a slice: no copy of the list is
+        made for the cyclic collector to walk.
         """
+        stop = len(texts) if stop is None else stop
         if self._pattern_code is None or not codec.compiled():
             out = []
-            for index, text in enumerate(texts, first):
+            for index in range(start, stop):
+                text = texts[index]
                 if not isinstance(text, str):
                     raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
                 out.append(None if any(s in text for s in skip) else self.encode(text))
             return _BuiltLists(out)
         cache = self._caches.take()
         try:
-            return self._codec.encode_batch_ids(texts, self._pattern_code, cache, skip, first)
+            return self._codec.encode_batch_ids(texts, self._pattern_code, cache, skip, start, stop)
         finally:
             self._caches.give(cache)
 
     def encode_batch_array(self, texts: list, itemsize: int, append: int | None = None, *,
-                           skip: tuple[str, ...] = (), first: int = 0,
+                           skip: tuple[str, ...] = (), start: int = 0, stop: int | None = None,
                            accept_bytes: bool = True) -> bytes | None:
-        """The IDs of all texts one after the other (``append`` after each) as raw native
-        unsigned ints of ``itemsize`` bytes; None when only the Python path can encode them
-        (a custom pattern, no compiled encoder, or a text that contains one of ``skip``).
-        ``bytes`` texts (UTF-8 when the model splits) are refused unless ``accept_bytes``."""
+        """The IDs of all of ``texts[start:stop]`` one after the other (``append`` after each)
+        as raw native unsigned ints of ``itemsize`` bytes; None when only the Python path can
+        encode them (a custom pattern, no compiled encoder, or a text that contains one of
+        ``skip``). ``bytes`` texts (UTF-8 when the model splits) are refused unless
+        ``accept_bytes``."""
         if self._pattern_code is None or not codec.compiled():
             return None
         cache = self._caches.take()
         try:
             return self._codec.encode_batch_array(
                 texts, self._pattern_code, cache, -1 if append is None else append, itemsize,
-                skip, first, accept_bytes)
+                skip, start, stop, accept_bytes)
         finally:
             self._caches.give(cache)
 
@@ -328,7 +334,7 @@ class _BuiltLists:
     def __init__(self, lists: list):
         self._lists = lists
 
-    def lists(self) -> list:
+    def lists(self, track: bool = True) -> list:
         return self._lists
 
     def skipped(self) -> list[int]:

@@ -17,6 +17,7 @@ from typing import Collection, Iterable, Iterator, Sequence
 
 import regex
 
+from . import codec
 from ._validate import check_int, check_special_tokens
 from .model import BYTE_TOKENS, ByteModel
 from .modelfile import write_model_file
@@ -215,27 +216,29 @@ class Tokenizer:
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
 
-        def encode_chunk(first: int, chunk: list[str]):
+        def encode_chunk(start: int, stop: int):
             # In a worker: the IDs, and the texts that hold special-token text
             # encoded one by one. The lists are built by finish, in this thread.
-            skip = self._skip(allowed | disallowed, chunk)
+            skip = self._skip(allowed | disallowed, texts, start, stop)
             if skip is None:  # some of many special tokens: text by text
-                ids = [self._encode_checked(text, first + index, allowed, disallowed)
-                       for index, text in enumerate(chunk)]
+                ids = [self._encode_checked(texts, index, allowed, disallowed)
+                       for index in range(start, stop)]
                 return lambda: ids
-            batch = self.model.encode_batch_ids(chunk, skip=skip, first=first)
-            fixed = [(index, self._encode_checked(chunk[index], first + index, allowed, disallowed))
+            batch = self.model.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
+            fixed = [(index, self._encode_checked(texts, start + index, allowed, disallowed))
                      for index in batch.skipped()]
 
             def finish() -> list[list[int]]:
-                lists = batch.lists()
+                lists = batch.lists(track=False)  # a part: join_lists makes the result
                 for index, ids in fixed:
                     lists[index] = ids
                 return lists
 
             return finish
 
-        return [ids for finish in _map_chunks(encode_chunk, texts, threads) for ids in finish()]
+        # The parts stay out of the cyclic collector's sight until they are joined:
+        # the collections that a million new lists set off would read them all.
+        return codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
 
     def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
                         append: int | None = None, threads: int | None = None,
@@ -260,16 +263,16 @@ class Tokenizer:
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
 
-        def encode_chunk(first: int, chunk: list[str]) -> bytes:
-            skip = self._skip(allowed | disallowed, chunk)
+        def encode_chunk(start: int, stop: int) -> bytes:
+            skip = self._skip(allowed | disallowed, texts, start, stop)
             if skip is not None:
-                data = self.model.encode_batch_array(chunk, itemsize, append, skip=skip,
-                                                     first=first, accept_bytes=False)
+                data = self.model.encode_batch_array(texts, itemsize, append, skip=skip,
+                                                     start=start, stop=stop, accept_bytes=False)
                 if data is not None:
                     return data
             ids = array(typecode)
-            for index, text in enumerate(chunk, first):
-                ids.extend(self._encode_checked(text, index, allowed, disallowed))
+            for index in range(start, stop):
+                ids.extend(self._encode_checked(texts, index, allowed, disallowed))
                 if append is not None:
                     ids.append(append)
             return ids.tobytes()
@@ -283,18 +286,19 @@ class Tokenizer:
         return (check_int(threads, "threads", minimum=1) if threads is not None
                 else os.cpu_count() or 1)
 
-    def _skip(self, specials: frozenset, chunk: list[str]) -> tuple[str, ...] | None:
-        """The special tokens the compiled batch encoder must look for in ``chunk`` itself:
-        all of them when they are few; none when a regex finds that the chunk holds
-        none; None when it holds some of many (the chunk is then encoded text by text)."""
+    def _skip(self, specials: frozenset, texts: list, start: int,
+              stop: int) -> tuple[str, ...] | None:
+        """The special tokens the compiled batch encoder must look for in ``texts[start:stop]``
+        itself: all of them when they are few; none when a regex finds that those texts
+        hold none; None when they hold some of many (they are then encoded one by one)."""
         if len(specials) <= FEW_SPECIAL:
             return tuple(sorted(specials))
-        if self._find_special(specials, "\0".join(t for t in chunk if isinstance(t, str))) is None:
-            return ()
-        return None
+        joined = "\0".join(t for t in texts[start:stop] if isinstance(t, str))
+        return () if self._find_special(specials, joined) is None else None
 
-    def _encode_checked(self, text, index: int, allowed: frozenset,
+    def _encode_checked(self, texts: list, index: int, allowed: frozenset,
                         disallowed: frozenset) -> list[int]:
+        text = texts[index]
         if not isinstance(text, str):
             raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
         return self.encode(text, allowed_special=allowed, disallowed_special=disallowed)
@@ -341,27 +345,29 @@ class Tokenizer:
 
 
 def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
-    """``encode_chunk(first, chunk)`` over contiguous chunks of ``texts`` of about equal
+    """``encode_chunk(start, stop)`` over contiguous ranges of ``texts`` of about equal
     size (in characters), on up to ``threads`` threads: the results in order, each as
-    soon as it is ready (the workers go on with later chunks meanwhile).
+    soon as it is ready (the workers go on with later ranges meanwhile).
 
-    Each thread gets at least ``THREAD_MIN_CHARS`` characters, and four chunks
-    per thread even out uneven texts. Chunk bounds come from running sums and
+    Each thread gets at least ``THREAD_MIN_CHARS`` characters, and four ranges
+    per thread even out uneven texts. Range bounds come from running sums and
     bisection, so no Python loop runs over the texts here.
     """
     if not texts:
         return
+    # Running sums in an array: a list of a million ints is a million objects that
+    # every full collection the encoding sets off would read.
     try:
-        ends = list(accumulate(map(len, texts)))
-    except TypeError:  # an item without a length: its chunk's type check names it
-        ends = list(accumulate(len(t) if isinstance(t, str) else 0 for t in texts))
+        ends = array("q", accumulate(map(len, texts)))
+    except TypeError:  # an item without a length: its range's type check names it
+        ends = array("q", accumulate(len(t) if isinstance(t, str) else 0 for t in texts))
     total = ends[-1]
     threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
     if threads <= 1:
-        yield encode_chunk(0, texts)
+        yield encode_chunk(0, len(texts))
         return
     parts = 4 * threads
     bounds = sorted({0, len(texts),
                      *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
     with ThreadPoolExecutor(threads) as pool:
-        yield from pool.map(lambda a, b: encode_chunk(a, texts[a:b]), bounds[:-1], bounds[1:])
+        yield from pool.map(encode_chunk, bounds[:-1], bounds[1:])
