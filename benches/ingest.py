@@ -198,7 +198,9 @@ def matrix(sizes, patterns, shapes, threads) -> list[Case]:
     cases = []
     for size in sizes:
         for shape in shapes:
-            for pattern in (patterns if shape == "lines" else
+            # Every pattern for English lines and the other languages (o200k was made
+            # for them); the other English shapes with cl100k and gpt2.
+            for pattern in (patterns if shape == "lines" or shape in LANGUAGE_SHAPES else
                             [p for p in patterns if p in ("cl100k", "gpt2")] or patterns[:1]):
                 for t in threads:
                     trainers = ["ingest-bytepair", "ingest-rustbpe"]
