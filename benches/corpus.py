@@ -128,7 +128,36 @@ def cache_dir() -> Path:
 # --------------------------------------------------------------------------- sources
 
 
-class _HTMLText(html.parser.HTMLParser):
+class _Lines(html.parser.HTMLParser):
+    """What the page parsers share: text gathered into ``lines``, one per block, white space
+    folded, except inside verbatim elements (``_verbatim`` > 0), kept line by line."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self._text: list[str] = []
+        self._verbatim = 0
+
+    def _flush(self) -> None:
+        text = "".join(self._text)
+        self._text = []
+        if self._verbatim:
+            self.lines.extend(text.split("\n"))
+        else:
+            self.lines.append(" ".join(text.split()))
+
+
+def _read_page(path: Path, parser_class: type | None = None) -> Iterator[str]:
+    """The lines of an HTML page, as ``parser_class`` (default ``_PageText``) finds them."""
+    parser = (parser_class or _PageText)()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        parser.feed(f.read())
+    parser.close()
+    parser._flush()
+    return iter(parser.lines)
+
+
+class _HTMLText(_Lines):
     """Visible text of an HTML page: one line per block element, <pre> kept verbatim."""
 
     BLOCKS = {"p", "div", "br", "li", "ul", "ol", "dl", "dt", "dd", "h1", "h2", "h3", "h4",
@@ -137,20 +166,9 @@ class _HTMLText(html.parser.HTMLParser):
     HIDDEN = {"script", "style", "head", "nav"}
 
     def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.lines: list[str] = []
-        self._text: list[str] = []
+        super().__init__()
         self._hidden = 0
-        self._pre = 0
         self._anchor_hidden: list[bool] = []
-
-    def _flush(self) -> None:
-        text = "".join(self._text)
-        self._text = []
-        if self._pre:
-            self.lines.extend(text.split("\n"))
-        else:
-            self.lines.append(" ".join(text.split()))
 
     def handle_starttag(self, tag, attrs):
         if tag == "a":
@@ -163,7 +181,7 @@ class _HTMLText(html.parser.HTMLParser):
         elif tag in self.BLOCKS:
             self._flush()
         if tag == "pre":
-            self._pre += 1
+            self._verbatim += 1
 
     def handle_endtag(self, tag):
         if tag == "a":
@@ -174,7 +192,7 @@ class _HTMLText(html.parser.HTMLParser):
         elif tag in self.BLOCKS:
             self._flush()
         if tag == "pre":
-            self._pre = max(0, self._pre - 1)
+            self._verbatim = max(0, self._verbatim - 1)
 
     def handle_data(self, data):
         if not self._hidden:
@@ -188,12 +206,7 @@ def _read_text(path: Path) -> Iterator[str]:
 
 
 def _read_html(path: Path) -> Iterator[str]:
-    parser = _HTMLText()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        parser.feed(f.read())
-    parser.close()
-    parser._flush()
-    return iter(parser.lines)
+    return _read_page(path, _HTMLText)
 
 
 _VERSE_REF = re.compile(r"^[1-3]?[A-Za-z]+[0-9]+:[0-9]+ ")
@@ -610,7 +623,7 @@ LANGUAGES = {
 _MANPAGES_DEV = {"cs", "da", "de", "es", "fr", "it", "ja", "nl", "pl", "pt-br", "ru", "uk"}
 
 
-class _PageText(html.parser.HTMLParser):
+class _PageText(_Lines):
     """Visible text of an HTML page or a GNOME help (Mallard) page: one line per block
     element, ``<pre>`` and ``<screen>`` line by line, without headers, footers, navigation
     bars, tables of contents and page metadata."""
@@ -635,20 +648,9 @@ class _PageText(html.parser.HTMLParser):
             "param", "source", "track", "wbr"}
 
     def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.lines: list[str] = []
-        self._text: list[str] = []
-        self._verbatim = 0
+        super().__init__()
         self._hidden: str | None = None  # the hidden element's tag
         self._depth = 0  # its nesting depth
-
-    def _flush(self) -> None:
-        text = "".join(self._text)
-        self._text = []
-        if self._verbatim:
-            self.lines.extend(text.split("\n"))
-        else:
-            self.lines.append(" ".join(text.split()))
 
     def handle_starttag(self, tag, attrs):
         if self._hidden is not None:
@@ -686,15 +688,6 @@ class _DoxygenText(_PageText):
     """A Doxygen page's text: its body is ``<div class="contents">``, its navigation tabs."""
 
     HIDDEN_CLASSES = (_PageText.HIDDEN_CLASSES - {"contents"}) | {"tabs", "navpath", "directory"}
-
-
-def _read_page(path: Path, parser_class: type = _PageText) -> Iterator[str]:
-    parser = parser_class()
-    with open(path, encoding="utf-8", errors="replace") as f:
-        parser.feed(f.read())
-    parser.close()
-    parser._flush()
-    return iter(parser.lines)
 
 
 #: roff's named characters (``\\(xx``, ``\\[xx]``) that occur in man pages.
