@@ -173,6 +173,6 @@ cdef class PairEngine:
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
     cdef void _compact(self, PairSlot* info) noexcept nogil
     cdef list _queue_above(self, int64_t floor)
-    cdef bint _valid_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1
+    cdef bint _take_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
                         vector[uint64_t]& candidates) noexcept nogil

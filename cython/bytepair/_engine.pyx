@@ -441,23 +441,23 @@ cdef class PairEngine:
                 info.queued = info.count
         return out
 
-    cdef bint _valid_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1:
-        # The first current, exact entry, as the twin's _valid_front; False when none is left.
+    cdef bint _take_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1:
+        # The first current, exact entry, as the twin's _valid_front, taken out of the queue
+        # (one pop, not a look and then a pop: each is a Python call); False when none is left.
         queue = self.queue
         cdef int64_t queued_count, q, c
         cdef uint64_t key
         cdef PairSlot* info
         while True:
             try:
-                front = queue[0]
+                front = queue.pop(0)
             except IndexError:
                 return False
             key = unpack(front, &queued_count)
             info = self.pairs.find(key)
             q = info.queued if info != NULL else 0
             if q != queued_count:
-                queue.pop(0)  # left behind by a later re-queue of the pair
-                continue
+                continue  # left behind by a later re-queue of the pair
             c = info.count
             if c == q:
                 count[0] = c
@@ -465,7 +465,6 @@ cdef class PairEngine:
                 right[0] = <uint32_t>key
                 return True
             # The count changed since it was queued: re-queue at the true count.
-            queue.pop(0)
             if c:
                 info.queued = c
                 queue.add(packed(c, key))
@@ -496,17 +495,21 @@ cdef class PairEngine:
         if min_count < 1:
             min_count = 1
         while <int64_t>lefts.size() < max_merges:
-            found = self._valid_front(&count, &left, &right)
+            found = self._take_front(&count, &left, &right)
             while not found or count < self.floor:
+                if found:  # back into the queue, which pairs below the floor may now beat
+                    add(packed(count, pair_key(left, right)))
+                    found = False
                 # Pairs below the floor may beat the queue's best: lower it.
                 if self.floor <= min_count:
                     break
                 self.floor = max(min_count, self.floor // floor_divisor)
                 queue.update(self._queue_above(self.floor))
-                found = self._valid_front(&count, &left, &right)
-            if not found or count < self.floor or count < min_count:
+                found = self._take_front(&count, &left, &right)
+            if not found or count < min_count:
+                if found:  # not learned: it stays queued
+                    add(packed(count, pair_key(left, right)))
                 break
-            queue.pop(0)
             new = join(left, right, first_rank + <int64_t>lefts.size())
             self.pairs.find(pair_key(left, right)).queued = 0
             with nogil:
