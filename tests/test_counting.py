@@ -84,6 +84,20 @@ def test_one_gzip_file_is_counted_on_every_worker_thread(tmp_path, real_text, mo
     assert one == two
 
 
+@needs_compiled_splitter
+def test_thread_progress_counts_every_byte_on_disk(tmp_path):
+    # An empty gzip file holds no block, but its bytes on disk are part of the total.
+    (tmp_path / "a.txt").write_text("one two\nthree\n")
+    (tmp_path / "empty.txt.gz").write_bytes(gzip.compress(b""))
+    (tmp_path / "b.txt.gz").write_bytes(gzip.compress(b"four five\n" * 50))
+    files = Files(tmp_path, per_line=True)
+    sizes = []
+    counts = counting.count_files(files, PATTERNS["gpt2"], workers=2, part_bytes=64,
+                                  on_partial=lambda partial: sizes.append(partial.size))
+    assert sum(sizes) == files.total_bytes()
+    assert dict(counts) == dict(counting.count_files(files, PATTERNS["gpt2"], workers=1))
+
+
 def test_byte_mode_counts_in_this_process(tmp_path, real_text, monkeypatch):
     # No pre-tokenizer: a dictionary update per document is cheaper here than shipping tables.
     path = tmp_path / "kjv.txt"

@@ -305,11 +305,11 @@ def test_hyp_encode_batch_refuses_exactly_when_encode_does(tokenizers, name, tex
     tok = tokenizers[name]
     texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
     expected, refused = [], None
-    for text in texts:
+    for index, text in enumerate(texts):
         try:
             expected.append(tok.encode(text, allowed_special=allowed))
-        except ValueError as exc:
-            refused = refused or str(exc)
+        except ValueError as exc:  # the batch names the text by its index
+            refused = refused or str(exc).replace("text ", f"texts[{index}] ", 1)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
         if refused is None:
@@ -348,6 +348,40 @@ def test_batch_errors_name_the_text_across_chunks(tokenizers):
                 tok.encode_batch(texts[:3001] + [7], threads=threads)
     with pytest.raises(ValueError, match=r"texts\[1\]: invalid UTF-8 at byte offset 2"):
         tok.model.encode_batch_array([b"ok", b"ab\xff"], 4)
+
+
+def test_batch_errors_come_in_the_order_encode_gives_them(tokenizers):
+    # Text by text as encode: a disallowed special token is refused before text
+    # that UTF-8 cannot hold, in the same text or an earlier one.
+    tok = tokenizers["gpt2"]
+    for texts, message in [(["<|end|>", "\ud800"], r"texts\[0\] contains the special token"),
+                           (["ok", "a\ud800<pad>"], r"texts\[1\] contains the special token '<pad>'"),
+                           (["\ud800", "<|end|>"], r"texts\[0\] is not encodable as UTF-8"),
+                           (["ok", "é\udfff"], r"texts\[1\] is not encodable as UTF-8: "
+                                                 r"surrogates not allowed at index 1")]:
+        with pytest.raises(ValueError, match=message):
+            tok.encode_batch(texts)
+        with pytest.raises(ValueError, match=message):
+            tok.encode_to_array(texts)
+    with pytest.raises(ValueError, match=r"texts\[1\] is not encodable as UTF-8"):
+        tok.model.encode_batch(["ok", "\ud800"])
+    # Strings that are not special tokens, even ones UTF-8 cannot hold, may be disallowed.
+    texts = ["abc", "x \ud800 y", "a <pad>"]
+    for text in texts:
+        odd = {"\ud800", "zz"}
+        try:
+            expected = tok.encode(text, disallowed_special=odd)
+        except ValueError as exc:
+            assert "\\ud800" in str(exc) and "(ID" not in str(exc)
+            with pytest.raises(ValueError, match="contains the special token"):
+                tok.encode_batch([text], disallowed_special=odd)
+        else:
+            assert tok.encode_batch([text], disallowed_special=odd) == [expected]
+
+
+def test_join_lists_takes_lists_only():
+    with pytest.raises(TypeError, match=r"parts\[1\] must be a list, got tuple"):
+        compiled.join_lists([[1], (2, 3)])
 
 
 def test_batch_ids_are_encoded_before_their_lists(tokenizers):
@@ -482,11 +516,11 @@ def test_a_full_cache_keeps_its_pieces_until_the_text_moves_on(backend):
     cache.clear()
     before = cache.stats
     work = pieces(b"a", capacity * 6 // 5)
-    for _ in range(3):
+    for _ in range(12):  # long use: a cache that served for long must adapt as fast
         encoder.encode_pieces(work, cache)
     stats = cache.stats
     assert stats["full"] and stats["resets"] == before["resets"]
-    assert len(cache) == capacity and stats["hits"] - before["hits"] == 2 * capacity
+    assert len(cache) == capacity and stats["hits"] - before["hits"] == 11 * capacity
     other = pieces(b"b", capacity * 6 // 5)
     for _ in range(2):
         encoder.encode_pieces(other, cache)

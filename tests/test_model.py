@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair import ByteModel
 from bytepair.demo import demo_documents
 from bytepair.rules import replace_pair
 
@@ -230,3 +231,21 @@ def test_duplicate_documents_get_their_own_sequence_lists():
     model = bytepair.train_bytes([b"abab", b"abab"], 1)
     model.sequences[0].append(0)
     assert model.sequences[1] == [256, 256]
+
+
+def test_rule_sides_must_be_ints_not_just_index_like():
+    # The column checks accept what the rule-by-rule walk accepts: ints (bools too),
+    # not objects that merely convert to an int, which the model file could not hold.
+    class IndexLike:
+        def __init__(self, value):
+            self.value = value
+
+        def __index__(self):
+            return self.value
+
+        def __repr__(self):
+            return f"IndexLike({self.value})"
+
+    with pytest.raises(ValueError, match=r"merges\[0\] joins IndexLike\(97\), which is not a token"):
+        ByteModel([(0, IndexLike(97), 98, 256, 5, 3)])
+    assert ByteModel([(0, True, 98, 256, 5, 3)]).merges[0].left is True

@@ -50,6 +50,7 @@ cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    Py_ssize_t PyUnicode_GetLength(object text) except -1
     object PyUnicode_AsUTF8String(object text)
     void PyObject_GC_UnTrack(PyObject* item)
     void PyObject_GC_Track(PyObject* item)
@@ -311,22 +312,29 @@ cdef bint cache_grow_slots(CacheState* c) noexcept nogil:
     return True
 
 
-cdef inline void cache_missed(CacheState* c) noexcept nogil:
-    """Count a miss; a full cache whose pieces no longer serve starts afresh.
+cdef inline void cache_seen(CacheState* c, bint hit) noexcept nogil:
+    """Count a lookup of a full cache; a cache whose pieces no longer serve starts afresh.
 
     A full cache takes no new pieces, so it keeps the pieces seen first,
     which in a text of one kind are the frequent ones (a working set a little
     larger than the budget is then still served, where emptying the cache
-    each time it filled up made it miss again and again). Once the misses
-    since it filled up outnumber both its hits since then and the pieces it
-    holds, the text has moved on: it is emptied and filled anew.
+    each time it filled up made it miss again and again). Hits and misses
+    are counted over about the last ``2 * count`` lookups (both halve when
+    they pass that); once the misses outnumber the hits there, and half the
+    pieces the cache holds, the text has moved on: the cache is emptied and
+    filled anew. So a cache that served one text for long adapts to the next
+    as fast as a new one.
     """
-    c.misses += 1
-    if c.full:
+    if hit:
+        c.full_hits += 1
+    else:
         c.full_misses += 1
-        if c.full_misses > c.full_hits and c.full_misses > c.count:
-            c.resets += 1
-            cache_reset(c)
+    if c.full_misses > c.full_hits and 2 * c.full_misses > c.count:
+        c.resets += 1
+        cache_reset(c)
+    elif c.full_hits + c.full_misses > 2 * c.count:
+        c.full_hits //= 2
+        c.full_misses //= 2
 
 
 cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssize_t n,
@@ -397,8 +405,8 @@ cdef class PieceCache:
 
     The hash table and both arenas count against the budget; when an insert
     would go over it the cache is full: it takes no new pieces until its
-    misses outnumber its hits and the pieces it holds, then it is emptied and
-    starts again (``cache_missed``). Memory is bounded, a working set a little
+    recent misses outnumber its recent hits and half the pieces it holds,
+    then it is emptied and starts again (``cache_seen``). Memory is bounded, a working set a little
     larger than the budget is still mostly served, and a text that moves on
     gets a fresh cache. Not shared between threads at the same time: callers
     hand one cache to one encode.
@@ -515,11 +523,16 @@ cdef Py_ssize_t to_utf8(const Text* t, vector[unsigned char]* out) noexcept nogi
 
 
 cdef bint contains(const unsigned char* s, Py_ssize_t n, const string* needle) noexcept nogil:
-    """Whether ``needle`` (not empty) occurs in ``s[0:n]``: memchr for its first byte, then compare."""
+    """Whether ``needle`` occurs in ``s[0:n]``: memchr for its first byte, then compare."""
     cdef Py_ssize_t m = needle.size()
     cdef const unsigned char* first = <const unsigned char*>needle.data()
     cdef const unsigned char* at = s
-    cdef const unsigned char* last = s + n - m
+    cdef const unsigned char* last
+    if m == 0:
+        return True  # as ``"" in text``
+    if n < m:
+        return False
+    last = s + n - m
     while at <= last:
         at = <const unsigned char*>memchr(at, first[0], last - at + 1)
         if at == NULL:
@@ -550,8 +563,10 @@ cdef tuple gather(list texts, Py_ssize_t start, Py_ssize_t stop, vector[Text]* o
         PyTuple_SET_ITEM(kept, i, text)
         t = &deref(out)[i]
         if isinstance(text, str):
+            # PyUnicode_GetLength first: it readies a string made by the legacy API
+            # (Python 3.11), whose kind and data are not set before.
+            t.n = PyUnicode_GetLength(text)
             t.data = PyUnicode_DATA(text)
-            t.n = PyUnicode_GET_LENGTH(text)
             t.kind = KIND_UTF8 if PyUnicode_IS_ASCII(text) else PyUnicode_KIND(text)
         elif allow_bytes and isinstance(text, bytes):
             t.data = PyBytes_AS_STRING(text)
@@ -575,12 +590,19 @@ cdef int raise_batch_error(BatchError* error, Py_ssize_t first) except -1:
 
 
 cdef vector[string] needles(tuple specials) except *:
-    """The non-empty UTF-8 byte strings of ``specials`` (str or bytes)."""
+    """The UTF-8 byte strings of ``specials`` (str or bytes).
+
+    A str with a lone surrogate has no UTF-8 and can occur in no text that
+    is UTF-8; the texts that are not are left to the caller anyway.
+    """
     cdef vector[string] out
     for special in specials:
-        data = special.encode("utf-8") if isinstance(special, str) else special
-        if len(data):
-            out.push_back(<string>data)
+        if isinstance(special, str):
+            try:
+                special = special.encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+        out.push_back(<string>special)
     return out
 
 
@@ -842,11 +864,14 @@ cdef class Encoder:
             slot = cache_find(cache, h, s, n)
             if slot != NULL:
                 cache.hits += 1
-                cache.full_hits += cache.full
                 ids = slot_ids(cache, slot)
                 out.insert(out.end(), ids, ids + slot.ids_len)
+                if cache.full:
+                    cache_seen(cache, True)
                 return 0
-            cache_missed(cache)
+            cache.misses += 1
+            if cache.full:
+                cache_seen(cache, False)
         if n <= SMALL_PIECE:
             k = self.merge_small(s, n, small)
             out.insert(out.end(), small, small + k)
@@ -940,8 +965,12 @@ cdef class Encoder:
         """The batch's second pass, without the GIL: each text's IDs appended to ``ids``.
 
         ``ends[i]`` is where text i's IDs (and ``append``, when >= 0) end. A
-        text holding one of ``specials`` is not encoded: ``skipped[i]`` is set.
-        Stops at the first text that is not UTF-8 (``error`` says which).
+        text is not encoded when it holds one of ``specials`` (``skipped[i]``
+        is 1) or when it is a ``str`` with a lone surrogate, which UTF-8 cannot
+        hold (``skipped[i]`` is 2, and ``error`` names the first such text): the
+        caller encodes those one by one, so that a special token in them is
+        refused before their UTF-8 is, as :meth:`Tokenizer.encode` does. Stops
+        at ``bytes`` that are not UTF-8 and at a text of 4 GiB or more.
         """
         cdef vector[unsigned char] scratch
         cdef const unsigned char* s
@@ -950,11 +979,11 @@ cdef class Encoder:
         cdef Py_ssize_t size = 0
         ends.resize(k)
         skipped.assign(k, 0)
-        # Room for a token per two bytes of input (real text has about four):
-        # the IDs then are rarely copied to a larger buffer as they grow.
+        # Room for a token per four units of input (real text has about four bytes
+        # a token): the IDs are then seldom copied to a larger buffer as they grow.
         for i in range(k):
             size += deref(texts)[i].n
-        ids.reserve(ids.size() + size // 2 + (k if append >= 0 else 0))
+        ids.reserve(ids.size() + size // 4 + (k if append >= 0 else 0))
         for i in range(k):
             t = &deref(texts)[i]
             if t.kind == KIND_UTF8 or t.kind == KIND_BYTES:
@@ -970,10 +999,13 @@ cdef class Encoder:
             else:
                 n = to_utf8(t, &scratch)
                 if n < 0:
-                    error.text = i
-                    error.at = -1 - n
-                    error.what = BAD_SURROGATE
-                    return 0
+                    if error.what == 0:
+                        error.text = i
+                        error.at = -1 - n
+                        error.what = BAD_SURROGATE
+                    skipped[0][i] = 2
+                    ends[0][i] = ids.size()
+                    continue
                 s = scratch.data()
             if n >= <Py_ssize_t>0xFFFFFFFFu:
                 error.text = i
@@ -996,9 +1028,11 @@ cdef class Encoder:
         """:meth:`encode` of each str of ``texts[start:stop]``: one list of IDs per text.
 
         A text that contains one of ``skip`` (str or bytes) is not encoded:
-        its entry is None. The same as ``encode_batch_ids(...).lists()``.
+        its entry is None. A str that UTF-8 cannot hold raises ValueError.
         """
-        return self.encode_batch_ids(texts, pattern, cache, skip, start, stop).lists()
+        batch = self.encode_batch_ids(texts, pattern, cache, skip, start, stop)
+        batch.check()
+        return batch.lists()
 
     def encode_batch_ids(self, list texts, int pattern=-1, PieceCache cache=None,
                          tuple skip=(), Py_ssize_t start=0, stop=None):
@@ -1007,7 +1041,9 @@ cdef class Encoder:
         The GIL is held only to take each text's buffer: UTF-8, the ``skip``
         search, splitting and merging run without it. Building the lists
         needs the GIL again; a thread pool does better to leave that to one
-        thread while its workers encode the next batches.
+        thread while its workers encode the next batches. A str that UTF-8
+        cannot hold is not encoded either (``skipped()``); ``check()`` raises
+        for the first one.
         """
         cdef BatchIDs batch = BatchIDs.__new__(BatchIDs)
         cdef vector[Text] items
@@ -1021,7 +1057,11 @@ cdef class Encoder:
         with nogil:
             self.encode_texts(&items, pattern, state, &specials, -1, &batch.ids, &batch.ends,
                               &batch.not_encoded, &error)
-        raise_batch_error(&error, start)
+        if error.what == BAD_SURROGATE:
+            batch.error = error
+            batch.start = start
+        else:
+            raise_batch_error(&error, start)
         return batch
 
     def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
@@ -1031,7 +1071,8 @@ cdef class Encoder:
 
         ``append`` (when >= 0) follows each text; ``itemsize`` is 2 or 4 bytes,
         native byte order. Returns ``bytes``, or None when a text contains one
-        of ``skip`` (nothing is encoded then). No Python int is made for any
+        of ``skip`` or is a str that UTF-8 cannot hold (the caller then encodes
+        the texts one by one). No Python int is made for any
         ID, and the GIL is held only to take each text's buffer. ``bytes``
         texts are allowed with ``accept_bytes`` (checked as UTF-8 when
         ``pattern`` splits).
@@ -1058,14 +1099,15 @@ cdef class Encoder:
             self.encode_texts(&items, pattern, state, &specials, append, &ids, &ends, &skipped,
                               &error)
             for i in range(<Py_ssize_t>skipped.size()):
-                if skipped[i]:
+                if skipped[i]:  # a skip string, or a str that is not UTF-8
                     any_skipped = True
                     break
             total = ids.size()
             for i in range(total):
                 if ids[i] > most:
                     most = ids[i]
-        raise_batch_error(&error, start)
+        if error.what != BAD_SURROGATE:
+            raise_batch_error(&error, start)
         if any_skipped:
             return None
         if itemsize == 2 and most > 0xFFFF:
@@ -1210,14 +1252,22 @@ cdef class BatchIDs:
     cdef Encoder encoder
     cdef vector[uint32_t] ids
     cdef vector[Py_ssize_t] ends
-    cdef vector[char] not_encoded   # 1 for a text left out (it holds a skip string)
+    cdef vector[char] not_encoded   # 1: holds a skip string; 2: a str UTF-8 cannot hold
+    cdef BatchError error           # the first text of kind 2, if any
+    cdef Py_ssize_t start           # the batch's first index in the caller's list
 
     def __len__(self):
         return self.ends.size()
 
     def skipped(self):
-        """The indices of the texts that were not encoded (they hold a ``skip`` string)."""
+        """The positions in the batch of the texts that were not encoded: those that hold
+        a ``skip`` string, and str that UTF-8 cannot hold."""
         return [i for i in range(<Py_ssize_t>self.not_encoded.size()) if self.not_encoded[i]]
+
+    def check(self):
+        """Raise ValueError for the first text that UTF-8 cannot hold, if there is one."""
+        if self.error.what:
+            raise_batch_error(&self.error, self.start)
 
     def lists(self, bint track=True):
         """One list of IDs per text (None for a skipped text), O(IDs); needs the GIL.
@@ -1260,6 +1310,8 @@ def join_lists(list parts):
     cdef PyObject* part
     cdef PyObject* item
     for i in range(len(parts)):
+        if not isinstance(parts[i], list):
+            raise TypeError(f"parts[{i}] must be a list, got {type(parts[i]).__name__}")
         total += len(<list>parts[i])
     out = PyList_New(total)
     PyObject_GC_UnTrack(<PyObject*>out)

@@ -27,8 +27,8 @@ class PieceCache:
 
     Each entry is charged its key, its list and the dictionary slot. As in
     the compiled cache, an insert that would go over the budget makes the
-    cache full: it takes no new pieces until its misses since then outnumber
-    both its hits since then and the pieces it holds, and is then emptied.
+    cache full: it takes no new pieces until its recent misses outnumber its
+    recent hits and half the pieces it holds, and is then emptied.
     """
 
     def __init__(self, budget: int = 1 << 24):
@@ -59,15 +59,25 @@ class PieceCache:
         ids = self._entries.get(piece)
         if ids is not None:
             self._hits += 1
-            self._full_hits += self._full
-            return ids
-        self._misses += 1
+        else:
+            self._misses += 1
         if self._full:
+            self._seen(ids is not None)
+        return ids
+
+    def _seen(self, hit: bool) -> None:
+        # As the compiled cache_seen: hits and misses over about the last 2 * len lookups.
+        if hit:
+            self._full_hits += 1
+        else:
             self._full_misses += 1
-            if self._full_misses > self._full_hits and self._full_misses > len(self._entries):
-                self._resets += 1
-                self.clear()
-        return None
+        held = len(self._entries)
+        if self._full_misses > self._full_hits and 2 * self._full_misses > held:
+            self._resets += 1
+            self.clear()
+        elif self._full_hits + self._full_misses > 2 * held:
+            self._full_hits //= 2
+            self._full_misses //= 2
 
     def put(self, piece: bytes, ids: list[int]) -> None:
         if self._full:

@@ -447,11 +447,17 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.
     if workers > 1 and source is not None and all(_in_blocks(p, source) for p in files.paths):
-        jobs = ((path, offset, data, name, files.per_line, progress)
-                for path in files.paths
+        def jobs() -> Iterator[tuple]:
+            for path in files.paths:
+                left = path.stat().st_size  # progress owed for this file (an empty gzip has some)
                 for offset, data, progress in _file_blocks(path, 0, None, name, files.per_line,
-                                                           part_bytes))
-        return _piece_counts(total, _on_threads(_count_file_block, jobs, workers, add), source)
+                                                           part_bytes):
+                    left -= progress
+                    yield path, offset, data, name, files.per_line, progress
+                if left > 0:
+                    yield path, 0, b"", name, files.per_line, left
+
+        return _piece_counts(total, _on_threads(_count_file_block, jobs(), workers, add), source)
 
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
     cut = bool(name)

@@ -123,23 +123,30 @@ class ByteModel:
     def encode_batch(self, texts: list[str], *, skip: tuple[str, ...] = (), start: int = 0,
                      stop: int | None = None) -> list[list[int] | None]:
         """:meth:`encode` of each str of ``texts[start:stop]``, None for a text that
-        contains one of ``skip``. The same as ``encode_batch_ids(...).lists()``."""
-        return self.encode_batch_ids(texts, skip=skip, start=start, stop=stop).lists()
+        contains one of ``skip`` (str); a text that UTF-8 cannot hold raises ValueError."""
+        batch = self.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
+        batch.check()
+        return batch.lists()
 
     def encode_batch_ids(self, texts: list[str], *, skip: tuple[str, ...] = (), start: int = 0,
                          stop: int | None = None):
         """:meth:`encode_batch` in two steps, for threads: the IDs now, the lists later.
 
-        Returns an object with ``lists()`` (the lists of :meth:`encode_batch`;
-        ``lists(track=False)`` leaves the outer list out of the cyclic
-        collector, for :func:`bytepair.codec.join_lists`) and ``skipped()``
-        (the positions in the range of the texts left as None). The compiled encoder holds the GIL only to take each text's
-        buffer, so threads encoding batches run in parallel; ``lists()`` needs
-        the GIL, and a pool does best to call it in one thread while its
-        workers go on. A range rather than a slice: no copy of the list is
-        made for the cyclic collector to walk.
+        Returns an object with ``lists()`` (the lists of :meth:`encode_batch`, None
+        for every text not encoded; ``lists(track=False)`` leaves the outer
+        list out of the cyclic collector, for :func:`bytepair.codec.join_lists`),
+        ``skipped()`` (the positions in the range of the texts not encoded:
+        those holding a ``skip`` string, and str that UTF-8 cannot hold) and
+        ``check()`` (raises ValueError for the first of the latter). The
+        compiled encoder holds the GIL only to take each text's buffer, so
+        threads encoding batches run in parallel; ``lists()`` needs the GIL,
+        and a pool does best to call it in one thread while its workers go
+        on. A range rather than a slice: no copy of the list is made for the
+        cyclic collector to walk.
         """
         stop = len(texts) if stop is None else stop
+        if not 0 <= start <= stop <= len(texts):
+            raise ValueError(f"texts[{start}:{stop}] is not a range of the {len(texts)} texts")
         if self._pattern_code is None or not codec.compiled():
             out = []
             for index in range(start, stop):
@@ -230,7 +237,9 @@ def _checked_sides(merges: list[Merge]) -> tuple[array, array]:
     n = len(merges)
     ranks, lefts, rights, tokens, counts, replacements = zip(*merges) if n else ((),) * 6
     try:
-        lefts, rights = array("q", lefts), array("q", rights)  # TypeError unless ints
+        if not set(map(type, lefts + rights)) <= {int, bool}:  # as isinstance(side, int)
+            raise TypeError
+        lefts, rights = array("q", lefts), array("q", rights)
         if (ranks == tuple(range(n)) and tokens == tuple(range(BYTE_TOKENS, BYTE_TOKENS + n))
                 and min(lefts, default=0) >= 0 and min(rights, default=0) >= 0
                 and all(map(operator.lt, lefts, tokens)) and all(map(operator.lt, rights, tokens))
@@ -339,3 +348,6 @@ class _BuiltLists:
 
     def skipped(self) -> list[int]:
         return [i for i, ids in enumerate(self._lists) if ids is None]
+
+    def check(self) -> None:
+        """Nothing to raise: errors were raised as the lists were built."""

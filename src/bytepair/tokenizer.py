@@ -183,14 +183,20 @@ class Tokenizer:
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-        if disallowed:
-            found = self._find_special(disallowed, text)
-            if found is not None:
-                raise ValueError(
-                    f"text contains the special token {found!r} (ID {self.special_tokens[found]}); "
-                    "pass allowed_special to encode it as its ID, or disallowed_special=() to "
-                    "encode it as text"
-                )
+        self._refuse_disallowed(text, disallowed)
+        return self._encode_allowing(text, allowed)
+
+    def _refuse_disallowed(self, text: str, disallowed: frozenset, name: str = "text") -> None:
+        found = self._find_special(disallowed, text) if disallowed else None
+        if found is not None:
+            known = f" (ID {self.special_tokens[found]})" if found in self.special_tokens else ""
+            raise ValueError(
+                f"{name} contains the special token {found!r}{known}; pass allowed_special to "
+                "encode it as its ID, or disallowed_special=() to encode it as text"
+            )
+
+    def _encode_allowing(self, text: str, allowed: frozenset) -> list[int]:
+        """The IDs of ``text``, whose disallowed special tokens were looked for already."""
         if not allowed or self._find_special(allowed, text) is None:
             return self.model.encode(text)
         out: list[int] = []
@@ -210,7 +216,10 @@ class Tokenizer:
         to build the lists: UTF-8, the special-token search, splitting and
         merging run without it, so threads run in parallel. The result is the
         same for any number of threads. Texts are handed out in contiguous
-        chunks of about equal size.
+        chunks of about equal size. The lists of IDs are left out of the
+        cyclic garbage collector (they hold only ints; a million of them would
+        slow every collection): a reference cycle that a caller builds through
+        one of them is not collected.
         """
         texts = texts if isinstance(texts, list) else list(texts)
         threads = self._threads(threads)
@@ -298,10 +307,19 @@ class Tokenizer:
 
     def _encode_checked(self, texts: list, index: int, allowed: frozenset,
                         disallowed: frozenset) -> list[int]:
+        """:meth:`encode` of ``texts[index]``, its errors naming it by that index: a
+        disallowed special token first, then text that UTF-8 cannot hold, as encode."""
         text = texts[index]
         if not isinstance(text, str):
             raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
-        return self.encode(text, allowed_special=allowed, disallowed_special=disallowed)
+        self._refuse_disallowed(text, disallowed, f"texts[{index}]")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"texts[{index}] is not encodable as UTF-8: {exc.reason} "
+                                 f"at index {exc.start}") from None
+        return self._encode_allowing(text, allowed)
 
     def _find_special(self, tokens: frozenset, text: str) -> str | None:
         """One of ``tokens`` that occurs in ``text``, or None.
