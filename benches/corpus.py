@@ -856,14 +856,48 @@ def _dir(code: str, sep: str) -> str:
     return f"{lang}{sep}{region.upper()}" if region else lang
 
 
+#: The families whose pages are html (or Mallard) read by ``_read_page``: the source's name,
+#: package, description, directory, file pattern and excluded paths, with ``{code}`` the
+#: language code, ``{code_us}`` / ``{code_dash}`` it as a directory name (``pt_BR`` / ``pt-BR``).
+_HTML_FAMILIES = {
+    "libreoffice": ("libreoffice-{code}", "libreoffice-help-{code}",
+                    "LibreOffice help pages (visible text)",
+                    "/usr/share/libreoffice/help/{code_dash}", "/text/**/*.html", None),
+    "reference": ("debian-reference-{code}", "debian-reference-{code}", "Debian Reference, html",
+                  "/usr/share/debian-reference", "/*.{code}.html", None),
+    "developers": ("developers-reference-{code}", "developers-reference-{code}",
+                   "Debian Developer's Reference, html",
+                   "/usr/share/developers-reference/{code}", "/*.html",
+                   r"/(genindex|search)\.html$"),
+    "maint": ("maint-guide-{code}", "maint-guide-{code}", "Debian New Maintainers' Guide, html",
+              "/usr/share/doc/maint-guide-{code}/html", "/*.html", None),
+    "faq": ("debian-faq-{code}", "debian-faq-{code}", "Debian FAQ, html",
+            "/usr/share/doc/debian/FAQ/{code}", "/*.html", None),
+    "install": ("installation-guide-{code}", "installation-guide-amd64",
+                "Debian installation guide for amd64, {code} html",
+                "/usr/share/doc/installation-guide-amd64/{code}", "/*.html", None),
+    "gnome": ("gnome-help-{code}", "gnome-user-docs",
+              "GNOME help and system administration guide, {code} Mallard pages",
+              "/usr/share/help/{code}", "/*/*.page", None),
+    "gimp": ("gimp-help-{code}", "gimp-help-{code}", "GIMP help pages, html",
+             "/usr/share/gimp/2.0/help/{code_us}", "/**/*.html", None),
+    "kicad": ("kicad-doc-{code}", "kicad-doc-{code}", "KiCad manuals, html",
+              "/usr/share/doc/kicad/help/{code}", "/*.html", None),
+    "gnucash": ("gnucash-{code}", "gnucash-docs", "GnuCash guide and help, {code} html",
+                "/usr/share/doc/gnucash-docs", "/gnucash-*-{code}/*.html", None),
+    "lilypond": ("lilypond-{code}", "lilypond-doc-html-{code}",
+                 "LilyPond manuals, the one-page html of each",
+                 "/usr/share/doc/lilypond/html/Documentation", "/*-big-page.{code}.html", None),
+    "aptitude": ("aptitude-doc-{code}", "aptitude-doc-{code}", "aptitude user's manual, html",
+                 "/usr/share/doc/aptitude/html/{code}", "/*.html", None),
+    "edu": ("debian-edu-doc-{code}", "debian-edu-doc-{code}", "Debian Edu bookworm manual, html",
+            "/usr/share/doc/debian-edu-doc-{code}", "/*-bookworm-manual.html", None),
+}
+
+
 def _family_sources(family: str, code: str) -> list[Source]:
     """The sources of one family (see ``LANGUAGES``) for one language code."""
     html = dict(read=_read_page, extract=True)
-    if family == "libreoffice":
-        return [Source(f"libreoffice-{code}", f"libreoffice-help-{code}",
-                       "LibreOffice help pages (visible text)",
-                       _glob(f"/usr/share/libreoffice/help/{_dir(code, '-')}", "/text/**/*.html"),
-                       reference=_REFERENCES["libreoffice"], **html)]
     if family == "handbook":
         return [Source(f"handbook-{code}", "debian-handbook",
                        f"The Debian Administrator's Handbook, {code} html",
@@ -878,64 +912,13 @@ def _family_sources(family: str, code: str) -> list[Source]:
                        f"man pages, /usr/share/man/{directory}/man*/* (roff, prose only)",
                        _glob(f"/usr/share/man/{directory}", "/man*/*"), _read_roff,
                        extract=True) for p in packages]
-    if family == "reference":
-        return [Source(f"debian-reference-{code}", f"debian-reference-{code}",
-                       "Debian Reference, html",
-                       _glob("/usr/share/debian-reference", f"/*.{code}.html"),
-                       reference=_REFERENCES["reference"], **html)]
-    if family == "developers":
-        return [Source(f"developers-reference-{code}", f"developers-reference-{code}",
-                       "Debian Developer's Reference, html",
-                       _glob(f"/usr/share/developers-reference/{code}", "/*.html",
-                             exclude=r"/(genindex|search)\.html$"),
-                       reference=_REFERENCES["developers"], **html)]
-    if family == "maint":
-        return [Source(f"maint-guide-{code}", f"maint-guide-{code}",
-                       "Debian New Maintainers' Guide, html",
-                       _glob(f"/usr/share/doc/maint-guide-{code}/html", "/*.html"),
-                       reference=_REFERENCES["maint"], **html)]
-    if family == "faq":
-        return [Source(f"debian-faq-{code}", f"debian-faq-{code}", "Debian FAQ, html",
-                       _glob(f"/usr/share/doc/debian/FAQ/{code}", "/*.html"),
-                       reference=_REFERENCES["faq"], **html)]
-    if family == "install":
-        return [Source(f"installation-guide-{code}", "installation-guide-amd64",
-                       f"Debian installation guide for amd64, {code} html",
-                       _glob(f"/usr/share/doc/installation-guide-amd64/{code}", "/*.html"),
-                       reference=_REFERENCES["install"], **html)]
-    if family == "gnome":
-        return [Source(f"gnome-help-{code}", "gnome-user-docs",
-                       f"GNOME help and system administration guide, {code} Mallard pages",
-                       _glob(f"/usr/share/help/{code}", "/*/*.page"),
-                       reference=_REFERENCES["gnome"], **html)]
-    if family == "gimp":
-        return [Source(f"gimp-help-{code}", f"gimp-help-{code}", "GIMP help pages, html",
-                       _glob(f"/usr/share/gimp/2.0/help/{_dir(code, '_')}", "/**/*.html"),
-                       reference=_REFERENCES["gimp"], **html)]
-    if family == "kicad":
-        return [Source(f"kicad-doc-{code}", f"kicad-doc-{code}", "KiCad manuals, html",
-                       _glob(f"/usr/share/doc/kicad/help/{code}", "/*.html"),
-                       reference=_REFERENCES["kicad"], **html)]
-    if family == "gnucash":
-        return [Source(f"gnucash-{code}", "gnucash-docs", f"GnuCash guide and help, {code} html",
-                       _glob("/usr/share/doc/gnucash-docs", f"/gnucash-*-{code}/*.html"),
-                       reference=_REFERENCES["gnucash"], **html)]
-    if family == "lilypond":
-        return [Source(f"lilypond-{code}", f"lilypond-doc-html-{code}",
-                       "LilyPond manuals, the one-page html of each",
-                       _glob("/usr/share/doc/lilypond/html/Documentation",
-                             f"/*-big-page.{code}.html"),
-                       reference=_REFERENCES["lilypond"], **html)]
-    if family == "aptitude":
-        return [Source(f"aptitude-doc-{code}", f"aptitude-doc-{code}",
-                       "aptitude user's manual, html",
-                       _glob(f"/usr/share/doc/aptitude/html/{code}", "/*.html"),
-                       reference=_REFERENCES["aptitude"], **html)]
-    if family == "edu":
-        return [Source(f"debian-edu-doc-{code}", f"debian-edu-doc-{code}",
-                       "Debian Edu bookworm manual, html",
-                       _glob(f"/usr/share/doc/debian-edu-doc-{code}", "/*-bookworm-manual.html"),
-                       reference=_REFERENCES["edu"], **html)]
+    if family in _HTML_FAMILIES:
+        fields = dict(code=code, code_us=_dir(code, "_"), code_dash=_dir(code, "-"))
+        name, package, what, directory, pattern, exclude = (
+            None if field is None else field.format(**fields)
+            for field in _HTML_FAMILIES[family])
+        return [Source(name, package, what, _glob(directory, pattern, exclude=exclude),
+                       reference=_REFERENCES[family], **html)]
     raise ValueError(f"no family of sources {family!r}")
 
 
