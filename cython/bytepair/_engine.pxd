@@ -7,16 +7,72 @@ from libcpp.vector cimport vector
 
 cdef extern from *:
     """
+    #include <algorithm>
     #include <cstdint>
+    #include <cstdlib>
+    #include <cstring>
+    #include <new>
     #include <utility>
     #include <vector>
+
+    // A pair's occurrence list in one pointer (a std::vector header is three):
+    // one heap block holding its size, its capacity and then the positions.
+    // Most pairs are rare, so the pair table's slot size is what this saves:
+    // 32 bytes a slot instead of 48.
+    class Positions {
+        int32_t* block_ = nullptr;  // [size, capacity, positions...], or none
+
+        void reallocate(size_t capacity) {
+            size_t n = size();
+            int32_t* grown = (int32_t*)std::realloc(block_, (capacity + 2) * sizeof(int32_t));
+            if (grown == nullptr) throw std::bad_alloc();
+            block_ = grown;
+            block_[0] = (int32_t)n;
+            block_[1] = (int32_t)capacity;
+        }
+
+    public:
+        Positions() = default;
+        Positions(const Positions&) = delete;
+        Positions& operator=(const Positions&) = delete;
+        Positions(Positions&& other) noexcept : block_(other.block_) { other.block_ = nullptr; }
+        ~Positions() { std::free(block_); }
+        void swap(Positions& other) noexcept { std::swap(block_, other.block_); }
+
+        size_t size() const { return block_ ? (size_t)block_[0] : 0; }
+        size_t capacity() const { return block_ ? (size_t)block_[1] : 0; }
+        int32_t* begin() { return block_ ? block_ + 2 : nullptr; }
+        int32_t* end() { return block_ ? block_ + 2 + block_[0] : nullptr; }
+        int32_t& operator[](size_t i) { return block_[2 + i]; }
+        bool contains(int32_t position) const {
+            for (size_t k = 0; k < size(); ++k) if (block_[2 + k] == position) return true;
+            return false;
+        }
+        void reserve(size_t capacity) { if (capacity > this->capacity()) reallocate(capacity); }
+        void push_back(int32_t position) {
+            if (size() == capacity()) reallocate(capacity() ? 2 * capacity() : 2);
+            block_[2 + block_[0]++] = position;
+        }
+        // Append n positions, growing like std::vector::insert does.
+        void append(const int32_t* first, size_t n) {
+            if (n == 0) return;
+            size_t need = size() + n;
+            if (need > capacity()) reallocate(std::max(need, size() + std::max(size(), n)));
+            std::memcpy(block_ + 2 + block_[0], first, n * sizeof(int32_t));
+            block_[0] = (int32_t)need;
+        }
+        // Keep the first `kept` positions (kept <= size()).
+        void truncate(size_t kept) { if (block_) block_[0] = (int32_t)kept; }
+        // Forget every position and give the memory back.
+        void release() { std::free(block_); block_ = nullptr; }
+    };
 
     // Everything known about one pair, in one slot of the pair table.
     struct PairSlot {
         uint64_t key = 0;             // (left << 32) | right
         int64_t count = 0;            // weighted number of adjacent windows, exact
         int64_t queued = -1;          // the count the queue holds (0: not queued; -1: empty slot)
-        std::vector<int32_t> where;   // positions where it was seen (entries may be stale)
+        Positions where;              // positions where it was seen (entries may be stale)
     };
 
     // Open addressing with linear probing: a lookup reads one slot (key,
@@ -92,7 +148,7 @@ cdef extern from *:
         void erase(PairSlot* gone) {
             size_t mask = slots_.size() - 1;
             size_t hole = gone - slots_.data();
-            std::vector<int32_t>().swap(slots_[hole].where);
+            slots_[hole].where.release();
             for (size_t j = (hole + 1) & mask; slots_[j].queued >= 0; j = (j + 1) & mask) {
                 // Move slot j into the hole unless its home lies in (hole, j].
                 size_t h = home(slots_[j].key);
@@ -109,11 +165,25 @@ cdef extern from *:
         }
     };
     """
+    cdef cppclass Positions:
+        size_t size() nogil
+        size_t capacity() nogil
+        int32_t* begin() nogil
+        int32_t* end() nogil
+        int32_t& operator[](size_t i) nogil
+        bint contains(int32_t position) nogil
+        void reserve(size_t capacity) except + nogil
+        void push_back(int32_t position) except + nogil
+        void append(const int32_t* first, size_t n) except + nogil
+        void truncate(size_t kept) nogil
+        void release() nogil
+        void swap(Positions& other) nogil
+
     cdef cppclass PairSlot:
         uint64_t key
         int64_t count
         int64_t queued
-        vector[int32_t] where
+        Positions where
 
     cdef cppclass PairTable:
         size_t size() nogil

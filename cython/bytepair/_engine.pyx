@@ -245,7 +245,7 @@ cdef class PairEngine:
                 self.pairs.erase(info)
             else:
                 # No live occurrence is left: free its index entries.
-                vector[int32_t]().swap(info.where)
+                info.where.release()
 
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil:
         # side_token: bit 32 set for a right neighbour, the token below it.
@@ -278,7 +278,7 @@ cdef class PairEngine:
     cdef int64_t _merge(self, uint32_t a, uint32_t b, uint32_t m,
                         vector[uint64_t]& candidates) noexcept nogil:
         cdef uint64_t key = pair_key(a, b)
-        cdef vector[int32_t] positions
+        cdef Positions positions
         cdef PairSlot* info = self.pairs.find(key)
         if info != NULL:
             positions.swap(info.where)
@@ -286,7 +286,7 @@ cdef class PairEngine:
         # is what makes overlapping matches (`aaa`) resolve like the naive pass.
         if not is_sorted(positions.begin(), positions.end()):
             sort(positions.begin(), positions.end())
-        positions.erase(unique(positions.begin(), positions.end()), positions.end())
+        positions.truncate(unique(positions.begin(), positions.end()) - positions.begin())
         cdef int64_t replaced = 0, w, d
         cdef int32_t i, j, before, after
         cdef uint32_t slot, t
@@ -360,7 +360,7 @@ cdef class PairEngine:
             if info != NULL and info.count > 0:
                 if info.where.size() + self.slot_new[slot].size() > info.where.capacity():
                     self._compact(info)
-                info.where.insert(info.where.end(), self.slot_new[slot].begin(), self.slot_new[slot].end())
+                info.where.append(self.slot_new[slot].data(), self.slot_new[slot].size())
                 candidates.push_back(key)
             self.slot_new[slot].clear()
             if t < DENSE_SLOTS:
@@ -388,7 +388,7 @@ cdef class PairEngine:
             if j >= 0 and self.pos[i].tok == a and self.pos[j].tok == b:
                 info.where[kept] = i
                 kept += 1
-        info.where.resize(kept)
+        info.where.truncate(kept)
 
     def merge(self, uint32_t left, uint32_t right, uint32_t new, int64_t floor=1):
         """Replace ``(left, right)`` by ``new`` everywhere, left to right.
@@ -578,7 +578,7 @@ cdef class PairEngine:
                     pair_ids = (self.pos[i].tok, self.pos[j].tok)
                     recount[pair_ids] = recount.get(pair_ids, 0) + self._weight(i)
                     info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
-                    assert info != NULL and i in list(info.where), \
+                    assert info != NULL and info.where.contains(i), \
                         f"occurrence {pair_ids} at {i} not indexed"
                 i = j
         counts = {}
