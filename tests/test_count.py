@@ -108,3 +108,25 @@ def test_count_arguments_are_checked(shards):
         bytepair.count(shards, client="tcp://127.0.0.1:8786")
     with pytest.raises(TypeError, match="corpus"):
         bytepair.count(b"raw bytes")
+
+
+def test_training_empties_only_the_tables_it_made(shards, monkeypatch):
+    # train() counts into a table of its own and frees it once the engine holds
+    # the pieces; a table the caller passes must come back as it went in.
+    made = []
+
+    def count_and_keep(*args, **kwargs):
+        made.append(bytepair.count(*args, **kwargs))
+        return made[-1]
+
+    given = bytepair.count(Files(*shards, per_line=True), progress=False)
+    kept = PieceCounts(dict(given), pattern="gpt2")
+    from_table = bytepair.train(given, merges=120, progress=False)
+    assert given == kept and len(given) == len(kept) > 0
+    assert bytepair.train([given, given], merges=120, progress=False) == \
+        bytepair.train(given + given, merges=120, progress=False)
+    assert given == kept
+
+    monkeypatch.setattr(bytepair.trainers, "count", count_and_keep)
+    assert bytepair.train(Files(*shards, per_line=True), merges=120, progress=False) == from_table
+    assert len(made) == 1 and len(made[0]) == 0 and made[0].total() == 0

@@ -143,6 +143,13 @@ class PieceCounts(Mapping):
         starts.extend(accumulate(map(len, pieces)))
         return b"".join(pieces), starts, array("q", self._dict.values())
 
+    def _release(self) -> None:
+        """Empty the table and give its memory back: ``train`` does this to a table
+        it made itself, once the merge engine holds its own copy of the pieces."""
+        self._dict = {}
+        self._flat = None
+        self._total = 0
+
     # -- mapping ------------------------------------------------------------
 
     def __getitem__(self, piece: bytes) -> int:

@@ -399,7 +399,10 @@ def train(
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)
-    rules = learn(counts, merges, min_frequency=min_frequency, start=start_model, progress=progress)
+    # A table counted or summed here is nobody else's: learning may empty it.
+    made_here = tables is None or all(counts is not table for table in tables)
+    rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
+                   progress=progress, release=made_here)
     return Tokenizer(ByteModel(rules, pattern=source), special)
 
 
@@ -424,6 +427,14 @@ def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequen
     the engine as the table holds them, laid end to end in one flat buffer
     (:meth:`PieceCounts.flat`).
     """
+    return _learn(counts, merges, min_frequency=min_frequency, start=start, progress=progress,
+                  release=False)
+
+
+def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int,
+           start: ByteModel | None, progress: bool | None, release: bool) -> list[Merge]:
+    """:func:`learn`; ``release`` empties ``counts`` once the engine is built, so that
+    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging."""
     if not isinstance(counts, PieceCounts):
         counts = PieceCounts._from_dict(dict(counts), None)
     rules = list(start.merges) if start is not None else []
@@ -440,6 +451,8 @@ def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequen
         _check_flat_total(data, starts, weights)
         trainer = incremental.IncrementalTrainer.from_arrays(data, starts, weights, _byte_token)
         del data, starts, weights
+    if release:
+        counts._release()
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:
