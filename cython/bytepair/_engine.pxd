@@ -12,6 +12,7 @@ cdef extern from *:
     #include <cstdlib>
     #include <cstring>
     #include <new>
+    #include <stdexcept>
     #include <utility>
     #include <vector>
 
@@ -22,7 +23,10 @@ cdef extern from *:
     class Positions {
         int32_t* block_ = nullptr;  // [size, capacity, positions...], or none
 
+        // The header is 32-bit: a list holds at most INT32_MAX positions (the
+        // engine's positions are int32 anyway, and a compacted list is distinct).
         void reallocate(size_t capacity) {
+            capacity = std::min<size_t>(capacity, INT32_MAX);
             size_t n = size();
             int32_t* grown = (int32_t*)std::realloc(block_, (capacity + 2) * sizeof(int32_t));
             if (grown == nullptr) throw std::bad_alloc();
@@ -50,6 +54,7 @@ cdef extern from *:
         }
         void reserve(size_t capacity) { if (capacity > this->capacity()) reallocate(capacity); }
         void push_back(int32_t position) {
+            if (size() >= (size_t)INT32_MAX) throw std::length_error("occurrence list too long");
             if (size() == capacity()) reallocate(capacity() ? 2 * capacity() : 2);
             block_[2 + block_[0]++] = position;
         }
@@ -57,6 +62,7 @@ cdef extern from *:
         void append(const int32_t* first, size_t n) {
             if (n == 0) return;
             size_t need = size() + n;
+            if (need > (size_t)INT32_MAX) throw std::length_error("occurrence list too long");
             if (need > capacity()) reallocate(std::max(need, size() + std::max(size(), n)));
             std::memcpy(block_ + 2 + block_[0], first, n * sizeof(int32_t));
             block_[0] = (int32_t)need;
@@ -74,6 +80,7 @@ cdef extern from *:
         int64_t queued = -1;          // the count the queue holds (0: not queued; -1: empty slot)
         Positions where;              // positions where it was seen (entries may be stale)
     };
+    static_assert(sizeof(PairSlot) == 32, "a pair-table slot is 32 bytes");
 
     // Open addressing with linear probing: a lookup reads one slot (key,
     // counts and the occurrence list's header share it) instead of a
