@@ -961,8 +961,10 @@ cdef class Encoder:
     cdef int encode_texts(self, vector[Text]* texts, int pattern, CacheState* cache,
                           const vector[string]* specials, long long append,
                           vector[uint32_t]* ids, vector[Py_ssize_t]* ends,
-                          vector[char]* skipped, BatchError* error) except -1 nogil:
+                          vector[char]* skipped, BatchError* error,
+                          bint stop_at_skip=False) except -1 nogil:
         """The batch's second pass, without the GIL: each text's IDs appended to ``ids``.
+        Returns how many texts it skipped (below).
 
         ``ends[i]`` is where text i's IDs (and ``append``, when >= 0) end. A
         text is not encoded when it holds one of ``specials`` (``skipped[i]``
@@ -970,13 +972,15 @@ cdef class Encoder:
         hold (``skipped[i]`` is 2, and ``error`` names the first such text): the
         caller encodes those one by one, so that a special token in them is
         refused before their UTF-8 is, as :meth:`Tokenizer.encode` does. Stops
-        at ``bytes`` that are not UTF-8 and at a text of 4 GiB or more.
+        at ``bytes`` that are not UTF-8, at a text of 4 GiB or more, and with
+        ``stop_at_skip`` at the first skipped text (a caller that then encodes
+        every text on its own has no use for the rest).
         """
         cdef vector[unsigned char] scratch
         cdef const unsigned char* s
         cdef Py_ssize_t i, j, n, bad, k = texts.size()
         cdef Text* t
-        cdef Py_ssize_t size = 0
+        cdef Py_ssize_t size = 0, not_encoded = 0
         ends.resize(k)
         skipped.assign(k, 0)
         # Room for a token per four units of input (real text has about four bytes
@@ -1005,6 +1009,9 @@ cdef class Encoder:
                         error.what = BAD_SURROGATE
                     skipped[0][i] = 2
                     ends[0][i] = ids.size()
+                    not_encoded += 1
+                    if stop_at_skip:
+                        return not_encoded
                     continue
                 s = scratch.data()
             if n >= <Py_ssize_t>0xFFFFFFFFu:
@@ -1016,12 +1023,16 @@ cdef class Encoder:
                 if contains(s, n, &deref(specials)[j]):
                     skipped[0][i] = 1
                     break
-            if not skipped[0][i]:
+            if skipped[0][i]:
+                not_encoded += 1
+                if stop_at_skip:
+                    return not_encoded
+            else:
                 self.encode_into(s, n, pattern, cache, ids)
                 if append >= 0:
                     ids.push_back(<uint32_t>append)
             ends[0][i] = ids.size()
-        return 0
+        return not_encoded
 
     def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None,
                      tuple skip=(), Py_ssize_t start=0, stop=None):
@@ -1083,9 +1094,8 @@ cdef class Encoder:
         cdef vector[Py_ssize_t] ends
         cdef vector[char] skipped
         cdef BatchError error
-        cdef Py_ssize_t i, total
+        cdef Py_ssize_t i, total, not_encoded
         cdef uint32_t most = 0
-        cdef bint any_skipped = False
         cdef uint16_t* narrow
         cdef CacheState* state = &cache.state if cache is not None else NULL
         if itemsize != 2 and itemsize != 4:
@@ -1096,19 +1106,18 @@ cdef class Encoder:
         error.what = 0
         kept = gather(texts, start, len(texts) if stop is None else stop, &items, accept_bytes)
         with nogil:
-            self.encode_texts(&items, pattern, state, &specials, append, &ids, &ends, &skipped,
-                              &error)
-            for i in range(<Py_ssize_t>skipped.size()):
-                if skipped[i]:  # a skip string, or a str that is not UTF-8
-                    any_skipped = True
-                    break
+            # A skip string, or a str that is not UTF-8: the caller encodes every
+            # text on its own, so nothing after the first such text is encoded here.
+            not_encoded = self.encode_texts(&items, pattern, state, &specials, append, &ids,
+                                            &ends, &skipped, &error, True)
             total = ids.size()
-            for i in range(total):
-                if ids[i] > most:
-                    most = ids[i]
+            if itemsize == 2 and not not_encoded:
+                for i in range(total):
+                    if ids[i] > most:
+                        most = ids[i]
         if error.what != BAD_SURROGATE:
             raise_batch_error(&error, start)
-        if any_skipped:
+        if not_encoded:
             return None
         if itemsize == 2 and most > 0xFFFF:
             raise ValueError(f"ID {most} does not fit in 16 bits")
