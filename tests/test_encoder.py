@@ -528,3 +528,17 @@ def test_a_full_cache_keeps_its_pieces_until_the_text_moves_on(backend):
     hits = cache.stats["hits"]
     assert encoder.encode_pieces(other, cache) == [i for p in other for i in p]
     assert cache.stats["hits"] - hits >= capacity // 2  # the new text's pieces are held now
+
+
+def test_python_path_batch_errors_name_the_text(real_text):
+    # A custom pattern encodes through the Python path: its batch errors must
+    # read as the compiled path's, naming the text by its index.
+    tok = bytepair.train([real_text[:20_000].decode()], merges=50, pretokenize=r"\w+|\s+|[^\w\s]+",
+                         special_tokens=SPECIALS, progress=False)
+    message = r"texts\[1\] is not encodable as UTF-8: surrogates not allowed at index 1"
+    for encode in (tok.encode_batch, tok.encode_to_array, tok.model.encode_batch):
+        with pytest.raises(ValueError, match=message):
+            encode(["ok", "é\udfff"])
+    with pytest.raises(ValueError, match=r"texts\[0\] contains the special token"):
+        tok.encode_batch([SPECIALS[0], "\ud800"])
+    assert tok.encode_batch(["ok", "é fine"]) == [tok.encode("ok"), tok.encode("é fine")]

@@ -148,13 +148,26 @@ class ByteModel:
         if not 0 <= start <= stop <= len(texts):
             raise ValueError(f"texts[{start}:{stop}] is not a range of the {len(texts)} texts")
         if self._pattern_code is None or not codec.compiled():
-            out = []
+            out, error = [], None
             for index in range(start, stop):
                 text = texts[index]
                 if not isinstance(text, str):
                     raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
-                out.append(None if any(s in text for s in skip) else self.encode(text))
-            return _BuiltLists(out)
+                if any(s in text for s in skip):
+                    out.append(None)
+                    continue
+                # As the compiled batch: a str that UTF-8 cannot hold is not encoded, and
+                # check() names the first one by its index in texts.
+                if not text.isascii():
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError as exc:
+                        out.append(None)
+                        error = error or (f"texts[{index}] is not encodable as UTF-8: "
+                                          f"{exc.reason} at index {exc.start}")
+                        continue
+                out.append(self.encode(text))
+            return _BuiltLists(out, error)
         cache = self._caches.take()
         try:
             return self._codec.encode_batch_ids(texts, self._pattern_code, cache, skip, start, stop)
@@ -340,8 +353,9 @@ class WordModel:
 class _BuiltLists:
     """:meth:`ByteModel.encode_batch_ids` of the Python path: lists built at once."""
 
-    def __init__(self, lists: list):
+    def __init__(self, lists: list, error: str | None = None):
         self._lists = lists
+        self._error = error  # the first str that UTF-8 cannot hold, named
 
     def lists(self, track: bool = True) -> list:
         return self._lists
@@ -350,4 +364,6 @@ class _BuiltLists:
         return [i for i, ids in enumerate(self._lists) if ids is None]
 
     def check(self) -> None:
-        """Nothing to raise: errors were raised as the lists were built."""
+        """Raise ValueError for the first str that UTF-8 cannot hold."""
+        if self._error is not None:
+            raise ValueError(self._error)
