@@ -610,7 +610,7 @@ cdef class Encoder:
     """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
 
     Built from the left and right token of every rule in rank order, in
-    O(rules) time and memory (about 80-130 bytes per rule: pair table, halves, lengths,
+    O(rules) time and memory (about 70-120 bytes per rule: pair table and keys, lengths,
     flat offsets and one shared int object per ID; see the module notes
     on token bytes). Methods that take a :class:`PieceCache` also accept
     ``None`` (no cache).
@@ -621,13 +621,11 @@ cdef class Encoder:
     # memory of (key, rank) slots, so the table of a 32k-rule model (256 KiB)
     # stays in the core's own cache, where a first encode's lookups go.
     cdef uint32_t* pair_slots
-    cdef uint64_t* rule_key        # left << 32 | right of each rule
+    cdef uint64_t* rule_key        # left << 32 | right of each rule (its only copy of them)
     cdef int pair_shift
     cdef uint64_t pair_mask
     cdef uint32_t byte_rank[65536]
     cdef Py_ssize_t n_rules
-    cdef uint32_t* left
-    cdef uint32_t* right
     cdef uint64_t* length         # bytes of each token, saturating at LENGTH_CAP
     cdef uint64_t* flat_at        # offset into flat, NOT_FLAT for long tokens
     cdef unsigned char* flat
@@ -643,8 +641,6 @@ cdef class Encoder:
         if n > 0xFFFFFFFF - 256:
             raise ValueError(f"{n} rules are more than 32-bit token IDs allow")
         self.n_rules = n
-        self.left = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
-        self.right = <uint32_t*>malloc((n + 1) * sizeof(uint32_t))
         self.length = <uint64_t*>malloc((n + 256) * sizeof(uint64_t))
         self.flat_at = <uint64_t*>malloc((n + 256) * sizeof(uint64_t))
         capacity = 16
@@ -656,8 +652,7 @@ cdef class Encoder:
             self.pair_shift -= 1
         self.pair_slots = <uint32_t*>malloc(capacity * sizeof(uint32_t))
         self.rule_key = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
-        if (self.left == NULL or self.right == NULL or self.length == NULL
-                or self.flat_at == NULL or self.pair_slots == NULL or self.rule_key == NULL):
+        if (self.length == NULL or self.flat_at == NULL or self.pair_slots == NULL or self.rule_key == NULL):
             raise MemoryError()
         for i in range(capacity):
             self.pair_slots[i] = 0
@@ -672,8 +667,6 @@ cdef class Encoder:
             t = <uint32_t>(256 + i)
             if a >= t or b >= t:
                 raise ValueError(f"rule {i} joins a token that is not before it")
-            self.left[i] = a
-            self.right[i] = b
             self.length[t] = min(self.length[a] + self.length[b], LENGTH_CAP)
             if self.length[t] <= FLAT_MAX:
                 flat_size += self.length[t]
@@ -698,8 +691,8 @@ cdef class Encoder:
             t = <uint32_t>(256 + i)
             if self.length[t] <= FLAT_MAX:
                 # Both halves are shorter, so they are already in the buffer.
-                a = self.left[i]
-                b = self.right[i]
+                a = <uint32_t>(self.rule_key[i] >> 32)
+                b = <uint32_t>self.rule_key[i]
                 memcpy(self.flat + at, self.flat + self.flat_at[a], self.length[a])
                 memcpy(self.flat + at + self.length[a], self.flat + self.flat_at[b], self.length[b])
                 self.flat_at[t] = at
@@ -718,8 +711,6 @@ cdef class Encoder:
     def __dealloc__(self):
         free(self.pair_slots)
         free(self.rule_key)
-        free(self.left)
-        free(self.right)
         free(self.length)
         free(self.flat_at)
         free(self.flat)
@@ -1163,8 +1154,8 @@ cdef class Encoder:
                 memcpy(out, self.flat + self.flat_at[t], self.length[t])
                 out += self.length[t]
             else:
-                stack.push_back(self.right[t - 256])
-                stack.push_back(self.left[t - 256])
+                stack.push_back(<uint32_t>self.rule_key[t - 256])  # right, then left
+                stack.push_back(<uint32_t>(self.rule_key[t - 256] >> 32))
 
     def token_length(self, Py_ssize_t token) -> int:
         """Bytes of one token, O(1) (saturates at 2**62 for absurd models)."""
