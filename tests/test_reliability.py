@@ -309,7 +309,8 @@ def test_the_probe_leaves_no_file(tmp_path):
 #: Runs the command line with one step slowed down: ``slow_save`` holds the
 #: model write (after it started) and ``slow_count`` holds every worker's count.
 SLOW_CLI = textwrap.dedent("""
-    import os, sys, time
+    import faulthandler, os, signal, sys, time
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # see communicate_or_dump
     import bytepair.atomic, bytepair.blocks, bytepair.counting
     from bytepair.cli import main
 
@@ -364,6 +365,18 @@ def start_cli(mode: str, *args) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", SLOW_CLI, mode, *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": SRC}, start_new_session=True)
+
+
+def communicate_or_dump(process: subprocess.Popen, timeout: float) -> None:
+    """Wait for the CLI to exit; if it hangs, fail with the stacks of all its threads."""
+    try:
+        process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGUSR1)  # faulthandler, registered by SLOW_CLI
+        time.sleep(1)
+        process.kill()
+        _, err = process.communicate()
+        pytest.fail(f"still running {timeout} s after the signal; its threads:\n{err}")
 
 
 def wait_for_line(process: subprocess.Popen, prefix: str) -> str:
@@ -480,7 +493,7 @@ def test_no_worker_outlives_a_signalled_parent(tmp_path, two_part_corpus, sig, g
                 os.killpg(process.pid, sig)
             else:
                 process.send_signal(sig)
-            process.communicate(timeout=30)
+            communicate_or_dump(process, 30)
             assert gone(pids), "a worker outlived its parent"
         finally:
             process.kill()
