@@ -13,12 +13,13 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
     ext_modules = cythonize(
         [
             Extension(
-                f"bytepair.{name}",
-                [f"cython/bytepair/{name}.pyx"],
+                f"bytepair.{stage}.{name}",
+                [f"cython/bytepair/{stage}/{name}.pyx"],
                 language="c++",
                 extra_compile_args=["-O3", "-std=c++17"],
             )
-            for name in ("_engine", "_split", "_encode")
+            # Each compiled module sits in its pipeline stage, as the Python modules do.
+            for stage, name in (("split", "_split"), ("learn", "_engine"), ("model", "_encode"))
         ],
         include_path=["cython"],
         compiler_directives={"language_level": "3"},

@@ -105,8 +105,8 @@ def child(model_path: str, threads: int, held_out: int, rounds: int,
     import tokenizers
 
     import bytepair
-    from bytepair import export
-    from bytepair.export import to_tokenizers_json
+    from bytepair.formats import export
+    from bytepair.formats.export import to_tokenizers_json
 
     text = held_out_text(held_out, text_name)
     lines = text.splitlines()

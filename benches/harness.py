@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 import bytepair
-from bytepair import incremental
+from bytepair.learn import incremental
 
 from . import corpus as corpora
 from . import peers

@@ -52,7 +52,7 @@ from .harness import (
     ROOT, TRAINERS, Case, Trainer, check_equal, code_info, library_snapshot, machine_info, run_case,
     write_doc,
 )
-from bytepair.pretokenize import PATTERNS
+from bytepair.split.pretokenize import PATTERNS
 
 RESULTS = ROOT / "benches" / "results" / "ingest.json"
 BEGIN, END = "<!-- ingest:begin -->", "<!-- ingest:end -->"

@@ -29,11 +29,11 @@ from functools import lru_cache
 from pathlib import Path
 
 import bytepair
-from bytepair import trainers as bytepair_trainers
+from bytepair import training as bytepair_trainers
 
 from . import corpus
 
-#: GPT-2's split, as in bytepair.pretokenize.PATTERNS["gpt2"] and Hugging
+#: GPT-2's split, as in bytepair.split.pretokenize.PATTERNS["gpt2"] and Hugging
 #: Face's ByteLevel(use_regex=True).
 GPT2 = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 #: For peers that always split with a regex: the whole document is one piece.

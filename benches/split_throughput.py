@@ -5,7 +5,7 @@ text into piece counts:
 
 * ``regex``: ``regex.findall`` per line into a ``collections.Counter`` (what
   bytepair does for patterns it has no compiled scanner for);
-* ``bytepair``: ``bytepair._split.PieceTable.count(data, name, per_line=True)``,
+* ``bytepair``: ``bytepair.split._split.PieceTable.count(data, name, per_line=True)``,
   the compiled scanner and count table over the whole buffer (and, to show
   what counting costs, ``number_of_pieces``: the scanner alone);
 * ``rustbpe``: ``rustbpe.Tokenizer().train_from_iterator(lines, 256, pattern=...)``,
@@ -47,8 +47,8 @@ from pathlib import Path
 
 import regex
 
-from bytepair import _split
-from bytepair.pretokenize import PATTERNS, splitter
+from bytepair.split import _split
+from bytepair.split.pretokenize import PATTERNS, splitter
 
 from . import corpus
 

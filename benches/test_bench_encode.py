@@ -23,8 +23,8 @@ tokenizers = pytest.importorskip("tokenizers")
 
 @pytest.fixture(scope="module")
 def setup():
-    from bytepair import export
-    from bytepair.export import to_tokenizers_json
+    from bytepair.formats import export
+    from bytepair.formats.export import to_tokenizers_json
 
     path = report.train_model("gpt2")
     tok = bytepair.load(path)

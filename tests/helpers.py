@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bytepair import counting, fastsplit, incremental, trainers
-from bytepair.cli import main
+from bytepair.counts import counting
+from bytepair.split import fastsplit
+from bytepair.learn import incremental
+from bytepair import training as trainers
+from bytepair.cli.main import main
 
 DATA = Path(__file__).parent / "data"
 #: King James Version, Genesis and Exodus, one verse per line (about 360 KB).

@@ -10,7 +10,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import _engine_py, incremental
+from bytepair.learn import _engine_py
+from bytepair.learn import incremental
 from helpers import byte_token, needs_compiled
 
 
@@ -26,11 +27,11 @@ def no_override(monkeypatch):
 
 @needs_compiled
 def test_compiled_engine_is_used_after_a_normal_install(no_override):
-    from bytepair import _engine
+    from bytepair.learn import _engine
 
     # A real extension module inside the installed package, not a Python file.
     assert _engine.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
-    assert Path(_engine.__file__).parent == Path(bytepair.__file__).parent
+    assert Path(_engine.__file__).parent == Path(bytepair.__file__).parent / "learn"
     assert incremental.default_backend() == "compiled"
     assert incremental.engine_class(None) is _engine.PairEngine
     trainer = incremental.IncrementalTrainer([b"aaa", b"aba"], [1, 1], byte_token)
@@ -115,7 +116,7 @@ CALLS = ["merge", "merge", "merge", "requeue", "count", "raise_above", "max_coun
 @needs_compiled
 @given(engine_inputs(), st.data())
 def test_hyp_twins_agree_call_for_call(inputs, data):
-    from bytepair._engine import PairEngine as Compiled
+    from bytepair.learn._engine import PairEngine as Compiled
 
     tokens, starts, weights, symbols = inputs
     compiled = Compiled(tokens, starts, weights)
@@ -165,7 +166,7 @@ def test_hyp_twins_agree_call_for_call(inputs, data):
     ids=["weights-too-many", "starts-past-end", "starts-too-many"],
 )
 def test_twins_reject_inconsistent_offsets(starts, weights):
-    from bytepair._engine import PairEngine as Compiled
+    from bytepair.learn._engine import PairEngine as Compiled
 
     for engine in (Compiled, _engine_py.PairEngine):
         with pytest.raises(ValueError, match="starts"):

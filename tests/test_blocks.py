@@ -8,9 +8,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import blocks, counting
-from bytepair.corpus import Files, read_file
-from bytepair.pretokenize import PATTERNS, splitter
+from bytepair.read import blocks
+from bytepair.counts import counting
+from bytepair.read.corpus import Files, read_file
+from bytepair.split.pretokenize import PATTERNS, splitter
 from helpers import needs_compiled_splitter
 
 NAMES = list(blocks.CUTTABLE)

@@ -1,6 +1,6 @@
 """The command line: every subcommand, the course trace, and every kind of bad input.
 
-Most tests call ``bytepair.cli.main([...])`` in process (capsys); a few run
+Most tests call ``bytepair.cli.main.main([...])`` in process (capsys); a few run
 ``python -m bytepair`` as a subprocess to check the real entry point, pipes
 and exit codes.
 """
@@ -20,11 +20,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import export
-from bytepair import cli
-from bytepair.cli import main
-from bytepair.trace import trace_lines
-from bytepair.naive import fit
+from bytepair.formats import export
+from bytepair.cli import main as cli
+from bytepair.cli.main import main
+from bytepair.teach.trace import trace_lines
+from bytepair.learn.naive import fit
 from helpers import assert_bad_input, byte_token, listing, run, spy_on_workers
 
 END = "<|endoftext|>"
@@ -97,7 +97,7 @@ def test_train_writes_the_model_the_api_trains(tmp_path, capsys, corpus):
     expected = bytepair.train(corpus, vocab_size=600, special_tokens=[END], workers=1,
                               progress=False)
     assert bytepair.load(model) == expected
-    assert expected.pattern == bytepair.pretokenize.PATTERNS["gpt2"]  # the default
+    assert expected.pattern == bytepair.split.pretokenize.PATTERNS["gpt2"]  # the default
 
 
 def test_train_quiet_prints_nothing(tmp_path, capsys, corpus):

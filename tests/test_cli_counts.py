@@ -12,7 +12,7 @@ import pytest
 
 import bytepair
 from bytepair import PieceCounts
-from bytepair.cli import main
+from bytepair.cli.main import main
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:

@@ -15,7 +15,7 @@ import pyarrow.parquet as parquet
 import pytest
 
 import bytepair
-from bytepair.pretokenize import PATTERNS
+from bytepair.split.pretokenize import PATTERNS
 from helpers import assert_bad_input, run
 
 END = "<|endoftext|>"

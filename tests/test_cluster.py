@@ -10,8 +10,8 @@ import pytest
 
 import bytepair
 from bytepair import Files
-from bytepair import cluster as cluster_module
-from bytepair.cli import main
+from bytepair.counts import cluster as cluster_module
+from bytepair.cli.main import main
 from helpers import write_shards
 
 

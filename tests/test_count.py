@@ -8,7 +8,7 @@ import pytest
 
 import bytepair
 from bytepair import Files, PieceCounts
-from bytepair.pretokenize import resolve_pattern, splitter
+from bytepair.split.pretokenize import resolve_pattern, splitter
 from helpers import write_shards
 
 PATTERNS = ["gpt2", "whitespace", None]
@@ -127,6 +127,6 @@ def test_training_empties_only_the_tables_it_made(shards, monkeypatch):
         bytepair.train(given + given, merges=120, progress=False)
     assert given == kept
 
-    monkeypatch.setattr(bytepair.trainers, "count", count_and_keep)
+    monkeypatch.setattr(bytepair.training, "count", count_and_keep)
     assert bytepair.train(Files(*shards, per_line=True), merges=120, progress=False) == from_table
     assert len(made) == 1 and len(made[0]) == 0 and made[0].total() == 0

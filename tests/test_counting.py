@@ -9,9 +9,12 @@ from collections import Counter
 import pytest
 
 import bytepair
-from bytepair import counting, fastsplit, naive, trainers
-from bytepair.corpus import Files, read_file
-from bytepair.pretokenize import PATTERNS
+from bytepair.counts import counting
+from bytepair.split import fastsplit
+from bytepair.learn import naive
+from bytepair import training as trainers
+from bytepair.read.corpus import Files, read_file
+from bytepair.split.pretokenize import PATTERNS
 from helpers import byte_token, needs_compiled_splitter, spy_on_workers
 
 

@@ -14,11 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import _encode_py, codec
-from bytepair import tokenizer as tokenizer_module
-from bytepair.pretokenize import splitter
-from bytepair.demo import demo_documents
-from bytepair.rules import Merge, replace_pair
+from bytepair.model import _encode_py
+from bytepair.model import codec
+from bytepair.model import tokenizer as tokenizer_module
+from bytepair.split.pretokenize import splitter
+from bytepair.teach.demo import demo_documents
+from bytepair.learn.rules import Merge, replace_pair
 
 pytestmark = pytest.mark.skipif(
     not codec.compiled(), reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")

@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import naive
-from bytepair.incremental import IncrementalTrainer
-from bytepair.rules import packed_priority, replace_pair, unpack_priority
+from bytepair.learn import naive
+from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.rules import packed_priority, replace_pair, unpack_priority
 from helpers import byte_token
 
 # The ``backend`` fixture only sets an environment variable, which is the same

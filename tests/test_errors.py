@@ -8,7 +8,7 @@ import pytest
 
 import bytepair
 from bytepair import ModelFormatError
-from bytepair import io as model_io
+from bytepair.formats import load as model_io
 
 MAX_BYTE_MERGES = 2**32 - 1 - 255  # 32-bit token IDs, 256 of them taken by bytes
 ENGINES = ["naive", "incremental"]

@@ -22,8 +22,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import ByteModel, Merge, Tokenizer, dialects, export
-from bytepair.pretokenize import PATTERNS, splitter
+from bytepair import ByteModel, Merge, Tokenizer
+from bytepair.split import dialects
+from bytepair.formats import export
+from bytepair.split.pretokenize import PATTERNS, splitter
 from helpers import DATA
 
 SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|é ü|>"]

@@ -9,12 +9,12 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bytepair import fastsplit
-from bytepair.pretokenize import PATTERNS, splitter
+from bytepair.split import fastsplit
+from bytepair.split.pretokenize import PATTERNS, splitter
 
 pytestmark = pytest.mark.skipif(not fastsplit.available(), reason="compiled splitter not installed")
 if fastsplit.available():
-    from bytepair import _split
+    from bytepair.split import _split
 
 DATA = Path(__file__).parent / "data"
 NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat"]

@@ -7,7 +7,8 @@ drop many times even on tiny inputs.
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bytepair import incremental, naive
+from bytepair.learn import incremental
+from bytepair.learn import naive
 from helpers import byte_token
 
 documents = st.lists(st.binary(min_size=0, max_size=12).map(lambda b: bytes(x % 3 + 97 for x in b)),

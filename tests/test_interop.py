@@ -12,7 +12,7 @@ import tiktoken.load  # the ranks-file reader is a submodule
 import tokenizers
 
 import bytepair
-from bytepair.cli import main
+from bytepair.cli.main import main
 from helpers import DATA
 
 
@@ -49,7 +49,7 @@ def test_tokenizers_json_gives_bytepairs_ids(trained):
 
 
 def test_tiktoken_gives_bytepairs_ids(trained, monkeypatch):
-    from bytepair.export import tiktoken_pattern
+    from bytepair.formats.export import tiktoken_pattern
 
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file just written, not a cache
     folder, tok = trained

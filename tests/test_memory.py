@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import bytepair
-from bytepair import codec
+from bytepair.model import codec
 
 pytestmark = pytest.mark.skipif(
     not codec.compiled(), reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")

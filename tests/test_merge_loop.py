@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import _engine_py, incremental, naive
-from bytepair.rules import packed_priority, priority, replace_pair, unpack_priority
+from bytepair.learn import _engine_py
+from bytepair.learn import incremental
+from bytepair.learn import naive
+from bytepair.learn.rules import packed_priority, priority, replace_pair, unpack_priority
 
 from helpers import byte_token, needs_compiled
 
@@ -168,7 +170,7 @@ def engine_inputs(draw):
        st.lists(st.tuples(st.integers(0, 4), st.integers(1, 3), st.sampled_from([2, 8])),
                 max_size=6))
 def test_hyp_twins_fit_call_for_call(inputs, floor, calls):
-    from bytepair._engine import PairEngine as Compiled
+    from bytepair.learn._engine import PairEngine as Compiled
 
     compiled, python = Compiled(*inputs), _engine_py.PairEngine(*inputs)
     compiled.open_queue(floor)

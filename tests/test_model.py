@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair import ByteModel
-from bytepair.demo import demo_documents
-from bytepair.rules import replace_pair
+from bytepair.teach.demo import demo_documents
+from bytepair.learn.rules import replace_pair
 
 # Tiny alphabets make the learned rules apply often to new input.
 ALPHABETS = [b"ab", b"a b", "é日".encode(), b"\x00\xff"]

@@ -12,7 +12,7 @@ import pytest
 
 import bytepair
 from bytepair import Merge
-from bytepair.rules import count_pairs
+from bytepair.learn.rules import count_pairs
 
 ENGINES = ["naive", "incremental-compiled", "incremental-python"]
 

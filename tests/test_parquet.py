@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import bytepair
-from bytepair.corpus import Files, iter_documents, read_file
+from bytepair.read.corpus import Files, iter_documents, read_file
 from helpers import KJV
 
 

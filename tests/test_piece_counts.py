@@ -11,9 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import fastsplit
-from bytepair.piece_counts import CountsFormatError, PieceCounts
-from bytepair.pretokenize import PATTERNS, resolve_pattern, splitter
+from bytepair.split import fastsplit
+from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern, splitter
 from helpers import needs_compiled_splitter
 
 GPT2 = PATTERNS["gpt2"]

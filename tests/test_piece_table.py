@@ -10,12 +10,12 @@ import regex
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bytepair import fastsplit
-from bytepair.pretokenize import PATTERNS, splitter
+from bytepair.split import fastsplit
+from bytepair.split.pretokenize import PATTERNS, splitter
 
 pytestmark = pytest.mark.skipif(not fastsplit.available(), reason="compiled splitter not installed")
 if fastsplit.available():
-    from bytepair._split import InvalidUTF8, PieceTable, utf8_error_offset
+    from bytepair.split._split import InvalidUTF8, PieceTable, utf8_error_offset
 
 DATA = Path(__file__).parent / "data"
 NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat"]

@@ -23,10 +23,12 @@ import psutil
 import pytest
 
 import bytepair
-from bytepair import ModelFormatError, atomic, counting
-from bytepair.cli import main
-from bytepair.corpus import read_file
-from bytepair.pretokenize import PATTERNS
+from bytepair import ModelFormatError
+from bytepair._util import atomic
+from bytepair.counts import counting
+from bytepair.cli.main import main
+from bytepair.read.corpus import read_file
+from bytepair.split.pretokenize import PATTERNS
 from helpers import needs_compiled_splitter
 
 SRC = str(Path(bytepair.__file__).resolve().parent.parent)
@@ -179,7 +181,7 @@ def test_surrogate_special_token_is_refused_before_the_corpus_is_read():
 def test_surrogate_special_token_on_the_command_line_is_refused_before_training(tmp_path, capsys,
                                                                                 monkeypatch):
     corpus = write(tmp_path / "c.txt", "some text to train on")
-    monkeypatch.setattr("bytepair.cli.train", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr("bytepair.cli.main.train", lambda *a, **k: pytest.fail("trained"))
     code = main(["train", str(corpus), "--merges", "3", "--special", "\udcff", "-o",
                  str(tmp_path / "m.json")])
     assert code == 2
@@ -311,8 +313,8 @@ def test_the_probe_leaves_no_file(tmp_path):
 SLOW_CLI = textwrap.dedent("""
     import faulthandler, os, signal, sys, time
     faulthandler.register(signal.SIGUSR1, all_threads=True)  # see communicate_or_dump
-    import bytepair.atomic, bytepair.blocks, bytepair.counting
-    from bytepair.cli import main
+    import bytepair._util.atomic, bytepair.read.blocks, bytepair.counts.counting
+    from bytepair.cli.main import main
 
     mode = sys.argv[1]
     if mode == "slow_save":
@@ -333,10 +335,10 @@ SLOW_CLI = textwrap.dedent("""
             def __getattr__(self, name):
                 return getattr(self._handle, name)
 
-        bytepair.atomic.os.fdopen = lambda *a, **k: Slow(real_fdopen(*a, **k))
+        bytepair._util.atomic.os.fdopen = lambda *a, **k: Slow(real_fdopen(*a, **k))
     elif mode == "slow_blocks":
         # Every block that file counting reads (4 KiB each) takes a while to arrive.
-        real_read = bytepair.blocks.read_blocks
+        real_read = bytepair.read.blocks.read_blocks
 
         def slow_blocks(*args, **kwargs):
             for block in real_read(*args, **{**kwargs, "block_bytes": 1 << 12}):
@@ -344,10 +346,10 @@ SLOW_CLI = textwrap.dedent("""
                 time.sleep(0.2)
                 yield block
 
-        bytepair.counting.blocks.read_blocks = slow_blocks
+        bytepair.counts.counting.blocks.read_blocks = slow_blocks
     elif mode == "slow_count":
         # Every file part, in a worker or here, is counted by _part_into.
-        real_count = bytepair.counting._part_into
+        real_count = bytepair.counts.counting._part_into
 
         def slow_count(*args, **kwargs):
             # One write(2) of less than PIPE_BUF bytes: lines of two workers never mix.
@@ -355,7 +357,7 @@ SLOW_CLI = textwrap.dedent("""
             time.sleep(60)
             return real_count(*args, **kwargs)
 
-        bytepair.counting._part_into = slow_count
+        bytepair.counts.counting._part_into = slow_count
     sys.exit(main(sys.argv[2:]))
 """)
 

@@ -6,7 +6,7 @@ import pytest
 import rustbpe
 
 import bytepair
-from bytepair.pretokenize import PATTERNS
+from bytepair.split.pretokenize import PATTERNS
 from helpers import DATA, needs_compiled_splitter
 
 VOCAB = 1024

@@ -11,9 +11,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import bytepair
-from bytepair import counting
-from bytepair.corpus import Files, RemoteFile, read_file
-from bytepair.pretokenize import PATTERNS
+from bytepair.counts import counting
+from bytepair.read.corpus import Files, RemoteFile, read_file
+from bytepair.split.pretokenize import PATTERNS
 from helpers import needs_compiled_splitter
 
 

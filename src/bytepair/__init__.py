@@ -8,14 +8,16 @@ makes the piece-count tables (:class:`PieceCounts`) it learns from, which can
 be counted shard by shard, on other machines or on a Dask cluster, and added.
 """
 
-from .corpus import Files
-from .export import to_tiktoken, to_tokenizers_json
-from .io import ModelFormatError, load
-from .model import ByteModel, WordModel
-from .piece_counts import CountsFormatError, PieceCounts
-from .rules import Merge
-from .tokenizer import Tokenizer
-from .trainers import count, encode, learn_bpe, train, train_bytes, train_words
+# In pipeline order: documents, counts, rules, models, files, then the entry points.
+from bytepair.read.corpus import Files
+from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
+from bytepair.learn.rules import Merge
+from bytepair.model.models import ByteModel, WordModel
+from bytepair.model.tokenizer import Tokenizer
+from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
+                                     to_tiktoken, to_tokenizers_json)
+from bytepair.formats.load import ModelFormatError, load
+from bytepair.training import count, encode, learn_bpe, train, train_bytes, train_words
 
 __all__ = [
     "ByteModel",
@@ -30,6 +32,9 @@ __all__ = [
     "encode",
     "learn_bpe",
     "load",
+    "tiktoken_encoding",
+    "tiktoken_pattern",
+    "tiktoken_ranks",
     "to_tiktoken",
     "to_tokenizers_json",
     "train",

@@ -1,0 +1,601 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# distutils: language = c++
+"""Compiled pair engine: the hot loop of bytepair's incremental trainer.
+
+The same class, with the same behaviour, as ``bytepair.learn._engine_py.PairEngine``;
+that module documents the algorithm in plain Python. Here the state lives in
+C++ vectors and one open-addressing pair table (count, queued count and
+occurrences of a pair in one slot), and a merge runs without the GIL.
+Positions are laid out sequence by sequence, heaviest sequences first, so a
+position's weight is found from a short table of weight runs instead of being
+stored with it.
+
+One difference in how, not in what: the Python twin updates the counts of
+the four neighbouring pairs at every replacement. Here a merge first sums,
+per neighbouring token, the weight that moves from ``(t, a)`` to ``(t, m)``
+and from ``(b, t)`` to ``(m, t)``, then applies each pair's net change once,
+so a pair is looked up once per merge instead of once per occurrence.
+"""
+
+from array import array
+
+from cython.operator cimport dereference as deref, preincrement as inc
+from sortedcontainers import SortedList
+from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libcpp.algorithm cimport is_sorted, sort, stable_sort, unique, upper_bound
+from libcpp.utility cimport pair
+from libcpp.vector cimport vector
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) nogil
+
+cdef int32_t REMOVED = -2
+# Link distances with a meaning of their own (see Position in _engine.pxd).
+cdef uint16_t LINK_BARRIER = 0
+cdef uint16_t LINK_FAR = 0xFFFE
+cdef uint16_t LINK_REMOVED = 0xFFFF
+# A merge's occurrences lie anywhere in the corpus; reading each record is a
+# cache miss. Asking for the record this many occurrences ahead overlaps them.
+cdef size_t PREFETCH_AHEAD = 16
+cdef int64_t MAX_POSITIONS = 2147483646
+# Token IDs below this find their merge slot in a direct table (4 bytes per ID
+# and side); larger, sparse IDs go through a hash map.
+cdef uint32_t DENSE_SLOTS = 1 << 22
+
+
+cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
+    return (<uint64_t>left << 32) | right
+
+
+# Packed priorities, as bytepair.learn.rules.packed_priority: (2**63 - 1 - count)
+# above the 64-bit pair key, so one int compares like (-count, left, right).
+cdef int64_t TOP_COUNT = 0x7FFFFFFFFFFFFFFF
+cdef object LOW_64 = 0xFFFFFFFFFFFFFFFF
+
+
+cdef inline object packed(int64_t count, uint64_t key):
+    cdef object high = TOP_COUNT - count
+    cdef object low = key
+    return (high << 64) | low
+
+
+cdef inline uint64_t unpack(object entry, int64_t* count):
+    cdef int64_t high = entry >> 64
+    count[0] = TOP_COUNT - high
+    return entry & LOW_64
+
+
+cdef class PairEngine:
+    """Linked token lists with exact pair counts and an occurrence index."""
+
+    def __init__(self, tokens, starts, weights):
+        cdef Py_ssize_t n = len(tokens), count = len(weights), s, k, i, lo, hi, at
+        if n > MAX_POSITIONS:
+            raise ValueError(
+                f"the corpus has {n} token positions; one engine holds at most {MAX_POSITIONS}"
+            )
+        if len(starts) != count + 1 or starts[len(starts) - 1] != n:
+            raise ValueError("starts must hold one offset per sequence plus the total length")
+        cdef const unsigned char[:] narrow = None
+        cdef const uint32_t[:] wide = None
+        if isinstance(tokens, bytes):
+            narrow = tokens
+        else:
+            try:
+                wide = tokens
+            except (TypeError, ValueError, BufferError):
+                wide = array("I", tokens)
+        cdef vector[int64_t] given_starts, given_weights
+        given_starts.reserve(count + 1)
+        given_weights.reserve(count)
+        for s in range(count + 1):
+            given_starts.push_back(starts[s])
+        for s in range(count):
+            given_weights.push_back(weights[s])
+        cdef vector[pair[int64_t, int64_t]] by_weight
+        cdef Position* p
+        cdef PairSlot* info
+        with nogil:
+            # Heaviest first, ties in the caller's order.
+            by_weight.reserve(count)
+            for s in range(count):
+                by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
+            stable_sort(by_weight.begin(), by_weight.end())
+            self.pos.resize(n)
+            self.starts.reserve(count + 1)
+            self.order.reserve(count)
+            at = 0
+            for k in range(count):
+                s = by_weight[k].second
+                if k and by_weight[k].first != by_weight[k - 1].first:
+                    self.run_end.push_back(at)
+                    self.run_weight.push_back(-by_weight[k - 1].first)
+                self.order.push_back(s)
+                self.starts.push_back(at)
+                lo = given_starts[s]
+                hi = given_starts[s + 1]
+                for i in range(lo, hi):
+                    p = &self.pos[at + i - lo]
+                    p.tok = narrow[i] if narrow is not None else wide[i]
+                    p.prev = 1 if i > lo else LINK_BARRIER
+                    p.nxt = 1 if i + 1 < hi else LINK_BARRIER
+                at += hi - lo
+            self.starts.push_back(at)
+            if count:
+                self.run_end.push_back(at)
+                self.run_weight.push_back(-by_weight[count - 1].first)
+            # Two passes: count the windows of each pair first, so that each
+            # occurrence list is allocated once at its exact size.
+            for i in range(n):
+                if self.pos[i].nxt != LINK_BARRIER:
+                    self.pairs.get(pair_key(self.pos[i].tok, self.pos[i + 1].tok)).queued += 1
+            for i in range(<Py_ssize_t>self.pairs.capacity()):
+                info = self.pairs.at(i)
+                if info.queued > 0:
+                    info.where.reserve(info.queued)
+                    info.queued = 0
+            for i in range(n):
+                if self.pos[i].nxt != LINK_BARRIER:
+                    info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[i + 1].tok))
+                    info.count += self._weight(<int32_t>i)
+                    info.where.push_back(<int32_t>i)
+
+    cdef int64_t _weight(self, int32_t i) noexcept nogil:
+        # The run holding position i: most positions are in the last, lightest one.
+        cdef size_t last = self.run_end.size() - 1
+        if last == 0 or i >= self.run_end[last - 1]:
+            return self.run_weight[last]
+        return self.run_weight[upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i)
+                               - self.run_end.begin()]
+
+    cdef int32_t _next(self, int32_t i) noexcept nogil:
+        # The next live position, -1 at a barrier, REMOVED when i was consumed.
+        cdef uint16_t d = self.pos[i].nxt
+        if d == LINK_BARRIER:
+            return -1
+        if d == LINK_REMOVED:
+            return REMOVED
+        if d == LINK_FAR:
+            return deref(self.far_next.find(i)).second
+        return i + d
+
+    cdef int32_t _prev(self, int32_t i) noexcept nogil:
+        cdef uint16_t d = self.pos[i].prev
+        if d == LINK_BARRIER:
+            return -1
+        if d == LINK_REMOVED:
+            return REMOVED
+        if d == LINK_FAR:
+            return deref(self.far_prev.find(i)).second
+        return i - d
+
+    cdef void _set_next(self, int32_t i, int32_t j) noexcept nogil:
+        if j == -1:
+            self.pos[i].nxt = LINK_BARRIER
+        elif j == REMOVED:
+            self.pos[i].nxt = LINK_REMOVED
+        elif j - i < LINK_FAR:
+            self.pos[i].nxt = <uint16_t>(j - i)
+        else:
+            self.pos[i].nxt = LINK_FAR
+            self.far_next[i] = j
+
+    cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil:
+        if j == -1:
+            self.pos[i].prev = LINK_BARRIER
+        elif j == REMOVED:
+            self.pos[i].prev = LINK_REMOVED
+        elif i - j < LINK_FAR:
+            self.pos[i].prev = <uint16_t>(i - j)
+        else:
+            self.pos[i].prev = LINK_FAR
+            self.far_prev[i] = j
+
+    def pair_counts(self):
+        """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
+        return [(left, right, c) for left, right, _, c in self.raise_above(1)]
+
+    def raise_above(self, int64_t floor):
+        """Queue every pair with ``count >= floor`` above its queued count. O(pairs).
+
+        Returns ``(left, right, old_queued, count)`` for each; its queued count
+        becomes ``count``.
+        """
+        out = []
+        cdef PairSlot* info
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            info = self.pairs.at(k)
+            if info.queued >= 0 and info.count >= floor and info.count > info.queued:
+                out.append((info.key >> 32, info.key & 0xFFFFFFFF, info.queued, info.count))
+                info.queued = info.count
+        return out
+
+    def max_count(self):
+        """The greatest pair count (0 when no pair is left). O(pairs)."""
+        cdef int64_t best = 0
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            if self.pairs.at(k).queued >= 0 and self.pairs.at(k).count > best:
+                best = self.pairs.at(k).count
+        return best
+
+    def count(self, uint32_t left, uint32_t right):
+        """Current weighted count of ``(left, right)``. O(1)."""
+        info = self.pairs.find(pair_key(left, right))
+        return info.count if info != NULL else 0
+
+    def requeue(self, uint32_t left, uint32_t right):
+        """Record that the pair is queued again under its current count, and return it."""
+        info = self.pairs.find(pair_key(left, right))
+        if info == NULL:
+            return 0
+        cdef int64_t c = info.count
+        if c:
+            info.queued = c
+        else:
+            self.pairs.erase(info)
+        return c
+
+    cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil:
+        cdef PairSlot* info = self.pairs.get(key)
+        info.count += delta
+        if info.count == 0:
+            if info.queued == 0:
+                self.pairs.erase(info)
+            else:
+                # No live occurrence is left: free its index entries.
+                info.where.release()
+
+    cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil:
+        # side_token: bit 32 set for a right neighbour, the token below it.
+        cdef uint32_t slot = <uint32_t>self.slot_pair.size()
+        cdef uint32_t t = <uint32_t>side_token
+        cdef bint right = (side_token >> 32) != 0
+        if t < DENSE_SLOTS:
+            if t >= self.left_slot.size():
+                self.left_slot.resize(max(<size_t>t + 1, 2 * self.left_slot.size()), -1)
+                self.right_slot.resize(self.left_slot.size(), -1)
+            if right:
+                if self.right_slot[t] >= 0:
+                    return <uint32_t>self.right_slot[t]
+                self.right_slot[t] = <int32_t>slot
+            else:
+                if self.left_slot[t] >= 0:
+                    return <uint32_t>self.left_slot[t]
+                self.left_slot[t] = <int32_t>slot
+        else:
+            found = self.slot_of.find(side_token)
+            if found != self.slot_of.end():
+                return deref(found).second
+            self.slot_of[side_token] = slot
+        self.slot_pair.push_back(side_token)
+        self.slot_delta.push_back(0)
+        if self.slot_new.size() <= slot:
+            self.slot_new.resize(slot + 1)
+        return slot
+
+    cdef int64_t _merge(self, uint32_t a, uint32_t b, uint32_t m,
+                        vector[uint64_t]& candidates) noexcept nogil:
+        cdef uint64_t key = pair_key(a, b)
+        cdef Positions positions
+        cdef PairSlot* info = self.pairs.find(key)
+        if info != NULL:
+            positions.swap(info.where)
+        # Ascending positions are left to right within every sequence, which
+        # is what makes overlapping matches (`aaa`) resolve like the naive pass.
+        if not is_sorted(positions.begin(), positions.end()):
+            sort(positions.begin(), positions.end())
+        positions.truncate(unique(positions.begin(), positions.end()) - positions.begin())
+        cdef int64_t replaced = 0, w, d
+        cdef int32_t i, j, before, after
+        cdef uint32_t slot, t
+        cdef uint64_t RIGHT = <uint64_t>1 << 32
+        cdef size_t k
+        cdef size_t count = positions.size()
+        for k in range(count):
+            if k + PREFETCH_AHEAD < count:
+                __builtin_prefetch(&self.pos[positions[k + PREFETCH_AHEAD]])
+            i = positions[k]
+            j = self._next(i)
+            # Skip stale entries: consumed positions and changed tokens.
+            if j < 0 or self.pos[i].tok != a or self.pos[j].tok != b:
+                continue
+            w = self._weight(i)
+            before = self._prev(i)
+            after = self._next(j)
+            if before >= 0:
+                slot = self._slot(self.pos[before].tok)
+                self.slot_delta[slot] += w
+                self.slot_new[slot].push_back(before)
+            if after >= 0:
+                slot = self._slot(RIGHT | self.pos[after].tok)
+                self.slot_delta[slot] += w
+                self.slot_new[slot].push_back(i)
+            self.pos[i].tok = m
+            self._set_next(i, after)
+            if after >= 0:
+                self._set_prev(after, i)
+            self.pos[j].nxt = LINK_REMOVED
+            self.pos[j].prev = LINK_REMOVED
+            replaced += w
+
+        # Net change per pair, one lookup each: (t, a) and (b, t) lose what
+        # (t, m) and (m, t) gain; the merged pair loses every replacement.
+        cdef vector[pair[uint64_t, int64_t]]* deltas = &self.deltas
+        deltas.clear()
+        for slot in range(self.slot_pair.size()):
+            t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
+            d = self.slot_delta[slot]
+            if self.slot_pair[slot] & RIGHT:
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(b, t), -d))
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(m, t), d))
+            else:
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(t, a), -d))
+                deltas.push_back(pair[uint64_t, int64_t](pair_key(t, m), d))
+        deltas.push_back(pair[uint64_t, int64_t](key, -replaced))
+        sort(deltas.begin(), deltas.end())
+        # The pairs' slots lie anywhere in the table: request each slot a few
+        # pairs ahead of its update, so that the cache misses overlap.
+        count = deltas.size()
+        for k in range(min(PREFETCH_AHEAD, count)):
+            self.pairs.prefetch(deref(deltas)[k].first)
+        k = 0
+        while k < count:
+            key = deref(deltas)[k].first
+            d = 0
+            while k < count and deref(deltas)[k].first == key:
+                if k + PREFETCH_AHEAD < count:
+                    self.pairs.prefetch(deref(deltas)[k + PREFETCH_AHEAD].first)
+                d += deref(deltas)[k].second
+                k += 1
+            if d:
+                self._add(key, d)
+
+        # Record the new pairs' occurrences (only for pairs still seen).
+        for slot in range(self.slot_pair.size()):
+            t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
+            key = pair_key(m, t) if self.slot_pair[slot] & RIGHT else pair_key(t, m)
+            info = self.pairs.find(key)
+            if info != NULL and info.count > 0:
+                if info.where.size() + self.slot_new[slot].size() > info.where.capacity():
+                    self._compact(info)
+                info.where.append(self.slot_new[slot].data(), self.slot_new[slot].size())
+                candidates.push_back(key)
+            self.slot_new[slot].clear()
+            if t < DENSE_SLOTS:
+                if self.slot_pair[slot] & RIGHT:
+                    self.right_slot[t] = -1
+                else:
+                    self.left_slot[t] = -1
+        self.slot_of.clear()
+        self.slot_pair.clear()
+        self.slot_delta.clear()
+        sort(candidates.begin(), candidates.end())
+        candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
+        return replaced
+
+    cdef void _compact(self, PairSlot* info) noexcept nogil:
+        # Drop the stale entries of an occurrence list before it would grow:
+        # merges elsewhere leave entries behind, and without this the index
+        # grows by about one entry per replacement. Amortized O(1) per entry.
+        cdef uint32_t a = <uint32_t>(info.key >> 32), b = <uint32_t>info.key
+        cdef size_t k, kept = 0
+        cdef int32_t i, j
+        for k in range(info.where.size()):
+            i = info.where[k]
+            j = self._next(i)
+            if j >= 0 and self.pos[i].tok == a and self.pos[j].tok == b:
+                info.where[kept] = i
+                kept += 1
+        info.where.truncate(kept)
+
+    def merge(self, uint32_t left, uint32_t right, uint32_t new, int64_t floor=1):
+        """Replace ``(left, right)`` by ``new`` everywhere, left to right.
+
+        Returns ``(replacements, raised)``: ``raised`` lists, in pair order,
+        ``(l, r, old_queued, count)`` for every pair whose count now exceeds
+        its queued count and is at least ``floor`` (its queued count becomes
+        ``count``). The merged pair itself is taken to be off the queue.
+        """
+        cdef vector[uint64_t] candidates
+        cdef uint64_t key = pair_key(left, right)
+        cdef int64_t replaced
+        info = self.pairs.find(key)
+        if info != NULL:
+            info.queued = 0
+            if info.count == 0:
+                self.pairs.erase(info)  # kept only for its queue entry, now gone
+        with nogil:
+            replaced = self._merge(left, right, new, candidates)
+        raised = []
+        for key in candidates:
+            info = self.pairs.find(key)
+            if info == NULL:
+                continue
+            if info.count > info.queued and info.count >= floor:
+                raised.append((key >> 32, key & 0xFFFFFFFF, info.queued, info.count))
+                info.queued = info.count
+        return replaced, raised
+
+    def open_queue(self, int64_t floor):
+        """Own the priority queue from now on, holding every pair counted ``>= floor``. O(P log P).
+
+        The queue is a ``SortedList`` of packed priorities
+        (``bytepair.learn.rules.packed_priority``). An entry is current when its
+        count equals the pair's queued count; any other entry was left behind
+        by a later re-queue (lazy deletion) and is dropped at the front.
+        """
+        self.floor = floor
+        self.queue = SortedList(self._queue_above(floor))
+
+    cdef list _queue_above(self, int64_t floor):
+        # raise_above, as packed entries for the engine's own queue.
+        out = []
+        cdef PairSlot* info
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            info = self.pairs.at(k)
+            if info.queued >= 0 and info.count >= floor and info.count > info.queued:
+                out.append(packed(info.count, info.key))
+                info.queued = info.count
+        return out
+
+    cdef bint _take_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1:
+        # The first current, exact entry, as the twin's _valid_front, taken out of the queue
+        # (one pop, not a look and then a pop: each is a Python call); False when none is left.
+        queue = self.queue
+        cdef int64_t queued_count, q, c
+        cdef uint64_t key
+        cdef PairSlot* info
+        while True:
+            try:
+                front = queue.pop(0)
+            except IndexError:
+                return False
+            key = unpack(front, &queued_count)
+            info = self.pairs.find(key)
+            q = info.queued if info != NULL else 0
+            if q != queued_count:
+                continue  # left behind by a later re-queue of the pair
+            c = info.count
+            if c == q:
+                count[0] = c
+                left[0] = <uint32_t>(key >> 32)
+                right[0] = <uint32_t>key
+                return True
+            # The count changed since it was queued: re-queue at the true count.
+            if c:
+                info.queued = c
+                queue.add(packed(c, key))
+            else:
+                self.pairs.erase(info)
+
+    def fit(self, int64_t max_merges, int64_t min_count, join, int64_t first_rank,
+            int64_t floor_divisor):
+        """Learn up to ``max_merges`` rules with the queue of :meth:`open_queue`.
+
+        The twin's ``fit`` documents the contract; returns arrays
+        ``(lefts, rights, new_ids, counts, replacements)``. The whole step
+        loop runs here: per rule one merge, one front lookup and O(log P)
+        per queue entry added or dropped, with no Python frame of our own.
+        """
+        cdef vector[uint32_t] lefts, rights, new_ids
+        cdef vector[int64_t] counts, replacements
+        cdef vector[uint64_t] candidates
+        cdef int64_t count = 0, replaced
+        cdef uint32_t left = 0, right = 0, new
+        cdef uint64_t key
+        cdef bint found
+        cdef PairSlot* info
+        queue = self.queue
+        if queue is None:
+            raise RuntimeError("call open_queue before fit")
+        add = queue.add
+        if min_count < 1:
+            min_count = 1
+        while <int64_t>lefts.size() < max_merges:
+            found = self._take_front(&count, &left, &right)
+            while not found or count < self.floor:
+                if found:  # back into the queue, which pairs below the floor may now beat
+                    add(packed(count, pair_key(left, right)))
+                    found = False
+                # Pairs below the floor may beat the queue's best: lower it.
+                if self.floor <= min_count:
+                    break
+                self.floor = max(min_count, self.floor // floor_divisor)
+                queue.update(self._queue_above(self.floor))
+                found = self._take_front(&count, &left, &right)
+            if not found or count < min_count:
+                if found:  # not learned: it stays queued
+                    add(packed(count, pair_key(left, right)))
+                break
+            new = join(left, right, first_rank + <int64_t>lefts.size())
+            self.pairs.find(pair_key(left, right)).queued = 0
+            with nogil:
+                replaced = self._merge(left, right, new, candidates)
+            for key in candidates:
+                info = self.pairs.find(key)
+                if info != NULL and info.count > info.queued and info.count >= self.floor:
+                    info.queued = info.count
+                    add(packed(info.count, key))
+            candidates.clear()
+            lefts.push_back(left)
+            rights.push_back(right)
+            new_ids.push_back(new)
+            counts.push_back(count)
+            replacements.push_back(replaced)
+        return (array("I", lefts), array("I", rights), array("I", new_ids),
+                array("q", counts), array("q", replacements))
+
+    def sequences(self, bint release=False):
+        """The current token sequences, by walking the links, in the caller's order.
+
+        ``release=True`` first frees the pair table and the queue, which the
+        sequences do not need (the engine cannot merge afterwards).
+        """
+        if release:
+            self.pairs.clear()
+            self.far_prev.clear()  # sequences() follows only the next links
+            self.queue = None
+            self.slot_new.clear()
+            self.slot_new.shrink_to_fit()
+        cdef Py_ssize_t k
+        cdef int32_t i
+        cdef uint32_t top = 0
+        for i in range(<int32_t>self.pos.size()):
+            if self.pos[i].nxt != LINK_REMOVED and self.pos[i].tok > top:
+                top = self.pos[i].tok
+        # One int object per token ID, shared by every list (not one per position).
+        cdef list ints = list(range(top + 1)) if top < DENSE_SLOTS else None
+        cdef list out = [None] * <Py_ssize_t>self.order.size()
+        for k in range(<Py_ssize_t>self.order.size()):
+            seq = []
+            i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
+            while i >= 0:
+                seq.append(ints[self.pos[i].tok] if ints is not None else self.pos[i].tok)
+                i = self._next(i)
+            out[self.order[k]] = seq
+        return out
+
+    def check(self):
+        """Verify links, counts and the occurrence index against a recount.
+
+        Raises AssertionError on any inconsistency; returns the counts and the
+        queued counts for the caller to compare with its queue.
+        """
+        recount = {}
+        cdef Py_ssize_t k
+        cdef int32_t i, j
+        cdef PairSlot* info
+        for k in range(<Py_ssize_t>self.order.size()):
+            i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
+            assert i < 0 or self._prev(i) == -1, "sequence start has a predecessor"
+            while i >= 0:
+                j = self._next(i)
+                if j >= 0:
+                    assert self._prev(j) == i, f"links disagree at {i}->{j}"
+                    pair_ids = (self.pos[i].tok, self.pos[j].tok)
+                    recount[pair_ids] = recount.get(pair_ids, 0) + self._weight(i)
+                    info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
+                    assert info != NULL and info.where.contains(i), \
+                        f"occurrence {pair_ids} at {i} not indexed"
+                i = j
+        counts = {}
+        queued = {}
+        cdef size_t slot, used = 0
+        for slot in range(self.pairs.capacity()):
+            info = self.pairs.at(slot)
+            if info.queued < 0:
+                continue
+            used += 1
+            pair_ids = (info.key >> 32, info.key & 0xFFFFFFFF)
+            assert self.pairs.find(info.key) == info, f"{pair_ids} not found where it is stored"
+            assert info.count or info.queued, f"{pair_ids} kept for nothing"
+            if info.count:
+                counts[pair_ids] = info.count
+            if info.queued:
+                queued[pair_ids] = info.queued
+        assert used == self.pairs.size(), "the pair table miscounts its pairs"
+        assert recount == counts, "incremental counts differ from a recount"
+        return counts, queued

@@ -1,0 +1,1400 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+# distutils: language = c++
+"""Compiled encoder and decoder of a byte-mode model.
+
+Encoding a piece merges, again and again, the adjacent pair with the lowest
+rank, the leftmost one among equals. That is exactly replaying the rules in
+rank order, each in one left-to-right pass: a merge only creates pairs that
+hold the token just made, and every rule that uses a token ranks after the
+rule that made it, so no pass can meet a pair of its own rank that it did not
+see before (``bytepair.model.ByteModel.encode`` documents the same argument;
+property tests compare the two).
+
+* Short pieces (most of real text) are merged by scanning an array of pair
+  ranks: O(n^2) on at most ``SMALL_PIECE`` bytes, with no allocation.
+* Longer pieces use a doubly linked list and an indexed 4-ary heap keyed
+  ``(rank, position)``: O(n log n) time and 24 bytes per input byte
+  (token, next, previous, heap slot: 4 bytes each; heap key: 8 bytes), so one
+  piece of millions of identical letters is not quadratic.
+* A :class:`PieceCache` maps short pieces to their IDs; its memory, table and
+  arenas together, never exceeds the byte budget it is given.
+
+Token bytes are never all built: tokens of at most ``FLAT_MAX`` bytes are
+copied into one flat buffer (at most ``FLAT_MAX`` bytes per token), longer
+ones are expanded from their two halves when decoded. Memory is therefore
+linear in the number of rules even for a chain of rules each extending the
+last token, whose bytes together grow quadratically.
+"""
+
+import operator
+
+from cython.operator cimport dereference as deref
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.ref cimport PyObject
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memchr, memcmp, memcpy, memmove
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from bytepair.split._split cimport piece_end, utf8_error
+
+from bytepair.split._split import PATTERN_IDS
+
+cdef extern from *:
+    void __builtin_prefetch(const void* address) noexcept nogil
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object text)
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_ssize_t PyUnicode_GET_LENGTH(object text)
+    Py_ssize_t PyUnicode_GetLength(object text) except -1
+    object PyUnicode_AsUTF8String(object text)
+    void PyObject_GC_UnTrack(PyObject* item)
+    void PyObject_GC_Track(PyObject* item)
+    PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
+    void PyList_SET_ITEM(object items, Py_ssize_t index, PyObject* item)
+    object PyList_New(Py_ssize_t size)
+    void Py_INCREF(PyObject* item)
+    bint PyLong_CheckExact(PyObject* item)
+    bint PyBool_Check(PyObject* item)
+    bint PyTuple_Check(PyObject* item)
+    Py_ssize_t PyTuple_GET_SIZE(PyObject* item)
+    PyObject* PyTuple_GET_ITEM(PyObject* item, Py_ssize_t index)
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_dictoffset
+    PyTypeObject* Py_TYPE(PyObject* item)
+    long long PyLong_AsLongLongAndOverflow(PyObject* item, int* overflow) except? -1
+
+cdef enum:
+    # Pieces up to this many bytes are merged by scanning, not with the heap.
+    SMALL_PIECE = 64
+    # Tokens up to this many bytes are kept in the flat buffer.
+    FLAT_MAX = 128
+    # Pieces up to this many bytes go into the piece cache.
+    MAX_CACHED_PIECE = 256
+
+cdef uint32_t NO_RANK = 0xFFFFFFFFu
+cdef uint32_t NONE = 0xFFFFFFFFu
+cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
+cdef uint64_t LENGTH_CAP = 1u << 62
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
+
+#: No pre-tokenizer: the whole input is one piece.
+PATTERN_NONE = -1
+cdef int PAT_NONE = -1
+#: The compiled splitters' codes, by pattern name (see ``bytepair.split._split``).
+PATTERN_CODES = dict(PATTERN_IDS)
+
+
+
+cdef struct Heap:
+    uint64_t* keys      # rank << 32 | position
+    uint32_t* slot      # position -> index in keys, NONE when absent
+    Py_ssize_t size
+
+
+cdef inline void heap_place(Heap* h, Py_ssize_t index, uint64_t key) noexcept nogil:
+    h.keys[index] = key
+    h.slot[<uint32_t>key] = <uint32_t>index
+
+
+cdef inline void sift_up(Heap* h, Py_ssize_t index) noexcept nogil:
+    cdef uint64_t key = h.keys[index]
+    cdef Py_ssize_t parent
+    while index > 0:
+        parent = (index - 1) >> 2
+        if h.keys[parent] <= key:
+            break
+        heap_place(h, index, h.keys[parent])
+        index = parent
+    heap_place(h, index, key)
+
+
+cdef inline void sift_down(Heap* h, Py_ssize_t index) noexcept nogil:
+    cdef uint64_t key = h.keys[index]
+    cdef Py_ssize_t child, first, last
+    while True:
+        first = 4 * index + 1
+        if first >= h.size:
+            break
+        last = min(first + 4, h.size)
+        child = first
+        for first in range(first + 1, last):
+            if h.keys[first] < h.keys[child]:
+                child = first
+        if key <= h.keys[child]:
+            break
+        heap_place(h, index, h.keys[child])
+        index = child
+    heap_place(h, index, key)
+
+
+cdef inline void heap_remove_at(Heap* h, Py_ssize_t index) noexcept nogil:
+    # The caller has already marked the removed position absent.
+    h.size -= 1
+    if index == h.size:
+        return
+    heap_place(h, index, h.keys[h.size])
+    sift_down(h, index)
+    sift_up(h, index)
+
+
+cdef inline void heap_set(Heap* h, uint32_t position, uint32_t rank) noexcept nogil:
+    """Give ``position`` the key ``(rank, position)``, or no key when ``rank`` is NO_RANK."""
+    cdef uint32_t index = h.slot[position]
+    cdef uint64_t key
+    if index == NONE:
+        if rank == NO_RANK:
+            return
+        h.size += 1
+        heap_place(h, h.size - 1, (<uint64_t>rank << 32) | position)
+        sift_up(h, h.size - 1)
+        return
+    if rank == NO_RANK:
+        h.slot[position] = NONE
+        heap_remove_at(h, index)
+        return
+    key = (<uint64_t>rank << 32) | position
+    if key < h.keys[index]:
+        h.keys[index] = key
+        sift_up(h, index)
+    else:
+        h.keys[index] = key
+        sift_down(h, index)
+
+
+# -- piece cache --------------------------------------------------------------
+
+cdef enum:
+    # Keys and IDs up to these sizes live in the slot itself (one cache line
+    # per lookup); longer ones in the arenas, their offsets in the slot.
+    INLINE_KEY = 24
+    INLINE_IDS = 6
+
+
+cdef struct CacheSlot:
+    uint64_t hash                   # 0 when free
+    uint32_t key_len
+    uint32_t ids_len
+    unsigned char key[INLINE_KEY]   # the piece, or its arena offset (8 bytes)
+    uint32_t ids[INLINE_IDS]        # its IDs, or their arena offset (8 bytes)
+
+
+cdef inline uint64_t hash_bytes(const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    cdef uint64_t h = GOLDEN ^ <uint64_t>n
+    cdef uint64_t word
+    while n >= 8:
+        memcpy(&word, s, 8)
+        h = (h ^ word) * GOLDEN
+        h ^= h >> 29
+        s += 8
+        n -= 8
+    word = 0
+    if n:
+        memcpy(&word, s, n)
+        h = (h ^ word) * GOLDEN
+        h ^= h >> 29
+    h *= 0xBF58476D1CE4E5B9u
+    h ^= h >> 31
+    return h | 1  # never 0, the free-slot mark
+
+
+cdef struct CacheState:
+    CacheSlot* slots
+    Py_ssize_t capacity     # slots, a power of two
+    Py_ssize_t count
+    unsigned char* key_arena
+    Py_ssize_t key_capacity
+    Py_ssize_t key_used
+    uint32_t* ids_arena
+    Py_ssize_t ids_capacity
+    Py_ssize_t ids_used
+    Py_ssize_t budget       # bytes; the three allocations together never exceed it
+    Py_ssize_t hits
+    Py_ssize_t misses
+    Py_ssize_t resets
+    bint full               # an insert would have passed the budget: take no new pieces
+    Py_ssize_t full_hits    # hits and misses since the cache became full
+    Py_ssize_t full_misses
+
+
+cdef enum:
+    CACHE_SLOTS = 1024
+    CACHE_KEY_BYTES = 4096
+    CACHE_IDS = 1024
+
+
+cdef inline Py_ssize_t cache_bytes(Py_ssize_t slots, Py_ssize_t keys, Py_ssize_t ids) noexcept nogil:
+    return slots * sizeof(CacheSlot) + keys + ids * sizeof(uint32_t)
+
+
+cdef void cache_free(CacheState* c) noexcept nogil:
+    free(c.slots)
+    free(c.key_arena)
+    free(c.ids_arena)
+    c.slots = NULL
+    c.key_arena = NULL
+    c.ids_arena = NULL
+    c.capacity = c.key_capacity = c.ids_capacity = 0
+    c.count = c.key_used = c.ids_used = 0
+
+
+cdef bint cache_reset(CacheState* c) noexcept nogil:
+    """Empty the cache and go back to the smallest tables (False: out of memory)."""
+    cdef Py_ssize_t i
+    cache_free(c)
+    c.full = False
+    c.full_hits = c.full_misses = 0
+    c.slots = <CacheSlot*>malloc(CACHE_SLOTS * sizeof(CacheSlot))
+    c.key_arena = <unsigned char*>malloc(CACHE_KEY_BYTES)
+    c.ids_arena = <uint32_t*>malloc(CACHE_IDS * sizeof(uint32_t))
+    if c.slots == NULL or c.key_arena == NULL or c.ids_arena == NULL:
+        cache_free(c)
+        return False
+    for i in range(CACHE_SLOTS):
+        c.slots[i].hash = 0
+    c.capacity = CACHE_SLOTS
+    c.key_capacity = CACHE_KEY_BYTES
+    c.ids_capacity = CACHE_IDS
+    return True
+
+
+cdef inline const unsigned char* slot_key(CacheState* c, CacheSlot* slot) noexcept nogil:
+    cdef uint64_t at
+    if slot.key_len <= INLINE_KEY:
+        return slot.key
+    memcpy(&at, slot.key, 8)
+    return c.key_arena + at
+
+
+cdef inline const uint32_t* slot_ids(CacheState* c, CacheSlot* slot) noexcept nogil:
+    cdef uint64_t at
+    if slot.ids_len <= INLINE_IDS:
+        return slot.ids
+    memcpy(&at, slot.ids, 8)
+    return c.ids_arena + at
+
+
+cdef inline CacheSlot* cache_find(CacheState* c, uint64_t h, const unsigned char* s,
+                                  Py_ssize_t n) noexcept nogil:
+    """The slot of piece ``s``, or NULL."""
+    cdef Py_ssize_t mask = c.capacity - 1
+    cdef Py_ssize_t i = <Py_ssize_t>(h >> 7) & mask
+    cdef CacheSlot* slot
+    while True:
+        slot = &c.slots[i]
+        if slot.hash == 0:
+            return NULL
+        if slot.hash == h and slot.key_len == n and memcmp(slot_key(c, slot), s, n) == 0:
+            return slot
+        i = (i + 1) & mask
+
+
+cdef bint cache_grow_slots(CacheState* c) noexcept nogil:
+    cdef Py_ssize_t capacity = c.capacity * 2, i, j, mask = capacity - 1
+    cdef CacheSlot* slots = <CacheSlot*>malloc(capacity * sizeof(CacheSlot))
+    if slots == NULL:
+        return False
+    for i in range(capacity):
+        slots[i].hash = 0
+    for i in range(c.capacity):
+        if c.slots[i].hash:
+            j = <Py_ssize_t>(c.slots[i].hash >> 7) & mask
+            while slots[j].hash:
+                j = (j + 1) & mask
+            slots[j] = c.slots[i]
+    free(c.slots)
+    c.slots = slots
+    c.capacity = capacity
+    return True
+
+
+cdef inline void cache_seen(CacheState* c, bint hit) noexcept nogil:
+    """Count a lookup of a full cache; a cache whose pieces no longer serve starts afresh.
+
+    A full cache takes no new pieces, so it keeps the pieces seen first,
+    which in a text of one kind are the frequent ones (a working set a little
+    larger than the budget is then still served, where emptying the cache
+    each time it filled up made it miss again and again). Hits and misses
+    are counted over about the last ``2 * count`` lookups (both halve when
+    they pass that); once the misses outnumber the hits there, and half the
+    pieces the cache holds, the text has moved on: the cache is emptied and
+    filled anew. So a cache that served one text for long adapts to the next
+    as fast as a new one.
+    """
+    if hit:
+        c.full_hits += 1
+    else:
+        c.full_misses += 1
+    if c.full_misses > c.full_hits and 2 * c.full_misses > c.count:
+        c.resets += 1
+        cache_reset(c)
+    elif c.full_hits + c.full_misses > 2 * c.count:
+        c.full_hits //= 2
+        c.full_misses //= 2
+
+
+cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssize_t n,
+                       const uint32_t* ids, Py_ssize_t k) noexcept nogil:
+    """Remember piece ``s`` -> ``ids``, unless that would pass the budget (the cache is full)."""
+    cdef Py_ssize_t slots = c.capacity, keys = c.key_capacity, idcap = c.ids_capacity, i, mask
+    cdef Py_ssize_t key_need = n if n > INLINE_KEY else 0, ids_need = k if k > INLINE_IDS else 0
+    cdef void* grown
+    cdef CacheSlot* slot
+    cdef uint64_t at
+    if c.slots == NULL or c.full:
+        return
+    while (c.count + 1) * 2 > slots:
+        slots *= 2
+    while c.key_used + key_need > keys:
+        keys *= 2
+    while c.ids_used + ids_need > idcap:
+        idcap *= 2
+    if cache_bytes(slots, keys, idcap) > c.budget:
+        if (slots == c.capacity or (c.count + 1) * 4 > c.capacity * 3
+                or cache_bytes(c.capacity, keys, idcap) > c.budget):
+            c.full = True
+            return
+        # The table cannot double within the budget: fill it to three quarters first
+        # (linear probing stays short there), rather than stop at half of it.
+        slots = c.capacity
+    if slots != c.capacity and not cache_grow_slots(c):
+        return
+    if keys != c.key_capacity:
+        grown = realloc(c.key_arena, keys)
+        if grown == NULL:
+            return
+        c.key_arena = <unsigned char*>grown
+        c.key_capacity = keys
+    if idcap != c.ids_capacity:
+        grown = realloc(c.ids_arena, idcap * sizeof(uint32_t))
+        if grown == NULL:
+            return
+        c.ids_arena = <uint32_t*>grown
+        c.ids_capacity = idcap
+    mask = c.capacity - 1
+    i = <Py_ssize_t>(h >> 7) & mask
+    while c.slots[i].hash:
+        i = (i + 1) & mask
+    slot = &c.slots[i]
+    slot.hash = h
+    slot.key_len = <uint32_t>n
+    slot.ids_len = <uint32_t>k
+    if n <= INLINE_KEY:
+        memcpy(slot.key, s, n)
+    else:
+        at = c.key_used
+        memcpy(slot.key, &at, 8)
+        memcpy(c.key_arena + c.key_used, s, n)
+        c.key_used += n
+    if k <= INLINE_IDS:
+        memcpy(slot.ids, ids, k * sizeof(uint32_t))
+    else:
+        at = c.ids_used
+        memcpy(slot.ids, &at, 8)
+        memcpy(c.ids_arena + c.ids_used, ids, k * sizeof(uint32_t))
+        c.ids_used += k
+    c.count += 1
+
+
+cdef class PieceCache:
+    """Piece bytes -> token IDs for pieces of at most 256 bytes, within ``budget`` bytes.
+
+    The hash table and both arenas count against the budget; when an insert
+    would go over it the cache is full: it takes no new pieces until its
+    recent misses outnumber its recent hits and half the pieces it holds,
+    then it is emptied and starts again (``cache_seen``). Memory is bounded, a working set a little
+    larger than the budget is still mostly served, and a text that moves on
+    gets a fresh cache. Not shared between threads at the same time: callers
+    hand one cache to one encode.
+    """
+
+    cdef CacheState state
+
+    def __cinit__(self, Py_ssize_t budget=1 << 24):
+        minimum = cache_bytes(CACHE_SLOTS, CACHE_KEY_BYTES, CACHE_IDS)
+        if budget < minimum:
+            raise ValueError(f"budget must be at least {minimum} bytes, got {budget}")
+        self.state.budget = budget
+        if not cache_reset(&self.state):
+            raise MemoryError()
+
+    def __dealloc__(self):
+        cache_free(&self.state)
+
+    @property
+    def budget(self) -> int:
+        """The byte bound."""
+        return self.state.budget
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held now: hash table plus arenas (always <= budget)."""
+        return cache_bytes(self.state.capacity, self.state.key_capacity, self.state.ids_capacity)
+
+    def __len__(self) -> int:
+        return self.state.count
+
+    @property
+    def stats(self) -> dict:
+        """Hits, misses and resets since the cache was made, and whether it is full now."""
+        return {"hits": self.state.hits, "misses": self.state.misses, "resets": self.state.resets,
+                "full": bool(self.state.full)}
+
+    def clear(self) -> None:
+        if not cache_reset(&self.state):
+            raise MemoryError()
+
+
+# -- the model ---------------------------------------------------------------
+
+# -- batches of texts --
+#
+# A batch is read in two passes so that threads can encode batches at the same
+# time: with the GIL, one pass only takes each text's buffer (no copy); without
+# it, everything else: UTF-8 of non-ASCII str, the UTF-8 check of bytes, the
+# special-token search, splitting and merging.
+
+cdef enum:
+    # Text.kind of a buffer that already is UTF-8: an ASCII str.
+    KIND_UTF8 = 0
+    # Text.kind of bytes: UTF-8 only if checked.
+    KIND_BYTES = 8
+    # BatchError.what
+    BAD_SURROGATE = 1
+    BAD_UTF8 = 2
+    BAD_SIZE = 3
+
+
+cdef struct Text:
+    const void* data      # the bytes (KIND_UTF8, KIND_BYTES) or the str's code units
+    Py_ssize_t n          # bytes, or code points of a str of kind 1, 2 or 4
+    int kind              # KIND_UTF8, KIND_BYTES, or the str's PyUnicode kind
+
+
+cdef struct BatchError:
+    Py_ssize_t text       # index in the batch, -1 for none
+    Py_ssize_t at         # code point (BAD_SURROGATE) or byte (BAD_UTF8) offset
+    int what
+
+
+cdef Py_ssize_t to_utf8(const Text* t, vector[unsigned char]* out) noexcept nogil:
+    """The UTF-8 of a str of kind 1, 2 or 4 into ``out``: its size, or -1 - index of a surrogate.
+
+    Like ``str.encode("utf-8")``, which refuses lone surrogates. O(n).
+    """
+    cdef Py_ssize_t i, k = 0, need = t.n * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
+    cdef uint32_t c
+    cdef unsigned char* o
+    if <Py_ssize_t>out.size() < need:
+        out.resize(need)
+    o = out.data()
+    for i in range(t.n):
+        if t.kind == 1:
+            c = (<const unsigned char*>t.data)[i]
+        elif t.kind == 2:
+            c = (<const uint16_t*>t.data)[i]
+        else:
+            c = (<const uint32_t*>t.data)[i]
+        if c < 0x80:
+            o[k] = <unsigned char>c
+            k += 1
+        elif c < 0x800:
+            o[k] = <unsigned char>(0xC0 | (c >> 6))
+            o[k + 1] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 2
+        elif c < 0x10000:
+            if 0xD800 <= c < 0xE000:
+                return -1 - i
+            o[k] = <unsigned char>(0xE0 | (c >> 12))
+            o[k + 1] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
+            o[k + 2] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 3
+        else:
+            o[k] = <unsigned char>(0xF0 | (c >> 18))
+            o[k + 1] = <unsigned char>(0x80 | ((c >> 12) & 0x3F))
+            o[k + 2] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
+            o[k + 3] = <unsigned char>(0x80 | (c & 0x3F))
+            k += 4
+    return k
+
+
+cdef bint contains(const unsigned char* s, Py_ssize_t n, const string* needle) noexcept nogil:
+    """Whether ``needle`` occurs in ``s[0:n]``: memchr for its first byte, then compare."""
+    cdef Py_ssize_t m = needle.size()
+    cdef const unsigned char* first = <const unsigned char*>needle.data()
+    cdef const unsigned char* at = s
+    cdef const unsigned char* last
+    if m == 0:
+        return True  # as ``"" in text``
+    if n < m:
+        return False
+    last = s + n - m
+    while at <= last:
+        at = <const unsigned char*>memchr(at, first[0], last - at + 1)
+        if at == NULL:
+            return False
+        if memcmp(at + 1, first + 1, m - 1) == 0:
+            return True
+        at += 1
+    return False
+
+
+cdef tuple gather(list texts, Py_ssize_t start, Py_ssize_t stop, vector[Text]* out,
+                  bint allow_bytes):
+    """The buffers of ``texts[start:stop]``, with the GIL: O(stop - start), nothing copied.
+
+    Returns those texts as a tuple, which the caller keeps until the buffers
+    have been read without the GIL (another thread cannot drop a text from
+    it, as it could from the list).
+    """
+    if not 0 <= start <= stop <= len(texts):
+        raise ValueError(f"texts[{start}:{stop}] is not a range of the {len(texts)} texts")
+    cdef Py_ssize_t i, k = stop - start
+    cdef Text* t
+    cdef tuple kept = PyTuple_New(k)
+    out.resize(k)
+    for i in range(k):
+        text = texts[start + i]
+        Py_INCREF(<PyObject*>text)
+        PyTuple_SET_ITEM(kept, i, text)
+        t = &deref(out)[i]
+        if isinstance(text, str):
+            # PyUnicode_GetLength first: it readies a string made by the legacy API
+            # (Python 3.11), whose kind and data are not set before.
+            t.n = PyUnicode_GetLength(text)
+            t.data = PyUnicode_DATA(text)
+            t.kind = KIND_UTF8 if PyUnicode_IS_ASCII(text) else PyUnicode_KIND(text)
+        elif allow_bytes and isinstance(text, bytes):
+            t.data = PyBytes_AS_STRING(text)
+            t.n = len(<bytes>text)
+            t.kind = KIND_BYTES
+        else:
+            raise TypeError(f"texts[{start + i}] must be a str, got {type(text).__name__}")
+    return kept
+
+
+cdef int raise_batch_error(BatchError* error, Py_ssize_t first) except -1:
+    if error.what == BAD_SURROGATE:
+        raise ValueError(f"texts[{first + error.text}] is not encodable as UTF-8: "
+                         f"surrogates not allowed at index {error.at}")
+    if error.what == BAD_UTF8:
+        raise ValueError(f"texts[{first + error.text}]: invalid UTF-8 at byte offset {error.at}")
+    if error.what == BAD_SIZE:
+        raise ValueError(f"texts[{first + error.text}]: {error.at} bytes; one call encodes "
+                         "less than 4 GiB")
+    return 0
+
+
+cdef vector[string] needles(tuple specials) except *:
+    """The UTF-8 byte strings of ``specials`` (str or bytes).
+
+    A str with a lone surrogate has no UTF-8 and can occur in no text that
+    is UTF-8; the texts that are not are left to the caller anyway.
+    """
+    cdef vector[string] out
+    for special in specials:
+        if isinstance(special, str):
+            try:
+                special = special.encode("utf-8")
+            except UnicodeEncodeError:
+                continue
+        out.push_back(<string>special)
+    return out
+
+
+cdef class Encoder:
+    """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
+
+    Built from the left and right token of every rule in rank order, in
+    O(rules) time and memory (about 70-120 bytes per rule: pair table and keys, lengths,
+    flat offsets and one shared int object per ID; see the module notes
+    on token bytes). Methods that take a :class:`PieceCache` also accept
+    ``None`` (no cache).
+    """
+
+    # Pair -> rank: an open-addressing table of rank + 1 (0: free), 4 bytes a
+    # slot, each candidate checked against ``rule_key[rank]``. A quarter of the
+    # memory of (key, rank) slots, so the table of a 32k-rule model (256 KiB)
+    # stays in the core's own cache, where a first encode's lookups go.
+    cdef uint32_t* pair_slots
+    cdef uint64_t* rule_key        # left << 32 | right of each rule (its only copy of them)
+    cdef int pair_shift
+    cdef uint64_t pair_mask
+    cdef uint32_t byte_rank[65536]
+    cdef Py_ssize_t n_rules
+    cdef uint64_t* length         # bytes of each token, saturating at LENGTH_CAP
+    cdef uint64_t* flat_at        # offset into flat, NOT_FLAT for long tokens
+    cdef unsigned char* flat
+    cdef object ints              # the int object of every ID, shared by all outputs
+    cdef PyObject** int_items
+
+    def __cinit__(self, lefts, rights):
+        cdef Py_ssize_t n = len(lefts), i, capacity, at, flat_size
+        cdef uint32_t a, b, t
+        cdef uint64_t key, h
+        if len(rights) != n:
+            raise ValueError("lefts and rights must have the same length")
+        if n > 0xFFFFFFFF - 256:
+            raise ValueError(f"{n} rules are more than 32-bit token IDs allow")
+        self.n_rules = n
+        self.length = <uint64_t*>malloc((n + 256) * sizeof(uint64_t))
+        self.flat_at = <uint64_t*>malloc((n + 256) * sizeof(uint64_t))
+        capacity = 16
+        while capacity < 2 * n:
+            capacity *= 2
+        self.pair_mask = capacity - 1
+        self.pair_shift = 64
+        while (<uint64_t>1 << (64 - self.pair_shift)) < <uint64_t>capacity:
+            self.pair_shift -= 1
+        self.pair_slots = <uint32_t*>malloc(capacity * sizeof(uint32_t))
+        self.rule_key = <uint64_t*>malloc((n + 1) * sizeof(uint64_t))
+        if (self.length == NULL or self.flat_at == NULL or self.pair_slots == NULL or self.rule_key == NULL):
+            raise MemoryError()
+        for i in range(capacity):
+            self.pair_slots[i] = 0
+        for i in range(65536):
+            self.byte_rank[i] = NO_RANK
+        for i in range(256):
+            self.length[i] = 1
+        flat_size = 256
+        for i in range(n):
+            a = lefts[i]
+            b = rights[i]
+            t = <uint32_t>(256 + i)
+            if a >= t or b >= t:
+                raise ValueError(f"rule {i} joins a token that is not before it")
+            self.length[t] = min(self.length[a] + self.length[b], LENGTH_CAP)
+            if self.length[t] <= FLAT_MAX:
+                flat_size += self.length[t]
+            key = (<uint64_t>a << 32) | b
+            h = (key * GOLDEN) >> self.pair_shift
+            while self.pair_slots[h]:
+                if self.rule_key[self.pair_slots[h] - 1] == key:
+                    raise ValueError(f"rule {i} repeats the pair ({a}, {b})")
+                h = (h + 1) & self.pair_mask
+            self.rule_key[i] = key
+            self.pair_slots[h] = <uint32_t>(i + 1)
+            if a < 256 and b < 256:
+                self.byte_rank[a * 256 + b] = <uint32_t>i
+        self.flat = <unsigned char*>malloc(flat_size)
+        if self.flat == NULL:
+            raise MemoryError()
+        for i in range(256):
+            self.flat[i] = <unsigned char>i
+            self.flat_at[i] = i
+        at = 256
+        for i in range(n):
+            t = <uint32_t>(256 + i)
+            if self.length[t] <= FLAT_MAX:
+                # Both halves are shorter, so they are already in the buffer.
+                a = <uint32_t>(self.rule_key[i] >> 32)
+                b = <uint32_t>self.rule_key[i]
+                memcpy(self.flat + at, self.flat + self.flat_at[a], self.length[a])
+                memcpy(self.flat + at + self.length[a], self.flat + self.flat_at[b], self.length[b])
+                self.flat_at[t] = at
+                at += self.length[t]
+            else:
+                self.flat_at[t] = NOT_FLAT
+        # A tuple of ints, which the cyclic collector drops from its lists (a list
+        # would make every full collection read 256 + n int objects).
+        self.ints = tuple(range(n + 256))
+        self.int_items = <PyObject**>malloc((n + 256) * sizeof(PyObject*))
+        if self.int_items == NULL:
+            raise MemoryError()
+        for i in range(n + 256):
+            self.int_items[i] = PyTuple_GET_ITEM(<PyObject*>self.ints, i)
+
+    def __dealloc__(self):
+        free(self.pair_slots)
+        free(self.rule_key)
+        free(self.length)
+        free(self.flat_at)
+        free(self.flat)
+        free(self.int_items)
+
+    @property
+    def vocab_size(self) -> int:
+        return self.n_rules + 256
+
+    # -- merging (no GIL) --
+
+    cdef inline uint32_t rank(self, uint32_t a, uint32_t b) noexcept nogil:
+        cdef uint64_t key, h
+        if (a | b) < 256:
+            return self.byte_rank[(a << 8) | b]
+        cdef uint32_t slot
+        key = (<uint64_t>a << 32) | b
+        h = (key * GOLDEN) >> self.pair_shift
+        while True:
+            slot = self.pair_slots[h]
+            if slot == 0:
+                return NO_RANK
+            if self.rule_key[slot - 1] == key:
+                return slot - 1
+            h = (h + 1) & self.pair_mask
+
+    cdef Py_ssize_t merge_small(self, const unsigned char* s, Py_ssize_t n, uint32_t* out) noexcept nogil:
+        """Merge a piece of at most SMALL_PIECE bytes into ``out``; returns the token count."""
+        cdef uint32_t ranks[SMALL_PIECE]
+        cdef Py_ssize_t i, at, m = n
+        cdef uint32_t best
+        for i in range(n):
+            out[i] = s[i]
+        for i in range(n - 1):
+            ranks[i] = self.rank(out[i], out[i + 1])
+        while m > 1:
+            best = NO_RANK
+            at = -1
+            for i in range(m - 1):
+                if ranks[i] < best:
+                    best = ranks[i]
+                    at = i
+            if at < 0:
+                break
+            out[at] = 256 + best
+            # Token at + 1 is consumed: pair at + 1 goes, later pairs move down.
+            # (Plain loops: these moves are a few words, less than a call to memmove.)
+            for i in range(at + 1, m - 1):
+                out[i] = out[i + 1]
+            for i in range(at + 1, m - 2):
+                ranks[i] = ranks[i + 1]
+            m -= 1
+            if at + 1 < m:
+                ranks[at] = self.rank(out[at], out[at + 1])
+            if at > 0:
+                ranks[at - 1] = self.rank(out[at - 1], out[at])
+        return m
+
+    cdef int merge_large(self, const unsigned char* s, Py_ssize_t n, vector[uint32_t]* out) except -1 nogil:
+        """Merge a piece of any length with the linked list and the indexed heap."""
+        cdef uint32_t* tokens = <uint32_t*>malloc(n * 4 * sizeof(uint32_t))
+        cdef uint32_t* nxt
+        cdef uint32_t* prv
+        cdef Heap heap
+        cdef Py_ssize_t i
+        cdef uint32_t r, j, after, before, position
+        cdef uint64_t key
+        heap.keys = <uint64_t*>malloc(n * sizeof(uint64_t))
+        if tokens == NULL or heap.keys == NULL:
+            free(tokens)
+            free(heap.keys)
+            with gil:
+                raise MemoryError()
+        nxt = tokens + n
+        prv = tokens + 2 * n
+        heap.slot = tokens + 3 * n
+        heap.size = 0
+        for i in range(n):
+            tokens[i] = s[i]
+            nxt[i] = <uint32_t>(i + 1)
+            prv[i] = <uint32_t>(i - 1)
+            heap.slot[i] = NONE
+        nxt[n - 1] = NONE
+        prv[0] = NONE
+        for i in range(n - 1):
+            r = self.rank(tokens[i], tokens[i + 1])
+            if r != NO_RANK:
+                heap.keys[heap.size] = (<uint64_t>r << 32) | <uint64_t>i
+                heap.slot[i] = <uint32_t>heap.size
+                heap.size += 1
+        i = (heap.size - 2) // 4 if heap.size > 1 else -1
+        while i >= 0:
+            sift_down(&heap, i)
+            i -= 1
+        while heap.size:
+            key = heap.keys[0]
+            r = <uint32_t>(key >> 32)
+            position = <uint32_t>key
+            heap.slot[position] = NONE
+            heap_remove_at(&heap, 0)
+            j = nxt[position]
+            tokens[position] = 256 + r
+            if heap.slot[j] != NONE:  # the consumed token's own pair goes too
+                i = heap.slot[j]
+                heap.slot[j] = NONE
+                heap_remove_at(&heap, i)
+            after = nxt[j]
+            nxt[position] = after
+            if after != NONE:
+                prv[after] = position
+                heap_set(&heap, position, self.rank(tokens[position], tokens[after]))
+            before = prv[position]
+            if before != NONE:
+                heap_set(&heap, before, self.rank(tokens[before], tokens[position]))
+        position = 0
+        while position != NONE:
+            out.push_back(tokens[position])
+            position = nxt[position]
+        free(tokens)
+        free(heap.keys)
+        return 0
+
+    cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
+                         vector[uint32_t]* out) except -1 nogil:
+        """Append the IDs of one piece to ``out``, through the cache when it is short."""
+        cdef uint64_t h = 0
+        if cache != NULL and 1 < n <= MAX_CACHED_PIECE:
+            h = hash_bytes(s, n)
+        return self.merge_hashed(s, n, h, cache, out)
+
+    cdef int merge_hashed(self, const unsigned char* s, Py_ssize_t n, uint64_t h,
+                          CacheState* cache, vector[uint32_t]* out) except -1 nogil:
+        """:meth:`merge_piece` with the piece's hash already known (0: do not cache)."""
+        cdef uint32_t small[SMALL_PIECE]
+        cdef Py_ssize_t k, start
+        cdef CacheSlot* slot
+        cdef const uint32_t* ids
+        if n == 1:
+            out.push_back(s[0])
+            return 0
+        if h and cache.slots != NULL:
+            slot = cache_find(cache, h, s, n)
+            if slot != NULL:
+                cache.hits += 1
+                ids = slot_ids(cache, slot)
+                out.insert(out.end(), ids, ids + slot.ids_len)
+                if cache.full:
+                    cache_seen(cache, True)
+                return 0
+            cache.misses += 1
+            if cache.full:
+                cache_seen(cache, False)
+        if n <= SMALL_PIECE:
+            k = self.merge_small(s, n, small)
+            out.insert(out.end(), small, small + k)
+            if h:
+                cache_insert(cache, h, s, n, small, k)
+            return 0
+        start = out.size()
+        self.merge_large(s, n, out)
+        if h:
+            cache_insert(cache, h, s, n, out.data() + start, out.size() - start)
+        return 0
+
+    cdef int encode_into(self, const unsigned char* s, Py_ssize_t n, int pattern,
+                         CacheState* cache, vector[uint32_t]* out) except -1 nogil:
+        """Split, look up and merge every piece of ``s``.
+
+        The next piece is found and its cache slot prefetched before the
+        current one is looked up: the table is larger than the CPU caches, and
+        the lookup of a rare piece would otherwise wait on memory.
+        """
+        cdef Py_ssize_t p = 0, end, after = 0
+        cdef uint64_t h = 0, next_h = 0
+        if pattern == PAT_NONE:
+            if n:
+                self.merge_piece(s, n, cache, out)
+            return 0
+        if n == 0:
+            return 0
+        end = piece_end(pattern, s, n, 0)
+        if cache != NULL and 1 < end <= MAX_CACHED_PIECE:
+            h = hash_bytes(s, end)
+        while p < n:
+            if end <= p:
+                with gil:
+                    raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
+            next_h = 0
+            if end < n:
+                after = piece_end(pattern, s, n, end)
+                if cache != NULL and 1 < after - end <= MAX_CACHED_PIECE:
+                    next_h = hash_bytes(s + end, after - end)
+                    if cache.slots != NULL:
+                        __builtin_prefetch(&cache.slots[<Py_ssize_t>(next_h >> 7) & (cache.capacity - 1)])
+            self.merge_hashed(s + p, end - p, h, cache, out)
+            p = end
+            end = after
+            h = next_h
+        return 0
+
+    cdef object to_list(self, vector[uint32_t]* ids):
+        return self.to_list_range(ids, 0, ids.size())
+
+    cdef object to_list_range(self, vector[uint32_t]* ids, Py_ssize_t start, Py_ssize_t end):
+        """IDs ``start:end`` as a list of the shared int objects."""
+        cdef Py_ssize_t i
+        cdef PyObject* item
+        cdef uint32_t* data = ids.data()
+        out = PyList_New(end - start)
+        for i in range(start, end):
+            item = self.int_items[data[i]]
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, i - start, item)
+        return out
+
+    # -- Python entry points --
+
+    def encode(self, data, int pattern=-1, PieceCache cache=None):
+        """Token IDs of ``data`` (str: its UTF-8; bytes: as they are, valid UTF-8 when split).
+
+        ``pattern`` is a code of ``PATTERN_CODES`` (or PATTERN_NONE: one
+        piece). O(n log n) worst case for n bytes; the GIL is released while
+        splitting and merging.
+        """
+        cdef const unsigned char* s
+        cdef Py_ssize_t n, bad = -1
+        cdef vector[uint32_t] ids
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        owner = utf8_of(data, &s, &n, "data")
+        if pattern != PAT_NONE and not isinstance(data, str):
+            with nogil:
+                bad = utf8_error(s, n)
+            if bad >= 0:
+                raise ValueError(f"data: invalid UTF-8 at byte offset {bad}")
+        with nogil:
+            self.encode_into(s, n, pattern, state, &ids)
+        return self.to_list(&ids)
+
+    cdef int encode_texts(self, vector[Text]* texts, int pattern, CacheState* cache,
+                          const vector[string]* specials, long long append,
+                          vector[uint32_t]* ids, vector[Py_ssize_t]* ends,
+                          vector[char]* skipped, BatchError* error,
+                          bint stop_at_skip=False) except -1 nogil:
+        """The batch's second pass, without the GIL: each text's IDs appended to ``ids``.
+        Returns how many texts it skipped (below).
+
+        ``ends[i]`` is where text i's IDs (and ``append``, when >= 0) end. A
+        text is not encoded when it holds one of ``specials`` (``skipped[i]``
+        is 1) or when it is a ``str`` with a lone surrogate, which UTF-8 cannot
+        hold (``skipped[i]`` is 2, and ``error`` names the first such text): the
+        caller encodes those one by one, so that a special token in them is
+        refused before their UTF-8 is, as :meth:`Tokenizer.encode` does. Stops
+        at ``bytes`` that are not UTF-8, at a text of 4 GiB or more, and with
+        ``stop_at_skip`` at the first skipped text (a caller that then encodes
+        every text on its own has no use for the rest).
+        """
+        cdef vector[unsigned char] scratch
+        cdef const unsigned char* s
+        cdef Py_ssize_t i, j, n, bad, k = texts.size()
+        cdef Text* t
+        cdef Py_ssize_t size = 0, not_encoded = 0
+        ends.resize(k)
+        skipped.assign(k, 0)
+        # Room for a token per four units of input (real text has about four bytes
+        # a token): the IDs are then seldom copied to a larger buffer as they grow.
+        for i in range(k):
+            size += deref(texts)[i].n
+        ids.reserve(ids.size() + size // 4 + (k if append >= 0 else 0))
+        for i in range(k):
+            t = &deref(texts)[i]
+            if t.kind == KIND_UTF8 or t.kind == KIND_BYTES:
+                s = <const unsigned char*>t.data
+                n = t.n
+                if t.kind == KIND_BYTES and pattern != PAT_NONE:
+                    bad = utf8_error(s, n)
+                    if bad >= 0:
+                        error.text = i
+                        error.at = bad
+                        error.what = BAD_UTF8
+                        return 0
+            else:
+                n = to_utf8(t, &scratch)
+                if n < 0:
+                    if error.what == 0:
+                        error.text = i
+                        error.at = -1 - n
+                        error.what = BAD_SURROGATE
+                    skipped[0][i] = 2
+                    ends[0][i] = ids.size()
+                    not_encoded += 1
+                    if stop_at_skip:
+                        return not_encoded
+                    continue
+                s = scratch.data()
+            if n >= <Py_ssize_t>0xFFFFFFFFu:
+                error.text = i
+                error.at = n
+                error.what = BAD_SIZE
+                return 0
+            for j in range(<Py_ssize_t>specials.size()):
+                if contains(s, n, &deref(specials)[j]):
+                    skipped[0][i] = 1
+                    break
+            if skipped[0][i]:
+                not_encoded += 1
+                if stop_at_skip:
+                    return not_encoded
+            else:
+                self.encode_into(s, n, pattern, cache, ids)
+                if append >= 0:
+                    ids.push_back(<uint32_t>append)
+            ends[0][i] = ids.size()
+        return not_encoded
+
+    def encode_batch(self, list texts, int pattern=-1, PieceCache cache=None,
+                     tuple skip=(), Py_ssize_t start=0, stop=None):
+        """:meth:`encode` of each str of ``texts[start:stop]``: one list of IDs per text.
+
+        A text that contains one of ``skip`` (str or bytes) is not encoded:
+        its entry is None. A str that UTF-8 cannot hold raises ValueError.
+        """
+        batch = self.encode_batch_ids(texts, pattern, cache, skip, start, stop)
+        batch.check()
+        return batch.lists()
+
+    def encode_batch_ids(self, list texts, int pattern=-1, PieceCache cache=None,
+                         tuple skip=(), Py_ssize_t start=0, stop=None):
+        """The IDs of :meth:`encode_batch`, as a :class:`BatchIDs` (its lists not built yet).
+
+        The GIL is held only to take each text's buffer: UTF-8, the ``skip``
+        search, splitting and merging run without it. Building the lists
+        needs the GIL again; a thread pool does better to leave that to one
+        thread while its workers encode the next batches. A str that UTF-8
+        cannot hold is not encoded either (``skipped()``); ``check()`` raises
+        for the first one.
+        """
+        cdef BatchIDs batch = BatchIDs.__new__(BatchIDs)
+        cdef vector[Text] items
+        cdef vector[string] specials = needles(skip)
+        cdef BatchError error
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        error.text = -1
+        error.what = 0
+        batch.encoder = self
+        kept = gather(texts, start, len(texts) if stop is None else stop, &items, False)
+        with nogil:
+            self.encode_texts(&items, pattern, state, &specials, -1, &batch.ids, &batch.ends,
+                              &batch.not_encoded, &error)
+        if error.what == BAD_SURROGATE:
+            batch.error = error
+            batch.start = start
+        else:
+            raise_batch_error(&error, start)
+        return batch
+
+    def encode_batch_array(self, list texts, int pattern=-1, PieceCache cache=None,
+                           long long append=-1, int itemsize=4, tuple skip=(),
+                           Py_ssize_t start=0, stop=None, bint accept_bytes=True):
+        """The IDs of all ``texts[start:stop]`` one after the other as raw unsigned integers.
+
+        ``append`` (when >= 0) follows each text; ``itemsize`` is 2 or 4 bytes,
+        native byte order. Returns ``bytes``, or None when a text contains one
+        of ``skip`` or is a str that UTF-8 cannot hold (the caller then encodes
+        the texts one by one). No Python int is made for any
+        ID, and the GIL is held only to take each text's buffer. ``bytes``
+        texts are allowed with ``accept_bytes`` (checked as UTF-8 when
+        ``pattern`` splits).
+        """
+        cdef vector[Text] items
+        cdef vector[string] specials = needles(skip)
+        cdef vector[uint32_t] ids
+        cdef vector[Py_ssize_t] ends
+        cdef vector[char] skipped
+        cdef BatchError error
+        cdef Py_ssize_t i, total, not_encoded
+        cdef uint32_t most = 0
+        cdef uint16_t* narrow
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
+        if append > 0xFFFFFFFF:
+            raise ValueError(f"append: {append} is not a 32-bit token ID")
+        error.text = -1
+        error.what = 0
+        kept = gather(texts, start, len(texts) if stop is None else stop, &items, accept_bytes)
+        with nogil:
+            # A skip string, or a str that is not UTF-8: the caller encodes every
+            # text on its own, so nothing after the first such text is encoded here.
+            not_encoded = self.encode_texts(&items, pattern, state, &specials, append, &ids,
+                                            &ends, &skipped, &error, True)
+            total = ids.size()
+            if itemsize == 2 and not not_encoded:
+                for i in range(total):
+                    if ids[i] > most:
+                        most = ids[i]
+        if error.what != BAD_SURROGATE:
+            raise_batch_error(&error, start)
+        if not_encoded:
+            return None
+        if itemsize == 2 and most > 0xFFFF:
+            raise ValueError(f"ID {most} does not fit in 16 bits")
+        if itemsize == 4:
+            return PyBytes_FromStringAndSize(<char*>ids.data(), total * 4)
+        result = PyBytes_FromStringAndSize(NULL, total * 2)
+        narrow = <uint16_t*>PyBytes_AS_STRING(result)
+        with nogil:
+            for i in range(total):
+                narrow[i] = <uint16_t>ids[i]
+        return result
+
+    def encode_pieces(self, pieces, PieceCache cache=None):
+        """The IDs of each piece (str or bytes) in turn, as one list."""
+        cdef const unsigned char* s
+        cdef Py_ssize_t n
+        cdef vector[uint32_t] ids
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        for piece in pieces:
+            owner = utf8_of(piece, &s, &n, "data")
+            if n:
+                if n > SMALL_PIECE:
+                    with nogil:
+                        self.merge_piece(s, n, state, &ids)
+                else:
+                    self.merge_piece(s, n, state, &ids)
+        return self.to_list(&ids)
+
+    # -- token bytes and decoding --
+
+    cdef void write_token(self, uint32_t token, unsigned char* out, vector[uint32_t]* stack) noexcept nogil:
+        """Write a token's bytes: one copy when it is flat, else its halves in order."""
+        cdef uint32_t t
+        if self.flat_at[token] != NOT_FLAT:
+            memcpy(out, self.flat + self.flat_at[token], self.length[token])
+            return
+        stack.clear()
+        stack.push_back(token)
+        while stack.size():
+            t = stack.back()
+            stack.pop_back()
+            if self.flat_at[t] != NOT_FLAT:
+                memcpy(out, self.flat + self.flat_at[t], self.length[t])
+                out += self.length[t]
+            else:
+                stack.push_back(<uint32_t>self.rule_key[t - 256])  # right, then left
+                stack.push_back(<uint32_t>(self.rule_key[t - 256] >> 32))
+
+    def token_length(self, Py_ssize_t token) -> int:
+        """Bytes of one token, O(1) (saturates at 2**62 for absurd models)."""
+        if token < 0 or token >= self.n_rules + 256:
+            raise ValueError(f"token {token} is outside the vocabulary")
+        return self.length[token]
+
+    cdef object join(self, vector[uint32_t]* tokens, tuple specials):
+        """The bytes of checked IDs: O(total bytes); one copy per flat token."""
+        cdef Py_ssize_t i, k = tokens.size(), base = self.n_rules + 256
+        cdef uint64_t total = 0
+        cdef uint32_t t
+        cdef vector[uint32_t] stack
+        cdef unsigned char* out
+        for i in range(k):
+            t = deref(tokens)[i]
+            total += self.length[t] if t < base else len(<bytes>specials[t - base])
+            if total > LENGTH_CAP:
+                raise ValueError("ids: the decoded bytes would not fit in memory")
+        result = PyBytes_FromStringAndSize(NULL, <Py_ssize_t>total)
+        out = <unsigned char*>PyBytes_AS_STRING(result)
+        for i in range(k):
+            t = deref(tokens)[i]
+            if t < base:
+                self.write_token(t, out, &stack)
+                out += self.length[t]
+            else:
+                special = <bytes>specials[t - base]
+                memcpy(out, PyBytes_AS_STRING(special), len(special))
+                out += len(special)
+        return result
+
+    def decode(self, ids, tuple specials=()):
+        """The bytes of a sequence of IDs; ID ``vocab_size + k`` stands for ``specials[k]``.
+
+        O(number of IDs + total bytes); long tokens are expanded from their halves.
+        """
+        cdef Py_ssize_t k, i, limit = self.n_rules + 256 + len(specials)
+        cdef long long token
+        cdef int overflow = 0
+        cdef PyObject* item
+        cdef vector[uint32_t] tokens
+        if not isinstance(ids, list):
+            ids = list(ids)
+        k = len(ids)
+        tokens.resize(k)
+        for i in range(k):
+            item = PyList_GET_ITEM(ids, i)
+            if PyLong_CheckExact(item):
+                token = PyLong_AsLongLongAndOverflow(item, &overflow)
+                if overflow:
+                    raise ValueError(f"ids[{i}] = {<object>item} is outside the vocabulary (0..{limit - 1})")
+            else:
+                token = as_id(<object>item, i, limit)
+            if token < 0 or token >= limit:
+                raise ValueError(f"ids[{i}] = {token} is outside the vocabulary (0..{limit - 1})")
+            tokens[i] = <uint32_t>token
+        return self.join(&tokens, specials)
+
+    def decode_array(self, ids, tuple specials=()):
+        """:meth:`decode` of a buffer of unsigned 16- or 32-bit IDs (array, numpy, memoryview)."""
+        cdef const uint16_t[:] narrow
+        cdef const uint32_t[:] wide
+        cdef Py_ssize_t k, i, limit = self.n_rules + 256 + len(specials)
+        cdef vector[uint32_t] tokens
+        view = memoryview(ids)
+        if view.itemsize == 2 and view.format in ("H", "<H", "=H"):
+            narrow = view
+            k = narrow.shape[0]
+            tokens.resize(k)
+            for i in range(k):
+                tokens[i] = narrow[i]
+        elif view.itemsize == 4 and view.format in ("I", "<I", "=I", "L", "<L", "=L"):
+            wide = view
+            k = wide.shape[0]
+            tokens.resize(k)
+            for i in range(k):
+                tokens[i] = wide[i]
+        else:
+            raise TypeError(f"ids: need unsigned 16- or 32-bit integers, got format {view.format!r}")
+        for i in range(k):
+            if tokens[i] >= limit:
+                raise ValueError(f"ids[{i}] = {tokens[i]} is outside the vocabulary (0..{limit - 1})")
+        return self.join(&tokens, specials)
+
+    def token_bytes(self, Py_ssize_t token) -> bytes:
+        """The bytes of one token, O(its length)."""
+        return self.decode([token])
+
+
+cdef class BatchIDs:
+    """The IDs of a batch of texts as :meth:`Encoder.encode_batch_ids` leaves them."""
+
+    cdef Encoder encoder
+    cdef vector[uint32_t] ids
+    cdef vector[Py_ssize_t] ends
+    cdef vector[char] not_encoded   # 1: holds a skip string; 2: a str UTF-8 cannot hold
+    cdef BatchError error           # the first text of kind 2, if any
+    cdef Py_ssize_t start           # the batch's first index in the caller's list
+
+    def __len__(self):
+        return self.ends.size()
+
+    def skipped(self):
+        """The positions in the batch of the texts that were not encoded: those that hold
+        a ``skip`` string, and str that UTF-8 cannot hold."""
+        return [i for i in range(<Py_ssize_t>self.not_encoded.size()) if self.not_encoded[i]]
+
+    def check(self):
+        """Raise ValueError for the first text that UTF-8 cannot hold, if there is one."""
+        if self.error.what:
+            raise_batch_error(&self.error, self.start)
+
+    def lists(self, bint track=True):
+        """One list of IDs per text (None for a skipped text), O(IDs); needs the GIL.
+
+        Many new lists would set off the cyclic garbage collector again and
+        again, and each would be traversed by every later collection (a third
+        of the time on short texts). A list of ints is in no reference cycle,
+        so the lists are not tracked (as CPython does for tuples of atoms):
+        only a cycle a caller builds through them later would go uncollected.
+        The list that holds them joins the collector once it is full, or not
+        at all with ``track=False`` (a part for :func:`join_lists`): a
+        collection that the new lists set off would otherwise read every list
+        made so far through it.
+        """
+        cdef Py_ssize_t k = self.ends.size(), i, start = 0
+        out = PyList_New(k)
+        PyObject_GC_UnTrack(<PyObject*>out)
+        for i in range(k):
+            if self.not_encoded[i]:
+                item = None
+            else:
+                item = self.encoder.to_list_range(&self.ids, start, self.ends[i])
+                PyObject_GC_UnTrack(<PyObject*>item)
+            Py_INCREF(<PyObject*>item)
+            PyList_SET_ITEM(out, i, <PyObject*>item)
+            start = self.ends[i]
+        if track:
+            PyObject_GC_Track(<PyObject*>out)
+        return out
+
+
+def join_lists(list parts):
+    """One new list of the items of every list in ``parts``, in order, O(items).
+
+    Built out of the cyclic collector's sight and handed to it when full (see
+    :meth:`BatchIDs.lists`): the collections that building the parts set off
+    then never read the items through it.
+    """
+    cdef Py_ssize_t total = 0, i, j, at = 0, n
+    cdef PyObject* part
+    cdef PyObject* item
+    for i in range(len(parts)):
+        if not isinstance(parts[i], list):
+            raise TypeError(f"parts[{i}] must be a list, got {type(parts[i]).__name__}")
+        total += len(<list>parts[i])
+    out = PyList_New(total)
+    PyObject_GC_UnTrack(<PyObject*>out)
+    for i in range(len(parts)):
+        part = PyList_GET_ITEM(parts, i)
+        n = len(<list>part)
+        for j in range(n):
+            item = PyList_GET_ITEM(<object>part, j)
+            Py_INCREF(item)
+            PyList_SET_ITEM(out, at, item)
+            at += 1
+    PyObject_GC_Track(<PyObject*>out)
+    return out
+
+
+def untrack_int_records(list records):
+    """Leave the tuples of ``records`` that hold only ints out of the cyclic garbage collector.
+
+    Such a tuple can be in no reference cycle. CPython untracks plain tuples
+    of atoms itself, but never a tuple subclass such as ``Merge``: a model of
+    100k rules would add 100k objects to every full collection (measured: a
+    loaded 32k-rule model took one collection from 5 to 15 ms). Only tuples
+    without an instance ``__dict__`` and with exact ints (or bools) in every
+    field are untracked; anything else is left as it is. O(len(records)).
+    """
+    cdef Py_ssize_t i, j, n
+    cdef PyObject* record
+    cdef PyObject* item
+    for i in range(len(records)):
+        record = PyList_GET_ITEM(records, i)
+        if not PyTuple_Check(record) or Py_TYPE(record).tp_dictoffset != 0:
+            continue
+        n = PyTuple_GET_SIZE(record)
+        for j in range(n):
+            item = PyTuple_GET_ITEM(record, j)
+            if not PyLong_CheckExact(item) and not PyBool_Check(item):
+                break
+        else:
+            PyObject_GC_UnTrack(record)
+
+
+cdef object utf8_of(object data, const unsigned char** s, Py_ssize_t* n, str name):
+    """Point ``s``/``n`` at the UTF-8 of ``data``; returns the object that owns those bytes.
+
+    ASCII str is read in place; other str is encoded into a new bytes object
+    (not cached on the str, so memory is given back after the call).
+    """
+    cdef const unsigned char[:] view
+    if isinstance(data, str):
+        if PyUnicode_IS_ASCII(data):
+            s[0] = <const unsigned char*>PyUnicode_DATA(data)
+            n[0] = PyUnicode_GET_LENGTH(data)
+            owner = data
+        else:
+            try:
+                owner = PyUnicode_AsUTF8String(data)
+            except UnicodeEncodeError as exc:
+                raise ValueError(
+                    f"{name} is not encodable as UTF-8: {exc.reason} at index {exc.start}") from None
+            s[0] = <const unsigned char*>PyBytes_AS_STRING(owner)
+            n[0] = len(<bytes>owner)
+    elif isinstance(data, bytes):
+        s[0] = <const unsigned char*>PyBytes_AS_STRING(data)
+        n[0] = len(<bytes>data)
+        owner = data
+    else:
+        view = data
+        n[0] = view.shape[0]
+        s[0] = &view[0] if n[0] else NULL
+        owner = view
+    if n[0] >= 0xFFFFFFFF:
+        raise ValueError(f"{name}: {n[0]} bytes; one call encodes less than 4 GiB")
+    return owner
+
+
+cdef long long as_id(object item, Py_ssize_t position, Py_ssize_t limit) except? -1:
+    """An ID that is not an exact int: numpy integers and the like, never bool."""
+    if isinstance(item, bool):
+        raise TypeError(f"ids[{position}] must be an int, got bool")
+    try:
+        value = operator.index(item)
+    except TypeError:
+        raise TypeError(f"ids[{position}] must be an int, got {type(item).__name__}") from None
+    if not 0 <= value < limit:
+        raise ValueError(f"ids[{position}] = {value} is outside the vocabulary (0..{limit - 1})")
+    return value

@@ -1,0 +1,1 @@
+"""Shared ground for every stage: atomic writes and argument checks."""

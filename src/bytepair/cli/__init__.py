@@ -1,0 +1,1 @@
+"""The ``bytepair`` command line."""

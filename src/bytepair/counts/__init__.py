@@ -1,0 +1,2 @@
+"""Counts: piece tables counted on threads, processes or a Dask cluster, and the
+count-table files."""

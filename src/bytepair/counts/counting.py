@@ -1,0 +1,481 @@
+"""Counting: documents -> pieces -> a table ``{piece UTF-8 bytes: count}``.
+
+Three layers, each usable on its own (a cluster scheduler can call the first
+two and sum the tables itself):
+
+* :func:`count_documents` counts an iterable of documents in this process;
+* :func:`count_part` counts one byte range of one file (see
+  :meth:`bytepair.Files.parts`) in this process;
+* :func:`count_pieces` and :func:`count_files` spread that work over
+  ``workers`` threads or processes and sum the tables. The sum does not
+  depend on how the work was split, so every split gives the same table.
+
+Files and in-memory documents with a named pattern (or none) are split and
+counted in compiled code over large buffers (``bytepair.split._split.PieceTable``,
+fed by :mod:`bytepair.read.blocks`); custom regexes go through ``regex``.
+
+``source`` is the pre-tokenizer's regex source (:func:`bytepair.split.pretokenize.resolve_pattern`);
+``None`` means no split: each document is one piece, counted as bytes.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gzip
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import threading
+from bisect import bisect_right
+from collections import Counter, deque
+from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, NamedTuple
+
+from bytepair.read import blocks
+from bytepair.split import fastsplit
+from bytepair.read.corpus import Files, RemoteFile, file_of, is_jsonl, is_parquet, read_file
+from bytepair.counts.piece_counts import PieceCounts
+from bytepair.split.pretokenize import PATTERNS, splitter
+
+#: Documents are counted in batches of about this many characters.
+BATCH_CHARS = 1 << 21
+#: Files are counted by workers in byte ranges of at least this size.
+PART_BYTES = 1 << 20
+
+
+class Partial(NamedTuple):
+    """One batch or file part as counted, as a worker reports it.
+
+    ``size`` is the characters (batch) or bytes (file part) it covered;
+    ``pid`` and ``thread`` (``threading.get_ident()``) say who counted it.
+    ``counts`` is its table, or None when the table stays with the worker
+    until the end (compiled counting).
+    """
+
+    counts: Counter | None
+    size: int
+    pid: int
+    thread: int
+
+
+def _partial(counts: Counter | None, size: int) -> Partial:
+    return Partial(counts, size, os.getpid(), threading.get_ident())
+
+
+def _compiled(source: str | None) -> str | None | bool:
+    """The compiled pattern name for ``source`` (None: byte mode), or False when ``regex`` splits."""
+    if not fastsplit.available():
+        return False
+    if source is None:
+        return None
+    return fastsplit.compiled_name(source) or False
+
+
+def counts_bytes(source: str | None) -> bool:
+    """Whether :func:`count_pieces` takes ``bytes`` documents for ``source`` (else ``str``)."""
+    return source is None or _compiled(source) is not False
+
+
+def _table_counter(table) -> Counter:
+    return Counter(table.items())
+
+
+def count_documents(documents: Iterable[str | bytes], source: str | None) -> Counter:
+    """Piece counts of ``documents`` in this process: O(total characters).
+
+    Documents are ``str`` when ``source`` is a pattern, ``bytes`` (or ``str``,
+    counted as is) when it is ``None``. Empty documents add nothing.
+
+    >>> sorted(count_documents(["a b a", "b"], PATTERNS["gpt2"]).items())
+    [(b' a', 1), (b' b', 1), (b'a', 1), (b'b', 1)]
+    """
+    if source is None:
+        return Counter(doc for doc in documents if doc)
+    name = _compiled(source)
+    if name:
+        return fastsplit.count(documents, name)
+    split = splitter(source)
+    counts: Counter = Counter()
+    for doc in documents:
+        counts.update(split(doc))
+    return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
+
+
+def _count_block(table, path: Path, offset: int, data: bytes, name: str | None,
+                 per_line: bool) -> None:
+    """Count one block of a file (its bytes from ``offset`` on) into ``table``.
+
+    Invalid UTF-8 raises ValueError naming the file and the absolute byte offset.
+    """
+    try:
+        table.count(data, name, per_line=per_line)
+    except fastsplit.InvalidUTF8 as exc:
+        raise ValueError(
+            f"{path}: invalid UTF-8 at byte offset {offset + exc.offset}"
+            " (only byte mode, pretokenize=None, accepts any bytes)"
+        ) from None
+
+
+def _file_blocks(path: Path, start: int, end: int | None, name: str | None, per_line: bool,
+                 block_bytes: int | None = None) -> Iterator[tuple[int, bytes, int]]:
+    """``(offset, block, progress)`` covering bytes ``[start, end)`` of a plain or gzip file.
+
+    Per-line blocks end at line ends; whole-file blocks at cut points (each
+    block then is a document of its own, with the pieces it has in the whole
+    file). Byte mode reads a whole-file document at once: it is one piece.
+    ``progress`` is the block's share of the file on disk (compressed bytes
+    for gzip). Memory: one block (about ``block_bytes``) plus the carried tail.
+    """
+    try:
+        with blocks.open_binary(path) as handle:
+            if start:
+                handle.seek(start)
+            if name is None and not per_line:
+                data = handle.read() if end is None else handle.read(end - start)
+                yield start, data, len(data)
+                return
+            raw = getattr(handle, "fileobj", None)  # a gzip file's compressed stream
+            done = raw.tell() if raw is not None else start
+            for offset, data in blocks.read_blocks(handle, start, end, per_line=per_line,
+                                                   block_bytes=block_bytes):
+                seen, done = done, raw.tell() if raw is not None else offset + len(data)
+                yield offset, data, done - seen
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
+                 per_line: bool) -> None:
+    """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block
+    (:func:`_file_blocks`, :func:`_count_block`). Memory: one block plus the table."""
+    for offset, data, _ in _file_blocks(path, start, end, name, per_line):
+        _count_block(table, path, offset, data, name, per_line)
+
+
+def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
+    """Whether compiled code reads, splits and counts ``path`` in blocks (no Python object
+    per document): local plain or gzip text, with a named pattern or none."""
+    return (_compiled(source) is not False and isinstance(path, Path) and not is_jsonl(path)
+            and not is_parquet(path))
+
+
+def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
+               per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
+    """Count one part: into ``table`` when compiled code can, else return its Counter.
+
+    Only local plain and gzip text is read in blocks; Parquet row groups, JSON
+    Lines and fsspec URLs come as documents from :func:`bytepair.read.corpus.read_file`.
+    """
+    name = _compiled(source)
+    if table is not None and _in_blocks(path, source):
+        _count_range(table, path, start, end, name, per_line)
+        return None
+    documents = read_file(path, text=source is not None, per_line=per_line,
+                          jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
+    if name is not False and table is not None and source is not None:
+        table.add_documents(documents, name)
+        return None
+    return count_documents(documents, source)
+
+
+def count_part(path: str | os.PathLike, start: int, end: int | None, source: str | None, *,
+               per_line: bool = False, jsonl_field: str = "text",
+               text_column: str = "text") -> Counter:
+    """Piece counts of the documents in bytes ``[start, end)`` of one file (``end=None``: to the end).
+
+    The range comes from :meth:`bytepair.Files.parts`, which cuts only at line
+    ends or document cut points; for a Parquet file it is a range of row
+    groups. ``path`` may be an fsspec URL. Local plain and gzip text with a
+    named pattern or none is read in blocks and split and counted in compiled
+    code; Parquet, JSON Lines and URLs are read as documents, then counted.
+    O(range size).
+    """
+    table = fastsplit.table() if fastsplit.available() else None
+    counts = _part_into(table, file_of(path), start, end, source, per_line, jsonl_field,
+                        text_column)
+    return counts if counts is not None else _table_counter(table)
+
+
+#: prctl(2) option: the signal this process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
+
+
+def _start_worker(parent: int) -> None:
+    """Pool initializer: signals as a worker needs them, and death with the parent.
+
+    Only the parent reacts to Ctrl-C and SIGTERM: it stops the pool, whose
+    ``terminate`` sends each worker SIGTERM, which ends it at once (whatever
+    handler the parent had). On Linux the kernel sends SIGKILL to the worker when the
+    parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
+    until its current task is done (``docs/design.md``).
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    # Out of the parent's process group: a signal sent to the group (``timeout``,
+    # ``kill -TERM -PGID``) must not kill an idle worker that holds the task
+    # queue's lock, or the parent's pool shutdown waits for that lock for ever.
+    os.setpgid(0, 0)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the line above took effect
+
+
+def _pool(workers: int, initializer=_start_worker, initargs=()):
+    """A fork pool whose workers all run :func:`_start_worker` first (``initializer`` does)."""
+    return multiprocessing.get_context("fork").Pool(workers, initializer=initializer,
+                                                    initargs=(os.getpid(), *initargs))
+
+
+def _count_batch(job: tuple[list, str | None]) -> Partial:
+    documents, source = job
+    return _partial(count_documents(documents, source), sum(map(len, documents)))
+
+
+def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
+    batch, size = [], 0
+    for doc in documents:
+        batch.append(doc)
+        size += len(doc)
+        if size >= batch_chars:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: int,
+                add: Callable[[Partial], None]) -> list:
+    """``add(count(table, job))`` for every job, on ``workers`` threads.
+
+    Compiled counting releases the GIL, so the threads count at the same time,
+    each into a table of its own (returned: merge them). The jobs are made
+    lazily in this thread (reading the next block, joining the next batch)
+    while the threads count, at most ``2 * workers`` waiting at a time: memory
+    stays bounded, and after an interrupt the pool waits for the jobs already
+    running only (one block or batch each).
+    """
+    everyone = [fastsplit.table() for _ in range(workers)]
+    free = queue.SimpleQueue()
+    for table in everyone:
+        free.put(table)
+
+    def run(job: tuple) -> Partial:
+        table = free.get()
+        try:
+            return count(table, job)
+        finally:
+            free.put(table)
+
+    with ThreadPoolExecutor(workers) as pool:
+        pending: deque = deque()
+        try:
+            for job in jobs:
+                pending.append(pool.submit(run, job))
+                while len(pending) > 2 * workers or (pending and pending[0].done()):
+                    add(pending.popleft().result())
+            while pending:
+                add(pending.popleft().result())
+        except BaseException:
+            for future in pending:
+                future.cancel()
+            raise
+    return everyone
+
+
+def _merged(tables: list):
+    """One table holding the sum of ``tables`` (the first, with the others added)."""
+    total = tables[0]
+    for table in tables[1:]:
+        total.merge(table)
+    return total
+
+
+def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: int,
+                            add: Callable[[Partial], None]):
+    """Count batches of ``bytes`` documents in compiled code, on ``workers`` threads.
+
+    Each batch is joined into one buffer with its document bounds and counted
+    without the GIL, so threads count in parallel while this thread joins
+    the next batch. One table per thread, merged at the end (returned).
+    """
+
+    def count(table, job: tuple) -> Partial:
+        data, bounds, first, size = job
+        try:
+            table.count(data, name, offsets=bounds)
+        except fastsplit.InvalidUTF8 as exc:
+            ends = bounds[1::2]
+            doc = bisect_right(ends, exc.offset)
+            start = bounds[2 * doc]
+            raise ValueError(f"corpus[{first + doc}]: invalid UTF-8 at byte offset "
+                             f"{exc.offset - start}") from None
+        return _partial(None, size)
+
+    def jobs() -> Iterator[tuple]:
+        first_index = 0
+        for batch in batches:
+            ends = list(accumulate(map(len, batch)))
+            starts = [0, *ends[:-1]]
+            yield b"".join(batch), fastsplit.bounds(starts, ends), first_index, ends[-1]
+            first_index += len(batch)
+
+    return _merged(_on_threads(count, jobs(), workers, add))
+
+
+def _collector(total: Counter, progress_bar,
+               on_partial: Callable[[Partial], None] | None) -> Callable[[Partial], None]:
+    """What both pools do with each Partial in this process: sum, show progress, report."""
+
+    def add(partial: Partial) -> None:
+        if partial.counts is not None:
+            total.update(partial.counts)
+        if progress_bar is not None:
+            progress_bar.update(partial.size)
+        if on_partial is not None:
+            on_partial(partial)
+
+    return add
+
+
+def _piece_counts(counts: Counter, tables: list, source: str | None) -> PieceCounts:
+    """``counts`` plus the compiled ``tables`` as one :class:`PieceCounts`.
+
+    When the tables hold every count, the result keeps their flat arrays: no
+    Python object is made per piece on the way to the merge loop.
+    """
+    tables = [table for table in tables if table is not None]
+    if tables and not counts:
+        return PieceCounts._from_flat(*_merged(tables).arrays(), source)
+    if tables:
+        counts.update(_table_counter(_merged(tables)))
+    return PieceCounts._from_dict(dict(counts), source)
+
+
+def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
+                 batch_chars: int = BATCH_CHARS, progress_bar=None,
+                 on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
+    """Piece counts of a document stream, read once, in batches of about ``batch_chars``.
+
+    With a named pattern (or none) and the compiled extension, ``documents``
+    must be ``bytes`` (as :func:`bytepair.read.corpus.iter_documents` gives them
+    with ``text=False``): each batch is joined and counted in compiled code on
+    ``workers`` threads. Otherwise (a custom regex) batches of ``str`` go to
+    ``workers`` processes. ``on_partial`` sees each batch's :class:`Partial`
+    in this process. O(total characters).
+    """
+    total: Counter = Counter()
+    add = _collector(total, progress_bar, on_partial)
+
+    name = _compiled(source)
+    if name is not False:
+        table = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
+                                        max(1, workers), add)
+        return _piece_counts(total, [table], source)
+    jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
+    if workers <= 1 or source is None:
+        for job in jobs:
+            add(_count_batch(job))
+    else:
+        with _pool(workers) as pool:
+            for partial in pool.imap_unordered(_count_batch, jobs):
+                add(partial)
+    return _piece_counts(total, [], source)
+
+
+# The table of a file-counting worker process, handed back once at the end.
+_WORKER_TABLE = None
+_WORKER_BARRIER = None
+
+
+def _start_file_worker(parent: int, barrier) -> None:
+    """Pool initializer of :func:`count_files`: the worker lifecycle, then one table."""
+    global _WORKER_TABLE, _WORKER_BARRIER
+    _start_worker(parent)
+    _WORKER_TABLE = fastsplit.table() if fastsplit.available() else None
+    _WORKER_BARRIER = barrier
+
+
+def _count_file_part_into(table, job: tuple) -> Partial:
+    path, start, end, source, per_line, jsonl_field, text_column, size = job
+    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column)
+    return _partial(counts, size)
+
+
+def _count_file_block(table, job: tuple) -> Partial:
+    path, offset, data, name, per_line, progress = job
+    _count_block(table, path, offset, data, name, per_line)
+    return _partial(None, progress)
+
+
+def _count_file_part(job: tuple) -> Partial:
+    return _count_file_part_into(_WORKER_TABLE, job)
+
+
+def _hand_back(_) -> object:
+    # Every worker takes exactly one of these: each waits until all have one.
+    _WORKER_BARRIER.wait()
+    return _WORKER_TABLE
+
+
+def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
+                progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
+    """Piece counts of ``files``, spread over ``workers``.
+
+    Local plain and gzip text with a named pattern is read here, file after
+    file, in blocks of about ``part_bytes`` (per line: ending at line ends;
+    a whole-file document: at cut points), and ``workers`` threads count the
+    blocks in compiled code, which releases the GIL, each into a table of its
+    own (merged at the end; nothing is pickled). Reading overlaps counting,
+    so one large gzip file is counted on every worker too. JSON Lines,
+    Parquet, URLs and custom regexes need Python per document: the workers
+    are processes then, each reading its own parts (byte ranges of about
+    ``part_bytes`` from :meth:`bytepair.Files.parts`; a gzip file is one
+    part), counting them all into one table, sent back once at the end (only
+    tables travel between processes, never text). With one worker everything
+    is counted in this thread. ``on_partial`` sees each block's or part's
+    :class:`Partial` in this thread. O(total bytes) work; memory per worker:
+    about one block plus its table.
+    """
+    total: Counter = Counter()
+    add = _collector(total, progress_bar, on_partial)
+    name = _compiled(source)
+    # Byte mode: nearly every line is a distinct piece, so merging worker
+    # tables would cost about what counting does; count here.
+    if workers > 1 and source is not None and all(_in_blocks(p, source) for p in files.paths):
+        def jobs() -> Iterator[tuple]:
+            for path in files.paths:
+                left = path.stat().st_size  # progress owed for this file (an empty gzip has some)
+                for offset, data, progress in _file_blocks(path, 0, None, name, files.per_line,
+                                                           part_bytes):
+                    left -= progress
+                    yield path, offset, data, name, files.per_line, progress
+                if left > 0:
+                    yield path, 0, b"", name, files.per_line, left
+
+        return _piece_counts(total, _on_threads(_count_file_block, jobs(), workers, add), source)
+
+    # Only the named patterns have proven cut points (docs/design.md 4.3.1).
+    cut = bool(name)
+    jobs = [(path, start, end, source, files.per_line, files.jsonl_field, files.text_column,
+             files.part_size(path, start, end))
+            for path, start, end in files.parts(part_bytes, cut_documents=cut)]
+    workers = 1 if source is None else max(1, min(workers, len(jobs)))
+    tables = []
+    if workers == 1:
+        table = fastsplit.table() if fastsplit.available() else None
+        for job in jobs:
+            add(_count_file_part_into(table, job))
+        tables.append(table)
+    else:
+        barrier = multiprocessing.get_context("fork").Barrier(workers)
+        with _pool(workers, _start_file_worker, (barrier,)) as pool:
+            for partial in pool.imap_unordered(_count_file_part, jobs):
+                add(partial)
+            tables = pool.map(_hand_back, range(workers), chunksize=1)
+    return _piece_counts(total, tables, source)

@@ -1,0 +1,1 @@
+"""Files: loading model files, exports to other libraries and training arrays."""

@@ -1,0 +1,83 @@
+"""Which encoder runs: the compiled ``bytepair.model._encode`` or its pure-Python twin.
+
+Also the pool of piece caches a model hands out, one per encode running at
+the same time, so that threads never share a cache while the compiled
+encoder runs without the GIL.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+
+from bytepair.model import _encode_py
+from bytepair.split.pretokenize import PATTERNS
+
+_compiled = None
+if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+    try:
+        from bytepair.model import _encode as _compiled
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        _compiled = None
+
+#: The encoder module in use.
+backend = _compiled if _compiled is not None else _encode_py
+#: The pattern code of "no split: the whole input is one piece".
+PATTERN_NONE = backend.PATTERN_NONE
+#: Byte budget of each piece cache (table and arenas together).
+CACHE_BYTES = 1 << 24
+
+
+def compiled() -> bool:
+    """True when the compiled encoder is in use."""
+    return backend is _compiled
+
+
+def untrack_int_records(records: list) -> None:
+    """Keep rule records (tuples of ints, such as ``Merge``) out of the cyclic garbage
+    collector, which CPython does for plain tuples of ints but not for namedtuples.
+    A no-op without the compiled encoder."""
+    backend.untrack_int_records(records)
+
+
+def join_lists(parts: list) -> list:
+    """One new list of the items of the lists ``parts``, in order; built where the
+    cyclic collector does not read it until it is full (compiled encoder)."""
+    return backend.join_lists(parts)
+
+
+def new_encoder(lefts, rights):
+    """An encoder for rules given as their left and right token IDs, in rank order."""
+    return backend.Encoder(lefts, rights)
+
+
+def pattern_code(source: str | None) -> int | None:
+    """The compiled splitter's code for a named pattern; None when Python must split."""
+    if source is None:
+        return PATTERN_NONE
+    codes = getattr(backend, "PATTERN_CODES", {})
+    for name, known in PATTERNS.items():
+        if source == known and name in codes:
+            return codes[name]
+    return None
+
+
+class CachePool:
+    """Piece caches for concurrent encodes: take one, give it back when done.
+
+    At most one cache per encode running at the same time is ever made, each
+    bounded by ``budget`` bytes.
+    """
+
+    def __init__(self, budget: int = CACHE_BYTES):
+        self.budget = budget
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+
+    def take(self):
+        try:
+            return self._free.get_nowait()
+        except queue.Empty:
+            return backend.PieceCache(self.budget)
+
+    def give(self, cache) -> None:
+        self._free.put(cache)

@@ -1,0 +1,391 @@
+"""The tokenizer type: a byte model (pre-tokenizer and rules) plus special tokens.
+
+IDs: 0-255 are the bytes, ``256 + rank`` the learned tokens, and the special
+tokens follow, in the order given: the first special token has ID
+``256 + len(merges)``. Training lives in :mod:`bytepair.training`, files in
+:mod:`bytepair.formats.load`, exports in :mod:`bytepair.formats.export`.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from bisect import bisect_left
+from concurrent.futures import ThreadPoolExecutor
+from itertools import accumulate
+from typing import Collection, Iterable, Iterator, Sequence
+
+import regex
+
+from bytepair.model import codec
+from bytepair._util.validate import check_int, check_special_tokens
+from bytepair.model.models import BYTE_TOKENS, ByteModel
+from bytepair.model.modelfile import write_model_file
+from bytepair.learn.rules import Merge
+
+#: encode_batch gives each thread at least this many characters.
+THREAD_MIN_CHARS = 1 << 14
+#: Special-token matchers kept per tokenizer (one per distinct set of tokens).
+MATCHER_CACHE = 32
+#: Up to this many special tokens are looked for one by one, not with a regex.
+FEW_SPECIAL = 16
+#: encode_to_array's dtypes: array typecode and bytes per ID.
+ARRAY_TYPES = {"uint16": ("H", 2), "uint32": ("I", 4)}
+
+
+class Tokenizer:
+    """A byte-level BPE tokenizer: pre-tokenizer, rules and special tokens.
+
+    >>> import bytepair
+    >>> tok = bytepair.train(["low lower lowest"] * 3, merges=4, pretokenize="gpt2",
+    ...                      special_tokens=["<|end|>"], progress=False)
+    >>> tok.vocab_size, tok.special_tokens
+    (261, {'<|end|>': 260})
+    >>> ids = tok.encode("lowest<|end|>", allowed_special="all")
+    >>> ids[-1], tok.decode(ids)
+    (260, 'lowest<|end|>')
+    """
+
+    def __init__(self, model: ByteModel, special_tokens: Sequence[str] = ()):
+        self.model = model
+        special_tokens = check_special_tokens(special_tokens)
+        first = model.vocab_size
+        self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
+        self._special_of_id = {i: t for t, i in self.special_tokens.items()}
+        self._vocab: dict[bytes, int] | None = None  # built by token_to_id on first use
+        self._all_special = frozenset(self.special_tokens)
+        # Special tokens that are not text are refused elsewhere; never fail here.
+        self._special_bytes = tuple(t.encode("utf-8", "surrogatepass") for t in special_tokens)
+        self._matchers: dict[frozenset, regex.Pattern] = {}
+
+    def __repr__(self) -> str:
+        return (f"<Tokenizer vocab_size={self.vocab_size} merges={len(self.merges)} "
+                f"special_tokens={len(self.special_tokens)}>")
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, Tokenizer) and self.model == other.model
+                and self.special_tokens == other.special_tokens)
+
+    @property
+    def pattern(self) -> str | None:
+        """The pre-tokenizer regex source (None: no split)."""
+        return self.model.pattern
+
+    @property
+    def merges(self) -> list[Merge]:
+        return self.model.merges
+
+    @property
+    def vocab_size(self) -> int:
+        """256 bytes + learned tokens + special tokens."""
+        return self.model.vocab_size + len(self.special_tokens)
+
+    def truncate(self, vocab_size: int) -> "Tokenizer":
+        """The tokenizer of vocabulary ``vocab_size``: the first rules, then the special tokens.
+
+        Equal to training to ``vocab_size`` on the same data, since a smaller
+        fit's rules are a prefix of a larger one's; the special tokens keep
+        their order and move down to follow the learned tokens. O(merges).
+        """
+        least = BYTE_TOKENS + len(self.special_tokens)
+        vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
+        return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """The bytes of a token; a special token's bytes are its UTF-8 text."""
+        token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
+        special = self._special_of_id.get(token_id)
+        return special.encode("utf-8") if special is not None else self.model.token_bytes(token_id)
+
+    def id_to_token(self, token_id: int) -> bytes:
+        """The bytes of a token (the same as :meth:`token_bytes`)."""
+        return self.token_bytes(token_id)
+
+    def vocab(self) -> dict[bytes, int]:
+        """Every token's bytes -> its ID, special tokens (as UTF-8) included. O(V).
+
+        When two IDs stand for the same bytes (a special token spelled like a
+        learned token, or a hand-made rule table), the smaller ID is kept.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer(bytepair.train_bytes(["aaa"], 1), ["<s>"])
+        >>> vocab = tok.vocab()
+        >>> len(vocab), vocab[b"aa"], vocab[b"<s>"]
+        (258, 256, 257)
+        """
+        table: dict[bytes, int] = {}
+        for token_id in range(self.vocab_size):
+            table.setdefault(self.token_bytes(token_id), token_id)
+        return table
+
+    def token_to_id(self, token: bytes | str) -> int | None:
+        """The ID of a token given as bytes, or as text (a special token's, or UTF-8 bytes).
+
+        ``None`` when no token has exactly these bytes. O(V) on the first
+        call (it builds :meth:`vocab`), O(1) after.
+
+        >>> import bytepair
+        >>> tok = bytepair.Tokenizer(bytepair.train_bytes(["aaa"], 1), ["<s>"])
+        >>> tok.token_to_id("aa"), tok.token_to_id(b"a"), tok.token_to_id("<s>"), tok.token_to_id("zz")
+        (256, 97, 257, None)
+        """
+        special = self.special_tokens.get(token) if isinstance(token, str) else None
+        if special is not None:
+            return special
+        if isinstance(token, str):
+            token = token.encode("utf-8")
+        elif not isinstance(token, (bytes, bytearray, memoryview)):
+            raise TypeError(f"token must be bytes or str, got {type(token).__name__}")
+        if self._vocab is None:
+            self._vocab = self.vocab()
+        return self._vocab.get(bytes(token))
+
+    def encode_ordinary(self, text: str) -> list[int]:
+        """Encode ``text`` treating special-token text as ordinary text."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        return self.model.encode(text)
+
+    def _matcher(self, tokens: frozenset):
+        """A regex finding any of ``tokens``, longest first; built once per set of tokens."""
+        matcher = self._matchers.get(tokens)
+        if matcher is None:
+            if len(self._matchers) >= MATCHER_CACHE:
+                self._matchers.clear()
+            # Longest first, so that a special token containing another wins.
+            matcher = regex.compile("(" + "|".join(
+                regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
+            self._matchers[tokens] = matcher
+        return matcher
+
+    def _special_sets(self, allowed_special, disallowed_special) -> tuple[frozenset, frozenset]:
+        if allowed_special == "all":
+            allowed = self._all_special
+        else:
+            allowed = frozenset(allowed_special)
+            unknown = allowed - self._all_special
+            if unknown:
+                raise ValueError(
+                    f"allowed_special: not special tokens of this tokenizer: {sorted(unknown)}")
+        disallowed = (self._all_special - allowed if disallowed_special == "all"
+                      else frozenset(disallowed_special))
+        return allowed, disallowed
+
+    def encode(self, text: str, *, allowed_special: Collection[str] | str = frozenset(),
+               disallowed_special: Collection[str] | str = "all") -> list[int]:
+        """Encode ``text``; special tokens as tiktoken does.
+
+        Special-token text in ``allowed_special`` (or ``"all"``) becomes its
+        ID; text of a special token in ``disallowed_special`` (default: every
+        one not allowed) raises ValueError; any other text is ordinary. The
+        special-token matchers are built once per set of tokens and kept.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        self._refuse_disallowed(text, disallowed)
+        return self._encode_allowing(text, allowed)
+
+    def _refuse_disallowed(self, text: str, disallowed: frozenset, name: str = "text") -> None:
+        found = self._find_special(disallowed, text) if disallowed else None
+        if found is not None:
+            known = f" (ID {self.special_tokens[found]})" if found in self.special_tokens else ""
+            raise ValueError(
+                f"{name} contains the special token {found!r}{known}; pass allowed_special to "
+                "encode it as its ID, or disallowed_special=() to encode it as text"
+            )
+
+    def _encode_allowing(self, text: str, allowed: frozenset) -> list[int]:
+        """The IDs of ``text``, whose disallowed special tokens were looked for already."""
+        if not allowed or self._find_special(allowed, text) is None:
+            return self.model.encode(text)
+        out: list[int] = []
+        for i, part in enumerate(self._matcher(allowed).split(text)):
+            if i % 2:
+                out.append(self.special_tokens[part])
+            elif part:
+                out.extend(self.model.encode(part))
+        return out
+
+    def encode_batch(self, texts: Iterable[str], *, threads: int | None = None,
+                     allowed_special: Collection[str] | str = frozenset(),
+                     disallowed_special: Collection[str] | str = "all") -> list[list[int]]:
+        """:meth:`encode` of each text, on ``threads`` threads (default: one per core).
+
+        The compiled encoder holds the GIL only to take each text's buffer and
+        to build the lists: UTF-8, the special-token search, splitting and
+        merging run without it, so threads run in parallel. The result is the
+        same for any number of threads. Texts are handed out in contiguous
+        chunks of about equal size. The lists of IDs are left out of the
+        cyclic garbage collector (they hold only ints; a million of them would
+        slow every collection): a reference cycle that a caller builds through
+        one of them is not collected.
+        """
+        texts = texts if isinstance(texts, list) else list(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+
+        def encode_chunk(start: int, stop: int):
+            # In a worker: the IDs, and the texts that hold special-token text
+            # encoded one by one. The lists are built by finish, in this thread.
+            skip = self._skip(allowed | disallowed, texts, start, stop)
+            if skip is None:  # some of many special tokens: text by text
+                ids = [self._encode_checked(texts, index, allowed, disallowed)
+                       for index in range(start, stop)]
+                return lambda: ids
+            batch = self.model.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
+            fixed = [(index, self._encode_checked(texts, start + index, allowed, disallowed))
+                     for index in batch.skipped()]
+
+            def finish() -> list[list[int]]:
+                lists = batch.lists(track=False)  # a part: join_lists makes the result
+                for index, ids in fixed:
+                    lists[index] = ids
+                return lists
+
+            return finish
+
+        # The parts stay out of the cyclic collector's sight until they are joined:
+        # the collections that a million new lists set off would read them all.
+        return codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
+
+    def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
+                        append: int | None = None, threads: int | None = None,
+                        allowed_special: Collection[str] | str = frozenset(),
+                        disallowed_special: Collection[str] | str = "all") -> array:
+        """The IDs of all texts one after the other, ``append`` (an ID) after each.
+
+        Returns ``array("H")`` for ``dtype="uint16"`` (refused when the
+        vocabulary does not fit) or ``array("I")`` for ``"uint32"``: the
+        concatenation of :meth:`encode_batch`'s lists, without a Python int
+        per ID (for the named patterns). ``threads`` as in :meth:`encode_batch`.
+        """
+        if dtype not in ARRAY_TYPES:
+            raise ValueError(f"dtype must be one of {', '.join(ARRAY_TYPES)}, got {dtype!r}")
+        typecode, itemsize = ARRAY_TYPES[dtype]
+        if self.vocab_size > 1 << (8 * itemsize):
+            raise ValueError(f"dtype {dtype}: the vocabulary has {self.vocab_size} tokens, but "
+                             f"{dtype} holds IDs up to {(1 << (8 * itemsize)) - 1} only")
+        if append is not None:
+            append = check_int(append, "append", maximum=self.vocab_size - 1)
+        texts = texts if isinstance(texts, list) else list(texts)
+        threads = self._threads(threads)
+        allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+
+        def encode_chunk(start: int, stop: int) -> bytes:
+            skip = self._skip(allowed | disallowed, texts, start, stop)
+            if skip is not None:
+                data = self.model.encode_batch_array(texts, itemsize, append, skip=skip,
+                                                     start=start, stop=stop, accept_bytes=False)
+                if data is not None:
+                    return data
+            ids = array(typecode)
+            for index in range(start, stop):
+                ids.extend(self._encode_checked(texts, index, allowed, disallowed))
+                if append is not None:
+                    ids.append(append)
+            return ids.tobytes()
+
+        out = array(typecode)
+        for data in _map_chunks(encode_chunk, texts, threads):
+            out.frombytes(data)
+        return out
+
+    def _threads(self, threads: int | None) -> int:
+        return (check_int(threads, "threads", minimum=1) if threads is not None
+                else os.cpu_count() or 1)
+
+    def _skip(self, specials: frozenset, texts: list, start: int,
+              stop: int) -> tuple[str, ...] | None:
+        """The special tokens the compiled batch encoder must look for in ``texts[start:stop]``
+        itself: all of them when they are few; none when a regex finds that those texts
+        hold none; None when they hold some of many (they are then encoded one by one)."""
+        if len(specials) <= FEW_SPECIAL:
+            return tuple(sorted(specials))
+        joined = "\0".join(t for t in texts[start:stop] if isinstance(t, str))
+        return () if self._find_special(specials, joined) is None else None
+
+    def _encode_checked(self, texts: list, index: int, allowed: frozenset,
+                        disallowed: frozenset) -> list[int]:
+        """:meth:`encode` of ``texts[index]``, its errors naming it by that index: a
+        disallowed special token first, then text that UTF-8 cannot hold, as encode."""
+        text = texts[index]
+        if not isinstance(text, str):
+            raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
+        self._refuse_disallowed(text, disallowed, f"texts[{index}]")
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"texts[{index}] is not encodable as UTF-8: {exc.reason} "
+                                 f"at index {exc.start}") from None
+        return self._encode_allowing(text, allowed)
+
+    def _find_special(self, tokens: frozenset, text: str) -> str | None:
+        """One of ``tokens`` that occurs in ``text``, or None.
+
+        A few tokens are looked for with ``str.__contains__`` (fast); many
+        with one regex, built once per set of tokens.
+        """
+        if len(tokens) <= FEW_SPECIAL:
+            for token in sorted(tokens):
+                if token in text:
+                    return token
+            return None
+        found = self._matcher(tokens).search(text)
+        return found.group() if found else None
+
+    def decode_bytes(self, ids: Iterable[int]) -> bytes:
+        """The exact bytes of a token sequence, special tokens included; O(IDs + bytes).
+
+        ``array("H")`` and ``array("I")`` of IDs are read without a list.
+        """
+        if isinstance(ids, array) and ids.typecode in "HI":
+            return self.model._codec.decode_array(ids, self._special_bytes)
+        return self.model._codec.decode(ids, self._special_bytes)
+
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
+        """Decode to text; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
+        """:meth:`decode` of each sequence of IDs."""
+        return [self.decode(ids, errors) for ids in batch]
+
+    def decode_bytes_batch(self, batch: Iterable[Iterable[int]]) -> list[bytes]:
+        """:meth:`decode_bytes` of each sequence of IDs."""
+        return [self.decode_bytes(ids) for ids in batch]
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
+        write_model_file(path, "tokenizer", {"pattern": self.pattern,
+                                             "special_tokens": list(self.special_tokens)}, self.merges)
+
+
+def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
+    """``encode_chunk(start, stop)`` over contiguous ranges of ``texts`` of about equal
+    size (in characters), on up to ``threads`` threads: the results in order, each as
+    soon as it is ready (the workers go on with later ranges meanwhile).
+
+    Each thread gets at least ``THREAD_MIN_CHARS`` characters, and four ranges
+    per thread even out uneven texts. Range bounds come from running sums and
+    bisection, so no Python loop runs over the texts here.
+    """
+    if not texts:
+        return
+    # Running sums in an array: a list of a million ints is a million objects that
+    # every full collection the encoding sets off would read.
+    try:
+        ends = array("q", accumulate(map(len, texts)))
+    except TypeError:  # an item without a length: its range's type check names it
+        ends = array("q", accumulate(len(t) if isinstance(t, str) else 0 for t in texts))
+    total = ends[-1]
+    threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+    if threads <= 1:
+        yield encode_chunk(0, len(texts))
+        return
+    parts = 4 * threads
+    bounds = sorted({0, len(texts),
+                     *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
+    with ThreadPoolExecutor(threads) as pool:
+        yield from pool.map(encode_chunk, bounds[:-1], bounds[1:])

@@ -1,0 +1,512 @@
+"""Reading a training corpus: files, globs, directories, JSON Lines, gzip, iterables.
+
+Documents are streamed: only the document being read is held in memory (and,
+when worker processes count an iterable corpus, the batches in flight). A plain text file is one document, or one document per line with
+``per_line=True``; a JSON Lines file (``.jsonl``, ``.ndjson``, optionally
+``.gz``) gives one document per record, taken from ``jsonl_field``; a
+Parquet file (``.parquet``, read with the optional ``pyarrow``, one row group
+at a time) gives one document per row of the string column ``text_column``.
+
+A path may also be an fsspec URL (``s3://bucket/shards/*.parquet``,
+``file:///data/a.txt``, ...) when ``fsspec`` and the file system's own
+package are installed; globs and directories work as for local paths.
+
+Encoding policy: without a pre-tokenizer (byte mode) a document's bytes are
+used as they are. With a pre-tokenizer the text must be UTF-8; invalid bytes
+raise ``ValueError`` naming the file and the byte offset.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import gzip
+import json
+import os
+from pathlib import Path, PurePosixPath
+from types import SimpleNamespace
+from typing import Iterable, Iterator
+
+from bytepair.read import blocks
+
+JSONL_SUFFIXES = (".jsonl", ".ndjson")
+PARQUET_SUFFIX = ".parquet"
+URL_MARK = "://"
+
+
+class RemoteFile:
+    """A file named by an fsspec URL; quacks like the parts of ``Path`` that reading uses.
+
+    ``str()`` is the URL, which is what travels to other processes and
+    cluster workers: they open it with :func:`file_of`.
+    """
+
+    def __init__(self, url: str, fs=None, fs_path: str | None = None):
+        if fs is None:
+            fs, fs_path = _fsspec(url).core.url_to_fs(url)
+        self.url, self.fs, self.fs_path = url, fs, fs_path
+        pure = PurePosixPath(fs_path)
+        self.name, self.suffix, self.stem = pure.name, pure.suffix, pure.stem
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"RemoteFile({self.url!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, RemoteFile) and other.url == self.url
+
+    def __hash__(self) -> int:
+        return hash(self.url)
+
+    def __reduce__(self):
+        return (RemoteFile, (self.url,))
+
+    def stat(self) -> SimpleNamespace:
+        return SimpleNamespace(st_size=self.fs.size(self.fs_path))
+
+    def open(self, compression: str | None = None):
+        """The file, binary (seekable unless ``compression`` is given)."""
+        return self.fs.open(self.fs_path, "rb", compression=compression)
+
+
+def _fsspec(url: str):
+    try:
+        import fsspec
+    except ImportError:
+        raise ImportError(f"corpus: reading {url!r} needs fsspec: pip install fsspec") from None
+    return fsspec
+
+
+def file_of(name: str | os.PathLike | RemoteFile) -> Path | RemoteFile:
+    """A corpus file from its name: a ``Path``, or a :class:`RemoteFile` for a URL."""
+    if isinstance(name, (Path, RemoteFile)):
+        return name
+    text = os.fspath(name)
+    return RemoteFile(text) if URL_MARK in text else Path(text)
+
+
+class Files:
+    """A corpus of files, directories (read recursively) and glob patterns.
+
+    Paths are resolved at once, so a missing file is reported before any
+    work starts.
+
+    >>> Files("no/such/file.txt")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: corpus: no such file or directory: 'no/such/file.txt'
+    """
+
+    def __init__(self, *patterns: str | os.PathLike, per_line: bool = False,
+                 jsonl_field: str | None = None, text_column: str | None = None):
+        if not patterns:
+            raise ValueError("corpus: no files given")
+        self.per_line = per_line
+        self.jsonl_field = jsonl_field or "text"
+        self.text_column = text_column or "text"
+        self.paths: list[Path] = []
+        for pattern in patterns:
+            self.paths.extend(_expand(pattern))
+        if jsonl_field is not None and not any(map(is_jsonl, self.paths)):
+            raise ValueError(
+                "jsonl_field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
+            )
+        if text_column is not None and not any(map(is_parquet, self.paths)):
+            raise ValueError("text_column: no input is a Parquet file (.parquet)")
+        # Parquet footers are read now: a wrong column or a file that is not
+        # Parquet is reported before any work starts.
+        self._row_groups = {path: parquet_row_groups(path, self.text_column)
+                            for path in self.paths if is_parquet(path)}
+
+    def __repr__(self) -> str:
+        return f"Files({len(self.paths)} files, per_line={self.per_line})"
+
+    def total_bytes(self) -> int:
+        """Size on disk of all files (compressed size for gzip files)."""
+        return sum(path.stat().st_size for path in self.paths)
+
+    def documents(self, text: bool) -> Iterator[str | bytes]:
+        """Documents as ``str`` (``text=True``) or ``bytes``."""
+        for path in self.paths:
+            yield from read_file(path, text=text, per_line=self.per_line,
+                                 jsonl_field=self.jsonl_field, text_column=self.text_column)
+
+    def row_groups(self, path: Path) -> int | None:
+        """The number of row groups of a Parquet file of the corpus; None for other files."""
+        return self._row_groups.get(path)
+
+    def part_size(self, path: Path, start: int, end: int | None) -> int:
+        """A part's share of :meth:`total_bytes`, for progress bars.
+
+        A Parquet row group counts as an even share of its file.
+        """
+        groups = self._row_groups.get(path)
+        if groups is not None:
+            return path.stat().st_size // max(groups, 1)
+        return (path.stat().st_size if end is None else end) - start
+
+    def parts(self, size: int, *, cut_documents: bool = False) -> list[tuple[Path, int, int | None]]:
+        """Byte ranges ``(path, start, end)`` of about ``size`` bytes, cut at line ends.
+
+        Gzip files are one part each (``end`` None: to the end of the file).
+        A file read as one document is one part too, unless ``cut_documents``
+        (for the named patterns): then it is cut at cut points
+        (:func:`bytepair.read.blocks.is_cut`), where the pieces of the parts are
+        those of the whole document. A Parquet file's parts are its row
+        groups: ``start`` and ``end`` count row groups, not bytes.
+        O(number of parts) small reads.
+        """
+        out: list[tuple[Path, int, int | None]] = []
+        for path in self.paths:
+            if path in self._row_groups:
+                out.extend((path, group, group + 1) for group in range(self._row_groups[path]))
+                continue
+            by_line = self.per_line or _base_suffix(path) in JSONL_SUFFIXES
+            total = path.stat().st_size
+            if (not by_line and not cut_documents) or path.suffix == ".gz" or total <= size:
+                out.append((path, 0, None))
+                continue
+            start = 0
+            with _open_raw(path) as handle:
+                while start < total:
+                    end = _next_boundary(handle, min(start + size, total), total, by_line)
+                    out.append((path, start, end))
+                    start = end
+        return out
+
+
+def _next_boundary(handle, offset: int, total: int, by_line: bool) -> int:
+    """The first line end (``by_line``) or document cut point at or after ``offset``, else ``total``."""
+    if offset >= total:
+        return total
+    if by_line:
+        handle.seek(offset)
+        handle.readline()  # move on to the next line end
+        return min(handle.tell(), total)
+    window = 1 << 16
+    # A cut point reads up to 5 bytes before it: start the search that far back.
+    at = max(0, offset - 5)
+    while at < total:
+        handle.seek(at)
+        data = handle.read(window + 16)
+        cut = blocks.first_cut(data, max(offset - at - 1, 4))
+        if cut >= 0:
+            return at + cut
+        if at + len(data) >= total:
+            return total
+        at += window
+    return total
+
+
+def _expand(pattern: str | os.PathLike) -> list[Path]:
+    name = os.fspath(pattern)
+    if URL_MARK in name:
+        return _expand_url(name)
+    if glob.has_magic(name):
+        matches = sorted(Path(p) for p in glob.glob(name, recursive=True))
+        files = [p for m in matches for p in (_walk(m) if m.is_dir() else [m])]
+        if not files:
+            raise FileNotFoundError(f"corpus: the pattern {name!r} matches no file")
+        return files
+    path = Path(name)
+    if path.is_dir():
+        files = _walk(path)
+        if not files:
+            raise FileNotFoundError(f"corpus: the directory {name!r} holds no file")
+        return files
+    if not path.exists():
+        raise FileNotFoundError(f"corpus: no such file or directory: {name!r}")
+    if not os.access(path, os.R_OK):
+        raise PermissionError(f"corpus: cannot read {name!r}")
+    return [path]
+
+
+def _expand_url(url: str) -> list[RemoteFile]:
+    fs, fs_path = _fsspec(url).core.url_to_fs(url)
+    protocol = url.split(URL_MARK, 1)[0]
+
+    def remote(path: str) -> RemoteFile:
+        return RemoteFile(fs.unstrip_protocol(path) if protocol else path, fs, path)
+
+    def visible(path: str) -> bool:
+        return not PurePosixPath(path).name.startswith(".")
+
+    if glob.has_magic(fs_path):
+        matches = sorted(fs.glob(fs_path))
+        found = [p for m in matches for p in (sorted(fs.find(m)) if fs.isdir(m) else [m])]
+        if not found:
+            raise FileNotFoundError(f"corpus: the pattern {url!r} matches no file")
+        return [remote(p) for p in found if visible(p)]
+    if fs.isdir(fs_path):
+        found = [p for p in sorted(fs.find(fs_path)) if visible(p)]
+        if not found:
+            raise FileNotFoundError(f"corpus: the directory {url!r} holds no file")
+        return [remote(p) for p in found]
+    if not fs.exists(fs_path):
+        raise FileNotFoundError(f"corpus: no such file or directory: {url!r}")
+    return [RemoteFile(url, fs, fs_path)]
+
+
+def _walk(directory: Path) -> list[Path]:
+    # Sorted so that every run reads the same files in the same order.
+    return sorted(p for p in directory.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+
+def _open_raw(path: Path | RemoteFile):
+    return path.open() if isinstance(path, RemoteFile) else open(path, "rb")
+
+
+def _open(path: Path | RemoteFile):
+    if path.suffix == ".gz":
+        return path.open("gzip") if isinstance(path, RemoteFile) else gzip.open(path, "rb")
+    return _open_raw(path)
+
+
+def is_jsonl(path: Path) -> bool:
+    """Whether ``path`` is read as JSON Lines: ``.jsonl`` or ``.ndjson``, optionally ``.gz``."""
+    return _base_suffix(path) in JSONL_SUFFIXES
+
+
+def _base_suffix(path: Path) -> str:
+    return Path(path.stem).suffix if path.suffix == ".gz" else path.suffix
+
+
+def _decode(data: bytes, path: Path, offset: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: invalid UTF-8 at byte offset {offset + exc.start}"
+            " (only byte mode, pretokenize=None, accepts any bytes)"
+        ) from None
+
+
+def read_file(path: Path, *, text: bool, per_line: bool = False,
+              jsonl_field: str = "text", start: int = 0,
+              end: int | None = None, text_column: str = "text") -> Iterator[str | bytes]:
+    """The documents of one file, or of the lines in bytes ``start`` to ``end``.
+
+    For a Parquet file ``start`` and ``end`` are row-group indices.
+    """
+    path = file_of(path)
+    if is_parquet(path):
+        yield from read_parquet(path, text_column, text=text, start=start, end=end)
+        return
+    try:
+        handle = _open(path)
+        with handle:
+            if start:
+                handle.seek(start)
+            lines = _lines(handle, start, end)
+            if _base_suffix(path) in JSONL_SUFFIXES:
+                yield from _read_jsonl(lines, path, jsonl_field, text)
+            elif per_line:
+                for offset, line in lines:
+                    body = strip_line_end(line)
+                    yield _decode(body, path, offset) if text else body
+            else:
+                # A whole-file document cut at a cut point (Files.parts): its bytes up to ``end``.
+                data = handle.read() if end is None else handle.read(end - start)
+                yield _decode(data, path, start) if text else data
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+def strip_line_end(line: bytes) -> bytes:
+    r"""``line`` without its one line ending, ``\n`` or ``\r\n``; a lone ``\r`` is text.
+
+    >>> strip_line_end(b"ef\r\r\n"), strip_line_end(b"a\r"), strip_line_end(b"b\n")
+    (b'ef\r', b'a\r', b'b')
+    """
+    if line.endswith(b"\r\n"):
+        return line[:-2]
+    if line.endswith(b"\n"):
+        return line[:-1]
+    return line
+
+
+def _lines(handle, offset: int, end: int | None) -> Iterator[tuple[int, bytes]]:
+    """``(byte offset, line)`` pairs up to byte ``end``."""
+    for line in handle:
+        if end is not None and offset >= end:
+            return
+        yield offset, line
+        offset += len(line)
+
+
+def _line_number(path: Path, offset: int) -> int:
+    # Only on an error: count the lines before the bad one.
+    with _open(path) as handle:
+        return handle.read(offset).count(b"\n") + 1
+
+
+def _read_jsonl(lines, path: Path, field: str, text: bool) -> Iterator[str | bytes]:
+    for offset, line in lines:
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}:{_line_number(path, offset)}: not a JSON line: {exc}") from None
+        if not isinstance(record, dict) or field not in record:
+            raise ValueError(f"{path}:{_line_number(path, offset)}: the record has no field {field!r}")
+        value = record[field]
+        if not isinstance(value, str):
+            raise ValueError(
+                f"{path}:{_line_number(path, offset)}: field {field!r} is "
+                f"{type(value).__name__}, not a string"
+            )
+        yield value if text else value.encode("utf-8")
+
+
+#: Suffixes that make a short string with no white space look like a file name.
+PATH_SUFFIXES = (".txt", ".gz", ".jsonl", ".ndjson", ".json", ".parquet", ".csv", ".md", ".text")
+
+
+def _looks_like_a_path(item) -> bool:
+    if isinstance(item, os.PathLike):
+        return True
+    if not isinstance(item, str) or not item or len(item) > 4096 or any(c.isspace() for c in item):
+        return False
+    return item.lower().endswith(PATH_SUFFIXES) or os.path.exists(item)
+
+
+def as_files(corpus, *, per_line: bool = False, jsonl_field: str | None = None,
+             text_column: str | None = None):
+    """``corpus`` as :class:`Files` when it names files, else unchanged.
+
+    A path or glob (``str`` or ``os.PathLike``) and a list of ``Path`` objects
+    name files. A list or tuple of strings that all look like file paths
+    (existing paths, or names such as ``a.txt`` / ``b.txt.gz`` without white
+    space) is refused rather than trained on as text: it is ambiguous, and
+    :class:`Files` says it plainly.
+    """
+    if isinstance(corpus, (str, os.PathLike)):
+        return Files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, Path) for c in corpus):
+        return Files(*corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if isinstance(corpus, (list, tuple)) and corpus and all(map(_looks_like_a_path, corpus)):
+        shown = ", ".join(repr(os.fspath(c)) for c in corpus[:2]) + (", ..." if len(corpus) > 2 else "")
+        raise ValueError(
+            f"corpus: a list of file paths ({shown}) is ambiguous (texts or files?); "
+            f"to read the files pass bytepair.Files({shown}), or a list of Path objects; to train "
+            f"on the strings themselves pass them as a generator"
+        )
+    return corpus
+
+
+def iter_documents(corpus, *, text: bool, per_line: bool = False,
+                   jsonl_field: str | None = None,
+                   text_column: str | None = None) -> Iterator[str | bytes]:
+    """Documents of any supported corpus.
+
+    ``corpus`` is a :class:`Files`, a path or glob (``str`` or ``os.PathLike``),
+    a list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
+    """
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if isinstance(corpus, Files):
+        yield from corpus.documents(text)
+        return
+    if isinstance(corpus, (bytes, bytearray)):
+        raise TypeError("corpus must be an iterable of documents, a path or Files, not bytes")
+    if not isinstance(corpus, Iterable):
+        raise TypeError(f"corpus must be a path, Files or an iterable of str/bytes, got {type(corpus).__name__}")
+    for index, doc in enumerate(corpus):
+        if isinstance(doc, str):
+            try:
+                data = doc.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"corpus[{index}] is not text: {exc.reason} at {exc.start}") from None
+            yield doc if text else data
+        elif isinstance(doc, (bytes, bytearray, memoryview)):
+            data = bytes(doc)
+            yield _decode_item(data, index) if text else data
+        else:
+            raise TypeError(f"corpus[{index}] must be str or bytes, got {type(doc).__name__}")
+
+
+def _decode_item(data: bytes, index: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"corpus[{index}]: invalid UTF-8 at byte offset {exc.start}") from None
+
+
+# -- Parquet ----------------------------------------------------------------
+
+def is_parquet(path: Path | RemoteFile) -> bool:
+    return file_of(path).suffix == PARQUET_SUFFIX
+
+
+def _pyarrow(path: Path):
+    """``(pyarrow, pyarrow.parquet)``, or an ImportError that says how to install them."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise ImportError(
+            f"{path}: reading Parquet files needs pyarrow: pip install 'bytepair[parquet]'"
+        ) from None
+    return pyarrow, pyarrow.parquet
+
+
+@contextlib.contextmanager
+def _open_parquet(path: Path | RemoteFile, column: str):
+    """The ``ParquetFile`` of ``path``, checked to hold a string column ``column``."""
+    pa, pq = _pyarrow(path)
+    with contextlib.ExitStack() as stack:
+        source = stack.enter_context(path.open()) if isinstance(path, RemoteFile) else path
+        try:
+            parquet = pq.ParquetFile(source)
+        except pa.ArrowException as exc:
+            raise ValueError(f"{path}: not a Parquet file: {exc}") from None
+        stack.callback(parquet.close)
+        _check_column(pa, parquet, path, column)
+        yield parquet
+
+
+def _check_column(pa, parquet, path, column: str) -> None:
+    schema = parquet.schema_arrow
+    if column not in schema.names:
+        names = ", ".join(repr(n) for n in schema.names) or "none"
+        raise ValueError(f"{path}: no column {column!r}; the columns are {names}")
+    kind = schema.field(column).type
+    if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)
+            or getattr(pa.types, "is_string_view", lambda _: False)(kind)):
+        raise ValueError(f"{path}: column {column!r} holds {kind}, not strings")
+
+
+def parquet_row_groups(path: Path, column: str) -> int:
+    """The number of row groups of a Parquet file with a string column ``column``.
+
+    Reads only the footer.
+    """
+    with _open_parquet(path, column) as parquet:
+        return parquet.metadata.num_row_groups
+
+
+def read_parquet(path: Path, column: str, *, text: bool, start: int = 0,
+                 end: int | None = None) -> Iterator[str | bytes]:
+    """One document per row of ``column``, row groups ``start`` to ``end`` (exclusive).
+
+    One row group is held in memory at a time. A null row raises ValueError
+    naming the file, the column and the row (counted from 0 over the file).
+    """
+    pa, _ = _pyarrow(path)
+    with _open_parquet(path, column) as parquet:
+        metadata = parquet.metadata
+        stop = metadata.num_row_groups if end is None else min(end, metadata.num_row_groups)
+        first_row = sum(metadata.row_group(g).num_rows for g in range(start))
+        for group in range(start, stop):
+            try:
+                values = parquet.read_row_group(group, columns=[column]).column(0)
+            except pa.ArrowException as exc:
+                raise ValueError(f"{path}: row group {group} is unreadable: {exc}") from None
+            if values.null_count:
+                row = values.is_null().to_pylist().index(True)
+                raise ValueError(f"{path}: row {first_row + row}: column {column!r} is null")
+            # Bytes straight from Arrow's buffers: no decode and re-encode in byte mode.
+            yield from (values.to_pylist() if text else values.cast(pa.large_binary()).to_pylist())
+            first_row += len(values)

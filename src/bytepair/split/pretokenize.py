@@ -1,0 +1,166 @@
+"""Pre-tokenization: split text into pieces that no rule may cross.
+
+Named patterns are those of GPT-2, GPT-4 (``cl100k``) and GPT-4o (``o200k``)
+as published with tiktoken, plus ``whitespace`` (Hugging Face's
+``Whitespace`` pre-tokenizer). A custom regex is a compiled pattern or a
+string with regex characters (see :func:`resolve_pattern`). ``None`` means no
+split: each document is one piece.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Callable, Iterable
+
+import regex
+
+from bytepair.split import fastsplit
+from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pretokenize.PATTERNS
+
+#: What a custom regex in a ``str`` looks like: it holds a character that is not
+#: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
+_BARE_WORD = regex.compile(r"[\w-]+")
+#: Short texts on which a custom pattern must not match the empty string.
+_PROBES = ("", "a", "A b", " 1!", "é\n\t", "ab cd")
+#: The flags a pattern compiled without any has; others would be lost with the source.
+_DEFAULT_FLAGS = {regex.Pattern: regex.compile("").flags, re.Pattern: re.compile("").flags}
+
+
+def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
+    r"""The regex source for a pattern name or a custom regex; ``None`` and ``"none"`` mean no split.
+
+    Three forms:
+
+    * a name in :data:`PATTERNS` (or ``"none"``);
+    * a compiled pattern, ``regex.compile(...)`` (or ``re.compile(...)``,
+      recompiled with ``regex``; flags must be written inline, e.g. ``(?i)``);
+    * a ``str`` holding a regex character (anything but letters, digits,
+      ``_`` and ``-``), compiled with ``regex``.
+
+    A bare word that names no pattern is refused (with "did you mean"), so
+    that a typo such as ``"GPT2"`` never trains on a regex that matches the
+    literal word. A custom pattern that can match the empty string is refused.
+    ``name`` is how errors name the argument.
+
+    >>> resolve_pattern("whitespace")
+    '\\w+|[^\\w\\s]+'
+    >>> resolve_pattern(regex.compile(r"\d+|\D+"))
+    '\\d+|\\D+'
+    >>> resolve_pattern("GPT2")
+    Traceback (most recent call last):
+    ...
+    ValueError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, whitespace; a custom regex is a regex.compile(...) pattern or a str with regex characters)
+    """
+    if pretokenize is None or pretokenize == "none":
+        return None
+    if isinstance(pretokenize, (regex.Pattern, re.Pattern)):
+        source = pretokenize.pattern
+        if not isinstance(source, str):
+            raise TypeError(f"{name}: a compiled pattern must be of str, not bytes")
+        if pretokenize.flags & ~_DEFAULT_FLAGS[type(pretokenize)]:
+            raise ValueError(
+                f"{name}: compile flags are not kept in the model; write them inside the "
+                f"pattern instead, e.g. (?i) for IGNORECASE"
+            )
+        return check_custom_pattern(source, name)
+    if not isinstance(pretokenize, str):
+        raise TypeError(
+            f"{name} must be a pattern name, a compiled regex or a regex str, "
+            f"got {type(pretokenize).__name__}"
+        )
+    if pretokenize in PATTERNS:
+        return PATTERNS[pretokenize]
+    if _BARE_WORD.fullmatch(pretokenize):
+        names = sorted([*PATTERNS, "none"])
+        close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
+        hint = f", did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"{name}: unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; a custom "
+            f"regex is a regex.compile(...) pattern or a str with regex characters)"
+        )
+    return check_custom_pattern(pretokenize, name)
+
+
+def check_custom_pattern(source: str, name: str) -> str:
+    """``source`` if it compiles and matches no empty string on short probe texts, else ValueError."""
+    compiled = compile_pattern(source, name)
+    for probe in _PROBES:
+        for match in compiled.finditer(probe):
+            if match.start() == match.end():
+                raise ValueError(
+                    f"{name}: pattern {source!r} matches the empty string (at {match.start()} in "
+                    f"{probe!r}); every match must be a non-empty piece"
+                )
+    return source
+
+
+def compile_pattern(source: str, name: str = "pretokenize"):
+    """Compile ``source`` with ``regex``; a bad regex raises ValueError naming ``name``."""
+    try:
+        compiled = regex.compile(source)
+    except regex.error as exc:
+        raise ValueError(f"{name}: {source!r} is not a valid regex: {exc}") from None
+    return compiled
+
+
+def check_matches_something(source: str | None, pieces: Iterable[bytes],
+                            name: str = "pretokenize") -> None:
+    """Refuse a custom pattern that matched nothing: each document would be one piece.
+
+    ``pieces`` are the UTF-8 pieces the splitter cut (a match is a piece
+    that the pattern matches whole). Stops at the first match, so O(pieces)
+    only when there is none. Named patterns and empty corpora pass.
+    """
+    if source is None or source in PATTERNS.values():
+        return
+    compiled = compile_pattern(source, name)
+    seen = False
+    for piece in pieces:
+        seen = True
+        if compiled.fullmatch(piece.decode("utf-8")):
+            return
+    if seen:
+        raise ValueError(
+            f"{name}: pattern {source!r} matches nothing in the corpus, so each document would "
+            f"be one piece; give no pattern (none) for that"
+        )
+
+
+#: Patterns whose matches cover every character of any text (checked by tests).
+COVERING = frozenset(PATTERNS[name] for name in ("gpt2", "cl100k", "o200k"))
+
+
+def splitter(source: str) -> Callable[[str], list[str]]:
+    """A function that cuts text into pieces that together are the whole text.
+
+    The pieces are the pattern's matches and, as pieces of their own, the
+    stretches of text between matches, so no text is ever lost (Hugging
+    Face's ``Split`` with ``behavior="isolated"`` does the same).
+
+    >>> splitter(PATTERNS["gpt2"])("Hello world's end!!")
+    ['Hello', ' world', "'s", ' end', '!!']
+    >>> splitter(PATTERNS["whitespace"])("a, b")
+    ['a', ',', ' ', 'b']
+    """
+    compiled = compile_pattern(source)
+    if source == PATTERNS["gpt2"] and fastsplit.available():
+        return fastsplit.split_gpt2
+    if source in COVERING:
+        return compiled.findall
+
+    def split(text: str) -> list[str]:
+        pieces = []
+        end = 0
+        for match in compiled.finditer(text):
+            start = match.start()
+            if start > end:
+                pieces.append(text[end:start])
+            if match.end() > start:
+                pieces.append(match.group())
+            end = max(end, match.end())
+        if end < len(text):
+            pieces.append(text[end:])
+        return pieces
+
+    return split

@@ -1,0 +1,1 @@
+"""The course's companions: a round-by-round trace and the demo."""
