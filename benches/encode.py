@@ -220,7 +220,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None,
                         help="results/encode.json, results/encode-TEXT.json for another --text")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "THREADS"), help=argparse.SUPPRESS)
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
     held_out = corpus.parse_size(args.held_out)
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]), held_out, args.rounds, args.text)))

@@ -149,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--texts", default="english,german,russian,japanese")
     parser.add_argument("--patterns", default=",".join(NAMES))
     parser.add_argument("--out", default=str(RESULTS / "split-throughput.json"))
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
     names = [n for n in args.patterns.split(",") if n]
     rows = []
     for text in args.texts.split(","):
