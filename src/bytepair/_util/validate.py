@@ -88,8 +88,8 @@ def check_end_of_word(end_of_word) -> str | None:
 
 
 def plural(count: int, word: str) -> str:
-    """``"1 special token"``, ``"2 special tokens"``."""
-    return f"{count} {word}" + ("" if count == 1 else "s")
+    """``"1 special token"``, ``"2 special tokens"``, ``"7,935 merges"``."""
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
 def merges_for_vocab_size(vocab_size, special_count: int, name: str = "vocab_size") -> int:
