@@ -1,4 +1,4 @@
-"""Encode and decode throughput against tiktoken and Hugging Face tokenizers (issue 12).
+"""Encode and decode throughput against tiktoken and Hugging Face tokenizers.
 
 One command trains (once, cached) a 32,768-token model per pattern on the
 first 10 MB of the English corpus, exports it to tiktoken and to a
@@ -192,7 +192,8 @@ def _commit() -> str:
 
 
 def goals(cases: dict) -> dict:
-    """The issue's four goals from one pattern's cases (threads 1 and 2)."""
+    """The four goals (speed against tiktoken, decode, two threads, a long piece) from one
+    pattern's cases (threads 1 and 2)."""
     one, two = cases["1"], cases["2"]
     piece = one[f"bytepair_piece_{LONG_PIECE[1]}_s"] / one[f"bytepair_piece_{LONG_PIECE[0]}_s"]
     checks = {

@@ -1,4 +1,4 @@
-"""Ingestion benchmarks (issue 8): every named pattern, every shape of input, against rustbpe.
+"""Ingestion benchmarks: every named pattern, every shape of input, against rustbpe.
 
 One command runs the matrix, each case in a fresh process (benches/harness.py's
 ``run_case``: wall time, peak RSS of the process tree), and writes

@@ -1,4 +1,4 @@
-"""The merge-loop suite of the report (issue 9): large vocabularies and byte mode.
+"""The merge-loop suite of the report: large vocabularies and byte mode.
 
     python -m benches.report --suite merge-loop                  # the goal cases (~40 min)
     python -m benches.report --suite merge-loop --scale 10MB --no-write   # a quick look
@@ -49,7 +49,7 @@ BYTE_MERGES = 10_000
 #: Where the short-lines corpus splits a line: after sentence and clause punctuation.
 CLAUSE_END = re.compile(rb"(?<=[.!?;:,])\s+")
 
-# The issue's goals.
+# The suite's goals: ratios against Hugging Face.
 GOAL_LEARN = 0.3        # learning phase at vocab 131072, bytepair / hf
 GOAL_MARGINAL = 1.0     # cost per merge from 32768 to 131072, bytepair / hf
 GOAL_BYTES_10MB = 0.2   # byte mode, 10 MB, 10k merges, wall, bytepair / hf

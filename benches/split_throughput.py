@@ -1,4 +1,4 @@
-"""Split+count throughput per pattern and per core (issue 8).
+"""Split+count throughput per pattern and per core, against `regex` and rustbpe's ingestion.
 
 For each text and each named pattern, three ways to turn one-document-per-line
 text into piece counts:
