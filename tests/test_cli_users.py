@@ -301,6 +301,7 @@ def _readme_commands(*starts: str) -> list[list[str]]:
     return found
 
 
+@pytest.mark.slow  # three fits of 4.4 MB to 16,384 tokens: 3 s compiled, 25 s on the Python twin
 def test_readme_init_example_equals_training_from_scratch(capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     corpus = tmp_path / "corpus"
