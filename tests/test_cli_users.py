@@ -234,7 +234,8 @@ def test_skip_unreadable_leaves_out_binary_files_and_says_which(capsys, tmp_path
     size = ["--merges", "10"] if command == "train" else []
     # Without the option the first bad file to be read stops the run (workers race for it).
     line = assert_bad_input(capsys, tmp_path, [command, docs, *size, "-o", out], "invalid UTF-8")
-    assert "logo.png" in line or "old.txt" in line
+    assert ("logo.png" in line or "old.txt" in line)
+    assert line.endswith("; --skip-unreadable leaves out such files")
     code, _, err = run(capsys, command, docs, *size, "--skip-unreadable", "-o", out)
     assert code == 0, err
     first = err.splitlines()[0]

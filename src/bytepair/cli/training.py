@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -57,7 +58,7 @@ def run_train(args) -> None:
         largest = None
     corpus = tables if tables is not None else files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client:
+    with cluster(args.scheduler) as client, _skip_hint(args):
         trained = train(
             corpus,
             vocab_size=largest,
@@ -93,6 +94,19 @@ def run_train(args) -> None:
             )
 
 
+@contextlib.contextmanager
+def _skip_hint(args):
+    """A file that is not text stops the run; its message says how to leave such files out."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if getattr(args, "files", None) and not args.skip_unreadable and (
+                "invalid UTF-8" in message or "not a readable gzip file" in message):
+            raise ValueError(f"{message}; --skip-unreadable leaves out such files") from None
+        raise
+
+
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
     # FILEs and --counts exclude each other; argparse's groups cannot hold a
     # positional when options and positionals are intermixed.
@@ -117,7 +131,7 @@ def run_count(args) -> None:
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client:
+    with cluster(args.scheduler) as client, _skip_hint(args):
         table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
                              client=client, progress=not args.quiet and sys.stderr.isatty())
     table.save(output)
