@@ -332,3 +332,39 @@ def test_gini_and_renyi_edges():
     assert metrics.gini([]) is None and metrics.gini([0, 0]) is None
     assert metrics.renyi_efficiency([0, 0]) is None
     assert metrics.renyi_efficiency([4], vocab_size=10) == 0.0
+
+
+# -- plots ------------------------------------------------------------------------
+
+def test_plot_is_written_and_opens(tmp_path):
+    pytest.importorskip("matplotlib")
+    from matplotlib.image import imread
+    tok = bytepair.train(KJV, vocab_size=400, per_line=True, progress=False)
+    table = evaluate(tok, {"en": MULTILINGUAL.read_text("utf-8").splitlines()[:50]}, step=32)
+    path = tmp_path / "curves.png"
+    table.plot(path)
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 1000
+    assert imread(path).shape[0] > 100  # it opens as an image
+
+
+def test_plot_without_matplotlib_is_one_import_error(tmp_path, monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    tok = bytepair.train(["abab"], merges=2, progress=False)
+    with pytest.raises(ImportError, match=r"^plot: needs matplotlib: pip install 'bytepair\[plot\]'$"):
+        evaluate(tok, {"x": ["ab"]}).plot(tmp_path / "c.png")
+    assert not (tmp_path / "c.png").exists()
+
+
+def test_plot_refuses_unknown_suffix(tmp_path):
+    tok = bytepair.train(["abab"], merges=2, progress=False)
+    with pytest.raises(ValueError, match=r"must end in one of \.png, \.pdf, \.svg"):
+        evaluate(tok, {"x": ["ab"]}).plot(tmp_path / "c.gif")

@@ -17,6 +17,7 @@ from typing import Iterable, Sequence
 
 from bytepair._util.validate import check_int
 from bytepair.evaluation import checks, metrics
+from bytepair.evaluation.plot import plot_curves
 from bytepair.evaluation.samples import Sample, batches, samples_of
 from bytepair.formats.load import load
 from bytepair.model import codec
@@ -67,6 +68,11 @@ class Evaluation:
     def to_json(self, indent: int | None = None) -> str:
         """:meth:`to_dict` as JSON text."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def plot(self, path: str | os.PathLike) -> None:
+        """Draw bytes per token against vocabulary size into ``path`` (needs matplotlib;
+        see :func:`bytepair.evaluation.plot.plot_curves`)."""
+        plot_curves(self, path)
 
     def __str__(self) -> str:
         return "\n".join(render(self))
