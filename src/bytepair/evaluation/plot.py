@@ -16,6 +16,31 @@ from bytepair._util.atomic import write_atomically
 FORMATS = ("png", "pdf", "svg")
 
 
+def check_plot_path(path: str | os.PathLike) -> str:
+    """The image format of ``path`` (its suffix), once matplotlib is known to be there.
+
+    Raises ValueError for a suffix not in :data:`FORMATS` and ImportError
+    (one line, naming the extra) without matplotlib: a command checks this
+    before any work.
+    """
+    name = os.path.basename(os.fspath(path))
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    if suffix not in FORMATS:
+        raise ValueError(f"plot: {os.fspath(path)!r} must end in one of "
+                         f"{', '.join('.' + f for f in FORMATS)}")
+    _matplotlib()
+    return suffix
+
+
+def _matplotlib():
+    try:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise ImportError("plot: needs matplotlib: pip install 'bytepair[plot]'") from None
+    return Figure, FigureCanvasAgg
+
+
 def plot_curves(table, path: str | os.PathLike) -> None:
     """Draw bytes per token against vocabulary size, one line per model and sample, into ``path``.
 
@@ -26,17 +51,10 @@ def plot_curves(table, path: str | os.PathLike) -> None:
     Raises ImportError (one line, naming the extra) without matplotlib, and
     ValueError for an unknown suffix or a table without samples.
     """
-    suffix = os.fspath(path).rsplit(".", 1)[-1].lower() if "." in os.path.basename(path) else ""
-    if suffix not in FORMATS:
-        raise ValueError(f"plot: {os.fspath(path)!r} must end in one of "
-                         f"{', '.join('.' + f for f in FORMATS)}")
+    suffix = check_plot_path(path)
     if not table.rows:
         raise ValueError("plot: the evaluation has no samples to draw")
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise ImportError("plot: needs matplotlib: pip install 'bytepair[plot]'") from None
+    Figure, FigureCanvasAgg = _matplotlib()
     figure = Figure(figsize=(7, 4.5))
     FigureCanvasAgg(figure)
     axes = figure.add_subplot()
