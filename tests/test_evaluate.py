@@ -303,6 +303,8 @@ def test_bad_samples_and_models():
     tok = bytepair.train(["abab"], merges=2, progress=False)
     with pytest.raises(TypeError, match=r"samples\['x'\]\[1\] must be a str"):
         evaluate(tok, {"x": ["ab", 3]})
+    with pytest.raises(ValueError, match=r"samples\['x'\]: a text is not encodable as UTF-8"):
+        evaluate(tok, {"x": ["ab", "a\ud800"]})
     with pytest.raises(FileNotFoundError, match="no/such.txt"):
         evaluate(tok, ["no/such.txt"])
     with pytest.raises(TypeError, match="must be a Tokenizer, a ByteModel"):

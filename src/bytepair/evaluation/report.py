@@ -220,8 +220,11 @@ def _count_samples(named: dict[str, Tokenizer], sample_list: list[Sample], threa
         for batch in batches(sample, cuttable):
             totals["documents"] += len(batch)
             for text in batch:
-                # The same error as the encoder's, before any model runs.
-                totals["bytes"] += len(text.encode("utf-8", "strict")) if not text.isascii() else len(text)
+                try:
+                    totals["bytes"] += len(text) if text.isascii() else len(text.encode("utf-8"))
+                except UnicodeEncodeError as exc:  # a lone surrogate, before any model runs
+                    raise ValueError(f"samples[{sample.name!r}]: a text is not encodable as "
+                                     f"UTF-8: {exc.reason} at index {exc.start}") from None
                 totals["characters"] += len(text)
                 totals["words"] += len(text.split())
             for name, tok in named.items():
