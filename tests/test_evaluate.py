@@ -149,13 +149,12 @@ def test_unlabelled_samples_have_no_parity(tmp_path):
 
 def test_whole_file_read_in_blocks_counts_as_the_file_encoded_whole(tmp_path, monkeypatch):
     from bytepair.evaluation import samples as sample_module
-    from bytepair.read import blocks
     text = MULTILINGUAL.read_text("utf-8") * 3
     path = tmp_path / "sample.txt"
     path.write_text(text, "utf-8")
     tok = bytepair.train(KJV, vocab_size=500, per_line=True, progress=False)
     # Small blocks and batches: many cut points, many batches.
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 1 << 10)
+    monkeypatch.setattr(sample_module, "BLOCK_BYTES", 1 << 10)
     monkeypatch.setattr(sample_module, "BATCH_CHARS", 1 << 11)
     row = evaluate(tok, [path], threads=2).rows[0]
     assert row["tokens"] == len(tok.encode_ordinary(text))
@@ -328,6 +327,11 @@ def test_count_ids_compiled_equals_twin_and_refuses_large_ids():
             count_ids(ids, 7)
         with pytest.raises(TypeError, match="unsigned 32-bit"):
             count_ids(array("H", [1]), 4)
+
+
+@given(st.text(alphabet="a é\t\n\x1c\x85\xa0\u2028\u3000\u200b", max_size=30))
+def test_hyp_count_words_equals_split(text):
+    assert codec.count_words(text) == _encode_py.count_words(text) == len(text.split())
 
 
 def test_gini_and_renyi_edges():

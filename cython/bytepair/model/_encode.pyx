@@ -33,6 +33,7 @@ from cython.operator cimport dereference as deref
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport Py_UNICODE_ISSPACE
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove
@@ -1428,3 +1429,18 @@ def count_ids(ids, Py_ssize_t size):
     if bad >= 0:
         raise ValueError(f"ids[{bad}] = {wide[bad]} is outside the vocabulary (0..{size - 1})")
     return counts
+
+
+def count_words(str text):
+    """``len(text.split())`` without building the list: runs of characters that are not
+    white space (Python's definition, ``str.isspace``). O(len(text))."""
+    cdef Py_ssize_t words = 0
+    cdef bint inside = False
+    cdef Py_UCS4 ch
+    for ch in text:
+        if Py_UNICODE_ISSPACE(ch):
+            inside = False
+        elif not inside:
+            inside = True
+            words += 1
+    return words

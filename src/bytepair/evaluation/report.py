@@ -226,7 +226,7 @@ def _count_samples(named: dict[str, Tokenizer], sample_list: list[Sample], threa
                     raise ValueError(f"samples[{sample.name!r}]: a text is not encodable as "
                                      f"UTF-8: {exc.reason} at index {exc.start}") from None
                 totals["characters"] += len(text)
-                totals["words"] += len(text.split())
+                totals["words"] += codec.count_words(text)
             for name, tok in named.items():
                 ids = tok.encode_to_array(batch, threads=threads, disallowed_special=())
                 batch_counts = codec.count_ids(ids, tok.model.vocab_size)

@@ -17,6 +17,8 @@ from bytepair.read.corpus import Files, RemoteFile, is_jsonl, is_parquet, read_f
 
 #: Characters handed to the encoder at a time (its threads split them).
 BATCH_CHARS = 1 << 24
+#: Bytes per block of a whole-file document: small enough that a batch holds many.
+BLOCK_BYTES = 1 << 20
 
 
 @dataclass
@@ -108,7 +110,8 @@ def _texts(sample: Sample, cuttable: bool) -> Iterator[str]:
             if (cuttable and not files.per_line and not isinstance(path, RemoteFile)
                     and not is_jsonl(path) and not is_parquet(path)):
                 with blocks.open_binary(path) as handle:
-                    for offset, data in blocks.read_blocks(handle, 0, None, per_line=False):
+                    for offset, data in blocks.read_blocks(handle, 0, None, per_line=False,
+                                                             block_bytes=BLOCK_BYTES):
                         yield _decode(data, path, offset)
             else:
                 yield from read_file(path, text=True, per_line=files.per_line,

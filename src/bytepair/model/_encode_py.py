@@ -287,3 +287,8 @@ def count_ids(ids, size: int):
             raise ValueError(f"ids[{index}] = {token} is outside the vocabulary (0..{size - 1})")
         counts[token] += 1
     return counts
+
+
+def count_words(text: str) -> int:
+    """``len(text.split())``: runs of characters that are not white space."""
+    return len(text.split())

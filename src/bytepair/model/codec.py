@@ -52,6 +52,11 @@ def count_ids(ids, size: int):
     return backend.count_ids(ids, size)
 
 
+def count_words(text: str) -> int:
+    """``len(text.split())`` (words split on white space) without building the list."""
+    return backend.count_words(text)
+
+
 def new_encoder(lefts, rights):
     """An encoder for rules given as their left and right token IDs, in rank order."""
     return backend.Encoder(lefts, rights)
