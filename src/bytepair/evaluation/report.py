@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 from bytepair._util.validate import check_int
-from bytepair.evaluation import checks, metrics
+from bytepair.evaluation import checks as rule_checks
+from bytepair.evaluation import metrics
 from bytepair.evaluation.plot import plot_curves
 from bytepair.evaluation.samples import Sample, batches, samples_of
 from bytepair.formats.load import load
@@ -121,8 +122,10 @@ def evaluate(models, samples=(), *, sizes: Sequence[int] | None = None, step: in
     """
     named = _models_of(models, trust_pattern)
     sample_list = samples_of(samples, per_line) if _given(samples) else []
+    if isinstance(power, bool) or not isinstance(power, (int, float)):
+        raise TypeError(f"power must be a number, got {type(power).__name__}")
     power = float(power)
-    if power == 1.0 or power <= 0:
+    if power == 1.0 or not power > 0 or power == float("inf"):
         raise ValueError(f"power must be positive and not 1, got {power}")
     if step is not None:
         step = check_int(step, "step", minimum=1)
@@ -309,10 +312,10 @@ def _token_entry(tok: Tokenizer, token: int) -> dict:
 def _training(table, name, tok, plan, with_checks: bool) -> None:
     merges = tok.merges
     specials = len(tok.special_tokens)
-    saved = checks.tokens_saved(merges)
+    saved = rule_checks.tokens_saved(merges)
     counts = [size - specials - BYTE_TOKENS for size in plan]
-    unreachable = checks.unreachable_tokens(tok.model) if with_checks else None
-    middle = checks.intermediate_counts(merges, counts) if with_checks else None
+    unreachable = rule_checks.unreachable_tokens(tok.model) if with_checks else None
+    middle = rule_checks.intermediate_counts(merges, counts) if with_checks else None
     for size, k in zip(plan, counts):
         row = {"model": name, "vocab_size": size,
                "tokens_saved": saved[k] if saved is not None else None,
@@ -322,7 +325,7 @@ def _training(table, name, tok, plan, with_checks: bool) -> None:
             row["intermediate_count"] = middle[k] if middle is not None else None
         table.training.append(row)
     if with_checks:
-        middle_ids = checks.intermediate_tokens(merges)
+        middle_ids = rule_checks.intermediate_tokens(merges)
         table.checks.append({
             "model": name, "vocab_size": tok.vocab_size,
             "unreachable_count": len(unreachable),
