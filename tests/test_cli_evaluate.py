@@ -52,6 +52,12 @@ def test_table_and_labels_shared_by_files(capsys, model_path, samples):
     row = next(line.split() for line in out.splitlines() if line.startswith("both "))
     assert int(row[2]) == both
     assert str(a) in out
+    never = [line for line in out.splitlines() if line.startswith("learned tokens never produced on both: ")]
+    assert len(never) == 1
+    (row,) = evaluate(tok, {"both": [p.read_text("utf-8") for p in (a, b)]}).rows
+    learned = [t for t in row["unused"] if t >= 256]
+    assert never[0].split(": ")[1] == str(len(learned))
+    assert never[0].split(": ")[2].startswith(f"{learned[0]}=")
 
 
 def test_sizes_all_step(capsys, model_path, samples):

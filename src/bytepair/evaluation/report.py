@@ -59,6 +59,8 @@ class Evaluation:
     training: list = field(default_factory=list)
     checks: list = field(default_factory=list)
     renyi: dict = field(default_factory=dict)
+    #: The tokenizers by model name, for showing token text (not part of the JSON).
+    tokenizers: dict = field(default_factory=dict, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """All tables as one dict of JSON types."""
@@ -140,7 +142,7 @@ def evaluate(models, samples=(), *, sizes: Sequence[int] | None = None, step: in
         if names.count(name) > 1:
             raise ValueError(f"samples: {name!r} is given twice")
 
-    table = Evaluation()
+    table = Evaluation(tokenizers=named)
     table.renyi = {"power": power, "vocabulary": "full" if full_vocabulary else "observed"}
     table.models = [{"name": name, "vocab_size": tok.vocab_size, "merges": len(tok.merges),
                      "special_tokens": len(tok.special_tokens), "pattern": tok.pattern,
@@ -353,10 +355,12 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header)] + [line(r) for r in rows]
 
 
-def _shown(entries: list[dict]) -> str:
+def _shown(entries: list[dict], total: int | None = None) -> str:
+    """The first :data:`SHOWN` tokens as ``id='text'`` (``id=0x..`` when not UTF-8)."""
     items = [f"{e['id']}={e['text']!r}" if e["text"] is not None else f"{e['id']}=0x{e['hex']}"
              for e in entries[:SHOWN]]
-    return ", ".join(items) + (", ..." if len(entries) > SHOWN else "")
+    total = len(entries) if total is None else total
+    return ", ".join(items) + (", ..." if total > SHOWN else "")
 
 
 def render(table: Evaluation) -> Iterable[str]:
@@ -375,6 +379,12 @@ def render(table: Evaluation) -> Iterable[str]:
                   _number(r["bytes_per_token"]), _number(r["characters_per_token"]),
                   _number(r["tokens_per_word"]), _number(r["utilization"]),
                   _number(r["renyi"]), str(r["unused_count"])] for r in rows])
+            tok = table.tokenizers.get(name)
+            for r in rows:
+                learned = [t for t in r["unused"] if t >= BYTE_TOKENS]
+                if r["vocab_size"] == model["vocab_size"] and learned and tok is not None:
+                    yield (f"learned tokens never produced on {r['sample']}: {len(learned)}: "
+                           + _shown([_token_entry(tok, t) for t in learned[:SHOWN]], len(learned)))
         parity = [p for p in table.parity if p["model"] == name]
         if parity:
             labels = list(parity[0]["parity"])
