@@ -40,7 +40,7 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
     return sizes, None
 
 
-def samples_of(specs: list[str], per_line: bool) -> list[Sample]:
+def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
     """``--sample FILE[=LABEL]`` arguments as samples; files of one label make one sample.
 
     A FILE that exists is taken whole even when it contains ``=``; otherwise
@@ -75,7 +75,7 @@ def run_evaluate(args) -> None:
         check_target(args.plot, "--plot")
     models = {path: load_tokenizer(path, args.trust_pattern) for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
-    table = evaluate(models, samples_of(args.samples, args.per_line), sizes=sizes, step=step,
+    table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,
                      checks=args.checks, full_vocabulary=args.full_vocabulary,
                      reference=args.reference, threads=args.threads)
     if args.plot is not None:

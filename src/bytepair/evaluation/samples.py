@@ -28,7 +28,8 @@ class Sample:
     ``sources`` holds paths (globs and directories as :class:`bytepair.Files`
     reads them), :class:`bytepair.Files` objects, or lists of str texts.
     Labelled samples (languages, domains) are compared with each other:
-    parity and the Gini coefficient.
+    parity and the Gini coefficient. ``per_line`` reads plain text files
+    given as paths one document per line.
     """
 
     name: str
