@@ -24,7 +24,9 @@ def _public_callables():
         if inspect.isclass(obj):
             if issubclass(obj, Exception):
                 continue
-            yield f"{name}.__init__", obj.__init__ if "__init__" in vars(obj) else obj
+            # A dataclass's generated __init__ is described by the class docstring.
+            own = "__init__" in vars(obj) and obj.__init__.__doc__ is not None
+            yield f"{name}.__init__", obj.__init__ if own else obj
             for attr, value in vars(obj).items():
                 if not attr.startswith("_") and (inspect.isfunction(value)
                                                  or isinstance(value, (classmethod, staticmethod))):
@@ -40,8 +42,10 @@ def test_every_public_parameter_is_described_and_typed(name, function):
     for parameter in inspect.signature(function).parameters.values():
         if parameter.name in ("self", "cls"):
             continue
-        # Described: the name appears in a ``literal`` of the docstring.
-        assert re.search(rf"``[^`]*\b{parameter.name}\b[^`]*``", doc), f"{name}: {parameter.name} undescribed"
+        # Described: the name appears in a ``literal`` of the docstring, or heads an "Args:" entry.
+        assert (re.search(rf"``[^`]*\b{parameter.name}\b[^`]*``", doc)
+                or re.search(rf"^\s+{parameter.name}: \S", doc, re.MULTILINE)), \
+            f"{name}: {parameter.name} undescribed"
         assert parameter.annotation is not inspect.Parameter.empty, f"{name}: {parameter.name} untyped"
 
 
