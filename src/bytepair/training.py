@@ -10,9 +10,11 @@ or a document stream (pre-tokenize, count in worker processes with
 
 from __future__ import annotations
 
+import hashlib
 import operator
 import os
 import sys
+import time
 from array import array
 from collections import Counter
 from itertools import accumulate, repeat
@@ -34,6 +36,7 @@ from bytepair._util.validate import (
     check_word_counts,
     merges_for_vocab_size,
 )
+from bytepair.counts.checkpoint import Checkpoint, corpus_identity
 from bytepair.counts.cluster import count_on_cluster
 from bytepair.read.corpus import Files, as_files, iter_documents
 from bytepair.counts.counting import count_files, count_pieces, counts_bytes
@@ -50,6 +53,8 @@ if TYPE_CHECKING:
 
 #: Merges learned per call into the engine when a progress bar is updated between calls.
 LEARN_CHUNK = 1024
+#: With a checkpoint, the rules learned so far are written at most this often (seconds).
+CHECKPOINT_SECONDS = 60.0
 
 
 class _DefaultPattern(str):
@@ -301,6 +306,9 @@ def count(
     workers: int | None = None,
     client: distributed.Client | None = None,
     progress: bool | None = None,
+    count_memory: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> PieceCounts:
     """The piece counts of ``corpus``: what training learns from, as a table to keep or merge.
 
@@ -329,25 +337,76 @@ def count(
         part (see :mod:`bytepair.counts.cluster`); the table is the same.
     ``progress``
         Show a progress bar on stderr; None (the default): only when stderr is a terminal.
+    ``count_memory``
+        A bound, in bytes, on the counting tables of all workers together (estimated from
+        their distinct pieces): a table that passes its share is written to a temporary
+        file (under ``TMPDIR``) as a sorted run, and the runs are merged at the end. None
+        (the default): no bound. The table is the same.
+    ``checkpoint``
+        A directory where each counted part of the files is kept as it is done, so that an
+        interrupted count can be resumed (files only; see :mod:`bytepair.counts.checkpoint`).
+    ``resume``
+        Continue the count that ``checkpoint`` holds; the corpus and options must be the
+        same (the error names what differs). The table is the same as an uninterrupted count's.
 
     >>> count(["low low lower"]).most_common(2)
     [(b' low', 1), (b' lower', 1)]
     """
-    return _count(corpus, resolve_pattern(pretokenize), per_line=per_line, jsonl_field=jsonl_field,
-                  text_column=text_column, workers=workers, client=client, progress=progress)
+    source = resolve_pattern(pretokenize)
+    if checkpoint is None:
+        return _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
+                      text_column=text_column, workers=workers, client=client, progress=progress,
+                      count_memory=count_memory)
+    files = _checkpoint_files(corpus, client, per_line=per_line, jsonl_field=jsonl_field,
+                              text_column=text_column)
+    saved = Checkpoint(checkpoint, _identity(files, source), resume=resume)
+    return _count(files, source, per_line=per_line, jsonl_field=jsonl_field,
+                  text_column=text_column, workers=workers, client=None, progress=progress,
+                  count_memory=count_memory, checkpoint=saved)
+
+
+def _checkpoint_files(corpus, client, **options) -> Files:
+    """The files of a corpus to checkpoint: a stream or a cluster cannot be resumed."""
+    if client is not None:
+        raise ValueError("checkpoint: counting on a cluster cannot be checkpointed")
+    files = as_files(corpus, **options)
+    if not isinstance(files, Files):
+        raise ValueError("checkpoint: only files can be resumed, not a stream of "
+                         f"documents ({type(corpus).__name__})")
+    return files
+
+
+def _identity(files: Files | None, source: str | None, **more) -> dict:
+    """What a checkpoint's run is: the corpus, its reading options and ``more``."""
+    identity = {"pattern": source, **more}
+    if files is not None:
+        identity.update(corpus_identity(files))
+    return identity
 
 
 def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | None,
-           text_column: str | None, workers: int | None, client, progress: bool | None) -> PieceCounts:
+           text_column: str | None, workers: int | None, client, progress: bool | None,
+           count_memory: int | None = None, checkpoint: Checkpoint | None = None) -> PieceCounts:
     """:func:`count` with the pattern already resolved to its regex source."""
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    if count_memory is not None:
+        count_memory = check_int(count_memory, "count_memory", minimum=1)
     corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if client is not None and not isinstance(corpus, Files):
         raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
                         f"not {type(corpus).__name__}")
+    if checkpoint is not None:
+        table = checkpoint.counts()
+        if table is not None:
+            return table
     bar = None
     try:
-        if client is not None:
+        if checkpoint is not None:
+            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                            total=corpus.total_bytes())
+            table = checkpoint.count(corpus, source, workers=workers, progress_bar=bar)
+            checkpoint.save_counts(table)
+        elif client is not None:
             bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
                             total=corpus.total_bytes())
             table = count_on_cluster(client, corpus, source, progress_bar=bar)
@@ -355,13 +414,15 @@ def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | Non
             if isinstance(corpus, Files):
                 bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
                                 total=corpus.total_bytes())
-                table = count_files(corpus, source, workers=workers, progress_bar=bar)
+                table = count_files(corpus, source, workers=workers, progress_bar=bar,
+                                    count_memory=count_memory)
             else:
                 as_bytes = counts_bytes(source)
                 bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
                                 unit_scale=True)
                 documents = iter_documents(corpus, text=not as_bytes)
-                table = count_pieces(documents, source, workers=workers, progress_bar=bar)
+                table = count_pieces(documents, source, workers=workers, progress_bar=bar,
+                                     count_memory=count_memory)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(table))
     finally:
@@ -394,6 +455,9 @@ def train(
     jsonl_field: str | None = None,
     text_column: str | None = None,
     client: distributed.Client | None = None,
+    count_memory: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -439,6 +503,18 @@ def train(
     ``client``
         A ``distributed.Client``: the cluster's workers count the files (see :func:`count`);
         the merge loop runs here either way.
+    ``count_memory``
+        A bound, in bytes, on the counting tables (see :func:`count`); the model is the same.
+    ``checkpoint``
+        A directory that keeps the run's progress: each counted part of the files, then the
+        whole table, then the rules learned so far (at most every
+        :data:`CHECKPOINT_SECONDS`), so that an interrupted run can be resumed. Files or
+        count tables only, not a stream of documents.
+    ``resume``
+        Continue the run that ``checkpoint`` holds; the corpus and the options that shape the
+        rules (pattern, reading options, ``min_frequency``, ``init``) must be the same (the
+        error names what differs); the size may be larger. The model is the same as an
+        uninterrupted run's, byte for byte.
     """
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
@@ -461,17 +537,69 @@ def train(
         raise ValueError(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
+    saved = on_rules = None
+    if checkpoint is not None:
+        saved, start_model = _training_checkpoint(
+            checkpoint, resume, corpus, counts, client, source, start_model, min_frequency,
+            per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+        if counts is not None and saved.counts() is None:
+            saved.save_counts(counts)
+        on_rules = _rules_writer(saved, source)
+        if len(start_model.merges) > merges:
+            raise ValueError(f"checkpoint: it already holds {len(start_model.merges)} merges, "
+                             f"more than the {merges} requested")
     if counts is None:
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
-                        text_column=text_column, workers=workers, client=client, progress=progress)
+                        text_column=text_column, workers=workers, client=client, progress=progress,
+                        count_memory=count_memory, checkpoint=saved)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)
     # A table counted or summed here is nobody else's: learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
-                   progress=progress, release=made_here)
+                   progress=progress, release=made_here, on_rules=on_rules)
+    if on_rules is not None:
+        on_rules(rules, final=True)
     return Tokenizer(ByteModel(rules, pattern=source), special)
+
+
+def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | None, client,
+                         source: str | None, start_model: ByteModel, min_frequency: int,
+                         **options) -> tuple[Checkpoint, ByteModel]:
+    """The checkpoint of a training run, and the model to start from: the rules it
+    holds when it got that far, else ``start_model``."""
+    files = None
+    if counts is None:
+        files = _checkpoint_files(corpus, client, **options)
+        more = {}
+    else:
+        # Count tables stand for the corpus: their size and a digest of their pieces.
+        digest = hashlib.sha256()
+        for piece, number in sorted(counts.items()):
+            digest.update(len(piece).to_bytes(8, "little") + piece + number.to_bytes(8, "little"))
+        more = {"counts": digest.hexdigest()}
+    init_rules = [[m.left, m.right] for m in start_model.merges]
+    init = hashlib.sha256(repr(init_rules).encode()).hexdigest() if init_rules else None
+    saved = Checkpoint(directory, _identity(files, source, min_frequency=min_frequency,
+                                            init=init, **more), resume=resume)
+    if saved.rules_path.exists():
+        start_model = _init_model(load(saved.rules_path, trust_pattern=True))
+    return saved, start_model
+
+
+def _rules_writer(saved: Checkpoint, source: str | None):
+    """``on_rules`` of :func:`_learn`: the rules so far, written atomically at most
+    every :data:`CHECKPOINT_SECONDS` (and at the end: ``final``)."""
+    last = time.monotonic()
+
+    def write(rules: list[Merge], final: bool = False) -> None:
+        nonlocal last
+        if final or time.monotonic() - last >= CHECKPOINT_SECONDS:
+            ByteModel(rules, pattern=source).save(saved.rules_path)
+            last = time.monotonic()
+
+    return write
 
 
 def _init_model(init) -> ByteModel | None:
@@ -528,9 +656,11 @@ def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequen
 
 
 def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int,
-           start: ByteModel | None, progress: bool | None, release: bool) -> list[Merge]:
+           start: ByteModel | None, progress: bool | None, release: bool,
+           on_rules=None) -> list[Merge]:
     """:func:`learn`; ``release`` empties ``counts`` once the engine is built, so that
-    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging."""
+    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging.
+    ``on_rules`` (checkpoints) sees the rules so far after each call into the engine."""
     if not isinstance(counts, PieceCounts):
         counts = PieceCounts._from_dict(dict(counts), None)
     rules = list(start.merges) if start is not None else []
@@ -558,6 +688,8 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
             rules += learned
             if bar is not None:
                 bar.update(len(learned))
+            if on_rules is not None:
+                on_rules(rules)
             if len(learned) < chunk:
                 break  # no pair left reaches min_frequency
     finally:

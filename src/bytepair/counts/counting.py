@@ -39,6 +39,7 @@ from bytepair.read import blocks
 from bytepair.split import fastsplit
 from bytepair.read.corpus import Files, RemoteFile, file_of, is_jsonl, is_parquet, read_file
 from bytepair.counts.piece_counts import PieceCounts
+from bytepair.counts.spill import Spill
 from bytepair.split.pretokenize import PATTERNS, splitter
 
 #: Documents are counted in batches of about this many characters.
@@ -250,7 +251,7 @@ def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
 
 
 def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: int,
-                add: Callable[[Partial], None]) -> list:
+                add: Callable[[Partial], None], spill: Spill) -> list:
     """``add(count(table, job))`` for every job, on ``workers`` threads.
 
     Compiled counting releases the GIL, so the threads count at the same time,
@@ -258,17 +259,21 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
     lazily in this thread (reading the next block, joining the next batch)
     while the threads count, at most ``2 * workers`` waiting at a time: memory
     stays bounded, and after an interrupt the pool waits for the jobs already
-    running only (one block or batch each).
+    running only (one block or batch each). A table over ``spill``'s bound is
+    written out as a sorted run and replaced by an empty one.
     """
-    everyone = [fastsplit.table() for _ in range(workers)]
     free = queue.SimpleQueue()
-    for table in everyone:
-        free.put(table)
+    for _ in range(workers):
+        free.put(fastsplit.table())
 
     def run(job: tuple) -> Partial:
         table = free.get()
         try:
-            return count(table, job)
+            partial = count(table, job)
+            if spill.over(table):
+                spill.write(table)
+                table = fastsplit.table()
+            return partial
         finally:
             free.put(table)
 
@@ -285,7 +290,8 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
             for future in pending:
                 future.cancel()
             raise
-    return everyone
+    # Every thread has ended and given its table back.
+    return [free.get() for _ in range(workers)]
 
 
 def _merged(tables: list):
@@ -297,12 +303,12 @@ def _merged(tables: list):
 
 
 def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: int,
-                            add: Callable[[Partial], None]):
+                            add: Callable[[Partial], None], spill: Spill) -> list:
     """Count batches of ``bytes`` documents in compiled code, on ``workers`` threads.
 
     Each batch is joined into one buffer with its document bounds and counted
     without the GIL, so threads count in parallel while this thread joins
-    the next batch. One table per thread, merged at the end (returned).
+    the next batch. One table per thread (returned, to merge).
     """
 
     def count(table, job: tuple) -> Partial:
@@ -325,16 +331,20 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
             yield b"".join(batch), fastsplit.bounds(starts, ends), first_index, ends[-1]
             first_index += len(batch)
 
-    return _merged(_on_threads(count, jobs(), workers, add))
+    return _on_threads(count, jobs(), workers, add, spill)
 
 
-def _collector(total: Counter, progress_bar,
-               on_partial: Callable[[Partial], None] | None) -> Callable[[Partial], None]:
-    """What both pools do with each Partial in this process: sum, show progress, report."""
+def _collector(total: Counter, progress_bar, on_partial: Callable[[Partial], None] | None,
+               spill: Spill) -> Callable[[Partial], None]:
+    """What both pools do with each Partial in this process: sum (spilling the sum
+    when it passes the bound), show progress, report."""
 
     def add(partial: Partial) -> None:
         if partial.counts is not None:
             total.update(partial.counts)
+            if spill.over(total):
+                spill.write(total)
+                total.clear()
         if progress_bar is not None:
             progress_bar.update(partial.size)
         if on_partial is not None:
@@ -343,13 +353,18 @@ def _collector(total: Counter, progress_bar,
     return add
 
 
-def _piece_counts(counts: Counter, tables: list, source: str | None) -> PieceCounts:
-    """``counts`` plus the compiled ``tables`` as one :class:`PieceCounts`.
+def _piece_counts(counts: Counter, tables: list, source: str | None,
+                  spill: Spill) -> PieceCounts:
+    """``counts`` plus the compiled ``tables`` (plus the runs ``spill`` wrote) as one
+    :class:`PieceCounts`.
 
     When the tables hold every count, the result keeps their flat arrays: no
-    Python object is made per piece on the way to the merge loop.
+    Python object is made per piece on the way to the merge loop. Spilled
+    runs are merged with the tables in one streaming pass.
     """
     tables = [table for table in tables if table is not None]
+    if spill.runs:
+        return spill.merge([counts, *tables], source)
     if tables and not counts:
         return PieceCounts._from_flat(*_merged(tables).arrays(), source)
     if tables:
@@ -359,7 +374,8 @@ def _piece_counts(counts: Counter, tables: list, source: str | None) -> PieceCou
 
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
                  batch_chars: int = BATCH_CHARS, progress_bar=None,
-                 on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
+                 on_partial: Callable[[Partial], None] | None = None,
+                 count_memory: int | None = None) -> PieceCounts:
     """Piece counts of a document stream, read once, in batches of about ``batch_chars``.
 
     With a named pattern (or none) and the compiled extension, ``documents``
@@ -367,38 +383,46 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
     with ``text=False``): each batch is joined and counted in compiled code on
     ``workers`` threads. Otherwise (a custom regex) batches of ``str`` go to
     ``workers`` processes. ``on_partial`` sees each batch's :class:`Partial`
-    in this process. O(total characters).
+    in this process. ``count_memory`` (bytes; None: no bound) bounds the
+    tables: one that passes its share is written to a temporary file as a
+    sorted run, and the runs are merged at the end (:mod:`bytepair.counts.spill`);
+    the table is the same. O(total characters).
     """
-    total: Counter = Counter()
-    add = _collector(total, progress_bar, on_partial)
-
-    name = _compiled(source)
-    if name is not False:
-        table = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
-                                        max(1, workers), add)
-        return _piece_counts(total, [table], source)
-    jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
-    if workers <= 1 or source is None:
-        for job in jobs:
-            add(_count_batch(job))
-    else:
-        with _pool(workers) as pool:
-            for partial in pool.imap_unordered(_count_batch, jobs):
-                add(partial)
-    return _piece_counts(total, [], source)
+    workers = max(1, workers)
+    with Spill(count_memory, workers + 1) as spill:
+        total: Counter = Counter()
+        add = _collector(total, progress_bar, on_partial, spill)
+        name = _compiled(source)
+        if name is not False:
+            tables = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
+                                             workers, add, spill)
+            return _piece_counts(total, tables, source, spill)
+        jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
+        if workers <= 1 or source is None:
+            for job in jobs:
+                add(_count_batch(job))
+        else:
+            with _pool(workers) as pool:
+                for partial in pool.imap_unordered(_count_batch, jobs):
+                    add(partial)
+        return _piece_counts(total, [], source, spill)
 
 
 # The table of a file-counting worker process, handed back once at the end.
 _WORKER_TABLE = None
 _WORKER_BARRIER = None
+_WORKER_SPILL: Spill | None = None
+_WORKER_RUNS: list = []
 
 
-def _start_file_worker(parent: int, barrier) -> None:
+def _start_file_worker(parent: int, barrier, spill: Spill) -> None:
     """Pool initializer of :func:`count_files`: the worker lifecycle, then one table."""
-    global _WORKER_TABLE, _WORKER_BARRIER
+    global _WORKER_TABLE, _WORKER_BARRIER, _WORKER_SPILL, _WORKER_RUNS
     _start_worker(parent)
     _WORKER_TABLE = fastsplit.table() if fastsplit.available() else None
     _WORKER_BARRIER = barrier
+    _WORKER_SPILL = spill
+    _WORKER_RUNS = []
 
 
 def _count_file_part_into(table, job: tuple) -> Partial:
@@ -414,17 +438,24 @@ def _count_file_block(table, job: tuple) -> Partial:
 
 
 def _count_file_part(job: tuple) -> Partial:
-    return _count_file_part_into(_WORKER_TABLE, job)
+    global _WORKER_TABLE
+    partial = _count_file_part_into(_WORKER_TABLE, job)
+    if _WORKER_SPILL.over(_WORKER_TABLE):
+        # Into the parent's temporary directory; the parent learns the name at the end.
+        _WORKER_RUNS.append(_WORKER_SPILL.write(_WORKER_TABLE))
+        _WORKER_TABLE = fastsplit.table()
+    return partial
 
 
-def _hand_back(_) -> object:
+def _hand_back(_) -> tuple[object, list]:
     # Every worker takes exactly one of these: each waits until all have one.
     _WORKER_BARRIER.wait()
-    return _WORKER_TABLE
+    return _WORKER_TABLE, _WORKER_RUNS
 
 
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
-                progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
+                progress_bar=None, on_partial: Callable[[Partial], None] | None = None,
+                count_memory: int | None = None) -> PieceCounts:
     """Piece counts of ``files``, spread over ``workers``.
 
     Local plain and gzip text with a named pattern is read here, file after
@@ -440,10 +471,20 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     tables travel between processes, never text). With one worker everything
     is counted in this thread. ``on_partial`` sees each block's or part's
     :class:`Partial` in this thread. O(total bytes) work; memory per worker:
-    about one block plus its table.
+    about one block plus its table. ``count_memory`` (bytes; None: no bound)
+    bounds all the tables together: one that passes its share is written to
+    a temporary file as a sorted run, and the runs are merged at the end
+    (:mod:`bytepair.counts.spill`); the table is the same.
     """
+    with Spill(count_memory, max(1, workers) + 1) as spill:
+        return _count_files(files, source, workers, part_bytes, progress_bar, on_partial, spill)
+
+
+def _count_files(files: Files, source: str | None, workers: int, part_bytes: int, progress_bar,
+                 on_partial: Callable[[Partial], None] | None, spill: Spill) -> PieceCounts:
+    """:func:`count_files` inside its spill directory."""
     total: Counter = Counter()
-    add = _collector(total, progress_bar, on_partial)
+    add = _collector(total, progress_bar, on_partial, spill)
     name = _compiled(source)
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.
@@ -458,7 +499,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
                 if left > 0:
                     yield path, 0, b"", name, files.per_line, left
 
-        return _piece_counts(total, _on_threads(_count_file_block, jobs(), workers, add), source)
+        tables = _on_threads(_count_file_block, jobs(), workers, add, spill)
+        return _piece_counts(total, tables, source, spill)
 
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
     cut = bool(name)
@@ -471,11 +513,17 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
         table = fastsplit.table() if fastsplit.available() else None
         for job in jobs:
             add(_count_file_part_into(table, job))
+            if spill.over(table):
+                spill.write(table)
+                table = fastsplit.table()
         tables.append(table)
     else:
         barrier = multiprocessing.get_context("fork").Barrier(workers)
-        with _pool(workers, _start_file_worker, (barrier,)) as pool:
+        with _pool(workers, _start_file_worker, (barrier, spill)) as pool:
             for partial in pool.imap_unordered(_count_file_part, jobs):
                 add(partial)
-            tables = pool.map(_hand_back, range(workers), chunksize=1)
-    return _piece_counts(total, tables, source)
+            handed = pool.map(_hand_back, range(workers), chunksize=1)
+        tables = [table for table, _ in handed]
+        for _, runs in handed:
+            spill.adopt(runs)
+    return _piece_counts(total, tables, source, spill)
