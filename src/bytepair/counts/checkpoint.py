@@ -32,14 +32,15 @@ from pathlib import Path
 from bytepair._util.atomic import write_atomically
 from bytepair.counts import counting
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.counts.spill import merge_runs, read_run, save_run, sorted_items
+from bytepair.counts.spill import give_freed_tables_back, merge_runs, read_run, save_run, sorted_items
 from bytepair.read.corpus import Files, file_of
 from bytepair.split import fastsplit
 
 FORMAT = "bytepair-checkpoint"
 VERSION = 1
-#: A counted unit of the corpus (one run file) covers about this many bytes.
-UNIT_BYTES = 1 << 26
+#: A counted unit of the corpus (one run file) covers about this many bytes: what a kill
+#: can lose, and what each worker holds as one table before writing it.
+UNIT_BYTES = 1 << 24
 
 
 def corpus_identity(files: Files) -> dict:
@@ -144,6 +145,7 @@ class Checkpoint:
         it is done; then every run is merged. Memory: one unit's table per worker,
         then the merged table.
         """
+        give_freed_tables_back()  # every unit's table is freed after its run is written
         cut = bool(counting._compiled(source))  # only the named patterns have proven cut points
         units = files.parts(self.identity["unit_bytes"], cut_documents=cut)
         (self.directory / "units").mkdir(exist_ok=True)

@@ -17,11 +17,13 @@ error, Ctrl-C or SIGTERM (which the command line turns into Ctrl-C).
 
 from __future__ import annotations
 
+import ctypes
 import heapq
 import itertools
 import os
 import shutil
 import struct
+import sys
 import tempfile
 import threading
 from array import array
@@ -40,6 +42,24 @@ MAGIC = b"bytepair-run 1\n"
 _RECORD = struct.Struct("<qI")
 #: Records are written and read in buffers of about this size.
 _BUFFER = 1 << 20
+#: mallopt(3): allocations from this size on are mmap'ed (and given back when freed).
+_M_MMAP_THRESHOLD = -3
+
+
+def give_freed_tables_back() -> None:
+    """Keep glibc's mmap threshold at 1 MiB for the rest of the process.
+
+    Subtle: glibc raises the threshold each time a large mmap'ed block is
+    freed, so the tables that replace spilled ones come from the threads'
+    heaps, which fragment and are not given back: with two threads, 100 MB of
+    English and a 16 MiB bound, the process grew to 116 MiB, against 66 MiB
+    with the threshold fixed. Done only when a bound is asked for.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _BUFFER)
+        except (OSError, AttributeError):
+            pass  # not glibc: its allocator has its own policy
 
 
 def write_run(handle, items: Iterable[tuple[bytes, int]]) -> int:
@@ -143,6 +163,7 @@ class Spill:
 
     def __enter__(self) -> Spill:
         if self.limit is not None:
+            give_freed_tables_back()
             self._directory = tempfile.mkdtemp(prefix="bytepair-spill-")
         return self
 
