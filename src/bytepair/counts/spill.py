@@ -51,9 +51,8 @@ def give_freed_tables_back() -> None:
 
     Subtle: glibc raises the threshold each time a large mmap'ed block is
     freed, so the tables that replace spilled ones come from the threads'
-    heaps, which fragment and are not given back: with two threads, 100 MB of
-    English and a 16 MiB bound, the process grew to 116 MiB, against 66 MiB
-    with the threshold fixed. Done only when a bound is asked for.
+    heaps, which fragment and are not given back: with two threads the process
+    kept growing past the bound. Done only when a bound is asked for.
     """
     if sys.platform.startswith("linux"):
         try:
