@@ -9,6 +9,7 @@ corpus is kept, after the rules so far are written) and says so on stdout.
 from __future__ import annotations
 
 import json
+import shlex
 import os
 import signal
 import subprocess
@@ -246,3 +247,21 @@ def test_resume_without_a_checkpoint_starts_one(capsys, tmp_path, corpus):
     assert code == 0, err
     assert bytepair.PieceCounts.load(tmp_path / "table") == bytepair.count(corpus)
     assert sorted(os.listdir(tmp_path / "new")) == ["checkpoint.json", "counts"]
+
+
+def test_readme_commands_run_as_written(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.txt").write_bytes(KJV.read_bytes())
+    commands = []
+    for line in (Path(__file__).parent.parent / "README.md").read_text("utf-8").splitlines():
+        if line.startswith("bytepair train corpus/ --vocab-size 32768 --count-memory"):
+            commands.append(shlex.split(line))
+    assert len(commands) == 2 and "--resume" in commands[1]
+    code, _, err = run(capsys, *commands[0][1:], "-q")
+    assert code == 0, err
+    first = (tmp_path / "model.json").read_bytes()
+    (tmp_path / "model.json").unlink()
+    code, _, err = run(capsys, *commands[1][1:], "-q")
+    assert code == 0, err
+    assert (tmp_path / "model.json").read_bytes() == first
