@@ -184,3 +184,15 @@ def test_a_signal_removes_the_runs(tmp_path, sig):
     assert process.returncode != 0
     assert os.listdir(temporary) == []
     assert not (tmp_path / "out").exists()
+
+
+def test_count_memory_without_effect_is_refused(capsys, tmp_path):
+    bytepair.count(KJV).save(tmp_path / "kjv.counts")
+    code, out, err = run(capsys, "train", "--counts", tmp_path / "kjv.counts", "--merges", 5,
+                         "--count-memory", "1G", "-o", tmp_path / "m.json")
+    assert code == 2 and "--count-memory: has no effect with --counts" in err
+    assert not (tmp_path / "m.json").exists()
+    with pytest.raises(ValueError, match="count_memory"):
+        bytepair.count(KJV, count_memory=0)
+    with pytest.raises(ValueError, match="count_memory: the cluster's workers count"):
+        bytepair.count(KJV, client=object(), count_memory=1 << 30)

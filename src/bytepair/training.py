@@ -395,6 +395,9 @@ def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | Non
     if client is not None and not isinstance(corpus, Files):
         raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
                         f"not {type(corpus).__name__}")
+    if client is not None and count_memory is not None:
+        raise ValueError("count_memory: the cluster's workers count, each its own parts; "
+                         "it bounds local counting only")
     if checkpoint is not None:
         table = checkpoint.counts()
         if table is not None:

@@ -145,7 +145,8 @@ def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
 
 def _load_counts(args) -> list[PieceCounts]:
     """The ``--counts`` tables; they replace FILEs and the options that read them."""
-    for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable"):
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable",
+                   "count_memory"):
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
