@@ -121,6 +121,9 @@ def merge_runs(runs: Iterable[Iterable[tuple[bytes, int]]], source: str | None) 
 
     A k-way merge: O(records * log runs) time; memory the result's flat arrays
     plus one record per run.
+
+    >>> dict(merge_runs([[(b"a", 1), (b"b", 2)], [(b"a", 3), (b"c", 1)]], None))
+    {b'a': 4, b'b': 2, b'c': 1}
     """
     data = bytearray()
     starts = array("q", [0])
