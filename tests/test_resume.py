@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -265,3 +267,35 @@ def test_readme_commands_run_as_written(capsys, tmp_path, monkeypatch):
     code, _, err = run(capsys, *commands[1][1:], "-q")
     assert code == 0, err
     assert (tmp_path / "model.json").read_bytes() == first
+
+
+@pytest.mark.parametrize("workers", [1, 2, 3, 4])
+@pytest.mark.parametrize("pattern", ["gpt2", r"\w+|\W+", None], ids=["gpt2", "regex", "bytes"])
+@pytest.mark.parametrize("per_line", [False, True], ids=["files", "lines"])
+def test_checkpointed_count_equals_a_plain_count(tmp_path, corpus, monkeypatch, workers, pattern,
+                                                 per_line):
+    monkeypatch.setattr(checkpoint, "UNIT_BYTES", UNIT_BYTES)
+    plain = bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=1)
+    saved = tmp_path / "checkpoint"
+    assert bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
+                          checkpoint=saved) == plain
+    # Interrupted after its first unit, then resumed: the same sum again.
+    shutil.rmtree(saved)
+    real, kept, lock = checkpoint.save_run, [], threading.Lock()
+
+    def save_run(path, items):
+        with lock:  # the threads race for the first unit: one wins
+            kept.append(path)
+            first = len(kept) == 1
+        if not first:
+            raise KeyboardInterrupt
+        real(path, items)
+
+    monkeypatch.setattr(checkpoint, "save_run", save_run)
+    with pytest.raises(KeyboardInterrupt):
+        bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
+                       checkpoint=saved)
+    monkeypatch.setattr(checkpoint, "save_run", real)
+    assert os.listdir(saved / "units") == [kept[0].name]
+    assert bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
+                          checkpoint=saved, resume=True) == plain
