@@ -341,7 +341,8 @@ def count(
         A bound, in bytes, on the counting tables of all workers together (estimated from
         their distinct pieces): a table that passes its share is written to a temporary
         file (under ``TMPDIR``) as a sorted run, and the runs are merged at the end. None
-        (the default): no bound. The table is the same.
+        (the default): no bound. The table is the same. With ``checkpoint``, every counted
+        part (16 MiB) is a run on disk already, so the bound changes nothing.
     ``checkpoint``
         A directory where each counted part of the files is kept as it is done, so that an
         interrupted count can be resumed (files only; see :mod:`bytepair.counts.checkpoint`).
