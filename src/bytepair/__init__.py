@@ -17,7 +17,8 @@ from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
                                      to_tiktoken, to_tokenizers_json)
 from bytepair.formats.load import ModelFormatError, load
-from bytepair.training import count, encode, learn_bpe, train, train_bytes, train_words
+from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
+                               train_words)
 
 __all__ = [
     "ByteModel",
@@ -31,6 +32,7 @@ __all__ = [
     "count",
     "encode",
     "learn_bpe",
+    "learn_words",
     "load",
     "tiktoken_encoding",
     "tiktoken_pattern",
