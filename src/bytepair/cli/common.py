@@ -28,7 +28,7 @@ OPTION_NAMES = {
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
     "threads": "--threads",
-    "text_column": "--text-column",
+    "text_column": "--text-column", "end_of_word": "--end-of-word",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
 

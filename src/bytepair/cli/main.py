@@ -1,8 +1,8 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
-Commands: ``train``, ``count``, ``export``, ``encode``, ``decode``, ``inspect``,
-``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
-Each command group is a module of its own (``training``, ``export``,
+Commands: ``train``, ``count``, ``learn-words``, ``export``, ``encode``, ``decode``,
+``inspect``, ``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes
+each. Each command group is a module of its own (``training``, ``words``, ``export``,
 ``encoding``, ``inspection``, ``teaching``) that registers its subcommands;
 this module builds the parser from them and runs one command.
 
@@ -25,11 +25,11 @@ import sys
 import threading
 
 from bytepair import __version__
-from bytepair.cli import encoding, export, inspection, teaching, training
+from bytepair.cli import encoding, export, inspection, teaching, training, words
 from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line
 
 #: The command groups, in the order ``--help`` lists their commands.
-COMMAND_GROUPS = (training, export, encoding, inspection, teaching)
+COMMAND_GROUPS = (training, words, export, encoding, inspection, teaching)
 
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
@@ -37,6 +37,7 @@ EXAMPLES = """examples:
   bytepair train corpus.txt --vocab-size 8192,16384,32768 -o 'tok-{vocab_size}.json'
   bytepair count shards/*.parquet --text-column text -o shards.counts
   bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
+  bytepair learn-words corpus.txt --merges 32000 --end-of-word '</w>' -o words.model
   bytepair encode tok.json 'Hello world'
   bytepair decode tok.json 15496 995
   bytepair inspect tok.json --sample held-out.txt
