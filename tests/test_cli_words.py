@@ -34,7 +34,7 @@ def test_learn_words_says_when_it_stopped_early(capsys, tmp_path):
     (["bad.txt", "--merges", "5"], ["bad.txt", "invalid UTF-8", "offset 3"]),
     (["empty.txt", "--merges", "5"], ["no words"]),
     (["good.txt", "--merges", "-1"], ["--merges"]),
-    (["good.txt", "--merges", "5", "--end-of-word", ""], ["--end-of-word must be non-empty"]),
+    (["good.txt", "--merges", "5", "--end-of-word", ""], ["--end-of-word must be a non-empty str"]),
     (["good.txt", "--merges", "5", "--workers", "0"], ["--workers"]),
 ])
 def test_bad_input_is_one_line_and_no_file(capsys, tmp_path, monkeypatch, argv, words):
