@@ -18,12 +18,16 @@ State: each word's symbols in one flat array (rewritten in place: a word
 only shrinks); one open-addressing table from a pair to its index; per pair
 its exact weighted count, its queued count and the words it was seen in
 (a word may stay listed after the pair left it; it is rescanned and skipped).
-The priority is a binary heap with lazy deletion, as the byte engine's queue:
-a pair is pushed when its count rises above its queued count, and an entry
-is dropped when it reaches the top superseded (its count is not the pair's
-queued count) or re-pushed at the true count when stale (the count fell).
-So every pair with a positive count has an entry at or above its count, and
-a top entry that is current and exact is the best pair.
+The priority is a binary heap with lazy deletion and a floor, as the byte
+engine's queue: a pair counted at least the floor is pushed when its count
+rises above its queued count, and an entry is dropped when it reaches the
+top superseded (its count is not the pair's queued count) or re-pushed at
+the true count when stale (the count fell). So every pair counted at least
+the floor has an entry at or above its count, and a top entry that is
+current, exact and at least the floor is the best pair. When the top falls
+below the floor, the floor is divided by four and the pairs that now reach
+it are queued; most pairs a merge creates are seen a few times and stay out
+of the heap until training gets down to them.
 
 A merge visits only the words listed for the pair, rewrites each in one
 left-to-right pass, and updates the counts of the windows it changes,
@@ -55,10 +59,17 @@ cdef extern from *:
     """
     bint add_overflows "bytepair_add_overflows"(int64_t a, int64_t b, int64_t* out) noexcept nogil
     bint mul_overflows "bytepair_mul_overflows"(int64_t a, int64_t b, int64_t* out) noexcept nogil
+    void prefetch "__builtin_prefetch"(const void* address) noexcept nogil
 
 # An empty slot of the pair table: no symbol has ID 0xFFFFFFFF.
 cdef uint64_t EMPTY = 0xFFFFFFFFFFFFFFFFULL
 cdef uint32_t MAX_SYMBOLS = 0xFFFFFFFE
+# The first floor is the greatest count divided by this, and each time the
+# queue runs below it, it is divided by the second (as in byte mode).
+cdef int64_t FIRST_FLOOR_DIVISOR = 64
+cdef int64_t FLOOR_DIVISOR = 4
+# How many listed words ahead of the one being rewritten are prefetched.
+cdef size_t PREFETCH_AHEAD = 8
 
 
 cdef struct Entry:
@@ -133,6 +144,7 @@ cdef class WordEngine:
     cdef vector[Entry] heap
     cdef vector[uint32_t] raised       # pairs whose count rose during a merge
     cdef uint32_t rank
+    cdef int64_t floor                 # pairs counted less are not queued (yet)
 
     def __init__(self, data, starts, weights, end_of_word=None):
         cdef const uint8_t[::1] text = data
@@ -188,6 +200,7 @@ cdef class WordEngine:
         self.slot_pair.assign(1024, 0)
         self.mask = 1023
         self.rank = 0
+        self.floor = 1
         with nogil:
             self.count_all()
 
@@ -310,11 +323,17 @@ cdef class WordEngine:
         cdef size_t w
         cdef uint32_t k
         cdef const uint32_t* s
+        cdef int64_t most = 0
         for w in range(self.word_start.size()):
             s = self.tokens.data() + self.word_start[w]
             for k in range(1, self.word_length[w]):
                 self.add(s[k - 1], s[k], self.weight[w], <uint32_t>w)
-        self.queue_raised()
+        self.raised.clear()
+        for w in range(self.counts.size()):
+            if self.counts[w] > most:
+                most = self.counts[w]
+        self.floor = max(1, most // FIRST_FLOOR_DIVISOR)
+        self.queue_from_floor()
 
     # ------------------------------------------------------------------
     # the heap
@@ -338,8 +357,11 @@ cdef class WordEngine:
         self.heap[i] = entry
 
     cdef void pop(self) noexcept nogil:
+        # Floyd's way: the hole left at the top sinks to a leaf along the
+        # better children (one comparison a level), then the last entry rises
+        # from there; it belongs near the bottom, so it rarely rises far.
         cdef Entry last = self.heap.back()
-        cdef size_t n = self.heap.size() - 1, i = 0, child
+        cdef size_t n = self.heap.size() - 1, i = 0, child, parent
         self.heap.pop_back()
         if n == 0:
             return
@@ -349,23 +371,49 @@ cdef class WordEngine:
                 break
             if child + 1 < n and self.before(&self.heap[child + 1], &self.heap[child]):
                 child += 1
-            if not self.before(&self.heap[child], &last):
-                break
             self.heap[i] = self.heap[child]
             i = child
+        while i > 0:
+            parent = (i - 1) // 2
+            if not self.before(&last, &self.heap[parent]):
+                break
+            self.heap[i] = self.heap[parent]
+            i = parent
         self.heap[i] = last
 
     cdef void queue_raised(self) noexcept nogil:
         cdef uint32_t p
         for p in self.raised:
-            if self.counts[p] > self.queued[p]:
+            if self.counts[p] > self.queued[p] and self.counts[p] >= self.floor:
                 self.push(p)
         self.raised.clear()
 
+    cdef void lower_floor(self) noexcept nogil:
+        """Divide the floor by FLOOR_DIVISOR (to at least 1) and queue the pairs that reach it."""
+        self.floor = max(1, self.floor // FLOOR_DIVISOR)
+        self.queue_from_floor()
+
+    cdef void queue_from_floor(self) noexcept nogil:
+        """Queue every pair counted at least the floor that is queued below its count. O(pairs)."""
+        cdef size_t p
+        for p in range(self.counts.size()):
+            if self.counts[p] >= self.floor and self.counts[p] > self.queued[p]:
+                self.push(<uint32_t>p)
+
     cdef int64_t best(self) noexcept nogil:
-        """The best pair's index (its heap entry on top, current), or -1 when none is left."""
+        """The best pair's index (its heap entry on top, current), or -1 when none is left.
+
+        A current top entry at or above the floor is the best pair: every
+        queued pair's true key is at most its entry's, and every pair not
+        queued counts less than the floor. Below it, the floor is lowered.
+        """
         cdef Entry top
-        while not self.heap.empty():
+        while True:
+            if self.heap.empty() or self.heap[0].count < self.floor:
+                if self.floor == 1:
+                    return -1  # every pair with a window is queued, and none is left
+                self.lower_floor()
+                continue
             top = self.heap[0]
             if top.count != self.queued[top.pair]:
                 self.pop()  # superseded by a later push
@@ -373,11 +421,10 @@ cdef class WordEngine:
                 # Stale: the count fell since the push. Queue the true count.
                 self.pop()
                 self.queued[top.pair] = 0
-                if self.counts[top.pair] > 0:
+                if self.counts[top.pair] >= self.floor:
                     self.push(top.pair)
             else:
                 return top.pair
-        return -1
 
     # ------------------------------------------------------------------
     # merging
@@ -388,11 +435,20 @@ cdef class WordEngine:
         cdef uint32_t right = <uint32_t>self.pair_keys[p]
         cdef vector[uint32_t] words
         cdef uint32_t w, n, i, j, stamp = self.rank + 1
+        cdef size_t k, ahead
         cdef int64_t weight, replaced = 0, matches
         cdef uint32_t* s
         cdef bint after_match
         words.swap(self.pair_words[p])  # none is left after this merge: free the list
-        for w in words:
+        for k in range(words.size()):
+            # The listed words lie anywhere: ask for their records ahead of time.
+            ahead = k + PREFETCH_AHEAD
+            if ahead < words.size():
+                prefetch(self.tokens.data() + self.word_start[words[ahead]])
+                prefetch(&self.visited[words[ahead]])
+            if ahead + PREFETCH_AHEAD < words.size():
+                prefetch(&self.word_start[words[ahead + PREFETCH_AHEAD]])
+            w = words[k]
             if self.visited[w] == stamp:
                 continue
             self.visited[w] = stamp
@@ -497,9 +553,11 @@ cdef class WordEngine:
             pair = (self.pair_keys[i] >> 32, self.pair_keys[i] & 0xFFFFFFFF)
             assert self.find(pair[0], pair[1]) == <int64_t>i, f"pair {pair} not found in the table"
             assert self.counts[i] == recount.pop(pair, 0), f"pair {pair} miscounted"
-            if self.counts[i] > 0:
+            if self.counts[i] >= self.floor:
                 assert self.queued[i] >= self.counts[i], f"pair {pair} queued below its count"
+            if self.queued[i] > 0:
                 assert (i, self.queued[i]) in entries, f"pair {pair} has no entry at its queued count"
+            if self.counts[i] > 0:
                 assert holders[pair] <= set(self.pair_words[i]), f"pair {pair} misses a word"
         assert not recount, f"pairs {sorted(recount)} are not in the table"
 
