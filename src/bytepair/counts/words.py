@@ -13,6 +13,7 @@ are read as documents and split in Python.
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections import Counter
 from pathlib import Path
@@ -22,10 +23,12 @@ from bytepair.counts import counting
 from bytepair.read.corpus import Files, as_files, is_jsonl, is_parquet, iter_documents
 from bytepair.split import fastsplit
 
-try:
-    from bytepair.split import _wordsplit
-except ImportError:  # pragma: no cover - depends on how the package was installed
-    _wordsplit = None
+_wordsplit = None
+if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+    try:
+        from bytepair.split import _wordsplit
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        _wordsplit = None
 
 
 def _compiled_files(corpus) -> bool:
