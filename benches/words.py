@@ -16,8 +16,10 @@ words, counts them and learns ``--merges`` rules on top of the characters:
 * ``subword-nmt``: ``learn_bpe`` with ``</w>``, ``min_frequency=1``, one thread
   (``num_workers`` counts the words in processes).
 
-Each run is a fresh process started by this one; its wall time (the training
-call, measured inside), and from ``wait4`` its peak RSS and CPU seconds.
+Each run is a fresh process started by this one: the wall time of the
+training call (``seconds``, measured inside, imports excluded), of the whole
+process (``process_seconds``, Python's start and imports included), and from
+``wait4`` the process's peak RSS and CPU seconds.
 Trainers alternate run by run (bytepair, peers, bytepair, peers, ...), so
 that a change in the machine's load hits all of them alike. The JSON written
 (``-o``, default ``benches/results/words-SIZE.json``) holds every run, the
@@ -138,17 +140,19 @@ def run_once(trainer: str, path: Path, merges: int, threads: int) -> dict:
     """One fresh process: its result, wall seconds, peak RSS (MiB) and CPU seconds."""
     code = ("import json, sys; from benches.words import child; "
             "print(json.dumps(child(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))")
+    started = time.perf_counter()
     process = subprocess.Popen([sys.executable, "-c", code, trainer, str(path), str(merges),
                                 str(threads)], cwd=ROOT, stdout=subprocess.PIPE)
     out = process.stdout.read()
     _, status, usage = os.wait4(process.pid, 0)
+    process_seconds = time.perf_counter() - started
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode:
         raise RuntimeError(f"{trainer} failed with exit code {process.returncode}")
     result = json.loads(out.decode().strip().splitlines()[-1])
     result.update(trainer=trainer, threads=threads, peak_rss_mib=round(usage.ru_maxrss / 1024, 1),
                   cpu_seconds=round(usage.ru_utime + usage.ru_stime, 3),
-                  seconds=round(result["seconds"], 3))
+                  seconds=round(result["seconds"], 3), process_seconds=round(process_seconds, 3))
     return result
 
 
@@ -160,14 +164,32 @@ def summarise(runs: list[dict]) -> list[dict]:
                      "learned": mine[0]["learned"],
                      "seconds": statistics.median(r["seconds"] for r in mine),
                      "cpu_seconds": statistics.median(r["cpu_seconds"] for r in mine),
+                     "process_seconds": statistics.median(r.get("process_seconds", float("nan"))
+                                                          for r in mine),
                      "peak_rss_mib": max(r["peak_rss_mib"] for r in mine)})
     for row in rows:
         peer = next((p for p in rows if p["trainer"] == "youtokentome"
                      and p["threads"] == row["threads"]), None)
         if peer is not None:
             row["time_vs_yttm"] = round(row["seconds"] / peer["seconds"], 3)
+            row["cpu_vs_yttm"] = round(row["cpu_seconds"] / peer["cpu_seconds"], 3)
             row["rss_vs_yttm"] = round(row["peak_rss_mib"] / peer["peak_rss_mib"], 3)
     return rows
+
+
+def _versions(trainers: list[str]) -> dict:
+    from importlib import metadata
+
+    names = {"youtokentome": "youtokentome", "subword-nmt": "subword-nmt", "fastbpe": "fastBPE"}
+    versions = {"bytepair": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
+                                           capture_output=True, text=True).stdout.strip()}
+    for trainer in trainers:
+        if trainer in names:
+            try:
+                versions[trainer] = metadata.version(names[trainer])
+            except metadata.PackageNotFoundError:
+                versions[trainer] = "0.1.0 (source, compiled here)" if trainer == "fastbpe" else None
+    return versions
 
 
 def _load() -> list[float]:
@@ -204,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m benches.words " + " ".join(argv if argv is not None else sys.argv[1:]),
         "corpus": {"path": path.name, "bytes": path.stat().st_size},
         "merges": args.merges,
+        "versions": _versions(trainers),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_before": load_before, "load_after": _load()},
         "not_run": skipped,

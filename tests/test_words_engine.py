@@ -115,7 +115,6 @@ def test_compiled_equals_the_python_loop_on_real_text(text):
 
 
 @needs_compiled
-@pytest.mark.slow
 def test_compiled_equals_the_python_loop_on_the_whole_bible():
     with gzip.open(KJV_REST_GZ, "rt", encoding="utf-8") as handle:
         counts = Counter(handle.read().split()) + Counter(KJV.read_text("utf-8").split())
@@ -194,3 +193,26 @@ def test_empty_corpus_is_refused(tmp_path):
     path.write_bytes(b" \n\t\n")
     with pytest.raises(ValueError, match="no words"):
         bytepair.learn_words(str(path), 5)
+
+
+@needs_compiled
+@pytest.mark.parametrize(("data", "starts", "weights", "message"), [
+    (b"ab\xff", [0, 3], [1], "invalid UTF-8 at byte offset 2"),
+    ("é".encode(), [0, 1, 2], [1, 1], "cuts a UTF-8 character"),
+    (b"ab", [0, 3], [1], "outside 0..2"),
+    (b"ab", [0, 2], [0], "weights\\[0\\] must be positive"),
+    (b"ab", [0, 1, 2], [1], "one offset per word"),
+])
+def test_engine_refuses_bad_arrays(data, starts, weights, message):
+    from bytepair.learn._words import WordEngine
+
+    with pytest.raises(ValueError, match=message):
+        WordEngine(data, array("q", starts), array("q", weights), None)
+
+
+def test_documents_in_memory_name_the_bad_one():
+    with pytest.raises(ValueError, match=r"corpus\[1\]: invalid UTF-8 at byte offset 1"):
+        count_words([b"fine", b"a\xffb"])
+    data, starts, counts = count_words([b"a b", "b \u3000c"])
+    assert sorted(zip((data[a:b] for a, b in zip(starts, starts[1:])), counts)) == [
+        (b"a", 1), (b"b", 2), (b"c", 1)]

@@ -47,6 +47,8 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport move
 from libcpp.vector cimport vector
 
+from bytepair.split._split cimport utf8_error
+
 
 cdef extern from *:
     """
@@ -109,9 +111,9 @@ cdef class WordEngine:
     ``data`` holds every word's bytes one after another, ``starts``
     (``array("q")``) each word's offset and then ``len(data)``, ``weights``
     (``array("q")``) each word's count (positive). ``end_of_word`` (UTF-8
-    bytes, or None) is appended to every word as one symbol. The data must
-    be valid UTF-8 (as ``str.encode`` writes it). Raises ValueError when the
-    weighted windows could exceed 2**63 - 1.
+    bytes, or None) is appended to every word as one symbol. Raises
+    ValueError when the data is not UTF-8, an offset cuts a character, or
+    the weighted windows could exceed 2**63 - 1.
 
     >>> engine = WordEngine(b"lowlowerlowest", array("q", [0, 3, 8, 14]), array("q", [1, 1, 1]), b"</w>")
     >>> lefts, rights, counts, replacements = engine.fit(2, 1)
@@ -150,11 +152,14 @@ cdef class WordEngine:
         cdef const uint8_t[::1] text = data
         cdef const int64_t[::1] at = starts
         cdef const int64_t[::1] given = weights
-        cdef Py_ssize_t words = given.shape[0], w, p, end, width
+        cdef Py_ssize_t words = given.shape[0], w, p, end, width, bad
         cdef int64_t windows = 0, total = 0, length
         cdef uint32_t eow = 0
         cdef bint has_eow = end_of_word is not None
         cdef const uint8_t* base = &text[0] if text.shape[0] else <const uint8_t*>b""
+        bad = utf8_error(base, text.shape[0])
+        if bad >= 0:
+            raise ValueError(f"data: invalid UTF-8 at byte offset {bad}")
         if at.shape[0] != words + 1:
             raise ValueError(f"starts must hold one offset per word and the end ({words + 1}), "
                              f"got {at.shape[0]}")
@@ -162,6 +167,8 @@ cdef class WordEngine:
             eow_bytes = bytes(end_of_word)
             if not eow_bytes:
                 raise ValueError("end_of_word must be non-empty")
+            if utf8_error(eow_bytes, len(eow_bytes)) >= 0:
+                raise ValueError("end_of_word must be UTF-8")
             eow = self.intern(eow_bytes, len(eow_bytes))
         for w in range(128):
             self.ascii[w] = MAX_SYMBOLS
@@ -175,6 +182,9 @@ cdef class WordEngine:
             p, end = at[w], at[w + 1]
             if not 0 <= p <= end <= text.shape[0]:
                 raise ValueError(f"starts: word {w} ({p}, {end}) is outside 0..{text.shape[0]}")
+            if (p < text.shape[0] and (base[p] & 0xC0) == 0x80) or (
+                    end < text.shape[0] and (base[end] & 0xC0) == 0x80):
+                raise ValueError(f"starts: word {w} ({p}, {end}) cuts a UTF-8 character")
             self.word_start.push_back(self.tokens.size())
             while p < end:
                 if base[p] < 0x80:

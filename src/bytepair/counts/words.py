@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections import Counter
+from itertools import accumulate
 from pathlib import Path
 from typing import Callable
 
@@ -23,8 +24,9 @@ from bytepair.counts import counting
 from bytepair.read.corpus import Files, as_files, is_jsonl, is_parquet, iter_documents
 from bytepair.split import fastsplit
 
+# The compiled word splitter counts into the compiled piece table.
 _wordsplit = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0") and fastsplit.available():
     try:
         from bytepair.split import _wordsplit
     except ImportError:  # pragma: no cover - depends on how the package was installed
@@ -32,7 +34,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
 
 
 def _compiled_files(corpus) -> bool:
-    return (_wordsplit is not None and fastsplit.available() and isinstance(corpus, Files)
+    return (_wordsplit is not None and isinstance(corpus, Files)
             and all(isinstance(p, Path) and not is_jsonl(p) and not is_parquet(p)
                     for p in corpus.paths))
 
@@ -57,24 +59,24 @@ def count_words(corpus, *, workers: int = 1, block_bytes: int = counting.PART_BY
     corpus = as_files(corpus)
     if _compiled_files(corpus):
         return _count_files(corpus, max(1, workers), block_bytes, progress_bar)
-    as_bytes = fastsplit.available() and _wordsplit is not None
+    documents = iter_documents(corpus, text=_wordsplit is None)
+    if _wordsplit is not None:
+        table = fastsplit.table()
+        for index, document in enumerate(documents):
+            bad = _wordsplit.count_words(table, document)
+            if bad >= 0:
+                raise ValueError(f"corpus[{index}]: invalid UTF-8 at byte offset {bad}")
+            if progress_bar is not None:
+                progress_bar.update(len(document))
+        return table.arrays()
     counts: Counter = Counter()
-    for document in iter_documents(corpus, text=not as_bytes):
-        if as_bytes:
-            # Documents from iter_documents are valid UTF-8.
-            table = fastsplit.table()
-            _wordsplit.count_words(table, document)
-            counts.update(table.items())
-        else:
-            counts.update(word.encode("utf-8") for word in document.split())
+    for document in documents:
+        counts.update(word.encode("utf-8") for word in document.split())
         if progress_bar is not None:
             progress_bar.update(len(document))
     words = list(counts)
     starts = array("q", [0])
-    total = 0
-    for word in words:
-        total += len(word)
-        starts.append(total)
+    starts.extend(accumulate(map(len, words)))
     return b"".join(words), starts, array("q", counts.values())
 
 
