@@ -256,8 +256,11 @@ def learn_words(
     ``str.split()`` cuts them) and counted by ``workers`` threads (default:
     all cores); every number of workers gives the same model. The rules are
     those of :func:`train_words` on the word counts; training stops early
-    when the best pair is seen fewer than ``min_frequency`` times. The model
-    has no ``words`` (use :func:`train_words` to keep them).
+    when the best pair is seen fewer than ``min_frequency`` times;
+    ``end_of_word`` is as in :func:`train_words`. ``progress`` shows a bar
+    of the bytes read (default: when stderr is a terminal). The model has no
+    ``words`` (use :func:`train_words` to keep them). O(corpus size) to
+    count, then the merge loop of :mod:`bytepair.learn.words`.
 
     >>> learn_words(["low low low low low lower lower", "newest " * 6 + "widest " * 3], 4).rules
     [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
