@@ -205,7 +205,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="repeatable (default: all)")
     parser.add_argument("--repeat", type=int, default=1, help="runs per trainer and thread count")
     parser.add_argument("-o", "--output", help="JSON file (default: benches/results/words-SIZE.json)")
+    corpora.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpora.apply_fetch_option(args)
     path = corpora.corpus_path(corpora.parse_size(args.size))
     trainers = args.trainer or list(TRAINERS)
     threads = args.threads or [1]
