@@ -259,7 +259,7 @@ def learn_bpe(
 
 
 def learn_words(
-    corpus,
+    corpus: str | os.PathLike | Files | Iterable[str | bytes],
     merges: int,
     *,
     end_of_word: str | None = None,
