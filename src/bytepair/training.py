@@ -272,8 +272,9 @@ def learn_words(
     ``corpus`` is a path, glob, :class:`bytepair.Files` or an iterable of
     ``str``/``bytes`` documents. Words are white-space separated (as
     ``str.split()`` cuts them) and counted by ``workers`` threads (default:
-    all cores); every number of workers gives the same model. The rules are
-    those of :func:`train_words` on the word counts; training stops early
+    all cores); every number of workers gives the same model. Up to
+    ``merges`` rules are learned, those of :func:`train_words` on the word
+    counts; training stops early
     when the best pair is seen fewer than ``min_frequency`` times;
     ``end_of_word`` is as in :func:`train_words`. ``progress`` shows a bar
     of the bytes read (default: when stderr is a terminal). The model has no
