@@ -634,7 +634,7 @@ def test_subprocess_trace_and_errors(tmp_path):
     assert result.returncode == 2
     assert result.stdout == b""
     assert result.stderr.decode().splitlines() == [
-        f"bytepair: error: corpus: no such file or directory: {str(tmp_path / 'nope.txt')!r}"
+        f"bytepair: error: FILE: no such file or directory: {str(tmp_path / 'nope.txt')!r}"
     ]
     assert listing(tmp_path) == []
 

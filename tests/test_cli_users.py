@@ -165,6 +165,17 @@ def test_model_names_point_at_their_pattern(capsys, tmp_path, name, pattern, mod
      "--init: No such file or directory: 'nothere.json'"),
     (["decode", "TOK", "--dtype", "uint16", "nothere.bin"],
      "FILE: No such file or directory: 'nothere.bin'"),
+    (["train", "nothere.txt", "--merges", "5", "-o", "m.json"],
+     "FILE: no such file or directory: 'nothere.txt'"),
+    (["count", "a.txt", "nothere/", "-o", "a.counts"],
+     "FILE: no such file or directory: 'nothere/'"),
+    (["encode", "TOK", "nothere*.txt", "--dtype", "uint16", "-o", "a.bin"],
+     "FILE: the pattern 'nothere*.txt' matches no file"),
+    (["inspect", "TOK", "--sample", "nothere.txt"],
+     "--sample: no such file or directory: 'nothere.txt'"),
+    # The second sample is missing: found before the first is encoded.
+    (["evaluate", "TOK", "--sample", "a.txt=en", "--sample", "nothere.txt=de"],
+     "--sample: no such file or directory: 'nothere.txt'"),
 ])
 def test_a_missing_file_names_its_argument(capsys, tmp_path, monkeypatch, tokenizer, argv, expected):
     monkeypatch.chdir(tmp_path)

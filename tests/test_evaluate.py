@@ -317,6 +317,19 @@ def test_bad_samples_and_models():
         evaluate(bytepair.train_words({"ab": 1}, 1), {"x": ["ab"]})
 
 
+def test_a_missing_sample_file_names_its_sample_before_any_encoding(tmp_path, monkeypatch):
+    tok = bytepair.train(["abab"], merges=2, progress=False)
+    (tmp_path / "a.txt").write_text("abab")
+    encoded = []
+    monkeypatch.setattr(bytepair.Tokenizer, "encode_to_array",
+                        lambda self, *args, **kwargs: encoded.append(args))
+    with pytest.raises(FileNotFoundError, match=r"^samples\['de'\]: no such file or directory: "):
+        evaluate(tok, {"en": tmp_path / "a.txt", "de": tmp_path / "no.txt"})
+    with pytest.raises(FileNotFoundError, match=r"^samples\['.*no\*.txt'\]: the pattern .* matches no file"):
+        evaluate(tok, [tmp_path / "a.txt", tmp_path / "no*.txt"])
+    assert encoded == []
+
+
 def test_invalid_utf8_sample_names_file_and_offset(tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"abc \xff")

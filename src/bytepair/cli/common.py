@@ -18,7 +18,7 @@ from bytepair.counts.cluster import connect
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.read.corpus import Files
+from bytepair.read.corpus import Files, files_named
 from bytepair.split.pretokenize import PATTERNS
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
@@ -194,8 +194,8 @@ def files_of(args) -> Files:
     With ``--skip-unreadable``, files that are not UTF-8 text are left out and
     listed on stderr (unless ``--quiet``).
     """
-    files = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
-                  text_column=args.text_column, skip_unreadable=args.skip_unreadable)
+    files = files_named("FILE", *args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                        text_column=args.text_column, skip_unreadable=args.skip_unreadable)
     if files.skipped and not args.quiet:
         shown = ", ".join(f"{str(path)!r} ({why})" for path, why in files.skipped[:SKIPPED_SHOWN])
         more = len(files.skipped) - SKIPPED_SHOWN

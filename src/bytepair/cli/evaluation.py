@@ -11,6 +11,7 @@ from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
+from bytepair.read.corpus import files_named
 
 #: ``--sizes all:STEP``: every multiple of STEP below the full size.
 ALL_SIZES = "all:"
@@ -54,12 +55,13 @@ def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
             path, label = spec.rsplit("=", 1)
             if not path or not label:
                 raise ValueError(f"--sample: expected FILE or FILE=LABEL, got {spec!r}")
+        files = files_named("--sample", path, per_line=per_line)
         if label is None:
-            out.append(Sample(path, [path], False, per_line))
+            out.append(Sample(path, [files], False, per_line))
         elif label in by_label:
-            by_label[label].sources.append(path)
+            by_label[label].sources.append(files)
         else:
-            by_label[label] = Sample(label, [path], True, per_line)
+            by_label[label] = Sample(label, [files], True, per_line)
             out.append(by_label[label])
     return out
 

@@ -8,13 +8,13 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import (add_trust_pattern, as_tokenizer, int_at_least, load_model, pattern_name,
                                  show_bytes)
 from bytepair.model.models import BYTE_TOKENS, WordModel
-from bytepair.read.corpus import Files
+from bytepair.read.corpus import files_named
 
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     """Bytes and tokens of a sample file (special-token text counts as text)."""
     text = tokenizer.pattern is not None
     total_bytes = total_tokens = 0
-    for document in Files(sample).documents(text):
+    for document in files_named("--sample", sample).documents(text):
         total_bytes += len(document.encode("utf-8")) if text else len(document)
         total_tokens += len(tokenizer.model.encode(document))
     if total_tokens == 0:
@@ -25,7 +25,7 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 def _word_sample_stats(model: WordModel, sample: str) -> tuple[int, int]:
     """Words and symbols of a sample file (words are split at white space)."""
     words = symbols = 0
-    for document in Files(sample).documents(True):
+    for document in files_named("--sample", sample).documents(True):
         for word in document.split():
             words += 1
             symbols += len(model.encode(word))

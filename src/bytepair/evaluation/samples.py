@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from bytepair.read import blocks
-from bytepair.read.corpus import Files, RemoteFile, is_jsonl, is_parquet, read_file
+from bytepair.read.corpus import Files, RemoteFile, files_named, is_jsonl, is_parquet, read_file
 
 #: Characters handed to the encoder at a time (its threads split them).
 BATCH_CHARS = 1 << 24
@@ -54,7 +54,7 @@ def samples_of(samples, per_line: bool = False) -> list[Sample]:
             if not isinstance(label, str) or not label:
                 raise TypeError(f"samples: a label must be a non-empty str, got {label!r}")
             out.append(Sample(label, [_checked_source(source, label)], True, per_line))
-        return out
+        return [_resolved(sample) for sample in out]
     try:
         items = list(samples)
     except TypeError:
@@ -72,7 +72,16 @@ def samples_of(samples, per_line: bool = False) -> list[Sample]:
         else:
             raise TypeError(f"samples[{index}] must be a path (str) or a Sample, got "
                             f"{type(item).__name__}; give texts as a mapping {{label: texts}}")
-    return out
+    return [_resolved(sample) for sample in out]
+
+
+def _resolved(sample: Sample) -> Sample:
+    """``sample`` with its paths found now, so that a missing file fails before any
+    model runs, with a message naming the sample."""
+    sources = [files_named(f"samples[{sample.name!r}]", source, per_line=sample.per_line)
+               if isinstance(source, (str, os.PathLike)) else source
+               for source in sample.sources]
+    return Sample(sample.name, sources, sample.labelled, sample.per_line)
 
 
 def _checked_source(source, name: str):
