@@ -171,6 +171,8 @@ def test_model_names_point_at_their_pattern(capsys, tmp_path, name, pattern, mod
      "FILE: no such file or directory: 'nothere/'"),
     (["encode", "TOK", "nothere*.txt", "--dtype", "uint16", "-o", "a.bin"],
      "FILE: the pattern 'nothere*.txt' matches no file"),
+    (["train", "--counts", "nothere.counts", "--vocab-size", "300", "-o", "m.json"],
+     "--counts: No such file or directory: 'nothere.counts'"),
     (["inspect", "TOK", "--sample", "nothere.txt"],
      "--sample: no such file or directory: 'nothere.txt'"),
     # The second sample is missing: found before the first is encoded.
@@ -182,6 +184,15 @@ def test_a_missing_file_names_its_argument(capsys, tmp_path, monkeypatch, tokeni
     (tmp_path / "a.txt").write_text("some text")
     argv = [str(tokenizer) if a == "TOK" else a for a in argv]
     assert assert_bad_input(capsys, tmp_path, argv) == f"bytepair: error: {expected}"
+
+
+def test_init_larger_than_the_vocabulary_size_names_init(capsys, tmp_path, tokenizer):
+    (tmp_path / "a.txt").write_text("some text")
+    merges = len(bytepair.load(tokenizer).merges)
+    line = assert_bad_input(capsys, tmp_path, ["train", tmp_path / "a.txt", "--vocab-size", "258",
+                                               "--init", tokenizer, "-o", tmp_path / "m.json"])
+    assert line == (f"bytepair: error: --init: the model already has {merges:,} merges, more than "
+                    "the 1 that --vocab-size asks for")
 
 
 def test_a_count_table_given_as_a_model_says_what_it_is(capsys, tmp_path):

@@ -121,14 +121,22 @@ def one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def load_model(path: str, trust_pattern: bool, name: str = "MODEL"):
-    """The model in ``path``; a file that cannot be opened is an error naming the argument ``name``."""
+@contextlib.contextmanager
+def naming(name: str):
+    """A file that cannot be opened is an error naming the argument ``name``
+    (``MODEL: No such file or directory: 'x.json'``)."""
     try:
-        return load(path, trust_pattern=trust_pattern)
+        yield
     except OSError as exc:
         if exc.strerror is None:
             raise
         raise type(exc)(exc.errno, f"{name}: {exc.strerror}", exc.filename) from None
+
+
+def load_model(path: str, trust_pattern: bool, name: str = "MODEL"):
+    """The model in ``path``; a file that cannot be opened is an error naming the argument ``name``."""
+    with naming(name):
+        return load(path, trust_pattern=trust_pattern)
 
 
 def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need: str = ""):

@@ -10,7 +10,7 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
-                                 integer, load_tokenizer, pattern_name, vocab_sizes)
+                                 integer, load_tokenizer, naming, pattern_name, vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
@@ -50,8 +50,8 @@ def run_train(args) -> None:
         # Every size is checked before training; one run to the largest serves all.
         requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
         if init is not None and min(requested.values()) < len(init.merges):
-            raise ValueError(f"init already has {len(init.merges)} merges, more than the "
-                             f"{min(requested.values())} requested")
+            raise ValueError(f"--init: the model already has {len(init.merges):,} merges, more "
+                             f"than the {min(requested.values()):,} that --vocab-size asks for")
         largest = max(outputs)
     else:
         requested = {None: args.merges}
@@ -122,7 +122,8 @@ def _load_counts(args) -> list[PieceCounts]:
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
-    tables = [PieceCounts.load(path) for path in args.counts]
+    with naming("--counts"):
+        tables = [PieceCounts.load(path) for path in args.counts]
     sum(tables)  # mixed patterns fail here, naming both, before any work
     return tables
 
