@@ -28,8 +28,9 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
-    "threads": "--threads",
-    "text_column": "--text-column",
+    "threads": "--threads", "text_column": "--text-column",
+    # evaluate's
+    "samples": "--sample", "sizes": "--sizes", "reference": "--reference", "plot": "--plot",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES)
                           + r")(?:\[(\d+)\])?(?=:| must| =| names| was )")

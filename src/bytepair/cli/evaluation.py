@@ -75,6 +75,9 @@ def run_evaluate(args) -> None:
             raise ValueError("--plot: needs --sample FILE (it draws bytes per token on samples)")
         check_plot_path(args.plot)
         check_target(args.plot, "--plot")
+    for path in set(args.models):
+        if args.models.count(path) > 1:
+            raise ValueError(f"MODEL: {path!r} is given twice")
     models = {path: load_tokenizer(path, args.trust_pattern) for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,
