@@ -7,7 +7,7 @@ import os
 import sys
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer
+from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer, vocab_sizes
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
@@ -31,14 +31,11 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
         if step < 1:
             raise argparse.ArgumentTypeError(f"all:STEP needs a positive integer STEP, got {text!r}")
         return [], step
-    sizes = []
-    for item in text.split(","):
-        try:
-            sizes.append(int(item))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected sizes separated by commas, or all:STEP, got {text!r}") from None
-    return sizes, None
+    try:
+        return vocab_sizes(text), None
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected sizes separated by commas, or all:STEP, got {text!r}") from None
 
 
 def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
