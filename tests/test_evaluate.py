@@ -163,9 +163,13 @@ def test_whole_file_read_in_blocks_counts_as_the_file_encoded_whole(tmp_path, mo
     # Small blocks and batches: many cut points, many batches.
     monkeypatch.setattr(sample_module, "BLOCK_BYTES", 1 << 10)
     monkeypatch.setattr(sample_module, "BATCH_CHARS", 1 << 11)
-    row = evaluate(tok, [path], threads=2).rows[0]
-    assert row["tokens"] == len(tok.encode_ordinary(text))
+    table = evaluate(tok, [path, KJV], threads=2)
+    assert table.rows[0]["tokens"] == len(tok.encode_ordinary(text))
+    # Each file is one document, however many blocks it was read in.
+    assert [sample["documents"] for sample in table.samples] == [1, 1]
     assert table_sample(evaluate(tok, [path]))["words"] == len(text.split())
+    per_line = table_sample(evaluate(tok, [path], per_line=True))
+    assert per_line["documents"] == len(text.splitlines())
 
 
 def table_sample(table) -> dict:
