@@ -358,7 +358,8 @@ def test_inspect(tmp_path, capsys, trained, texts):
                    repr(tokenizer.token_bytes(longest).decode())]
     size = len(texts[1].encode("utf-8"))
     tokens = len(tokenizer.encode_ordinary(texts[1]))
-    assert lines[-1] == (f"sample: {sample}: {size} bytes -> {tokens} tokens, "
+    assert size > 1000  # the thousands separator shows
+    assert lines[-1] == (f"sample: {sample}: {size:,} bytes -> {tokens:,} tokens, "
                          f"{size / tokens:.3f} bytes per token")
 
 

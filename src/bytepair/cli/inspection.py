@@ -70,7 +70,7 @@ def run_inspect(args) -> None:
     print(f"model: {args.model}")
     print(f"vocabulary size: {tokenizer.vocab_size:,} = 256 bytes + {plural(len(merges), 'merge')} + "
           f"{plural(len(specials), 'special token')}")
-    print(f"merges: {len(merges)}")
+    print(f"merges: {len(merges):,}")
     listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
     print(f"special tokens: {listed or 'none'}")
     print(f"pattern: {pattern_name(tokenizer.pattern)}")
@@ -97,7 +97,7 @@ def run_inspect(args) -> None:
 
     if sample is not None:
         total_bytes, total_tokens = sample
-        print(f"sample: {args.sample}: {total_bytes} bytes -> {total_tokens} tokens, "
+        print(f"sample: {args.sample}: {total_bytes:,} bytes -> {total_tokens:,} tokens, "
               f"{total_bytes / total_tokens:.3f} bytes per token")
 
 
