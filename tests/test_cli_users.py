@@ -186,6 +186,18 @@ def test_a_missing_file_names_its_argument(capsys, tmp_path, monkeypatch, tokeni
     assert assert_bad_input(capsys, tmp_path, argv) == f"bytepair: error: {expected}"
 
 
+def test_an_empty_corpus_names_its_argument(capsys, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    line = assert_bad_input(capsys, tmp_path, ["train", empty, "--merges", "5", "-o", tmp_path / "m.json"])
+    assert line == "bytepair: error: FILE: no text to train on (empty corpus)"
+    table = tmp_path / "empty.counts"
+    assert run(capsys, "count", empty, "-q", "-o", table)[0] == 0
+    line = assert_bad_input(capsys, tmp_path, ["train", "--counts", table, "--merges", "5",
+                                               "-o", tmp_path / "m.json"])
+    assert line == "bytepair: error: --counts: no text to train on (empty corpus)"
+
+
 def test_init_larger_than_the_vocabulary_size_names_init(capsys, tmp_path, tokenizer):
     (tmp_path / "a.txt").write_text("some text")
     merges = len(bytepair.load(tokenizer).merges)

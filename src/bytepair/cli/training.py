@@ -58,7 +58,8 @@ def run_train(args) -> None:
         largest = None
     corpus = tables if tables is not None else files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client, _skip_hint(args):
+    source = "--counts" if tables is not None else "FILE"
+    with cluster(args.scheduler) as client, _skip_hint(args), _named(source):
         trained = train(
             corpus,
             vocab_size=largest,
@@ -107,6 +108,19 @@ def _skip_hint(args):
         raise
 
 
+@contextlib.contextmanager
+def _named(argument: str):
+    """The library's messages about its ``corpus`` (``corpus: no text to train on``) name
+    the argument that gave it."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith("corpus: "):
+            raise
+        raise ValueError(f"{argument}: {message.removeprefix('corpus: ')}") from None
+
+
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
     # FILEs and --counts exclude each other; argparse's groups cannot hold a
     # positional when options and positionals are intermixed.
@@ -132,7 +146,7 @@ def run_count(args) -> None:
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client, _skip_hint(args):
+    with cluster(args.scheduler) as client, _skip_hint(args), _named("FILE"):
         table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
                              client=client, progress=not args.quiet and sys.stderr.isatty())
     table.save(output)
