@@ -14,10 +14,11 @@ from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_trust_pattern, argument_bytes, as_tokenizer, integer, load_model,
                                  load_tokenizer, read_stdin, write_bytes)
-from bytepair.model.models import WordModel
 from bytepair.formats.tokenfile import (check_dtype, encode_bytes_to_array, read_token_file,
                                         resolve_append, write_token_file)
+from bytepair.model.models import WordModel
 from bytepair.read.corpus import files_named
+
 
 def run_encode(args) -> None:
     if args.dtype is not None:

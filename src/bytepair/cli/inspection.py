@@ -10,6 +10,7 @@ from bytepair.cli.common import (add_trust_pattern, as_tokenizer, int_at_least, 
 from bytepair.model.models import BYTE_TOKENS, WordModel
 from bytepair.read.corpus import files_named
 
+
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     """Bytes and tokens of a sample file (special-token text counts as text)."""
     text = tokenizer.pattern is not None
