@@ -3,6 +3,7 @@ name the argument, word models, skipped files, and the README's own examples run
 
 from __future__ import annotations
 
+import builtins
 import gzip
 import json
 import re
@@ -184,6 +185,20 @@ def test_a_missing_file_names_its_argument(capsys, tmp_path, monkeypatch, tokeni
     (tmp_path / "a.txt").write_text("some text")
     argv = [str(tokenizer) if a == "TOK" else a for a in argv]
     assert assert_bad_input(capsys, tmp_path, argv) == f"bytepair: error: {expected}"
+
+
+def test_a_url_without_fsspec_names_file(capsys, tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_fsspec(name, *args, **kwargs):
+        if name == "fsspec" or name.startswith("fsspec."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_fsspec)
+    line = assert_bad_input(capsys, tmp_path, ["train", "s3://bucket/a.txt", "--merges", "3",
+                                               "-o", tmp_path / "m.json"])
+    assert line == "bytepair: error: FILE: reading 's3://bucket/a.txt' needs fsspec: pip install fsspec"
 
 
 def test_an_empty_corpus_names_its_argument(capsys, tmp_path):

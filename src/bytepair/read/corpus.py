@@ -246,7 +246,7 @@ def files_named(name: str, *patterns: str | os.PathLike, **options) -> Files:
     """
     try:
         return Files(*patterns, **options)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, ImportError) as exc:
         message = str(exc)
         if not message.startswith("corpus: "):
             raise
