@@ -486,7 +486,8 @@ def train(
         start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:
         raise ValueError(
-            f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
+            f"init: the model already has {len(start_model.merges):,} merges, more than the "
+            f"{merges:,} requested"
         )
     if counts is None:
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,

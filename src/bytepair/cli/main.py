@@ -84,6 +84,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
         group.add_commands(commands)
     return parser, commands.choices
 
+
 def _exit_code(code) -> int:
     if code is None:
         return 0
