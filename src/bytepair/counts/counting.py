@@ -46,6 +46,8 @@ from bytepair.split.pretokenize import PATTERNS, splitter
 BATCH_CHARS = 1 << 21
 #: Files are counted by workers in byte ranges of at least this size.
 PART_BYTES = 1 << 20
+#: No bound: nothing is ever spilled (the default of the helpers below).
+NO_SPILL = Spill(None)
 
 
 class Partial(NamedTuple):
@@ -251,7 +253,7 @@ def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
 
 
 def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: int,
-                add: Callable[[Partial], None], spill: Spill) -> list:
+                add: Callable[[Partial], None], spill: Spill = NO_SPILL) -> list:
     """``add(count(table, job))`` for every job, on ``workers`` threads.
 
     Compiled counting releases the GIL, so the threads count at the same time,
@@ -335,7 +337,7 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
 
 
 def _collector(total: Counter, progress_bar, on_partial: Callable[[Partial], None] | None,
-               spill: Spill) -> Callable[[Partial], None]:
+               spill: Spill = NO_SPILL) -> Callable[[Partial], None]:
     """What both pools do with each Partial in this process: sum (spilling the sum
     when it passes the bound), show progress, report."""
 
