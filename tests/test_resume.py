@@ -30,12 +30,15 @@ from helpers import KJV, MULTILINGUAL, assert_bad_input, run
 SRC = str(Path(bytepair.__file__).parents[1])
 UNIT_BYTES = 1 << 14
 
-# mode: "plain" (say UNIT/RULES as they are kept), "stop_count" (stop for good after
-# the 3rd unit), "stop_learn" (after the 3rd write of the rules so far).
+# mode: "plain" (say UNIT/RULES as they are kept), "stop_count" (stop after the 3rd
+# unit until a signal comes), "stop_learn" (after the 3rd write of the rules so far).
+# A stopped counting thread waits for SIGTERM's handler, not for ever: after a signal
+# the threads end their units (as real units do in a second or so), then the process.
 CLI = textwrap.dedent("""
-    import os, sys, time
+    import os, sys, threading, time
     import bytepair.counts.checkpoint as checkpoint
     import bytepair.training as training
+    import bytepair.cli.main as cli
     from bytepair.model.models import ByteModel
     from bytepair.cli.main import main
 
@@ -46,12 +49,20 @@ CLI = textwrap.dedent("""
     units, rules = [], []
     real_run, real_save = checkpoint.save_run, ByteModel.save
 
+    signalled, real_terminate = threading.Event(), cli._terminate
+
+    def terminate(signum, frame):
+        signalled.set()
+        real_terminate(signum, frame)
+
+    cli._terminate = terminate  # main() installs it, and sets its owner, by this name
+
     def save_run(*args):
         real_run(*args)
         units.append(1)
         os.write(1, b"UNIT\\n")  # one write(2): the threads' lines never mix
-        if mode == "stop_count" and len(units) == 3:
-            time.sleep(60)
+        if mode == "stop_count" and len(units) >= 3:
+            signalled.wait(60)
 
     def save(self, path):
         real_save(self, path)
