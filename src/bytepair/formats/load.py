@@ -22,6 +22,8 @@ import os
 import re
 
 from bytepair._util.validate import is_text
+from bytepair.formats.imports import (ImportRefused, from_tiktoken, from_tokenizers_json,
+                                      looks_like_tiktoken, looks_like_tokenizers_json)
 from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel
 from bytepair.model.modelfile import FORMAT, VERSION
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
@@ -52,8 +54,24 @@ def save_model(model, path: str | os.PathLike) -> None:
     model.save(path)
 
 
-def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES):
-    """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel.
+def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
+         pattern=None):
+    """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel,
+    or import a Hugging Face ``tokenizer.json`` or a tiktoken ranks file.
+
+    Args:
+        path: the file to read.
+        trust_pattern: accept a custom regex stored in the file (see below).
+        max_bytes: refuse files larger than this.
+        pattern: for a tiktoken ranks file only (which holds no pattern): a
+            pattern name (``"cl100k"``, or tiktoken's ``"cl100k_base"``), a
+            regex, or ``"none"``.
+
+    A ``tokenizer.json`` (byte-level BPE) and a tiktoken ranks file become a
+    :class:`Tokenizer` that encodes exactly as the library they come from,
+    with its IDs (see :mod:`bytepair.formats.imports` and ``docs/format.md``);
+    what bytepair cannot reproduce exactly is refused with one line naming the
+    feature.
 
     The file is parsed defensively: a file over ``max_bytes`` bytes, nesting
     deeper than :data:`MAX_DEPTH`, integers too long to read, strings that are
@@ -65,16 +83,40 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
     a trusted source. O(file size).
     """
     text = _read_text(path, max_bytes)
+    if pattern is not None or looks_like_tiktoken(text):
+        return _import(path, text, pattern)
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
     except ValueError as exc:  # an integer of more than 4300 digits
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
+    if looks_like_tokenizers_json(data):
+        try:
+            return from_tokenizers_json(data, trust_pattern=trust_pattern)
+        except ImportRefused as exc:
+            raise ModelFormatError(f"{os.fspath(path)!r}: cannot read this tokenizer.json "
+                                   f"exactly: {exc}") from None
     try:
         return _model(data, path, trust_pattern)
     except RecursionError:
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: nested too deeply") from None
+
+
+def _import(path, text: str, pattern):
+    """A tiktoken ranks file, which needs ``pattern``; a pattern for any other file is refused."""
+    name = os.fspath(path)
+    if not looks_like_tiktoken(text):
+        raise ModelFormatError(f"pattern: only a tiktoken ranks file takes a pattern, and "
+                               f"{name!r} is not one (its first line is not 'base64-token rank')")
+    if pattern is None:
+        raise ModelFormatError(
+            f"{name!r} is a tiktoken ranks file, which holds no pattern: name one, e.g. "
+            f"load(path, pattern='cl100k') (command line: --pattern cl100k)")
+    try:
+        return from_tiktoken(text, pattern)
+    except ImportRefused as exc:
+        raise ModelFormatError(f"{name!r}: cannot read this tiktoken file exactly: {exc}") from None
 
 
 def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
@@ -142,7 +184,10 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             special_tokens = data.get("special_tokens", [])
             if not isinstance(special_tokens, list):
                 raise ValueError("'special_tokens' must be a list of strings")
-            return Tokenizer(model, special_tokens)
+            ids = data.get("ids")
+            if ids is not None and not isinstance(ids, list):
+                raise ValueError("'ids' must be a list of token IDs")
+            return Tokenizer(model, special_tokens, ids=ids)
         if kind == "words":
             merges = []
             for rank, row in enumerate(rows):

@@ -13,21 +13,24 @@ import os
 from bytepair._util.atomic import write_atomically
 
 FORMAT = "bytepair-model"
-VERSION = 1
+#: The newest version written. Version 2 adds a tokenizer's ``"ids"`` map; files without
+#: one are still written as version 1, so that older readers keep reading them.
+VERSION = 2
 
 
-def dumps(kind: str, fields: dict, merges) -> str:
+def dumps(kind: str, fields: dict, merges, version: int = 1) -> str:
     """The file text: the header (format, version, kind, ``fields``), then one merge per line.
 
     One merge per line keeps the file readable and diffable. O(merges).
     """
-    header = {"format": FORMAT, "version": VERSION, "kind": kind, **fields}
+    header = {"format": FORMAT, "version": version, "kind": kind, **fields}
     rows = [[m.left, m.right, m.count, m.replacements] for m in merges]
     head = json.dumps(header, ensure_ascii=False)[:-1]
     body = ",\n".join(" " + json.dumps(row, ensure_ascii=False) for row in rows)
     return f'{head},\n "merges": [\n{body}\n ]}}\n' if rows else f'{head}, "merges": []}}\n'
 
 
-def write_model_file(path: str | os.PathLike, kind: str, fields: dict, merges) -> None:
+def write_model_file(path: str | os.PathLike, kind: str, fields: dict, merges,
+                     version: int = 1) -> None:
     """Write a model file atomically (see :func:`dumps` and ``docs/format.md``)."""
-    write_atomically(path, dumps(kind, fields, merges))
+    write_atomically(path, dumps(kind, fields, merges, version))
