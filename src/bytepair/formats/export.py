@@ -286,6 +286,9 @@ def tokenizers_json(tokenizer) -> dict:
                 f"spelled like the vocabulary entry of token {clash}, and Hugging Face would give "
                 f"it that ID"
             )
+    # Special tokens are in the vocabulary too (as BpeTrainer writes them): tokenizers and
+    # transformers give an added token missing from it a new ID after the vocabulary.
+    vocab.update(specials)
     merges = [[token_string(model.token_bytes(m.left)), token_string(model.token_bytes(m.right))]
               for m in model.merges]
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,

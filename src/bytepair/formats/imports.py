@@ -341,14 +341,14 @@ def from_tiktoken(text: str, pattern) -> Tokenizer:
         if not token:
             raise ImportRefused(f"line {number}: an empty token")
         ranks[token] = int(rank)
-    if sorted(ranks.values()) != list(range(len(ranks))):
-        gap = min(set(range(len(ranks) + 1)) - set(ranks.values()))
-        raise ImportRefused(f"the ranks are not 0..{len(ranks) - 1} without repeats: "
-                            f"no token has rank {gap}")
     missing = [b for b in range(BYTE_TOKENS) if bytes([b]) not in ranks]
     if missing:
         raise ImportRefused(f"the ranks lack {len(missing)} of the 256 single bytes (first: "
                             f"{bytes([missing[0]])!r}); bytepair encodes every byte")
+    if sorted(ranks.values()) != list(range(len(ranks))):
+        gap = min(set(range(len(ranks) + 1)) - set(ranks.values()))
+        raise ImportRefused(f"the ranks are not 0..{len(ranks) - 1} without repeats (no token "
+                            f"has rank {gap}); bytepair numbers its tokens without gaps")
     inner = {bytes([b]): b for b in range(BYTE_TOKENS)}
     outer = [ranks[bytes([b])] for b in range(BYTE_TOKENS)]
     rules = []

@@ -84,9 +84,6 @@ def to_transformers(tokenizer, directory: str | os.PathLike, *, eos: str | None 
         raise ValueError(f"model_max_length must be a positive int, got {model_max_length!r}")
     target = _check_directory(directory)
     document = tokenizers_json(tokenizer)
-    # transformers gives an added token that is missing from the vocabulary a new ID at its
-    # end; listed there (as BpeTrainer does), each keeps its own.
-    document["model"]["vocab"].update(tokenizer.special_tokens)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         # Decoding must give the text back as it was: no spaces removed before punctuation.
