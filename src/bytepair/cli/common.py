@@ -108,9 +108,16 @@ def one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def load_tokenizer(path: str, trust_pattern: bool):
-    """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    model = load(path, trust_pattern=trust_pattern)
+def load_tokenizer(path: str, trust_pattern: bool, pattern: str | None = None):
+    """A :class:`Tokenizer` from a model file, a ``tokenizer.json`` or a tiktoken ranks file
+    (``pattern``, from ``--pattern``); a byte model gets no special tokens."""
+    try:
+        model = load(path, trust_pattern=trust_pattern, pattern=pattern)
+    except ValueError as exc:
+        message = str(exc)
+        if message.startswith("pattern:"):  # the library's argument is this option
+            raise ValueError("--" + message) from None
+        raise
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if not isinstance(model, Tokenizer):
@@ -188,3 +195,10 @@ def add_trust_pattern(command: argparse.ArgumentParser) -> None:
     command.add_argument("--trust-pattern", action="store_true",
                          help="accept a custom regex pattern in a model file (it could run for "
                          "exponential time on some text; named patterns need no trust)")
+
+
+def add_model_pattern(command: argparse.ArgumentParser) -> None:
+    """``--pattern``: the pre-tokenizer of a tiktoken ranks file given as MODEL."""
+    command.add_argument("--pattern", metavar=PATTERN_CHOICES.replace("|REGEX", "|cl100k_base|REGEX"),
+                         help="MODEL is a tiktoken ranks file, which holds no pattern: split text "
+                         "with this one (bytepair's or tiktoken's name, or a regex)")

@@ -189,6 +189,11 @@ class Tokenizer:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         return self._outer(self.model.encode(text))
 
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Encode raw bytes, special-token text as ordinary text: any bytes for a tokenizer
+        without a pattern, UTF-8 with one (see :meth:`ByteModel.encode`)."""
+        return self._outer(self.model.encode(data))
+
     def _matcher(self, tokens: frozenset):
         """A regex finding any of ``tokens``, longest first; built once per set of tokens."""
         matcher = self._matchers.get(tokens)
