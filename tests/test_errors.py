@@ -262,7 +262,7 @@ def test_load_a_corrupt_model(tmp_path, text):
     assert str(path) in str(raised.value)
 
 
-@pytest.mark.parametrize("version", [2, 99])
+@pytest.mark.parametrize("version", [3, 99])
 def test_load_a_newer_format_version(tmp_path, version):
     path = write(tmp_path / "model.json", model_file(version=version))
     with pytest.raises(ModelFormatError, match=f"version {version}") as raised:
