@@ -347,3 +347,30 @@ def test_tiktoken_token_that_no_merge_makes(tmp_path):
     path.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ranks.items()))
     with pytest.raises(bytepair.ModelFormatError, match=r"b'abc' \(rank 256\) is not made by"):
         bytepair.load(path, pattern="gpt2")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 3) | st.sampled_from(["", "a b", "Ġ", "BPE"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["type", "id", "content", "Regex", "pretokenizers", "a"]), inner,
+        max_size=3),
+    max_leaves=6)
+PLACES = [("model",), ("model", "vocab"), ("model", "merges"), ("model", "type"),
+          ("model", "merges", 0), ("pre_tokenizer",), ("pre_tokenizer", "use_regex"),
+          ("added_tokens",), ("added_tokens", 0), ("added_tokens", 0, "id"), ("normalizer",),
+          ("post_processor",), ("decoder",), ("model", "vocab", "Ġ")]
+
+
+@given(place=st.sampled_from(PLACES), value=JSON_VALUES)
+def test_malformed_tokenizer_json_is_one_clear_error(byte_level, tmp_path_factory, place, value):
+    data = json.loads(Path(byte_level[0]).read_text(encoding="utf-8"))
+    target = data
+    for key in place[:-1]:
+        target = target[key]
+    target[place[-1]] = value
+    path = tmp_path_factory.mktemp("bad") / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    try:
+        bytepair.load(path)
+    except bytepair.ModelFormatError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)

@@ -97,6 +97,9 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
         except ImportRefused as exc:
             raise ModelFormatError(f"{os.fspath(path)!r}: cannot read this tokenizer.json "
                                    f"exactly: {exc}") from None
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a malformed file
+            raise ModelFormatError(f"{os.fspath(path)!r} is not a valid tokenizer.json: "
+                                   f"{type(exc).__name__}: {exc}") from None
     try:
         return _model(data, path, trust_pattern)
     except RecursionError:
