@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import tiktoken
+import tiktoken.load  # the ranks-file reader is a submodule
 import tokenizers
 from hypothesis import given, strategies as st
 from tokenizers import decoders, models, pre_tokenizers, trainers
@@ -184,6 +185,11 @@ def test_own_tiktoken_round_trip(own, tmp_path, monkeypatch):
     loaded = bytepair.load(tmp_path / "ranks.tiktoken", pattern="cl100k_base")
     assert loaded.ids is None and loaded.pattern == own.pattern
     assert [(m.left, m.right) for m in loaded.merges] == [(m.left, m.right) for m in own.merges]
+    encoding = tiktoken.Encoding("own", pat_str=tiktoken_pattern(own.pattern), special_tokens={},
+                                 mergeable_ranks=tiktoken.load.load_tiktoken_bpe(
+                                     str(tmp_path / "ranks.tiktoken")))
+    for text in (MULTILINGUAL, ENGLISH[150_000:200_000], "aaaa  \n\n é😀"):
+        assert loaded.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
 def permuted_ranks(tok) -> dict[bytes, int]:
