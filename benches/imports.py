@@ -8,6 +8,8 @@ text (one document per line) with both libraries. Each (library, threads)
 case runs in a fresh process, back to back::
 
     python -m benches.imports                       # held-out: 5 MB of the multilingual recipe
+    python -m benches.imports --languages greek,russian,chinese,arabic,german
+                                                    # 5 MB of these languages, line by line in turn
     python -m benches.imports --held-out-file FILE  # any UTF-8 text instead
 
 Results go to ``benches/results/imports.json``: MB/s per case, whether the
@@ -63,10 +65,27 @@ def trained_json() -> Path:
 def held_out_lines(args) -> list[str]:
     if args.held_out_file:
         text = Path(args.held_out_file).read_text(encoding="utf-8")
+    elif args.languages:
+        return _round_robin(args.languages.split(","), corpus.parse_size(args.held_out))
     else:
         path = corpus.corpus_path(args.held_out, language="multilingual", clip=True)
         text = path.read_text(encoding="utf-8")
     return text.splitlines()
+
+
+def _round_robin(languages: list[str], size: int) -> list[str]:
+    """Lines of benches.corpus's per-language texts, one language after the other in turn,
+    until ``size`` bytes of UTF-8."""
+    texts = [corpus.corpus_path(None, language=language, clip=True).read_text(encoding="utf-8")
+             .splitlines() for language in languages]
+    lines, total, row = [], 0, 0
+    while total < size and any(row < len(text) for text in texts):
+        for text in texts:
+            if row < len(text) and total < size:
+                lines.append(text[row])
+                total += len(text[row].encode("utf-8"))
+        row += 1
+    return lines
 
 
 def digest(batch: list[list[int]]) -> str:
@@ -114,6 +133,9 @@ def main(argv: list[str] | None = None) -> int:
                                      description=__doc__.split("\n\n")[0])
     parser.add_argument("--held-out", default="5MB",
                         help="size of the multilingual held-out text (5MB)")
+    parser.add_argument("--languages", default=None, metavar="L1,L2,...",
+                        help="held-out text from these languages of benches.corpus (their lines in "
+                        "turn) instead of the multilingual recipe")
     parser.add_argument("--held-out-file", default=None,
                         help="a UTF-8 text file to encode instead of the multilingual recipe")
     parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
@@ -137,7 +159,9 @@ def main(argv: list[str] | None = None) -> int:
                           "load_average_at_start": os.getloadavg()},
               "model": {"trainer": "tokenizers BpeTrainer", "vocab_size": VOCAB,
                         "train": f"first {TRAIN} of benches.corpus English", "file": model.name},
-              "held_out": args.held_out_file or f"{args.held_out} of benches.corpus multilingual",
+              "held_out": args.held_out_file or (
+                  f"{args.held_out} of benches.corpus {args.languages or 'multilingual'}"
+                  + (" (their lines in turn)" if args.languages else "")),
               "cases": [], "goals": {}}
     for threads in args.threads:
         pair = {}
@@ -146,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
                        str(model), "--held-out", args.held_out, "--rounds", str(args.rounds)]
             if args.held_out_file:
                 command += ["--held-out-file", args.held_out_file]
+            if args.languages:
+                command += ["--languages", args.languages]
             done = subprocess.run(command, capture_output=True, text=True, check=False)
             if done.returncode:
                 sys.stderr.write(done.stderr)
