@@ -380,3 +380,29 @@ def test_malformed_tokenizer_json_is_one_clear_error(byte_level, tmp_path_factor
         bytepair.load(path)
     except bytepair.ModelFormatError as exc:
         assert "\n" not in str(exc) and str(path) in str(exc)
+
+
+BYTE_LEVEL_NO_REGEX = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                       "use_regex": False}
+
+
+@pytest.mark.parametrize("change", [
+    {"post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                        "use_regex": True}},
+    {"normalizer": {"type": "Sequence", "normalizers": []}},
+    {"decoder": None},
+    {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Split", "pattern": {"String": " "}, "behavior": "Isolated", "invert": False},
+        BYTE_LEVEL_NO_REGEX]}},
+    {"pre_tokenizer": BYTE_LEVEL_NO_REGEX},
+], ids=["post_processor ByteLevel", "empty normalizer", "no decoder", "Split on a string",
+        "ByteLevel without regex"])
+def test_accepted_variants_encode_as_tokenizers(byte_level, tmp_path, change):
+    data = json.loads(Path(byte_level[0]).read_text(encoding="utf-8"))
+    data.update(change)
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    tok = bytepair.load(path)
+    for text in (MULTILINGUAL, ENGLISH[:5000] + END, "  a  b\n\n"):
+        assert tok.encode(text, allowed_special="all") == hf.encode(text).ids
