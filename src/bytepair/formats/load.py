@@ -55,7 +55,7 @@ def save_model(model, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
-         pattern=None):
+         pattern: str | None = None):
     """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel,
     or import a Hugging Face ``tokenizer.json`` or a tiktoken ranks file.
 
