@@ -255,12 +255,14 @@ def _merge_pairs(merges) -> list[tuple[str, str]]:
         if (not isinstance(parts, list) or len(parts) != 2
                 or not all(isinstance(p, str) and p for p in parts)):
             raise ImportRefused(f"merges[{rank}] is not a pair: {_short(item)}")
-        for part in parts:
-            strange = next((c for c in part if c not in _CHAR_BYTE), None)
+        pairs.append((parts[0], parts[1]))
+    # One set over all the text; only a file that fails is walked to name the merge.
+    if not set("".join(left + right for left, right in pairs)) <= _CHAR_BYTE.keys():
+        for rank, (left, right) in enumerate(pairs):
+            strange = next((c for c in left + right if c not in _CHAR_BYTE), None)
             if strange is not None:
                 raise ImportRefused(f"merges[{rank}] holds {strange!r}, which is not in the "
                                     f"byte-level alphabet, so the model is not byte-level")
-        pairs.append((parts[0], parts[1]))
     return pairs
 
 
