@@ -285,6 +285,8 @@ def _edit(data, feature):
                               "direction": "Right"}
     elif feature == "not byte-level":
         data["pre_tokenizer"] = {"type": "Whitespace"}
+    elif feature == "byte-level alphabet":
+        model["merges"][5] = ["a", "\u4e00"]
     elif feature == "trust_pattern":
         data["pre_tokenizer"] = {"type": "Sequence", "pretokenizers": [
             {"type": "Split", "pattern": {"Regex": r"\p{L}+|\P{L}+"}, "behavior": "Isolated",
@@ -297,7 +299,7 @@ def _edit(data, feature):
 @pytest.mark.parametrize("feature", [
     "normalizer", "dropout", "WordPiece", "continuing_subword_prefix", "end_of_word_suffix",
     "byte_fallback", "post_processor", "add_prefix_space", "behavior", "lacks", "lstrip",
-    "truncation", "not byte-level", "trust_pattern"])
+    "truncation", "not byte-level", "byte-level alphabet", "trust_pattern"])
 def test_unsupported_feature_is_named(byte_level, tmp_path, feature):
     data = _edit(json.loads(Path(byte_level[0]).read_text(encoding="utf-8")), feature)
     path = tmp_path / "tokenizer.json"
