@@ -408,3 +408,29 @@ def test_accepted_variants_encode_as_tokenizers(byte_level, tmp_path, change):
     tok = bytepair.load(path)
     for text in (MULTILINGUAL, ENGLISH[:5000] + END, "  a  b\n\n"):
         assert tok.encode(text, allowed_special="all") == hf.encode(text).ids
+
+
+#: The Split regex of Llama 3's tokenizer.json: not a named pattern, read with trust_pattern.
+LLAMA3_SPLIT = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+"""
+                r"""[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+
+
+@pytest.fixture(scope="module")
+def split_llama3(tmp_path_factory):
+    pre = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(tokenizers.Regex(LLAMA3_SPLIT), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    path = hf_trained(tmp_path_factory.mktemp("hf"), pre, vocab_size=900)
+    return tokenizers.Tokenizer.from_file(path), bytepair.load(path, trust_pattern=True)
+
+
+@given(text=TEXTS | st.text(alphabet="aB1 \n\r\t'sSé😀٣ß", max_size=20))
+def test_trusted_custom_split_hypothesis_text(split_llama3, text):
+    hf, tok = split_llama3
+    assert tok.pattern == LLAMA3_SPLIT
+    assert tok.encode(text, allowed_special="all") == hf.encode(text).ids
+
+
+def test_trusted_custom_split_real_text(split_llama3):
+    hf, tok = split_llama3
+    assert tok.encode(MULTILINGUAL) == hf.encode(MULTILINGUAL).ids
