@@ -103,3 +103,18 @@ def test_export_to_transformers_refusals(hf_file, tmp_path, capsys):
     assert_bad_input(capsys, tmp_path, ["export", path, "--to", "tiktoken", "-o",
                                         tmp_path / "t.tiktoken", "--eos", END],
                      "--eos: only for --to transformers")
+
+
+def test_evaluate_takes_imported_files(hf_file, tmp_path, capsys):
+    path, hf = hf_file
+    code, out, err = run(capsys, "evaluate", path, "--sample", DATA / "multilingual-sample.txt",
+                         "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert rows[0]["tokens"] == sum(len(hf.encode(line).ids) for line in [MULTILINGUAL])
+    tok = bytepair.train([MULTILINGUAL] * 2, vocab_size=400, pretokenize="cl100k", progress=False)
+    bytepair.to_tiktoken(tok, tmp_path / "ranks.tiktoken")
+    code, out, err = run(capsys, "evaluate", tmp_path / "ranks.tiktoken", "--pattern", "cl100k",
+                         "--sample", DATA / "multilingual-sample.txt", "--json")
+    assert code == 0, err
+    assert json.loads(out)["rows"][0]["tokens"] == len(tok.encode(MULTILINGUAL))

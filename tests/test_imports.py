@@ -434,3 +434,14 @@ def test_trusted_custom_split_hypothesis_text(split_llama3, text):
 def test_trusted_custom_split_real_text(split_llama3):
     hf, tok = split_llama3
     assert tok.encode(MULTILINGUAL) == hf.encode(MULTILINGUAL).ids
+
+
+def test_evaluate_an_imported_tokenizer(byte_level):
+    _, hf, tok = byte_level
+    lines = MULTILINGUAL.splitlines()
+    table = bytepair.evaluate(tok, {"multi": lines}, sizes=[800])
+    twin = bytepair.evaluate(bytepair.Tokenizer(tok.model, list(tok.special_tokens)),
+                             {"multi": lines}, sizes=[800])
+    assert table.rows == twin.rows
+    full = [row for row in table.rows if row["vocab_size"] == tok.vocab_size][0]
+    assert full["tokens"] == sum(len(e.ids) for e in hf.encode_batch(lines))

@@ -7,7 +7,7 @@ import os
 import sys
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer
+from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
@@ -73,7 +73,8 @@ def run_evaluate(args) -> None:
             raise ValueError("--plot: needs --sample FILE (it draws bytes per token on samples)")
         check_plot_path(args.plot)
         check_target(args.plot, "--plot")
-    models = {path: load_tokenizer(path, args.trust_pattern) for path in args.models}
+    models = {path: load_tokenizer(path, args.trust_pattern, args.pattern)
+              for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,
                      checks=args.checks, full_vocabulary=args.full_vocabulary,
@@ -124,4 +125,5 @@ def add_commands(commands) -> None:
     command.add_argument("--threads", type=int_at_least(1), metavar="N",
                          help="encoder threads (default: one per core)")
     add_trust_pattern(command)
+    add_model_pattern(command)
     command.set_defaults(run=run_evaluate)
