@@ -445,3 +445,15 @@ def test_evaluate_an_imported_tokenizer(byte_level):
     assert table.rows == twin.rows
     full = [row for row in table.rows if row["vocab_size"] == tok.vocab_size][0]
     assert full["tokens"] == sum(len(e.ids) for e in hf.encode_batch(lines))
+
+
+@pytest.mark.parametrize("name", ["whitespace", "nanochat", "o200k"])
+def test_own_export_with_each_named_pattern_reads_back(name, tmp_path):
+    tok = bytepair.train([MULTILINGUAL] * 2, vocab_size=500, pretokenize=name,
+                         special_tokens=[END], progress=False)
+    bytepair.to_tokenizers_json(tok, tmp_path / "tokenizer.json")
+    loaded = bytepair.load(tmp_path / "tokenizer.json")
+    assert loaded.pattern == tok.pattern and loaded.ids is None
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in (MULTILINGUAL, ENGLISH[:20_000] + END):
+        assert loaded.encode(text, allowed_special="all") == hf.encode(text).ids

@@ -235,6 +235,8 @@ def _pattern(pre_tokenizer, trust_pattern: bool) -> str | None:
     if differ:
         raise ImportRefused(f"the Split pattern uses {', '.join(sorted(differ))}, which means "
                             f"something else in Oniguruma (tokenizers) than in bytepair's regex")
+    if source in PATTERNS.values():  # a named pattern that Oniguruma reads as regex does
+        return source
     if not trust_pattern:
         raise ImportRefused(
             f"the Split pattern {_short(source)} is not one of bytepair's named patterns; a regex "
