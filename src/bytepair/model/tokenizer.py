@@ -4,7 +4,8 @@ IDs: 0-255 are the bytes, ``256 + rank`` the learned tokens, and the special
 tokens follow, in the order given: the first special token has ID
 ``256 + len(merges)``. A tokenizer imported from another library keeps that
 library's numbering through an ID map (``Tokenizer(..., ids=...)``): the
-encoder works in the scheme above, and IDs are mapped on the way out and back. Training lives in :mod:`bytepair.training`, files in
+encoder works in the scheme above, and IDs are mapped on the way out and
+back. Training lives in :mod:`bytepair.training`, files in
 :mod:`bytepair.formats.load`, exports in :mod:`bytepair.formats.export`.
 """
 
@@ -297,7 +298,11 @@ class Tokenizer:
         # The parts stay out of the cyclic collector's sight until they are joined:
         # the collections that a million new lists set off would read them all.
         lists = codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
-        return lists if self._out is None else [self._outer(ids) for ids in lists]
+        if self._out is not None:
+            lookup = self._out.__getitem__
+            for ids in lists:
+                ids[:] = map(lookup, ids)  # in place: the lists stay out of the collector's sight
+        return lists
 
     def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
                         append: int | None = None, threads: int | None = None,
