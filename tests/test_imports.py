@@ -457,3 +457,29 @@ def test_own_export_with_each_named_pattern_reads_back(name, tmp_path):
     hf = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     for text in (MULTILINGUAL, ENGLISH[:20_000] + END):
         assert loaded.encode(text, allowed_special="all") == hf.encode(text).ids
+
+
+@given(seed=st.integers(0, 2**32 - 1), texts=st.lists(TEXTS, max_size=5))
+def test_any_id_map_is_a_relabelling(tmp_path_factory, seed, texts):
+    import random
+
+    plain = bytepair.train(["aaab aaab the the é😀 1!", *texts], merges=12, pretokenize="gpt2",
+                           special_tokens=[END, "<pad>"], progress=False)
+    ids = list(range(plain.vocab_size))
+    random.Random(seed).shuffle(ids)
+    mapped = bytepair.Tokenizer(plain.model, list(plain.special_tokens), ids=ids)
+    relabel = ids.__getitem__
+    for text in texts:
+        expected = list(map(relabel, plain.encode(text, allowed_special="all")))
+        assert mapped.encode(text, allowed_special="all") == expected
+        assert mapped.decode(expected) == text
+    assert mapped.encode_batch(texts, allowed_special="all") == [
+        list(map(relabel, ids_)) for ids_ in plain.encode_batch(texts, allowed_special="all")]
+    assert list(mapped.encode_to_array(texts, append=ids[plain.special_tokens[END]],
+                                       allowed_special="all")) == [
+        relabel(i) for i in plain.encode_to_array(texts, append=plain.special_tokens[END],
+                                                  allowed_special="all")]
+    assert mapped.vocab() == {data: relabel(i) for data, i in plain.vocab().items()}
+    path = tmp_path_factory.mktemp("map") / "model.json"
+    mapped.save(path)
+    assert bytepair.load(path) == mapped
