@@ -118,3 +118,31 @@ def test_evaluate_takes_imported_files(hf_file, tmp_path, capsys):
                          "--sample", DATA / "multilingual-sample.txt", "--json")
     assert code == 0, err
     assert json.loads(out)["rows"][0]["tokens"] == len(tok.encode(MULTILINGUAL))
+
+
+def test_converts_between_the_formats(hf_file, tmp_path, capsys, monkeypatch):
+    import tiktoken
+    import tiktoken.load
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # read the file just written
+    path, hf = hf_file
+    code, _, err = run(capsys, "export", path, "--to", "tiktoken", "-o", tmp_path / "x.tiktoken")
+    assert code == 0, err
+    pattern = bytepair.tiktoken_pattern(bytepair.load(path).pattern)
+    encoding = tiktoken.Encoding("converted", pat_str=pattern,
+                                 mergeable_ranks=tiktoken.load.load_tiktoken_bpe(
+                                     str(tmp_path / "x.tiktoken")),
+                                 special_tokens={END: 0})
+    text = MULTILINGUAL + END + " and so"
+    assert encoding.encode(text, allowed_special="all") == hf.encode(text).ids
+    # And back: the tiktoken file (with its pattern named) to a tokenizer.json.
+    bytepair.to_tiktoken(bytepair.train([MULTILINGUAL] * 2, vocab_size=400, pretokenize="gpt2",
+                                        progress=False), tmp_path / "own.tiktoken")
+    code, _, err = run(capsys, "export", tmp_path / "own.tiktoken", "--pattern", "gpt2", "--to",
+                       "tokenizers", "-o", tmp_path / "own.json")
+    assert code == 0, err
+    own = tokenizers.Tokenizer.from_file(str(tmp_path / "own.json"))
+    ranks = tiktoken.load.load_tiktoken_bpe(str(tmp_path / "own.tiktoken"))
+    tk = tiktoken.Encoding("own", pat_str=bytepair.tiktoken_pattern(bytepair.load(
+        tmp_path / "own.tiktoken", pattern="gpt2").pattern), mergeable_ranks=ranks, special_tokens={})
+    assert own.encode(MULTILINGUAL).ids == tk.encode_ordinary(MULTILINGUAL)
