@@ -143,7 +143,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=str(RESULTS / "imports.json"))
     parser.add_argument("--child", nargs=3, metavar=("LIBRARY", "THREADS", "MODEL"),
                         help=argparse.SUPPRESS)
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    if args.languages and args.held_out_file:
+        parser.error("--languages and --held-out-file: give one held-out text")
+    corpus.apply_fetch_option(args)
     if args.child:
         library, threads, model = args.child
         print(json.dumps(child(library, int(threads), model, args)))

@@ -73,7 +73,7 @@ def run_evaluate(args) -> None:
             raise ValueError("--plot: needs --sample FILE (it draws bytes per token on samples)")
         check_plot_path(args.plot)
         check_target(args.plot, "--plot")
-    models = {path: load_tokenizer(path, args.trust_pattern, args.pattern)
+    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern)
               for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,

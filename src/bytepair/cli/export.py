@@ -26,7 +26,7 @@ def run_export(args) -> None:
         run_export_transformers(args, roles)
         return
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, args.pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -48,7 +48,7 @@ def run_export(args) -> None:
 
 def run_export_transformers(args, roles: dict) -> None:
     """-o is a directory, written whole (the library builds it beside and renames it)."""
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, args.pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern)
     try:
         to_transformers(tokenizer, args.output, model_max_length=args.model_max_length, **roles)
     except (OSError, ValueError) as exc:

@@ -21,7 +21,9 @@ import json
 import os
 import re
 
-from bytepair._util.validate import is_text
+from bytepair._util.validate import check_special_tokens, is_text
+from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
+from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
 from bytepair.formats.imports import (ImportRefused, from_tiktoken, from_tokenizers_json,
                                       looks_like_tiktoken, looks_like_tokenizers_json)
 from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel
@@ -59,13 +61,12 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
     """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel,
     or import a Hugging Face ``tokenizer.json`` or a tiktoken ranks file.
 
-    Args:
-        path: the file to read.
-        trust_pattern: accept a custom regex stored in the file (see below).
-        max_bytes: refuse files larger than this.
-        pattern: for a tiktoken ranks file only (which holds no pattern): a
-            pattern name (``"cl100k"``, or tiktoken's ``"cl100k_base"``), a
-            regex, or ``"none"``.
+    Returns a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel`,
+    as the file says. The file is parsed defensively: a file over
+    ``max_bytes`` bytes, nesting deeper than :data:`MAX_DEPTH`, integers too
+    long to read, strings that are not text (lone surrogates) and wrong types
+    all raise :class:`ModelFormatError`, as does a piece-count table (read
+    those with :meth:`bytepair.PieceCounts.load`). O(file size).
 
     A ``tokenizer.json`` (byte-level BPE) and a tiktoken ranks file become a
     :class:`Tokenizer` that encodes exactly as the library they come from,
@@ -73,14 +74,19 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
     what bytepair cannot reproduce exactly is refused with one line naming the
     feature.
 
-    The file is parsed defensively: a file over ``max_bytes`` bytes, nesting
-    deeper than :data:`MAX_DEPTH`, integers too long to read, strings that are
-    not text (lone surrogates) and wrong types all raise
-    :class:`ModelFormatError`. A byte model's ``pattern`` must be the source
-    of a named pattern (:data:`bytepair.split.pretokenize.PATTERNS`) or ``null``:
-    a custom regex could take exponential time on some text (``(a|aa)+$``),
-    so it is refused unless ``trust_pattern=True`` says the file comes from
-    a trusted source. O(file size).
+    ``path``
+        The model file, ``tokenizer.json`` or tiktoken ranks file.
+    ``trust_pattern``
+        Accept a custom regex as the byte model's ``pattern`` (or a
+        ``tokenizer.json``'s Split). Without it the pattern must be a named
+        pattern's source (:data:`bytepair.split.pretokenize.PATTERNS`) or
+        ``null``: a regex from a file could take exponential time on some text
+        (``(a|aa)+$``).
+    ``max_bytes``
+        Files larger than this are refused before they are read.
+    ``pattern``
+        For a tiktoken ranks file only, which holds no pattern: a pattern name
+        (``"cl100k"``, or tiktoken's ``"cl100k_base"``), a regex, or ``"none"``.
     """
     text = _read_text(path, max_bytes)
     if pattern is not None or looks_like_tiktoken(text):
@@ -133,6 +139,11 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
         raise ModelFormatError(
             f"{os.fspath(path)!r} is larger than the limit of {max_bytes} bytes (load(max_bytes=...))"
         )
+    if _is_count_table(data):
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} is a piece-count table, not a model: read it with "
+            f"bytepair.PieceCounts.load, or train a model from it (bytepair.train(table, ...))"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -142,6 +153,18 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
             f"{os.fspath(path)!r} is not a bytepair model: arrays or objects nested deeper than {MAX_DEPTH}"
         )
     return text
+
+
+def _is_count_table(data: bytes) -> bool:
+    """Whether ``data`` starts with the header line of a piece-count table (``PieceCounts.save``)."""
+    if COUNTS_FORMAT.encode("ascii") not in data[:256]:
+        return False  # the usual case, decided without parsing anything
+    line = data[:COUNTS_MAX_HEADER].split(b"\n", 1)[0]
+    try:
+        header = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(header, dict) and header.get("format") == COUNTS_FORMAT
 
 
 def _depth_exceeds(data: bytes, limit: int) -> bool:
@@ -180,7 +203,7 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             for rank, row in enumerate(rows):
                 left, right, count, replacements = _row(row, int)
                 merges.append(Merge(rank, left, right, BYTE_TOKENS + rank, count, replacements))
-            pattern = _pattern(data.get("pattern"), trust_pattern)
+            pattern = _pattern(data.get("pattern"), trust_pattern, path)
             model = ByteModel(merges, pattern=pattern)
             if kind == "bytes":
                 return model
@@ -190,7 +213,8 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             ids = data.get("ids")
             if ids is not None and not isinstance(ids, list):
                 raise ValueError("'ids' must be a list of token IDs")
-            return Tokenizer(model, special_tokens, ids=ids)
+            # Checked here, so that a message names the file's field, not an argument.
+            return Tokenizer(model, check_special_tokens(special_tokens, "'special_tokens'"), ids=ids)
         if kind == "words":
             merges = []
             for rank, row in enumerate(rows):
@@ -200,6 +224,8 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             if isinstance(end_of_word, str) and not is_text(end_of_word):
                 raise ValueError(f"end_of_word {end_of_word!r} is not text (a lone surrogate)")
             return WordModel(merges, end_of_word=end_of_word)
+    except ModelFormatError:
+        raise
     except (TypeError, ValueError) as exc:
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
     raise ModelFormatError(f"{os.fspath(path)!r} has an unknown model kind {kind!r}")
@@ -222,7 +248,7 @@ def _short(value) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def _pattern(pattern, trust_pattern: bool) -> str | None:
+def _pattern(pattern, trust_pattern: bool, path: str | os.PathLike) -> str | None:
     """The stored pre-tokenizer: ``null``, a named pattern's source, or (trusted) a custom regex."""
     if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
         return pattern
@@ -237,8 +263,10 @@ def _pattern(pattern, trust_pattern: bool) -> str | None:
             f"word? A model file holds the regex source (for a named pattern, its source)"
         )
     if not trust_pattern:
-        raise ValueError(
-            f"'pattern' {_short(pattern)} is a custom regex; a regex from a file can take exponential "
-            f"time on some text, so it is used only with load(..., trust_pattern=True)"
+        # Not corrupt: a valid model that needs the caller's word that its source is trusted.
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} holds a custom regex pattern {_short(pattern)}; a regex from a "
+            f"file can take exponential time on some text, so pass trust_pattern=True if the file "
+            f"comes from a trusted source"
         )
     return check_custom_pattern(pattern, "'pattern'")
