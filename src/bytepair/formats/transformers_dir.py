@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 
 from bytepair.formats.export import as_tokenizer, tokenizers_json
+from bytepair.model.models import ByteModel
+from bytepair.model.tokenizer import Tokenizer
 
 #: The roles a special token can take, as ``transformers`` names them.
 ROLES = ("bos", "eos", "unk", "pad")
@@ -23,7 +25,7 @@ END_OF_TEXT = "<|endoftext|>"
 FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
-def transformers_roles(tokenizer, *, eos: str | None = None, bos: str | None = None,
+def transformers_roles(tokenizer: Tokenizer | ByteModel, *, eos: str | None = None, bos: str | None = None,
                        pad: str | None = None, unk: str | None = None) -> dict[str, str]:
     """Role (``"eos_token"``, ...) -> special token; :data:`END_OF_TEXT` is eos and pad by default.
 
@@ -48,7 +50,7 @@ def transformers_roles(tokenizer, *, eos: str | None = None, bos: str | None = N
     return roles
 
 
-def to_transformers(tokenizer, directory: str | os.PathLike, *, eos: str | None = None,
+def to_transformers(tokenizer: Tokenizer | ByteModel, directory: str | os.PathLike, *, eos: str | None = None,
                     bos: str | None = None, pad: str | None = None, unk: str | None = None,
                     model_max_length: int | None = None) -> None:
     """Write a directory for ``transformers.AutoTokenizer.from_pretrained(directory)``.
@@ -56,9 +58,14 @@ def to_transformers(tokenizer, directory: str | os.PathLike, *, eos: str | None 
     Args:
         tokenizer: a :class:`bytepair.Tokenizer` (or a ByteModel, with no special tokens).
         directory: the directory to create; it must not exist, or be empty.
-        eos, bos, pad, unk: special tokens of the tokenizer to take these
-            roles; ``<|endoftext|>``, when the tokenizer has it, is eos and
-            pad unless others are named.
+        eos: the special token that ends a text for ``transformers``
+            (``eos_token``); by default ``<|endoftext|>`` when the tokenizer
+            has it.
+        bos: the special token that begins a text (``bos_token``).
+        pad: the special token that pads a batch (``pad_token``); by default
+            ``<|endoftext|>`` when the tokenizer has it.
+        unk: the special token for unknown input (``unk_token``; byte-level
+            BPE never needs one).
         model_max_length: the longest input the model takes, written for
             ``transformers`` (which otherwise assumes no limit).
 

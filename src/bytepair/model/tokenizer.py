@@ -198,8 +198,8 @@ class Tokenizer:
         return self._outer(self.model.encode(text))
 
     def encode_bytes(self, data: bytes) -> list[int]:
-        """Encode raw bytes, special-token text as ordinary text: any bytes for a tokenizer
-        without a pattern, UTF-8 with one (see :meth:`ByteModel.encode`)."""
+        """Encode the raw bytes ``data``, special-token text as ordinary text: any bytes for a
+        tokenizer without a pattern, UTF-8 with one (see :meth:`ByteModel.encode`)."""
         return self._outer(self.model.encode(data))
 
     def _matcher(self, tokens: frozenset):
