@@ -51,7 +51,9 @@ def test_training_array_of_an_imported_tokenizer(hf_file, tmp_path, capsys):
                        "--dtype", "uint16", "-o", tmp_path / "out.bin", "--quiet")
     assert code == 0, err
     ids = array("H", (tmp_path / "out.bin").read_bytes())
-    assert list(ids) == [i for e in hf.encode_batch(lines) for i in e.ids + [0]]
+    # Each line keeps its newline; the end-of-text token follows it.
+    assert list(ids) == [i for e in hf.encode_batch([line + "\n" for line in lines])
+                         for i in e.ids + [0]]
 
 
 def test_tiktoken_file_needs_pattern(tmp_path, capsys):
