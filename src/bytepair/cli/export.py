@@ -14,6 +14,7 @@ from bytepair.formats.transformers_dir import ROLES, to_transformers, transforme
 _TRANSFORMERS_NAMES = {"directory:": "-o:", **{f"{role}:": f"--{role}:" for role in ROLES}}
 
 
+
 def run_export(args) -> None:
     roles = {role: getattr(args, role) for role in ROLES}
     if args.to != "transformers":

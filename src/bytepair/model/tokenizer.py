@@ -66,6 +66,10 @@ class Tokenizer:
             IDs of the library a tokenizer came from; the identity is stored
             as no map.
         """
+        if not isinstance(model, ByteModel):
+            # A Tokenizer here would nest: its vocabulary and truncate would be wrong.
+            raise TypeError(f"model must be a ByteModel, got {type(model).__name__}"
+                            + ("; use tok.model" if isinstance(model, Tokenizer) else ""))
         self.model = model
         special_tokens = check_special_tokens(special_tokens)
         first = model.vocab_size
