@@ -260,6 +260,7 @@ def add_trust_pattern(command: argparse.ArgumentParser) -> None:
 
 def add_model_pattern(command: argparse.ArgumentParser) -> None:
     """``--pattern``: the pre-tokenizer of a tiktoken ranks file given as MODEL."""
-    command.add_argument("--pattern", metavar=PATTERN_CHOICES.replace("|REGEX", "|cl100k_base|REGEX"),
+    command.add_argument("--pattern", metavar="NAME|REGEX",
                          help="MODEL is a tiktoken ranks file, which holds no pattern: split text "
-                         "with this one (bytepair's or tiktoken's name, or a regex)")
+                         f"with this one ({PATTERN_CHOICES.replace('|REGEX', '')}, tiktoken's "
+                         "cl100k_base, o200k_base, r50k_base, p50k_base, or a regex)")
