@@ -14,6 +14,8 @@ import operator
 import os
 import sys
 from array import array
+from bisect import bisect_left
+from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
 from typing import Iterable, Mapping, Sequence
@@ -489,7 +491,7 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     if not pieces:
         raise ValueError("corpus: no text to train on (empty corpus)")
     rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
-                          progress=progress)
+                          progress=progress, threads=workers or os.cpu_count() or 1)
     return Tokenizer(ByteModel(rules, pattern=stage2, stages=stages), special)
 
 
@@ -520,7 +522,7 @@ def _initial_superbpe_model(init, source: str, stages: Stages) -> ByteModel:
 
 
 def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_words: int,
-                  min_frequency: int, progress: bool | None) -> list[Merge]:
+                  min_frequency: int, progress: bool | None, threads: int = 1) -> list[Merge]:
     """SuperBPE's stage 2: the rules so far go on over the distinct stage-2 pieces, each
     encoded by them, up to ``merges`` rules, under the word cap.
 
@@ -532,7 +534,7 @@ def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_w
     pieces._release()
     _check_flat_total(data, starts, weights)
     start = ByteModel(rules)
-    tokens, token_starts = start.encode_spans(data, starts)
+    tokens, token_starts = _encode_spans(start, data, starts, threads)
     del data, starts
     shapes = superwords.shapes([start.token_bytes(t) for t in range(start.vocab_size)])
     trainer = incremental.IncrementalTrainer.from_arrays(
@@ -540,6 +542,30 @@ def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_w
         word_limit=(shapes, max_words))
     del tokens, token_starts, weights
     return _run(trainer, list(rules), merges, min_frequency, progress)
+
+
+#: Pieces encoded per thread at least, in bytes: below this one thread is faster.
+SPANS_PER_THREAD = 1 << 20
+
+
+def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) -> tuple[array, array]:
+    """:meth:`ByteModel.encode_spans` on ``threads`` threads, one contiguous run of pieces
+    each (the compiled encoder runs without the GIL); the same arrays for any number."""
+    threads = max(1, min(threads, len(data) // SPANS_PER_THREAD))
+    if threads == 1 or len(starts) < 2 * threads:
+        return model.encode_spans(data, starts)
+    cuts = sorted({0, len(starts) - 1, *(bisect_left(starts, len(data) * k // threads)
+                                          for k in range(1, threads))})
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
+                              cuts[:-1], cuts[1:]))
+    tokens, offsets = array("I"), array("q")
+    for ids, at in parts:
+        base = len(tokens)
+        offsets.extend(at[:-1] if base == 0 else array("q", (x + base for x in at[:-1])))
+        tokens.extend(ids)
+    offsets.append(len(tokens))
+    return tokens, offsets
 
 
 def _initial_model(init, source: str | None) -> ByteModel:
