@@ -29,6 +29,8 @@ OPTION_NAMES = {
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
     "threads": "--threads",
     "text_column": "--text-column",
+    "superbpe": "--superbpe", "superbpe_pretokenize": "--superbpe-pretokenize",
+    "max_words": "--max-words",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
 
