@@ -1,7 +1,7 @@
 """SuperBPE against plain BPE at the same vocabulary, on the same data, side by side.
 
     python -m benches.superbpe --size 10MB                 # English, one document per line
-    python -m benches.superbpe --size 100MB --repeats 1    # the goal case
+    python -m benches.superbpe --size 100MB --stages       # the goal case, and where the time goes
 
 The English corpus of ``--size`` (benches/corpus.py) is split into lines; a
 seeded random 5% of the lines (``--seed``) is held out and never trained on.
@@ -91,9 +91,55 @@ def run_child(kind: str, train: Path, model: Path, args) -> dict:
     return {"wall_s": round(wall, 3), "peak_rss_bytes": peak}
 
 
+def stage_times(train: str, args) -> dict:
+    """SuperBPE's stages run one by one, as ``bytepair.training`` runs them: seconds each."""
+    import bytepair
+    from bytepair import training
+    from bytepair.learn import superbpe as superwords
+    from bytepair.learn.incremental import IncrementalTrainer
+    from bytepair.model.models import ByteModel
+
+    times, clock = {}, time.perf_counter()
+
+    def lap(name: str) -> None:
+        nonlocal clock
+        now = time.perf_counter()
+        times[name] = round(now - clock, 3)
+        clock = now
+
+    files = bytepair.Files(train, per_line=True)
+    counts = bytepair.count(files, workers=args.threads, progress=False)
+    lap("stage 1: count")
+    rules = training.learn(counts, args.transition - 256)
+    del counts
+    lap("stage 1: learn")
+    pieces = bytepair.count(files, pretokenize="superbpe", workers=args.threads, progress=False)
+    lap("stage 2: count")
+    data, starts, weights = pieces.flat()
+    model = ByteModel(rules)
+    tokens, token_starts = training._encode_spans(model, data, starts, args.threads)
+    times["stage 2: distinct pieces"] = len(starts) - 1
+    times["stage 2: piece bytes"] = len(data)
+    times["stage 2: tokens"] = len(tokens)
+    del data, starts, pieces
+    lap("stage 2: encode pieces")
+    shapes = superwords.shapes([model.token_bytes(t) for t in range(model.vocab_size)])
+    trainer = IncrementalTrainer.from_arrays(tokens, token_starts, weights, training._byte_token,
+                                             first_rank=len(rules),
+                                             word_limit=(shapes, args.max_words))
+    del tokens, token_starts, weights
+    lap("stage 2: build engine")
+    trainer.steps(args.vocab - 256 - len(rules))
+    lap("stage 2: merges")
+    return times
+
+
 def child(kind: str, train: str, model: str, args) -> None:
     import bytepair
 
+    if kind == "stages":
+        Path(model).write_text(json.dumps(stage_times(train, args)), encoding="utf-8")
+        return
     options = dict(vocab_size=args.vocab, workers=args.threads, progress=False)
     if kind == "superbpe":
         options.update(superbpe=args.transition, max_words=args.max_words)
@@ -125,6 +171,8 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--child", nargs=3, metavar=("KIND", "TRAIN", "MODEL"), help=argparse.SUPPRESS)
+    parser.add_argument("--stages", action="store_true",
+                        help="also time SuperBPE's stages one by one, in one more fresh process")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     if args.child:
@@ -147,6 +195,11 @@ def main(argv=None) -> None:
             result["peak_rss_per_input_byte"] = round(result["peak_rss_bytes"] / train_bytes, 3)
             runs[kind].append(result)
             print(kind, result, flush=True)
+    stages = None
+    if args.stages:
+        run_child("stages", train, work / "stages.json", args)
+        stages = json.loads((work / "stages.json").read_text(encoding="utf-8"))
+        print("stages", stages, flush=True)
     models = {kind: bytepair.load(work / f"{kind}.json") for kind in runs}
     held_texts = {"held_out_english": held.read_text(encoding="utf-8").splitlines(), **texts()}
     tokens = {name: {kind: bytes_per_token(models[kind], docs) for kind in models}
@@ -179,7 +232,8 @@ def main(argv=None) -> None:
         "corpus": {"path": path.name, "train_bytes": train_bytes, "held_out_bytes": held.stat().st_size,
                    "seed": args.seed, "held_out_share": HELD_OUT_SHARE},
         "vocab_size": args.vocab, "transition": args.transition, "max_words": args.max_words,
-        "threads": args.threads, "runs": runs, "tokens": tokens, "summary": summary,
+        "threads": args.threads, "runs": runs, "stage_seconds": stages, "tokens": tokens,
+        "summary": summary,
     }
     print(json.dumps(summary, indent=1))
     if not args.no_write:
