@@ -1,6 +1,7 @@
 """SuperBPE against plain BPE at the same vocabulary, on the same data, side by side.
 
     python -m benches.superbpe --size 10MB                 # English, one document per line
+    python -m benches.superbpe --size 10MB --fetch-corpora # may run apt-get to build the corpora
     python -m benches.superbpe --size 100MB --stages       # the goal case, and where the time goes
 
 The English corpus of ``--size`` (benches/corpus.py) is split into lines; a
@@ -174,7 +175,9 @@ def main(argv=None) -> None:
     parser.add_argument("--stages", action="store_true",
                         help="also time SuperBPE's stages one by one, in one more fresh process")
     parser.add_argument("--no-write", action="store_true")
+    corpora.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpora.apply_fetch_option(args)
     if args.child:
         child(*args.child, args)
         return

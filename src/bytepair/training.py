@@ -18,8 +18,9 @@ from bisect import bisect_left
 from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+import regex
 from tqdm import tqdm
 
 from bytepair.learn import incremental
@@ -46,9 +47,23 @@ from bytepair.split.pretokenize import check_matches_something, resolve_pattern,
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
 
+if TYPE_CHECKING:
+    import distributed
+
 
 #: Merges learned per call into the engine when a progress bar is updated between calls.
 LEARN_CHUNK = 1024
+
+
+class _DefaultPattern(str):
+    """A str equal to ``"gpt2"`` that :func:`train` tells apart from an explicit ``"gpt2"``
+    by identity: when ``pretokenize`` is not given, count tables and ``init`` supply theirs."""
+
+    __slots__ = ()
+
+
+#: ``train``'s default ``pretokenize``: gpt2, unless the count tables or ``init`` name another.
+DEFAULT_PATTERN = _DefaultPattern("gpt2")
 
 
 def _byte_token(left: int, right: int, rank: int) -> int:
@@ -194,12 +209,14 @@ def train_words(
     end_of_word: str | None = None,
     engine: str | None = None,
 ) -> WordModel:
-    """Learn up to ``merges`` rules over string symbols from word counts.
+    """Learn up to ``merges`` rules over string symbols from ``word_counts`` (word -> count).
 
     A word starts as its characters (plus ``end_of_word`` when given); pair
     counts are weighted by the word's count; ties go to the smallest
     ``(left, right)`` in string order; a merged symbol is its two strings
-    joined, so equal strings are one symbol.
+    joined, so equal strings are one symbol. ``end_of_word`` (such as
+    ``"</w>"``; None: nothing) is added after each word's characters.
+    ``engine`` is ``"incremental"`` (the default) or ``"naive"`` (the reference).
 
     >>> train_words({"low": 1, "lower": 1, "lowest": 1}, 1, end_of_word="</w>").rules
     [('l', 'o')]
@@ -257,7 +274,8 @@ def learn_bpe(
     end_of_word: str | None = None,
     engine: str | None = None,
 ) -> list[tuple[str, str]]:
-    """The learned pairs, in order (see :func:`train_words` for the details).
+    """The learned pairs, in order: :func:`train_words` of ``word_counts``, ``merges``,
+    ``end_of_word`` and ``engine`` (see there), without the counts.
 
     >>> learn_bpe({"low": 5, "lower": 2, "newest": 6, "widest": 3}, 4)
     [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
@@ -277,32 +295,54 @@ def _progress(progress: bool | None, **options):
 
 
 def count(
-    corpus,
+    corpus: str | os.PathLike | Files | Iterable[str | bytes],
     *,
-    pretokenize: str | None = "gpt2",
+    pretokenize: str | regex.Pattern | None = "gpt2",
     per_line: bool = False,
     jsonl_field: str | None = None,
     text_column: str | None = None,
     workers: int | None = None,
-    client=None,
+    client: distributed.Client | None = None,
     progress: bool | None = None,
 ) -> PieceCounts:
     """The piece counts of ``corpus``: what training learns from, as a table to keep or merge.
 
-    ``corpus`` is a path, glob, fsspec URL or :class:`bytepair.Files`, or an
-    iterable of ``str``/``bytes`` documents. ``pretokenize`` cuts documents
-    into pieces (see :func:`train`); ``per_line``, ``jsonl_field`` and
-    ``text_column`` say how files hold documents. ``workers`` processes
-    count (default: all cores). With ``client`` (a ``distributed.Client``)
-    the files are counted by the cluster's workers instead, one task per
-    part (see :mod:`bytepair.counts.cluster`); the table is the same either way.
     Tables of shards add up to the table of all shards: ``sum(tables)``.
     O(corpus size) work; memory O(distinct pieces).
+
+    ``corpus``
+        A path, directory, glob or fsspec URL, a :class:`bytepair.Files`, a
+        list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
+    ``pretokenize``
+        How documents are cut into pieces: a pattern name, a regex or None (see :func:`train`).
+    ``per_line``
+        Each line of a plain text file is a document (without its line ending);
+        otherwise each file is one document.
+    ``jsonl_field``
+        The field of JSON Lines records (``.jsonl``, ``.ndjson``) that holds the text
+        (default ``"text"``).
+    ``text_column``
+        The string column of Parquet files that holds the text (default ``"text"``).
+    ``workers``
+        Threads (compiled counting of text files and of documents with a named pattern) or
+        processes (JSON Lines, Parquet, URLs, custom regexes) that count; default: all cores.
+        The table is the same for any number.
+    ``client``
+        A ``distributed.Client``: the cluster's workers count the files instead, one task per
+        part (see :mod:`bytepair.counts.cluster`); the table is the same.
+    ``progress``
+        Show a progress bar on stderr; None (the default): only when stderr is a terminal.
 
     >>> count(["low low lower"]).most_common(2)
     [(b' low', 1), (b' lower', 1)]
     """
-    source = resolve_pattern(pretokenize)
+    return _count(corpus, resolve_pattern(pretokenize), per_line=per_line, jsonl_field=jsonl_field,
+                  text_column=text_column, workers=workers, client=client, progress=progress)
+
+
+def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | None,
+           text_column: str | None, workers: int | None, client, progress: bool | None) -> PieceCounts:
+    """:func:`count` with the pattern already resolved to its regex source."""
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
     corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if client is not None and not isinstance(corpus, Files):
@@ -343,11 +383,11 @@ def _as_tables(corpus) -> list[PieceCounts] | None:
 
 
 def train(
-    corpus,
+    corpus: str | os.PathLike | Files | Iterable[str | bytes] | PieceCounts | Sequence[PieceCounts],
     *,
     vocab_size: int | None = None,
     merges: int | None = None,
-    pretokenize: str | None = "gpt2",
+    pretokenize: str | regex.Pattern | None = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
     min_frequency: int = 1,
     workers: int | None = None,
@@ -356,38 +396,70 @@ def train(
     per_line: bool = False,
     jsonl_field: str | None = None,
     text_column: str | None = None,
-    client=None,
+    client: distributed.Client | None = None,
     superbpe: int | None = None,
-    superbpe_pretokenize: str = "superbpe",
+    superbpe_pretokenize: str | regex.Pattern = "superbpe",
     max_words: int = superwords.DEFAULT_MAX_WORDS,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
-    ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
-    ``str``/``bytes`` documents, read as a stream; or piece counts already
-    made (a :class:`bytepair.PieceCounts` or a list of them, added up), whose
-    pattern ``pretokenize`` must name. Give exactly one of
-    ``vocab_size`` (256 bytes + learned tokens + special tokens) or
-    ``merges`` (the total number of rules). Training stops early when the
-    best pair is seen fewer than ``min_frequency`` times. ``init`` continues
-    from an existing model: its rules are kept and training resumes. When
-    ``init`` was itself trained on this corpus with the same pattern, the
-    result equals training from scratch to the larger size.
-    ``workers`` processes count the pieces (default: all cores), or the
-    workers of a Dask cluster with ``client`` (see :func:`count`); the merge
-    loop runs here either way.
+    Give exactly one of ``vocab_size`` and ``merges``. Reading and counting
+    are O(corpus size); the merge loop works on the distinct pieces.
 
-    ``superbpe``, a vocabulary size (256 bytes plus rules), trains a SuperBPE
-    superword tokenizer (:mod:`bytepair.learn.superbpe`): ordinary training
-    up to ``superbpe``, then training goes on over the pieces that
-    ``superbpe_pretokenize`` (a pattern name or regex, default ``superbpe``)
-    cuts, so that tokens may span spaces, but never more than ``max_words``
-    words (default 4). The tokenizer then splits with ``superbpe_pretokenize``.
-    Documents are read twice (once per stage); documents given as an iterable
-    are held in memory for that. With ``init`` a model trained elsewhere
-    (with ``pretokenize``) is stage 1 when it has ``superbpe`` tokens (fewer:
-    stage 1 goes on up to ``superbpe`` first); a SuperBPE model trained with
-    the same settings is continued in stage 2.
+    ``corpus``
+        What to learn from: a path, directory, glob or fsspec URL, a
+        :class:`bytepair.Files`, a list of ``pathlib.Path``, or an iterable of
+        ``str``/``bytes`` documents, read as a stream; or piece counts already
+        made by :func:`count` (a :class:`bytepair.PieceCounts` or a list of them, added up).
+    ``vocab_size``
+        256 bytes + learned tokens + special tokens.
+    ``merges``
+        The total number of rules (``init``'s included).
+    ``pretokenize``
+        How documents are cut into pieces, each a barrier: ``"gpt2"``, ``"cl100k"``,
+        ``"o200k"``, ``"nanochat"``, ``"whitespace"``, None or ``"none"`` (no split), or a
+        custom regex (a compiled pattern, or a str with regex characters). When not given:
+        the pattern of the count tables, else of ``init``, else ``"gpt2"``; given, it must
+        agree with them (the error names both).
+    ``special_tokens``
+        Texts that get the IDs after the learned tokens, in this order.
+    ``min_frequency``
+        Stop when the best pair is seen fewer times than this.
+    ``workers``
+        Threads or processes that count (see :func:`count`); default: all cores. The model
+        is the same for any number.
+    ``progress``
+        Show progress bars on stderr; None (the default): only when stderr is a terminal.
+    ``init``
+        A model (or the path of one) to continue from: its rules are kept and training
+        resumes. When ``init`` was trained on this same corpus with the same pattern, the
+        result equals training from scratch to the larger size; on another corpus it is a
+        different model.
+    ``per_line``
+        Each line of a plain text file is a document (without its line ending);
+        otherwise each file is one document.
+    ``jsonl_field``
+        The field of JSON Lines records that holds the text (default ``"text"``).
+    ``text_column``
+        The string column of Parquet files that holds the text (default ``"text"``).
+    ``client``
+        A ``distributed.Client``: the cluster's workers count the files (see :func:`count`);
+        the merge loop runs here either way.
+    ``superbpe``
+        A vocabulary size (256 bytes plus rules): train a SuperBPE superword tokenizer
+        (:mod:`bytepair.learn.superbpe`). Training runs as usual up to this size, then goes
+        on over the pieces that ``superbpe_pretokenize`` cuts, so that tokens may span
+        spaces; the tokenizer then splits with ``superbpe_pretokenize``. Documents are read
+        twice (once per stage); documents given as an iterable are held in memory for that.
+        With ``init``: a model trained elsewhere with ``pretokenize``'s pattern is stage 1
+        (when smaller than ``superbpe``, stage 1 goes on up to it first); a SuperBPE model
+        trained with the same settings is continued in stage 2. Count tables are refused.
+    ``superbpe_pretokenize``
+        The stage-2 pattern (a name or a custom regex; default ``"superbpe"``): a match is a
+        piece, and so is the text between two matches.
+    ``max_words``
+        With ``superbpe``: no token may hold more than this many words (runs of bytes that
+        are not ASCII white space); default 4.
     """
     if superbpe is not None:
         return _train_superbpe(
@@ -396,7 +468,6 @@ def train(
             progress=progress, init=init, per_line=per_line, jsonl_field=jsonl_field,
             text_column=text_column, client=client, superbpe=superbpe,
             superbpe_pretokenize=superbpe_pretokenize, max_words=max_words)
-    source = resolve_pattern(pretokenize)
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     if (vocab_size is None) == (merges is None):
@@ -406,22 +477,24 @@ def train(
     merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
     if workers is not None:
         check_int(workers, "workers", minimum=1)
-    start_model = _initial_model(init, source)
+    start_model = _init_model(init)
+    if start_model is not None and start_model.stages is not None:
+        raise ValueError(f"init is a SuperBPE model; give superbpe={start_model.stages.transition} "
+                         f"(with its superbpe_pretokenize and max_words) to continue it")
+    tables = _as_tables(corpus)
+    counts = None
+    if tables is not None:
+        counts = tables[0] if len(tables) == 1 else sum(tables)  # mixed patterns: an error naming both
+    source = _training_pattern(pretokenize, counts, start_model)
+    if start_model is None:
+        start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:
         raise ValueError(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
-    tables = _as_tables(corpus)
-    if tables is not None:
-        counts = tables[0] if len(tables) == 1 else sum(tables)
-        if counts.pattern != source:
-            raise ValueError(
-                f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
-                f"not {describe_pattern(source)}"
-            )
-    else:
-        counts = count(corpus, pretokenize=pretokenize, per_line=per_line, jsonl_field=jsonl_field,
-                       text_column=text_column, workers=workers, client=client, progress=progress)
+    if counts is None:
+        counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
+                        text_column=text_column, workers=workers, client=client, progress=progress)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)
@@ -436,7 +509,11 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
                     workers, progress, init, per_line, jsonl_field, text_column, client,
                     superbpe, superbpe_pretokenize, max_words) -> Tokenizer:
     """:func:`train` with ``superbpe``: stage 1 as ever, then the warm start over stage-2 pieces."""
-    source = resolve_pattern(pretokenize)
+    start = _init_model(init)
+    if pretokenize is DEFAULT_PATTERN and start is not None:  # init's stage-1 pattern
+        source = start.stages.pretokenize if start.stages is not None else start.pattern
+    else:
+        source = resolve_pattern(pretokenize)
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     if (vocab_size is None) == (merges is None):
@@ -472,12 +549,12 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
                    workers=workers, client=client, progress=progress)
     stages = Stages(transition, source, max_words)
-    start_model = _initial_superbpe_model(init, source, stages)
+    start_model = _initial_superbpe_model(start, source, stages)
     rules = list(start_model.merges)
     if len(rules) > merges:
         raise ValueError(f"init already has {len(rules)} merges, more than the {merges} requested")
     if start_model.stages is None and len(rules) < transition - BYTE_TOKENS:
-        counts = count(corpus, pretokenize=source, **options)
+        counts = _count(corpus, source, **options)
         if not counts:
             raise ValueError("corpus: no text to train on (empty corpus)")
         check_matches_something(source, counts)
@@ -487,7 +564,7 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     # Stage 2 starts where stage 1 ended (early, when pairs ran out).
     stages = stages._replace(transition=BYTE_TOKENS + len(rules)) if start_model.stages is None \
         else start_model.stages
-    pieces = count(corpus, pretokenize=stage2, **options)
+    pieces = _count(corpus, stage2, **options)
     if not pieces:
         raise ValueError("corpus: no text to train on (empty corpus)")
     rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
@@ -495,16 +572,11 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     return Tokenizer(ByteModel(rules, pattern=stage2, stages=stages), special)
 
 
-def _initial_superbpe_model(init, source: str, stages: Stages) -> ByteModel:
+def _initial_superbpe_model(model: ByteModel | None, source: str, stages: Stages) -> ByteModel:
     """The model SuperBPE training starts from: none, a stage-1 model, or a SuperBPE model
     trained with the same settings (continued in stage 2)."""
-    if init is None:
+    if model is None:
         return ByteModel([], pattern=source)
-    if isinstance(init, (str, os.PathLike)):
-        init = load(init)
-    model = init.model if isinstance(init, Tokenizer) else init
-    if not isinstance(model, ByteModel):
-        raise TypeError(f"init must be a Tokenizer, ByteModel or model path, got {type(init).__name__}")
     if model.stages is None:
         if model.pattern != source:
             raise ValueError("init was trained with a different pretokenize pattern")
@@ -568,17 +640,46 @@ def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) ->
     return tokens, offsets
 
 
-def _initial_model(init, source: str | None) -> ByteModel:
+
+def _init_model(init) -> ByteModel | None:
+    """The byte model that ``init`` gives (loaded when it is a path), or None."""
     if init is None:
-        return ByteModel([], pattern=source)
+        return None
     if isinstance(init, (str, os.PathLike)):
         init = load(init)
     model = init.model if isinstance(init, Tokenizer) else init
     if not isinstance(model, ByteModel):
         raise TypeError(f"init must be a Tokenizer, ByteModel or model path, got {type(init).__name__}")
-    if model.pattern != source:
-        raise ValueError("init was trained with a different pretokenize pattern")
     return model
+
+
+def _training_pattern(pretokenize, counts: PieceCounts | None, init: ByteModel | None) -> str | None:
+    """The pattern to train with: the one given, else the count tables', else ``init``'s, else gpt2.
+
+    Whatever was given explicitly must agree with the tables and ``init``;
+    a conflict names both patterns.
+    """
+    given = pretokenize is not DEFAULT_PATTERN
+    if given:
+        source = resolve_pattern(pretokenize)
+    elif counts is not None:
+        source = counts.pattern
+    elif init is not None:
+        source = init.pattern
+    else:
+        source = resolve_pattern(pretokenize)
+    if counts is not None and counts.pattern != source:
+        raise ValueError(
+            f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
+            f"not {describe_pattern(source)}"
+        )
+    if init is not None and init.pattern != source:
+        what = "pretokenize" if given else "the counts"
+        raise ValueError(
+            f"init was trained with a different pretokenize pattern: {describe_pattern(init.pattern)}, "
+            f"where {what} {'names' if given else 'were cut with'} {describe_pattern(source)}"
+        )
+    return source
 
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
