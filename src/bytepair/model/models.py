@@ -253,8 +253,11 @@ class ByteModel:
         """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
         write_model_file(path, "bytes", model_fields(self), self.merges)
 
-    def encode_spans(self, data: bytes, starts) -> tuple[array, array]:
+    def encode_spans(self, data: bytes, starts: Sequence[int]) -> tuple[array, array]:
         """Each piece ``data[starts[k]:starts[k + 1]]`` encoded whole (no split), laid end to end.
+
+        ``data`` holds the pieces one after the other; ``starts`` (an ``array("q")`` or any
+        sequence of ints) the offset of each piece in ``data``, then ``len(data)``.
 
         Returns ``(ids, offsets)``: an ``array("I")`` of every piece's IDs in
         turn, and an ``array("q")`` of where each piece's IDs begin, then their
