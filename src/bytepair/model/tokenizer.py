@@ -22,7 +22,7 @@ import regex
 
 from bytepair.model import codec
 from bytepair._util.validate import check_int, check_special_tokens
-from bytepair.model.models import BYTE_TOKENS, ByteModel
+from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
 
@@ -429,10 +429,10 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
-        fields = {"pattern": self.pattern, "special_tokens": list(self.special_tokens)}
+        fields = {**model_fields(self.model), "special_tokens": list(self.special_tokens)}
         if self._out is not None:
             fields["ids"] = list(self._out)
-        write_model_file(path, "tokenizer", fields, self.merges, version=2 if self._out is not None else 1)
+        write_model_file(path, "tokenizer", fields, self.merges)
 
 
 def _id_maps(ids, vocab_size: int) -> tuple[array | None, array | None]:
