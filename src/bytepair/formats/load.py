@@ -24,7 +24,7 @@ import re
 from bytepair._util.validate import is_text
 from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel
 from bytepair.model.modelfile import FORMAT, VERSION
-from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
+from bytepair.split.pretokenize import stored_pattern
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
 
@@ -32,13 +32,13 @@ from bytepair.model.tokenizer import Tokenizer
 MAX_FILE_BYTES = 1 << 31
 #: Deepest nesting of arrays and objects accepted; a model file needs 3.
 MAX_DEPTH = 32
-#: JSON strings, and runs of characters that are not brackets, for the depth scan.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: An escape in a JSON string (a backslash and the character it escapes), then a string
+#: without escapes: both found left to right in one pass each, for the depth scan.
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+_PLAIN_STRING = re.compile(rb'"[^"]*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 #: Objects count as arrays for depth: ``{`` -> ``[``, ``}`` -> ``]``.
 _AS_ARRAYS = bytes.maketrans(b"{}", b"[]")
-#: A ``pattern`` that is a bare word: a pattern name or a literal regex? Refused.
-_BARE_WORD = re.compile(r"[\w-]+")
 
 
 class ModelFormatError(ValueError):
@@ -102,11 +102,15 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
 def _depth_exceeds(data: bytes, limit: int) -> bool:
     """Whether the UTF-8 JSON ``data`` nests arrays and objects deeper than ``limit``.
 
-    Strings are dropped, then everything but brackets, then each pass removes
-    the innermost pairs: O(size + limit * brackets), all in C, no recursion.
-    Unbalanced brackets are left for the JSON parser.
+    Escapes are dropped, then strings (now free of escaped quotes), then
+    everything but brackets; then each pass removes the innermost pairs.
+    Every step is one left-to-right pass in C: O(size + limit * brackets), no recursion,
+    whatever the file holds (a single regex for strings with escapes would try
+    each quote of an unterminated string of ``\\"`` pairs to the end: quadratic).
+    Unbalanced brackets and stray backslashes are left for the JSON parser.
     """
-    brackets = _JSON_STRING.sub(b"", data).translate(_AS_ARRAYS, _NOT_BRACKETS)
+    text = _PLAIN_STRING.sub(b"", _ESCAPE.sub(b"", data))
+    brackets = text.translate(_AS_ARRAYS, _NOT_BRACKETS)
     for _ in range(limit):
         shorter = brackets.replace(b"[]", b"")  # one level: the innermost pairs
         if len(shorter) == len(brackets):
@@ -176,21 +180,4 @@ def _short(value) -> str:
 
 def _pattern(pattern, trust_pattern: bool) -> str | None:
     """The stored pre-tokenizer: ``null``, a named pattern's source, or (trusted) a custom regex."""
-    if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
-        return pattern
-    if not isinstance(pattern, str):
-        raise ValueError("'pattern' must be a string or null")
-    if not is_text(pattern):
-        raise ValueError("'pattern' is not text (a lone surrogate)")
-    if _BARE_WORD.fullmatch(pattern):
-        # bytepair writes a named pattern as its full source, never its name.
-        raise ValueError(
-            f"'pattern' {pattern!r} is ambiguous: a pattern name or a regex matching that literal "
-            f"word? A model file holds the regex source (for a named pattern, its source)"
-        )
-    if not trust_pattern:
-        raise ValueError(
-            f"'pattern' {_short(pattern)} is a custom regex; a regex from a file can take exponential "
-            f"time on some text, so it is used only with load(..., trust_pattern=True)"
-        )
-    return check_custom_pattern(pattern, "'pattern'")
+    return stored_pattern(pattern, trusted=trust_pattern, how_to_trust="load(..., trust_pattern=True)")

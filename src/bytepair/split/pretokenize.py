@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 
 import regex
 
+from bytepair._util.validate import is_text
 from bytepair.split import fastsplit
 from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pretokenize.PATTERNS
 
@@ -93,6 +94,40 @@ def check_custom_pattern(source: str, name: str) -> str:
                     f"{probe!r}); every match must be a non-empty piece"
                 )
     return source
+
+
+def stored_pattern(pattern, *, trusted: bool, how_to_trust: str,
+                   bare_words: bool = False) -> str | None:
+    """The pre-tokenizer a file stores (``None``: no split), checked before any use.
+
+    A file holds ``null`` or a regex source (a named pattern as its full
+    source, never its name). A custom regex can take exponential time on some
+    text (``(a|aa)+$`` on a long run of ``a``), so it is refused unless the
+    caller ``trusted`` the file; ``how_to_trust`` says how (for example
+    ``"load(..., trust_pattern=True)"``). A bare word (letters, digits, ``_``,
+    ``-``) is refused as ambiguous (a name, or a regex matching that literal
+    word?) unless ``bare_words`` says the file can only mean the regex; such a
+    regex matches one literal word and needs no trust. Raises ValueError.
+    """
+    if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
+        return pattern
+    if not isinstance(pattern, str):
+        raise ValueError("'pattern' must be a string or null")
+    if not is_text(pattern):
+        raise ValueError("'pattern' is not text (a lone surrogate)")
+    word = _BARE_WORD.fullmatch(pattern)
+    if word and not bare_words:
+        raise ValueError(
+            f"'pattern' {pattern!r} is ambiguous: a pattern name or a regex matching that literal "
+            f"word? A file holds the regex source (for a named pattern, its source)"
+        )
+    if not (trusted or word):
+        shown = repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."
+        raise ValueError(
+            f"'pattern' {shown} is a custom regex; a regex from a file can take exponential "
+            f"time on some text, so it is used only with {how_to_trust}"
+        )
+    return check_custom_pattern(pattern, "'pattern'")
 
 
 def compile_pattern(source: str, name: str = "pretokenize"):
