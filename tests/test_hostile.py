@@ -18,6 +18,7 @@ import pytest
 import bytepair
 from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
 from bytepair.formats.load import ModelFormatError
+from helpers import damaged_parquet
 
 MIB = 1 << 20
 
@@ -96,3 +97,69 @@ def test_a_deep_file_behind_strings_with_escapes_is_still_measured(tmp_path):
     path.write_text('{"format": "bytepair-model", "version": 1, "kind": "bytes", "merges": ' + shallow + "}")
     with pytest.raises(ModelFormatError, match="bad merge entry"):
         bytepair.load(path)
+
+
+#: Counts a damaged Parquet file again and again with two worker processes; a run that
+#: has not ended after the timeout dumps every thread's stack and exits with code 1.
+_COUNT_LOOP = """
+import faulthandler, sys
+import bytepair
+path, runs = sys.argv[1], int(sys.argv[2])
+for run in range(runs):
+    faulthandler.dump_traceback_later(30, exit=True)
+    try:
+        bytepair.count(path, workers=2, progress=False)
+    except ValueError as exc:
+        assert "d.parquet: row group 3 is unreadable" in str(exc), exc
+    else:
+        sys.exit("a damaged file was counted")
+    faulthandler.cancel_dump_traceback_later()
+print("runs", runs)
+"""
+
+
+@pytest.mark.slow
+def test_a_failing_worker_pool_never_hangs(tmp_path):
+    """300 counts of a damaged Parquet file with two worker processes, all ending with the
+    error: shutting down a multiprocessing.Pool after a worker's error hung in about 1 run
+    of 100 (it waited for a queue lock held by a worker it had killed)."""
+    damaged = damaged_parquet(tmp_path / "d.parquet")
+    # Two loops side by side: the machine's two cores, and workers forked while others exit.
+    loops = [subprocess.Popen([sys.executable, "-c", _COUNT_LOOP, str(damaged), "150"],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    for loop in loops:
+        out, err = loop.communicate(timeout=600)
+        assert loop.returncode == 0 and out.split() == ["runs", "150"], err[-3000:]
+
+
+#: Counts with worker processes, one of which kills itself (SIGKILL) at its first task.
+_DYING_WORKER = """
+import os, signal, sys
+import bytepair
+from bytepair.counts import counting
+parent = os.getpid()
+def die(*args, **kwargs):
+    os.kill(os.getpid(), signal.SIGKILL)
+if sys.argv[1] == "files":
+    counting._part_into = die
+    bytepair.count(sys.argv[2], workers=2, progress=False)
+else:
+    counting.count_documents = die
+    bytepair.count(["some text"] * 100_000, pretokenize=r"\\w+|\\W+", workers=2, progress=False)
+"""
+
+
+@pytest.mark.parametrize("what", ["files", "documents"])
+def test_a_worker_that_dies_ends_the_count_with_one_message(tmp_path, what):
+    """A worker killed by a signal used to be replaced by multiprocessing.Pool, and its
+    task waited for for ever."""
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(f'{{"text": "line {i}"}}\n' for i in range(50_000)))
+    done = subprocess.run([sys.executable, "-c", _DYING_WORKER, what, str(corpus)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    name = "c.jsonl (part from" if what == "files" else "corpus"
+    assert last.startswith("OSError: ") and name in last, done.stderr
+    assert "a worker process ended abruptly while counting" in last
