@@ -3,6 +3,7 @@
 import json
 import os
 
+import dask
 import distributed
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -139,3 +140,52 @@ def test_cluster_progress_adds_up_to_the_corpus_size(client, shards, small_parts
     assert table == bytepair.count(files, pretokenize=None, progress=False)
     # Row groups count as even shares of their file (rounded down).
     assert files.total_bytes() - 6 <= bar.seen <= files.total_bytes()
+
+
+def _die(*args, **kwargs):
+    os._exit(1)
+
+
+def _fail(*args, **kwargs):
+    raise RuntimeError("boom")
+
+
+@pytest.fixture
+def doomed_cluster():
+    """A one-worker cluster that gives up on a task at the first worker it kills; ``set(f)``
+    makes ``f`` the counting function on the workers, ``address`` is the scheduler's."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=50,
+                                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
+            with distributed.Client(cluster, set_as_default=False) as client:
+                def set_counter(function):
+                    def patch():
+                        from bytepair.counts import cluster as module
+                        module.count_part = function
+                    client.run(patch)
+                client.set_counter = set_counter
+                yield client
+
+
+@pytest.mark.parametrize(("counter", "message"), [
+    (_die, r"c\.txt \(part from 0 to the end\): the task ended every worker that ran it "
+           r"\(killed, or out of memory\?\)"),
+    (_fail, "counting failed on a worker: RuntimeError: boom"),
+])
+def test_dying_workers_and_failed_tasks_are_one_error_line(doomed_cluster, tmp_path, capsys,
+                                                           counter, message):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some text\n" * 100)
+    doomed_cluster.set_counter(counter)
+    with pytest.raises(OSError, match=message):
+        bytepair.count(corpus, client=doomed_cluster, progress=False)
+    if counter is _die:
+        doomed_cluster.wait_for_workers(1, timeout=60)  # the nanny starts a fresh worker
+        doomed_cluster.set_counter(counter)
+    code = main(["count", str(corpus), "--scheduler", doomed_cluster.scheduler.address,
+                 "-o", str(tmp_path / "c.counts")])
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert stderr.startswith("bytepair: error: cluster: ") and stderr.count("\n") == 1, stderr
+    assert not (tmp_path / "c.counts").exists()
