@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import dask
 import distributed
@@ -189,3 +191,49 @@ def test_dying_workers_and_failed_tasks_are_one_error_line(doomed_cluster, tmp_p
     assert code == 2
     assert stderr.startswith("bytepair: error: cluster: ") and stderr.count("\n") == 1, stderr
     assert not (tmp_path / "c.counts").exists()
+
+
+#: A cluster in one process (scheduler and a worker thread pool) whose counting tasks say
+#: that they started, then wait; it prints its address first.
+_STALLED_CLUSTER = """
+import time
+import distributed
+from bytepair.counts import cluster as module
+def stall(*args, **kwargs):
+    print("COUNTING", flush=True)
+    time.sleep(600)
+module.count_part = stall
+cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                   dashboard_address=None, silence_logs=50,
+                                   scheduler_kwargs={"dashboard_address": ":0"})
+print(cluster.scheduler_address, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_scheduler_lost_while_counting_is_one_error_line(tmp_path):
+    """It was a traceback of 57 lines and exit code 1."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some text\n" * 100)
+    out = tmp_path / "c.counts"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    cluster = subprocess.Popen([sys.executable, "-c", _STALLED_CLUSTER], stdout=subprocess.PIPE,
+                               text=True, env=env)
+    try:
+        address = cluster.stdout.readline().strip()
+        assert address.startswith("tcp://")
+        count = subprocess.Popen([sys.executable, "-m", "bytepair", "count", str(corpus),
+                                  "--scheduler", address, "-o", str(out)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert cluster.stdout.readline().strip() == "COUNTING"
+        cluster.kill()
+        stdout, stderr = count.communicate(timeout=120)
+    finally:
+        cluster.kill()
+        cluster.wait()
+        cluster.stdout.close()
+    assert count.returncode == 2, stderr
+    assert stderr.startswith(f"bytepair: error: scheduler: lost the scheduler at {address!r} while "
+                             "counting"), stderr
+    assert stderr.count("\n") == 1, stderr
+    assert stdout == "" and not out.exists()

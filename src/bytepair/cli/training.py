@@ -6,6 +6,8 @@ import argparse
 import sys
 import time
 
+import regex
+
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
@@ -40,7 +42,9 @@ def run_train(args) -> None:
     if args.pretokenize is not None:
         pretokenize = args.pretokenize
     elif tables is not None:
-        pretokenize = tables[0].pattern
+        # Compiled: the tables' regex as it is (a bare word is a literal regex there, not a name).
+        pattern = tables[0].pattern
+        pretokenize = None if pattern is None else regex.compile(pattern)
     else:
         pretokenize = init.pattern if init is not None else "gpt2"
     if args.special is not None:
@@ -111,8 +115,11 @@ def _load_counts(args) -> list[PieceCounts]:
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
-    tables = [PieceCounts.load(path) for path in args.counts]
-    sum(tables)  # mixed patterns fail here, naming both, before any work
+    tables = [PieceCounts.load(path, trust_pattern=args.trust_pattern) for path in args.counts]
+    try:
+        sum(tables)  # mixed patterns or a total beyond 64 bits fail here, before any work
+    except ValueError as exc:
+        raise ValueError(f"--counts {' '.join(map(repr, args.counts))}: {exc}") from None
     return tables
 
 
