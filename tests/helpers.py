@@ -176,3 +176,26 @@ def damaged_parquet(path: Path, *, groups: int = 8, group: int = 3) -> Path:
         except (OSError, pa.ArrowException, UnicodeDecodeError):
             return path
     raise AssertionError("no damage made the row group unreadable")
+
+
+#: Appended to a script run by :func:`peak_rss_mib`: print the process's peak resident memory.
+_PRINT_PEAK = """
+with open("/proc/self/status") as status:
+    print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
+def peak_rss_mib(script: str, *args: str) -> float:
+    """Run ``script`` in a fresh interpreter; its peak resident memory in MiB.
+
+    Read from ``VmHWM`` in ``/proc/self/status`` (Linux): the peak of this program's
+    own memory. ``resource.getrusage``'s ``ru_maxrss`` would not do: it survives
+    ``execve``, so it starts at the size of the test process that forked the child.
+    """
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script + _PRINT_PEAK, *args], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.split()[-1]) / 1024

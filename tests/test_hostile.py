@@ -18,18 +18,9 @@ import pytest
 import bytepair
 from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
 from bytepair.formats.load import ModelFormatError
-from helpers import damaged_parquet
+from helpers import damaged_parquet, peak_rss_mib
 
 MIB = 1 << 20
-
-
-def _peak_rss_mib(script: str, *args: str) -> float:
-    """Run ``script`` in a fresh interpreter; the peak resident memory it reported, in MiB."""
-    measure = script + "\nimport resource\nprint(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
-    done = subprocess.run([sys.executable, "-c", measure, *args], capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return int(done.stdout.split()[-1]) / 1024  # ru_maxrss is in KiB on Linux
 
 
 def test_a_count_file_that_inflates_1000_times_is_refused_in_bounded_memory(tmp_path):
@@ -57,7 +48,7 @@ def test_a_count_file_that_inflates_1000_times_is_refused_in_bounded_memory(tmp_
         "else:\n"
         "    sys.exit('the bomb loaded')\n"
     )
-    assert _peak_rss_mib(script, str(bomb)) < 100
+    assert peak_rss_mib(script, str(bomb)) < 100
 
 
 def _refusal_seconds(path, repeats: int = 5) -> float:
