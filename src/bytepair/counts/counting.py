@@ -209,17 +209,16 @@ _PR_SET_PDEATHSIG = 1
 def _start_worker(parent: int) -> None:
     """Pool initializer: signals as a worker needs them, and death with the parent.
 
-    Only the parent reacts to Ctrl-C and SIGTERM: it stops the pool, whose
-    ``terminate`` sends each worker SIGTERM, which ends it at once (whatever
-    handler the parent had). On Linux the kernel sends SIGKILL to the worker when the
+    Only the parent reacts to Ctrl-C and SIGTERM: it leaves the pool, which
+    kills each worker (:func:`_pool`). On Linux the kernel sends SIGKILL to the worker when the
     parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
     until its current task is done (``docs/design.md``).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Out of the parent's process group: a signal sent to the group (``timeout``,
-    # ``kill -TERM -PGID``) must not kill an idle worker that holds the task
-    # queue's lock, or the parent's pool shutdown waits for that lock for ever.
+    # ``kill -TERM -PGID``) is the parent's to handle; the workers ending by it
+    # too would be reported as workers that died.
     os.setpgid(0, 0)
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
