@@ -272,7 +272,9 @@ def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window
 
     fill()
     while pending:
-        done, _ = wait(pending, return_when=FIRST_COMPLETED)
+        # In short waits: a SIGTERM or SIGINT that the kernel hands to another thread
+        # only sets a flag, and the main thread runs the handler once it wakes up.
+        done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
         for future in done:
             job = pending.pop(future)
             try:
