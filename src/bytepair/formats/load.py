@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from bytepair._util.validate import is_text
 from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel
@@ -32,10 +31,7 @@ from bytepair.model.tokenizer import Tokenizer
 MAX_FILE_BYTES = 1 << 31
 #: Deepest nesting of arrays and objects accepted; a model file needs 3.
 MAX_DEPTH = 32
-#: An escape in a JSON string (a backslash and the character it escapes), then a string
-#: without escapes: both found left to right in one pass each, for the depth scan.
-_ESCAPE = re.compile(rb"\\.", re.DOTALL)
-_PLAIN_STRING = re.compile(rb'"[^"]*"')
+#: Every byte but brackets (deleted by the depth scan).
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 #: Objects count as arrays for depth: ``{`` -> ``[``, ``}`` -> ``]``.
 _AS_ARRAYS = bytes.maketrans(b"{}", b"[]")
@@ -102,15 +98,18 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
 def _depth_exceeds(data: bytes, limit: int) -> bool:
     """Whether the UTF-8 JSON ``data`` nests arrays and objects deeper than ``limit``.
 
-    Escapes are dropped, then strings (now free of escaped quotes), then
-    everything but brackets; then each pass removes the innermost pairs.
-    Every step is one left-to-right pass in C: O(size + limit * brackets), no recursion,
-    whatever the file holds (a single regex for strings with escapes would try
-    each quote of an unterminated string of ``\\"`` pairs to the end: quadratic).
-    Unbalanced brackets and stray backslashes are left for the JSON parser.
+    Escapes are dropped (pairs of backslashes, then escaped quotes), then
+    strings (every other stretch between quotes), then everything but
+    brackets; then each pass removes the innermost pairs. Every step is a
+    ``bytes`` method, one left-to-right pass in C: O(size + limit * brackets),
+    no recursion and no regex, whatever the file holds (a regex for strings
+    with escapes tried each quote of an unterminated string of ``\\"`` pairs
+    to the end: quadratic). Unbalanced brackets, stray backslashes and an
+    unterminated string are left for the JSON parser to refuse.
     """
-    text = _PLAIN_STRING.sub(b"", _ESCAPE.sub(b"", data))
-    brackets = text.translate(_AS_ARRAYS, _NOT_BRACKETS)
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])  # the odd stretches are strings
+    brackets = outside.translate(_AS_ARRAYS, _NOT_BRACKETS)
     for _ in range(limit):
         shorter = brackets.replace(b"[]", b"")  # one level: the innermost pairs
         if len(shorter) == len(brackets):
