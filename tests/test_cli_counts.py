@@ -172,7 +172,8 @@ def test_a_custom_pattern_in_a_count_file_needs_trust(capsys, tmp_path):
     PieceCounts({"a" * 48: 1}, pattern="(a|aa)+b").save(table)
     out = tmp_path / "m.json"
     _fails_cleanly(capsys, out, "train", "--counts", table, "--merges", "5", "-o", out,
-                   match="is a custom regex; a regex from a file can take exponential time")
+                   match="holds a custom regex pattern '(a|aa)+b'; a regex from a file can take "
+                         "exponential time on some text, so pass --trust-pattern")
     harmless = tmp_path / "h.counts"
     PieceCounts({"ab": 2, " ab": 1}, pattern=r" ?\w+").save(harmless)
     assert run(capsys, "train", "--counts", harmless, "--merges", "2", "-q", "-o", out)[0] == 2

@@ -1,9 +1,9 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
 Commands: ``train``, ``count``, ``export``, ``encode``, ``decode``, ``inspect``,
-``vocab``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes each.
-Each command group is a module of its own (``training``, ``export``,
-``encoding``, ``inspection``, ``teaching``) that registers its subcommands;
+``vocab``, ``evaluate``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes
+each. Each command group is a module of its own (``training``, ``export``,
+``encoding``, ``inspection``, ``evaluation``, ``teaching``) that registers its subcommands;
 this module builds the parser from them and runs one command.
 
 Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
@@ -25,11 +25,11 @@ import sys
 import threading
 
 from bytepair import __version__
-from bytepair.cli import encoding, export, inspection, teaching, training
+from bytepair.cli import encoding, evaluation, export, inspection, teaching, training
 from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line
 
 #: The command groups, in the order ``--help`` lists their commands.
-COMMAND_GROUPS = (training, export, encoding, inspection, teaching)
+COMMAND_GROUPS = (training, export, encoding, inspection, evaluation, teaching)
 
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
@@ -38,9 +38,12 @@ EXAMPLES = """examples:
   bytepair count shards/*.parquet --text-column text -o shards.counts
   bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
   bytepair encode tok.json 'Hello world'
-  bytepair decode tok.json 15496 995
+  bytepair encode tok.json 'Hello world' | bytepair decode tok.json
+  bytepair encode tok.json corpus/*.txt --per-line --append '<|endoftext|>' --dtype uint16 -o train.bin
+  bytepair decode tok.json --dtype uint16 train.bin
   bytepair inspect tok.json --sample held-out.txt
   bytepair vocab tok.json > vocab.tsv
+  bytepair evaluate tok.json --sample en.txt=en --sample de.txt=de --sizes all:4096 --checks
   bytepair export tok.json --to tokenizers -o tokenizer.json
   bytepair trace aaab abab --merges 3
 """

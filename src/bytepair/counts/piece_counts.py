@@ -21,7 +21,7 @@ from typing import Iterator
 
 from bytepair._util.validate import MAX_COUNT
 from bytepair._util.atomic import write_atomically
-from bytepair.split.pretokenize import PATTERNS, resolve_pattern, stored_pattern
+from bytepair.split.pretokenize import PATTERNS, UntrustedPattern, resolve_pattern, stored_pattern
 
 FORMAT = "bytepair-counts"
 #: Version 2 checksums the header too (version 1 files are still read).
@@ -76,6 +76,13 @@ class PieceCounts(Mapping):
     __slots__ = ("_dict", "_flat", "_pattern", "_total")
 
     def __init__(self, counts: Mapping | None = None, *, pattern: str | None):
+        """A table of ``counts``, checked and copied. O(pieces).
+
+        ``counts``
+            Piece (``bytes``, or ``str`` stored as UTF-8) -> positive count; None: empty.
+        ``pattern``
+            The pattern that cut the pieces: a name, a regex, or None/``"none"``.
+        """
         self._pattern = resolve_pattern(pattern)
         self._dict: dict[bytes, int] | None = {}
         self._flat: tuple[bytes, array, array] | None = None
@@ -282,7 +289,8 @@ class PieceCounts(Mapping):
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, trust_pattern: bool = False) -> PieceCounts:
-        """Read a table written by :meth:`save`; a damaged file raises :class:`CountsFormatError`.
+        """Read the table at ``path`` written by :meth:`save`; a damaged file raises
+        :class:`CountsFormatError`.
 
         ``path`` is the file. ``trust_pattern`` accepts a custom regex as the
         table's pattern: a regex from a file can take exponential time on some
@@ -444,12 +452,13 @@ def _read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
         raise CountsFormatError(f"{name} is corrupt: 'total' {header['total']} exceeds 2**63 - 1")
     if "pattern" not in header:
         raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
-    how = "PieceCounts.load(..., trust_pattern=True)"
     try:
         # A table's pattern is always a regex source: a bare word is that literal regex.
-        stored_pattern(header["pattern"], trusted=trust_pattern, how_to_trust=how, bare_words=True)
+        stored_pattern(header["pattern"], trusted=trust_pattern, bare_words=True)
+    except UntrustedPattern as exc:
+        raise CountsFormatError(f"{name} {exc}") from None  # not corrupt: a table to trust
     except ValueError as exc:
-        raise CountsFormatError(f"{name}: {exc}") from None
+        raise CountsFormatError(f"{name} is corrupt: {exc}") from None
     return header
 
 

@@ -22,6 +22,15 @@ from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pret
 #: What a custom regex in a ``str`` looks like: it holds a character that is not
 #: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
 _BARE_WORD = regex.compile(r"[\w-]+")
+#: Model and encoding names users type for a pattern (lower case, without ``-`` and ``_``),
+#: with the pattern that model uses and how to say it.
+_MODEL_PATTERNS = {
+    "gpt4": ("cl100k", "GPT-4's pattern"), "cl100kbase": ("cl100k", "GPT-4's pattern"),
+    "gpt4o": ("o200k", "GPT-4o's pattern"), "gpt4omini": ("o200k", "GPT-4o's pattern"),
+    "o200kbase": ("o200k", "GPT-4o's pattern"),
+    "r50k": ("gpt2", "GPT-2's pattern"), "r50kbase": ("gpt2", "GPT-2's pattern"),
+    "p50k": ("gpt2", "GPT-2's pattern"), "p50kbase": ("gpt2", "GPT-2's pattern"),
+}
 #: Short texts on which a custom pattern must not match the empty string.
 _PROBES = ("", "a", "A b", " 1!", "é\n\t", "ab cd")
 #: The flags a pattern compiled without any has; others would be lost with the source.
@@ -74,8 +83,12 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
         return PATTERNS[pretokenize]
     if _BARE_WORD.fullmatch(pretokenize):
         names = sorted([*PATTERNS, "none"])
-        close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
-        hint = f", did you mean {close[0]!r}?" if close else ""
+        alias = _MODEL_PATTERNS.get(pretokenize.lower().replace("-", "").replace("_", ""))
+        if alias is not None:
+            hint = f", did you mean {alias[0]!r} ({alias[1]})?"
+        else:
+            close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
+            hint = f", did you mean {close[0]!r}?" if close else ""
         raise ValueError(
             f"{name}: unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; a custom "
             f"regex is a regex.compile(...) pattern or a str with regex characters)"
@@ -96,18 +109,21 @@ def check_custom_pattern(source: str, name: str) -> str:
     return source
 
 
-def stored_pattern(pattern, *, trusted: bool, how_to_trust: str,
-                   bare_words: bool = False) -> str | None:
+class UntrustedPattern(ValueError):
+    """A custom regex read from a file that the caller did not say it trusts."""
+
+
+def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str | None:
     """The pre-tokenizer a file stores (``None``: no split), checked before any use.
 
     A file holds ``null`` or a regex source (a named pattern as its full
     source, never its name). A custom regex can take exponential time on some
-    text (``(a|aa)+$`` on a long run of ``a``), so it is refused unless the
-    caller ``trusted`` the file; ``how_to_trust`` says how (for example
-    ``"load(..., trust_pattern=True)"``). A bare word (letters, digits, ``_``,
-    ``-``) is refused as ambiguous (a name, or a regex matching that literal
-    word?) unless ``bare_words`` says the file can only mean the regex; such a
-    regex matches one literal word and needs no trust. Raises ValueError.
+    text (``(a|aa)+$`` on a long run of ``a``), so it raises
+    :class:`UntrustedPattern` unless the caller ``trusted`` the file. A bare
+    word (letters, digits, ``_``, ``-``) is refused as ambiguous (a name, or a
+    regex matching that literal word?) unless ``bare_words`` says the file
+    can only mean the regex; such a regex matches one literal word and needs
+    no trust. Other problems raise ValueError.
     """
     if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
         return pattern
@@ -117,15 +133,16 @@ def stored_pattern(pattern, *, trusted: bool, how_to_trust: str,
         raise ValueError("'pattern' is not text (a lone surrogate)")
     word = _BARE_WORD.fullmatch(pattern)
     if word and not bare_words:
+        # bytepair writes a named pattern as its full source, never its name.
         raise ValueError(
             f"'pattern' {pattern!r} is ambiguous: a pattern name or a regex matching that literal "
-            f"word? A file holds the regex source (for a named pattern, its source)"
+            f"word? A model file holds the regex source (for a named pattern, its source)"
         )
     if not (trusted or word):
         shown = repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."
-        raise ValueError(
-            f"'pattern' {shown} is a custom regex; a regex from a file can take exponential "
-            f"time on some text, so it is used only with {how_to_trust}"
+        raise UntrustedPattern(
+            f"holds a custom regex pattern {shown}; a regex from a file can take exponential "
+            f"time on some text, so pass trust_pattern=True if the file comes from a trusted source"
         )
     return check_custom_pattern(pattern, "'pattern'")
 
