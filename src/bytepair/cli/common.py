@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import re
 import sys
@@ -234,11 +235,18 @@ def cluster(address: str | None):
     if address is None:
         yield None
         return
-    client = connect(address)
+    # A lost scheduler or a dying worker is reported as one line by the command; Dask's
+    # own log records of it (tracebacks included, from several loggers) would bury it.
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
     try:
-        yield client
+        client = connect(address)
+        try:
+            yield client
+        finally:
+            client.close()
     finally:
-        client.close()
+        logging.disable(previous)
 
 
 def corpus_options(command: argparse.ArgumentParser) -> None:
@@ -256,8 +264,8 @@ def corpus_options(command: argparse.ArgumentParser) -> None:
 
 def add_trust_pattern(command: argparse.ArgumentParser) -> None:
     command.add_argument("--trust-pattern", action="store_true",
-                         help="accept a custom regex pattern in a model file (it could run for "
-                         "exponential time on some text; named patterns need no trust)")
+                         help="accept a custom regex pattern in a model or count file (it could "
+                         "run for exponential time on some text; named patterns need no trust)")
 
 
 def add_model_pattern(command: argparse.ArgumentParser) -> None:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from bytepair._util.validate import check_special_tokens, is_text
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
@@ -28,7 +27,7 @@ from bytepair.formats.imports import (ImportRefused, from_tiktoken, from_tokeniz
                                       looks_like_tiktoken, looks_like_tokenizers_json)
 from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel
 from bytepair.model.modelfile import FORMAT, VERSION
-from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
+from bytepair.split.pretokenize import UntrustedPattern, stored_pattern
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
 
@@ -36,13 +35,10 @@ from bytepair.model.tokenizer import Tokenizer
 MAX_FILE_BYTES = 1 << 31
 #: Deepest nesting of arrays and objects accepted; a model file needs 3.
 MAX_DEPTH = 32
-#: JSON strings, and runs of characters that are not brackets, for the depth scan.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: Every byte but brackets (deleted by the depth scan).
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 #: Objects count as arrays for depth: ``{`` -> ``[``, ``}`` -> ``]``.
 _AS_ARRAYS = bytes.maketrans(b"{}", b"[]")
-#: A ``pattern`` that is a bare word: a pattern name or a literal regex? Refused.
-_BARE_WORD = re.compile(r"[\w-]+")
 
 
 class ModelFormatError(ValueError):
@@ -170,11 +166,18 @@ def _is_count_table(data: bytes) -> bool:
 def _depth_exceeds(data: bytes, limit: int) -> bool:
     """Whether the UTF-8 JSON ``data`` nests arrays and objects deeper than ``limit``.
 
-    Strings are dropped, then everything but brackets, then each pass removes
-    the innermost pairs: O(size + limit * brackets), all in C, no recursion.
-    Unbalanced brackets are left for the JSON parser.
+    Escapes are dropped (pairs of backslashes, then escaped quotes), then
+    strings (every other stretch between quotes), then everything but
+    brackets; then each pass removes the innermost pairs. Every step is a
+    ``bytes`` method, one left-to-right pass in C: O(size + limit * brackets),
+    no recursion and no regex, whatever the file holds (a regex for strings
+    with escapes tried each quote of an unterminated string of ``\\"`` pairs
+    to the end: quadratic). Unbalanced brackets, stray backslashes and an
+    unterminated string are left for the JSON parser to refuse.
     """
-    brackets = _JSON_STRING.sub(b"", data).translate(_AS_ARRAYS, _NOT_BRACKETS)
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])  # the odd stretches are strings
+    brackets = outside.translate(_AS_ARRAYS, _NOT_BRACKETS)
     for _ in range(limit):
         shorter = brackets.replace(b"[]", b"")  # one level: the innermost pairs
         if len(shorter) == len(brackets):
@@ -265,23 +268,8 @@ def _short(value) -> str:
 
 def _pattern(pattern, trust_pattern: bool, path: str | os.PathLike) -> str | None:
     """The stored pre-tokenizer: ``null``, a named pattern's source, or (trusted) a custom regex."""
-    if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
-        return pattern
-    if not isinstance(pattern, str):
-        raise ValueError("'pattern' must be a string or null")
-    if not is_text(pattern):
-        raise ValueError("'pattern' is not text (a lone surrogate)")
-    if _BARE_WORD.fullmatch(pattern):
-        # bytepair writes a named pattern as its full source, never its name.
-        raise ValueError(
-            f"'pattern' {pattern!r} is ambiguous: a pattern name or a regex matching that literal "
-            f"word? A model file holds the regex source (for a named pattern, its source)"
-        )
-    if not trust_pattern:
+    try:
+        return stored_pattern(pattern, trusted=trust_pattern)
+    except UntrustedPattern as exc:
         # Not corrupt: a valid model that needs the caller's word that its source is trusted.
-        raise ModelFormatError(
-            f"{os.fspath(path)!r} holds a custom regex pattern {_short(pattern)}; a regex from a "
-            f"file can take exponential time on some text, so pass trust_pattern=True if the file "
-            f"comes from a trusted source"
-        )
-    return check_custom_pattern(pattern, "'pattern'")
+        raise ModelFormatError(f"{os.fspath(path)!r} {exc}") from None
