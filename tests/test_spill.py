@@ -196,3 +196,5 @@ def test_count_memory_without_effect_is_refused(capsys, tmp_path):
         bytepair.count(KJV, count_memory=0)
     with pytest.raises(ValueError, match="count_memory: the cluster's workers count"):
         bytepair.count(KJV, client=object(), count_memory=1 << 30)
+    with pytest.raises(ValueError, match="count_memory: not available with superbpe"):
+        bytepair.train(KJV, vocab_size=400, superbpe=300, count_memory=1 << 30)

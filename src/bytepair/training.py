@@ -882,12 +882,13 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
         del data, starts, weights
     if release:
         counts._release()
-    return _run(trainer, rules, merges, min_frequency, progress)
+    return _run(trainer, rules, merges, min_frequency, progress, on_rules)
 
 
 def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
-         progress: bool | None) -> list[Merge]:
-    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``."""
+         progress: bool | None, on_rules=None) -> list[Merge]:
+    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``;
+    ``on_rules`` (checkpoints) sees the rules so far after each call into the engine."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:
