@@ -20,6 +20,7 @@ benches/peers_report.py).
     python -m benches.report --suite peers --library HEAD  # bytepair vs peers (~25 min)
     python -m benches.report --suite ingest                # patterns x input shapes vs rustbpe (benches/ingest.py)
     python -m benches.report --suite merge-loop            # issue 9's goal cases (~40 min)
+    python -m benches.report --suite ladder                # 10 MB to 1 GB against gigabpe, rustbpe, hf (benches/ladder.py)
 
 Writes the table between the report markers of docs/benchmarks.md and the raw
 results to benches/results/engines.json (``--no-write`` to skip both); the
@@ -36,7 +37,7 @@ import time
 from pathlib import Path
 
 from . import corpus as corpora
-from . import ingest, merge_loop, peers_report
+from . import ingest, ladder, merge_loop, peers_report
 from .harness import (
     BASELINE, DEFAULT_BUDGET, DEFAULT_MERGES, DEFAULT_SIZES, DOC,
     SUITE_DEFAULTS, SUITES, TRAINERS, Case, _fmt_rate, _fmt_time, default_cases,
@@ -148,7 +149,7 @@ def main(argv=None) -> int:
                         help="engines: naive vs incremental, byte mode (default); peers: "
                         "bytepair's tokenizer training against Hugging Face tokenizers and others; "
                         "merge-loop: large vocabularies and byte mode against Hugging Face "
-                        "(issue 9's goal cases)")
+                        "(issue 9's goal cases); ladder: 10 MB to 1 GB against gigabpe, rustbpe and hf")
     parser.add_argument("--scale", default="100MB",
                         help="merge-loop: the large corpus (default 100MB; 10MB for a quick look)")
     parser.add_argument("--sizes", nargs="+", default=None,
@@ -204,6 +205,8 @@ def main(argv=None) -> int:
             return 0
         if report.get("suite") == "merge-loop":
             return merge_loop.rerender(report, args)
+        if report.get("suite") == "ladder":
+            return ladder.rerender(report, args)
         table = render(report)
         print(table)
         if not args.no_write:
@@ -220,12 +223,15 @@ def main(argv=None) -> int:
     args.cheap = cheap if args.cheap is None else args.cheap
     args.repeat_budget = repeat_budget if args.repeat_budget is None else args.repeat_budget
     args.max_repeats = max_repeats if args.max_repeats is None else args.max_repeats
+    args.trainers_named = args.trainers is not None
     args.trainers = args.trainers or list(SUITES[args.suite])
     library = library_snapshot(args.library) if args.library else None
     if args.suite == "peers":
         return peers_report.run(args, argv, library)
     if args.suite == "merge-loop":
         return merge_loop.run(args, argv, library)
+    if args.suite == "ladder":
+        return ladder.run(args, argv, library)
 
     sizes = sorted({corpora.parse_size(s) for s in (args.sizes or DEFAULT_SIZES)})
     merges = sorted(set(args.merges or DEFAULT_MERGES))
