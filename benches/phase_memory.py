@@ -105,7 +105,8 @@ def main(argv=None) -> int:
     parser.add_argument("--vocab", type=int, default=32768)
     parser.add_argument("--threads", nargs="+", type=int, default=[1])
     parser.add_argument("--library", action="append", metavar="REV",
-                        help="bytepair as committed at REV (repeatable); default: the working tree")
+                        help="bytepair as committed at REV (repeatable; 'worktree': the working "
+                        "tree); default: the working tree")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--json", type=Path, default=RESULTS)
     parser.add_argument("--no-write", action="store_true")
@@ -117,14 +118,14 @@ def main(argv=None) -> int:
         return 0
     path = corpora.corpus_path(args.size) if corpora.parse_size(args.size) <= 10**8 else \
         corpora.corpus_path(args.size, language="large")
-    libraries = [(rev, library_snapshot(rev)) for rev in args.library] if args.library else [
-        ("working tree", None)]
+    libraries = [(rev, None if rev == "worktree" else library_snapshot(rev))
+                 for rev in args.library or ["worktree"]]
     rows = []
     for _ in range(args.repeat):
         for threads in args.threads:
             for rev, library in libraries:
                 r = run_one(path, args.vocab - 256, threads, library)
-                r.update(rev=rev, code=code_info(library)["commit"], threads=threads)
+                r.update(rev=rev, code=code_info(library), threads=threads)
                 rows.append(r)
                 p = r["phases"]
                 print(f"{rev:>14} threads={threads} wall {r['wall']:.2f} s peak {r['peak_mib']:.0f} "
