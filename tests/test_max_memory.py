@@ -108,3 +108,45 @@ def test_growing_past_the_limit_while_merging_stops_after_a_chunk(monkeypatch):
 def test_memory_limit_error_is_a_memory_error_and_a_value_error():
     assert issubclass(bytepair.MemoryLimitError, MemoryError)
     assert issubclass(bytepair.MemoryLimitError, ValueError)
+
+
+# -- the command line ---------------------------------------------------------
+
+
+def cli(capsys, *args) -> tuple[int, str]:
+    from bytepair.cli.main import main
+
+    code = main([str(a) for a in args])
+    return code, capsys.readouterr().err
+
+
+def test_cli_max_memory_that_fits_writes_the_same_model(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(TEXT), encoding="utf-8")
+    assert cli(capsys, "train", corpus, "--merges", 200, "--workers", 1, "-q",
+               "-o", tmp_path / "free.json")[0] == 0
+    held(monkeypatch, 10 * 2**20)
+    assert cli(capsys, "train", corpus, "--merges", 200, "--workers", 1, "-q",
+               "--max-memory", "1GiB", "-o", tmp_path / "limited.json") == (0, "")
+    assert bytepair.load(tmp_path / "limited.json").merges == bytepair.load(tmp_path / "free.json").merges
+
+
+def test_cli_max_memory_too_small_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "train.txt"
+    corpus.write_text("\n".join(TEXT), encoding="utf-8")
+    held(monkeypatch, 10 * 2**20)
+    code, err = cli(capsys, "train", corpus, "--merges", 200, "--max-memory", "10MiB",
+                    "-o", tmp_path / "m.json")
+    assert code == 2
+    assert err.startswith("bytepair: error: --max-memory: training needs about ")
+    assert err.endswith("more than the limit of 10 MiB\n") and err.count("\n") == 1
+    assert not (tmp_path / "m.json").exists()
+
+
+@pytest.mark.parametrize("size", ["4gigs", "0", "1e400GB"])
+def test_cli_max_memory_bad_size_is_a_usage_error(tmp_path, capsys, size):
+    code, err = cli(capsys, "train", tmp_path / "none.txt", "--merges", 5, "--max-memory", size,
+                    "-o", tmp_path / "m.json")
+    assert code == 2
+    assert err == ("bytepair: error: train: argument --max-memory: expected a memory size such "
+                   f"as 4GiB, 512MiB or 2GB, got {size!r}\n")

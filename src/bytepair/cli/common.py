@@ -13,6 +13,7 @@ import os
 import re
 import sys
 
+from bytepair._util.validate import parse_memory
 from bytepair.counts.cluster import connect
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -27,7 +28,7 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
-    "threads": "--threads",
+    "threads": "--threads", "max_memory": "--max-memory",
     "text_column": "--text-column",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
@@ -82,6 +83,15 @@ def integer(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def memory_size(text: str) -> int:
+    """A memory size such as 4GiB, 512MiB or 2GB (bytepair._util.validate.parse_memory)."""
+    try:
+        return parse_memory(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a memory size such as 4GiB, 512MiB or 2GB, got {text!r}") from None
 
 
 def vocab_sizes(text: str) -> list[int]:

@@ -9,7 +9,7 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
-                                 integer, load_tokenizer, pattern_name, vocab_sizes)
+                                 integer, load_tokenizer, memory_size, pattern_name, vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
@@ -72,6 +72,7 @@ def run_train(args) -> None:
             progress=not args.quiet and sys.stderr.isatty(),
             init=init,
             client=client,
+            max_memory=args.max_memory,
         )
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
@@ -163,6 +164,12 @@ def add_commands(commands) -> None:
                        help="stop when the best pair is seen fewer than N times (1)")
     train.add_argument("--workers", type=integer, default=None, metavar="N",
                        help="processes counting pieces (default: all cores); the model is the same")
+    train.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
+                       help="keep training within SIZE of memory (4GiB, 512MiB, 2GB): once the "
+                       "pieces are counted, stop at once, saying how much it needs, when the "
+                       "estimate for learning does not fit; and stop if it passes SIZE while "
+                       "learning (the model is the same when it fits; counting workers are "
+                       "not limited)")
     train.add_argument("--init", metavar="MODEL",
                        help="continue from this model (equals training from scratch to the larger size)")
     train.add_argument("--jsonl-field", metavar="NAME",
