@@ -24,12 +24,16 @@ from __future__ import annotations
 import os
 
 from bytepair._util.validate import format_memory
+from bytepair.learn import incremental
 
 #: Bytes per token position: the 8-byte record, occurrence lists (4 per entry, with room for
 #: their growth), the flat arrays the engine is built from, and the pair table as it doubles.
 BYTES_PER_POSITION = 24
 #: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout.
 BYTES_PER_PIECE = 32
+#: The pure-Python twin keeps four Python lists of Python ints per position and dicts of pairs:
+#: several times the compiled engine's size.
+PYTHON_BYTES_PER_POSITION = 160
 
 
 class MemoryLimitError(MemoryError, ValueError):
@@ -48,7 +52,9 @@ def resident_bytes() -> int:
 
 def engine_bytes(positions: int, pieces: int) -> int:
     """What the engine adds while learning from ``pieces`` pieces of ``positions`` bytes. O(1)."""
-    return BYTES_PER_POSITION * positions + BYTES_PER_PIECE * pieces
+    compiled = incremental.default_backend() == "compiled"
+    per_position = BYTES_PER_POSITION if compiled else PYTHON_BYTES_PER_POSITION
+    return per_position * positions + BYTES_PER_PIECE * pieces
 
 
 def check_engine_fits(limit: int | None, positions: int, pieces: int) -> None:
