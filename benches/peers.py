@@ -12,7 +12,7 @@ what bytepair learns). ``options`` holds ``mode`` and ``threads``:
   document (one "word"), without its line end.
 * ``mode="whitespace"``: gigabpe's ``pretokenizer="whitespace"``, which cuts at
   white space only (Hugging Face's ``WhitespaceSplit``: ``ab,`` is one piece),
-  one document per line; only bytepair (the custom pattern ``\S+``, which has
+  one document per line; only bytepair (the custom pattern ``\\S+``, which has
   no compiled scanner) and gigabpe run it. gigabpe learns characters there,
   not bytes: the same pieces, another alphabet.
 * ``threads``: bytepair's ``workers=``; ``RAYON_NUM_THREADS`` for the Rust
