@@ -14,6 +14,8 @@ import operator
 import os
 import sys
 from array import array
+from bisect import bisect_left
+from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -24,6 +26,8 @@ from tqdm import tqdm
 from bytepair.learn import incremental
 from bytepair.learn import naive
 from bytepair.learn.budget import MemoryLimitError, check_engine_fits, check_still_fits, resident_bytes
+from bytepair.learn import superbpe as superwords
+from bytepair.learn import words as word_engines
 from bytepair._util.validate import (
     MAX_BYTE_MERGES,
     MAX_COUNT,
@@ -40,8 +44,9 @@ from bytepair._util.validate import (
 from bytepair.counts.cluster import count_on_cluster
 from bytepair.read.corpus import Files, as_files, iter_documents
 from bytepair.counts.counting import count_files, count_pieces, counts_bytes
+from bytepair.counts.words import count_words
 from bytepair.formats.load import load
-from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel, encode_word
+from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
 from bytepair.learn.rules import Merge
@@ -226,45 +231,21 @@ def train_words(
     end_of_word = check_end_of_word(end_of_word)
     engine = check_engine(engine)
     words = list(counts)
-    start = [list(word) + ([end_of_word] if end_of_word else []) for word in words]
     weights = [counts[word] for word in words]
-    _check_total(start, weights, "word_counts")
+    tail = 1 if end_of_word else 0
+    _check_total([range(len(word) + tail) for word in words], weights, "word_counts")
     if engine == "naive":
+        start = [list(word) + ([end_of_word] if end_of_word else []) for word in words]
         rules, sequences = naive.fit(start, weights, merges, lambda left, right, rank: left + right)
     else:
-        rules, sequences = _train_words_incremental(start, weights, merges)
+        data, starts = word_engines.flatten(words)
+        rules, sequences = word_engines.fit(data, starts, array("q", weights), merges,
+                                            end_of_word=end_of_word)
     return WordModel(
         rules,
         end_of_word=end_of_word,
         words={word: tuple(seq) for word, seq in zip(words, sequences)},
     )
-
-
-def _train_words_incremental(start, weights, merges):
-    # Symbols are interned to integer IDs for the engine; the queue sorts by
-    # the strings themselves, and a joined string that exists reuses its ID.
-    keys: list[str] = []
-    key_to_id: dict[str, int] = {}
-
-    def intern(symbol: str) -> int:
-        if symbol not in key_to_id:
-            key_to_id[symbol] = len(keys)
-            keys.append(symbol)
-        return key_to_id[symbol]
-
-    sequences = [array("I", map(intern, seq)) for seq in start]
-
-    def join(left: int, right: int, rank: int) -> int:
-        return intern(keys[left] + keys[right])
-
-    rules, out = incremental.fit(
-        sequences, array("q", weights), merges, join, keys=keys, key_to_id=key_to_id
-    )
-    rules = [
-        Merge(m.rank, keys[m.left], keys[m.right], keys[m.token_id], m.count, m.replacements)
-        for m in rules
-    ]
-    return rules, [[keys[t] for t in seq] for seq in out]
 
 
 def learn_bpe(
@@ -281,6 +262,55 @@ def learn_bpe(
     [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
     """
     return train_words(word_counts, merges, end_of_word=end_of_word, engine=engine).rules
+
+
+def learn_words(
+    corpus: str | os.PathLike | Files | Iterable[str | bytes],
+    merges: int,
+    *,
+    end_of_word: str | None = None,
+    min_frequency: int = 1,
+    workers: int | None = None,
+    progress: bool | None = None,
+) -> WordModel:
+    """Word-mode rules straight from a corpus: count its words, then learn.
+
+    ``corpus`` is a path, glob, :class:`bytepair.Files` or an iterable of
+    ``str``/``bytes`` documents. Words are white-space separated (as
+    ``str.split()`` cuts them) and counted by ``workers`` threads (default:
+    all cores); every number of workers gives the same model. Up to
+    ``merges`` rules are learned, those of :func:`train_words` on the word
+    counts; training stops early
+    when the best pair is seen fewer than ``min_frequency`` times;
+    ``end_of_word`` is as in :func:`train_words`. ``progress`` shows a bar
+    of the bytes read (default: when stderr is a terminal). The model has no
+    ``words`` (use :func:`train_words` to keep them). O(corpus size) to
+    count, then the merge loop of :mod:`bytepair.learn.words`.
+
+    >>> learn_words(["low low low low low lower lower", "newest " * 6 + "widest " * 3], 4).rules
+    [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
+    """
+    merges = check_int(merges, "merges")
+    end_of_word = check_end_of_word(end_of_word)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    bar = _progress(progress, desc="reading", unit="B", unit_scale=True)
+    try:
+        data, starts, weights = count_words(corpus, workers=workers, progress_bar=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not weights:
+        raise ValueError("corpus: no words to train on (empty corpus)")
+    tail = 1 if end_of_word else 0
+    # A word's UTF-8 bytes bound its characters: only when that bound is too
+    # large are the characters counted.
+    if sum(map(operator.mul, weights, map(operator.sub, starts[1:], starts[:-1]))) > MAX_COUNT:
+        words = [data[a:b].decode("utf-8") for a, b in zip(starts, starts[1:])]
+        _check_total([range(len(word) + tail) for word in words], weights, "corpus words")
+    rules, _ = word_engines.fit(data, starts, weights, merges, end_of_word=end_of_word,
+                                min_count=min_frequency, with_sequences=False)
+    return WordModel(rules, end_of_word=end_of_word)
 
 
 encode = encode_word
@@ -397,6 +427,9 @@ def train(
     jsonl_field: str | None = None,
     text_column: str | None = None,
     client: distributed.Client | None = None,
+    superbpe: int | None = None,
+    superbpe_pretokenize: str | regex.Pattern = "superbpe",
+    max_words: int = superwords.DEFAULT_MAX_WORDS,
     max_memory: int | str | None = None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
@@ -443,6 +476,21 @@ def train(
     ``client``
         A ``distributed.Client``: the cluster's workers count the files (see :func:`count`);
         the merge loop runs here either way.
+    ``superbpe``
+        A vocabulary size (256 bytes plus rules): train a SuperBPE superword tokenizer
+        (:mod:`bytepair.learn.superbpe`). Training runs as usual up to this size, then goes
+        on over the pieces that ``superbpe_pretokenize`` cuts, so that tokens may span
+        spaces; the tokenizer then splits with ``superbpe_pretokenize``. Documents are read
+        twice (once per stage); documents given as an iterable are held in memory for that.
+        With ``init``: a model trained elsewhere with ``pretokenize``'s pattern is stage 1
+        (when smaller than ``superbpe``, stage 1 goes on up to it first); a SuperBPE model
+        trained with the same settings is continued in stage 2. Count tables are refused.
+    ``superbpe_pretokenize``
+        The stage-2 pattern (a name or a custom regex; default ``"superbpe"``): a match is a
+        piece, and so is the text between two matches.
+    ``max_words``
+        With ``superbpe``: no token may hold more than this many words (runs of bytes that
+        are not ASCII white space); default 4.
     ``max_memory``
         A limit on this process's memory while learning: bytes, or a size such as
         ``"4GiB"``, ``"512MiB"`` or ``"2GB"``. Once the pieces are counted, and before the
@@ -450,10 +498,19 @@ def train(
         (a ``MemoryError`` and a ``ValueError``) saying how much it needs when the engine's
         estimate does not fit; while merging it stops the same way if the process passes the
         limit all the same. The rules do not depend on it. Counting workers are other
-        processes and are not limited.
+        processes and are not limited. Not yet with ``superbpe``.
     """
     limit = parse_memory(max_memory) if max_memory is not None else None
+    if limit is not None and superbpe is not None:
+        raise ValueError("max_memory: not supported with superbpe yet")
     _check_limit_now(limit)
+    if superbpe is not None:
+        return _train_superbpe(
+            corpus, vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
+            special_tokens=special_tokens, min_frequency=min_frequency, workers=workers,
+            progress=progress, init=init, per_line=per_line, jsonl_field=jsonl_field,
+            text_column=text_column, client=client, superbpe=superbpe,
+            superbpe_pretokenize=superbpe_pretokenize, max_words=max_words)
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     if (vocab_size is None) == (merges is None):
@@ -464,6 +521,9 @@ def train(
     if workers is not None:
         check_int(workers, "workers", minimum=1)
     start_model = _init_model(init)
+    if start_model is not None and start_model.stages is not None:
+        raise ValueError(f"init is a SuperBPE model; give superbpe={start_model.stages.transition} "
+                         f"(with its superbpe_pretokenize and max_words) to continue it")
     tables = _as_tables(corpus)
     counts = None
     if tables is not None:
@@ -473,7 +533,8 @@ def train(
         start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:
         raise ValueError(
-            f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
+            f"init: the model already has {len(start_model.merges):,} merges, more than the "
+            f"{merges:,} requested"
         )
     if counts is None:
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
@@ -493,6 +554,142 @@ def _check_limit_now(limit: int | None) -> None:
     if limit is not None and held > limit:
         raise MemoryLimitError(f"max_memory: {format_memory(limit)} is less than this process "
                                f"holds before training ({format_memory(held)})")
+
+
+def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, min_frequency,
+                    workers, progress, init, per_line, jsonl_field, text_column, client,
+                    superbpe, superbpe_pretokenize, max_words) -> Tokenizer:
+    """:func:`train` with ``superbpe``: stage 1 as ever, then the warm start over stage-2 pieces."""
+    start = _init_model(init)
+    if pretokenize is DEFAULT_PATTERN and start is not None:  # init's stage-1 pattern
+        source = start.stages.pretokenize if start.stages is not None else start.pattern
+    else:
+        source = resolve_pattern(pretokenize)
+    special = check_special_tokens(special_tokens)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    if (vocab_size is None) == (merges is None):
+        raise ValueError("give exactly one of vocab_size and merges")
+    if vocab_size is not None:
+        merges = merges_for_vocab_size(vocab_size, len(special))
+    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    transition = check_int(superbpe, "superbpe", minimum=BYTE_TOKENS)
+    if transition - BYTE_TOKENS >= merges:
+        raise ValueError(
+            f"superbpe: the transition vocabulary {transition} must be smaller than the final "
+            f"one of {BYTE_TOKENS + merges} bytes and learned tokens"
+            f"{' (vocab_size less the special tokens)' if special and vocab_size else ''}")
+    max_words = check_int(max_words, "max_words", minimum=1)
+    if source is None:
+        raise ValueError("superbpe: SuperBPE needs a stage-1 pretokenize pattern; with none (byte "
+                         "mode) every document is one piece and there is no stage 1 to go beyond")
+    stage2 = resolve_pattern(superbpe_pretokenize, "superbpe_pretokenize")
+    if stage2 is None:
+        raise ValueError("superbpe_pretokenize: stage 2 needs a pattern (none would make every "
+                         "document one piece)")
+    if workers is not None:
+        check_int(workers, "workers", minimum=1)
+    if _as_tables(corpus) is not None:
+        raise ValueError("corpus: SuperBPE training reads the documents twice (stage 2 cuts them "
+                         "with another pattern), so it needs the documents, not piece counts")
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if not isinstance(corpus, Files):
+        if client is not None:
+            raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
+                            f"not {type(corpus).__name__}")
+        corpus = list(iter_documents(corpus, text=False))  # read twice: held in memory
+    options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
+                   workers=workers, client=client, progress=progress)
+    stages = Stages(transition, source, max_words)
+    start_model = _initial_superbpe_model(start, source, stages)
+    rules = list(start_model.merges)
+    if len(rules) > merges:
+        raise ValueError(f"init already has {len(rules)} merges, more than the {merges} requested")
+    if start_model.stages is None and len(rules) < transition - BYTE_TOKENS:
+        counts = _count(corpus, source, **options)
+        if not counts:
+            raise ValueError("corpus: no text to train on (empty corpus)")
+        check_matches_something(source, counts)
+        rules = _learn(counts, transition - BYTE_TOKENS, min_frequency=min_frequency,
+                       start=start_model, progress=progress, release=True)
+        del counts
+    # Stage 2 starts where stage 1 ended (early, when pairs ran out).
+    stages = stages._replace(transition=BYTE_TOKENS + len(rules)) if start_model.stages is None \
+        else start_model.stages
+    pieces = _count(corpus, stage2, **options)
+    if not pieces:
+        raise ValueError("corpus: no text to train on (empty corpus)")
+    rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
+                          progress=progress, threads=workers or os.cpu_count() or 1)
+    return Tokenizer(ByteModel(rules, pattern=stage2, stages=stages), special)
+
+
+def _initial_superbpe_model(model: ByteModel | None, source: str, stages: Stages) -> ByteModel:
+    """The model SuperBPE training starts from: none, a stage-1 model, or a SuperBPE model
+    trained with the same settings (continued in stage 2)."""
+    if model is None:
+        return ByteModel([], pattern=source)
+    if model.stages is None:
+        if model.pattern != source:
+            raise ValueError("init was trained with a different pretokenize pattern")
+        if model.vocab_size > stages.transition:
+            raise ValueError(f"init has {model.vocab_size} tokens, more than the transition "
+                             f"superbpe={stages.transition}; give superbpe={model.vocab_size} to "
+                             f"add superwords to it")
+        return model
+    if model.stages.pretokenize != source or model.stages.max_words != stages.max_words:
+        raise ValueError("init is a SuperBPE model trained with another pretokenize or max_words")
+    if model.stages.transition != stages.transition:
+        raise ValueError(f"init is a SuperBPE model with transition {model.stages.transition}, "
+                         f"not superbpe={stages.transition}")
+    return model
+
+
+def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_words: int,
+                  min_frequency: int, progress: bool | None, threads: int = 1) -> list[Merge]:
+    """SuperBPE's stage 2: the rules so far go on over the distinct stage-2 pieces, each
+    encoded by them, up to ``merges`` rules, under the word cap.
+
+    The pieces never become Python objects: the table's flat buffer is encoded
+    into one flat array of IDs (:meth:`ByteModel.encode_spans`), which the
+    engine reads in C.
+    """
+    data, starts, weights = pieces.flat()
+    pieces._release()
+    _check_flat_total(data, starts, weights)
+    start = ByteModel(rules)
+    tokens, token_starts = _encode_spans(start, data, starts, threads)
+    del data, starts
+    shapes = superwords.shapes([start.token_bytes(t) for t in range(start.vocab_size)])
+    trainer = incremental.IncrementalTrainer.from_arrays(
+        tokens, token_starts, weights, _byte_token, first_rank=len(rules),
+        word_limit=(shapes, max_words))
+    del tokens, token_starts, weights
+    return _run(trainer, list(rules), merges, min_frequency, progress)
+
+
+#: Pieces encoded per thread at least, in bytes: below this one thread is faster.
+SPANS_PER_THREAD = 1 << 20
+
+
+def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) -> tuple[array, array]:
+    """:meth:`ByteModel.encode_spans` on ``threads`` threads, one contiguous run of pieces
+    each (the compiled encoder runs without the GIL); the same arrays for any number."""
+    threads = max(1, min(threads, len(data) // SPANS_PER_THREAD))
+    if threads == 1 or len(starts) < 2 * threads:
+        return model.encode_spans(data, starts)
+    cuts = sorted({0, len(starts) - 1, *(bisect_left(starts, len(data) * k // threads)
+                                          for k in range(1, threads))})
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
+                              cuts[:-1], cuts[1:]))
+    tokens, offsets = array("I"), array("q")
+    for ids, at in parts:
+        base = len(tokens)
+        offsets.extend(at[:-1] if base == 0 else array("q", (x + base for x in at[:-1])))
+        tokens.extend(ids)
+    offsets.append(len(tokens))
+    return tokens, offsets
+
 
 
 def _init_model(init) -> ByteModel | None:
@@ -579,6 +776,13 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
         del data, starts, weights
     if release:
         counts._release()
+    return _run(trainer, rules, merges, min_frequency, progress, limit)
+
+
+def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
+         progress: bool | None, limit: int | None = None) -> list[Merge]:
+    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``;
+    ``limit``: the memory limit in bytes, checked after each chunk, or None."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:

@@ -10,7 +10,8 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
-                                 integer, load_tokenizer, memory_size, pattern_name, vocab_sizes)
+                                 integer, load_tokenizer, memory_size, naming, pattern_name,
+                                 vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
@@ -41,6 +42,21 @@ def run_train(args) -> None:
     # defaults, and (in the library) so is its pattern, as the count tables'
     # is: the result equals a fit from scratch.
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
+    # Continuing a SuperBPE model: its transition, stage-2 pattern and word cap are the defaults.
+    stages = init.model.stages if init is not None else None
+    superbpe = args.superbpe if args.superbpe is not None or stages is None else stages.transition
+    if args.superbpe_pretokenize is not None:
+        superbpe_pretokenize = args.superbpe_pretokenize
+    else:
+        superbpe_pretokenize = init.pattern if stages is not None else "superbpe"
+    if args.max_words is not None:
+        max_words = args.max_words
+    else:
+        max_words = stages.max_words if stages is not None else 4
+    if superbpe is None:
+        for option in ("superbpe_pretokenize", "max_words"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option.replace('_', '-')}: has no effect without --superbpe")
     if args.special is not None:
         special = args.special
     else:
@@ -50,15 +66,16 @@ def run_train(args) -> None:
         # Every size is checked before training; one run to the largest serves all.
         requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
         if init is not None and min(requested.values()) < len(init.merges):
-            raise ValueError(f"init already has {len(init.merges)} merges, more than the "
-                             f"{min(requested.values())} requested")
+            raise ValueError(f"--init: the model already has {len(init.merges):,} merges, more "
+                             f"than the {min(requested.values()):,} that --vocab-size asks for")
         largest = max(outputs)
     else:
         requested = {None: args.merges}
         largest = None
     corpus = tables if tables is not None else files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client, _skip_hint(args):
+    source = "--counts" if tables is not None else "FILE"
+    with cluster(args.scheduler) as client, _skip_hint(args), _named(source):
         trained = train(
             corpus,
             vocab_size=largest,
@@ -71,6 +88,8 @@ def run_train(args) -> None:
             client=client,
             max_memory=args.max_memory,
             **pattern,
+            **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
+                    max_words=max_words) if superbpe is not None else {}),
         )
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
@@ -108,6 +127,19 @@ def _skip_hint(args):
         raise
 
 
+@contextlib.contextmanager
+def _named(argument: str):
+    """The library's messages about its ``corpus`` (``corpus: no text to train on``) name
+    the argument that gave it."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith("corpus: "):
+            raise
+        raise ValueError(f"{argument}: {message.removeprefix('corpus: ')}") from None
+
+
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
     # FILEs and --counts exclude each other; argparse's groups cannot hold a
     # positional when options and positionals are intermixed.
@@ -123,7 +155,8 @@ def _load_counts(args) -> list[PieceCounts]:
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
-    tables = [PieceCounts.load(path) for path in args.counts]
+    with naming("--counts"):
+        tables = [PieceCounts.load(path) for path in args.counts]
     sum(tables)  # mixed patterns fail here, naming both, before any work
     return tables
 
@@ -132,7 +165,7 @@ def run_count(args) -> None:
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client, _skip_hint(args):
+    with cluster(args.scheduler) as client, _skip_hint(args), _named("FILE"):
         table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
                              client=client, progress=not args.quiet and sys.stderr.isatty())
     table.save(output)
@@ -169,6 +202,16 @@ def add_commands(commands) -> None:
                        help="split pattern; pieces are barriers (default: gpt2, or the --init "
                        "model's); none: byte mode, each document is one piece and any bytes are "
                        "read as they are; other patterns need UTF-8")
+    train.add_argument("--superbpe", type=integer, default=None, metavar="T",
+                       help="SuperBPE superword tokens: train as usual up to vocabulary T (256 "
+                       "bytes + merges), then go on over the pieces that --superbpe-pretokenize "
+                       "cuts, so that tokens may span spaces (default: none, or the --init model's)")
+    train.add_argument("--superbpe-pretokenize", metavar=PATTERN_CHOICES, default=None,
+                       help="stage-2 split pattern with --superbpe; a match is a piece and so is "
+                       "the text between two matches (default: superbpe)")
+    train.add_argument("--max-words", type=integer, default=None, metavar="N",
+                       help="with --superbpe: no token holds more than N words, runs of bytes "
+                       "that are not ASCII white space (default: 4)")
     train.add_argument("--special", action="append", metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",

@@ -19,7 +19,7 @@ import regex
 
 from bytepair.model import codec
 from bytepair._util.validate import check_int, check_special_tokens
-from bytepair.model.models import BYTE_TOKENS, ByteModel
+from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
 
@@ -55,6 +55,10 @@ class Tokenizer:
             Texts (non-empty, none repeated) that get the IDs after the
             learned tokens, in this order.
         """
+        if not isinstance(model, ByteModel):
+            # A Tokenizer here would nest: its vocabulary and truncate would be wrong.
+            raise TypeError(f"model must be a ByteModel, got {type(model).__name__}"
+                            + ("; use tok.model" if isinstance(model, Tokenizer) else ""))
         self.model = model
         special_tokens = check_special_tokens(special_tokens)
         first = model.vocab_size
@@ -369,7 +373,7 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
-        write_model_file(path, "tokenizer", {"pattern": self.pattern,
+        write_model_file(path, "tokenizer", {**model_fields(self.model),
                                              "special_tokens": list(self.special_tokens)}, self.merges)
 
 
