@@ -11,6 +11,7 @@ be counted shard by shard, on other machines or on a Dask cluster, and added.
 # In pipeline order: documents, counts, rules, models, files, evaluation, then the entry points.
 from bytepair.read.corpus import Files
 from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
+from bytepair.learn.budget import MemoryLimitError
 from bytepair.learn.rules import Merge
 from bytepair.model.models import ByteModel, WordModel
 from bytepair.model.tokenizer import Tokenizer
@@ -27,6 +28,7 @@ __all__ = [
     "CountsFormatError",
     "Evaluation",
     "Files",
+    "MemoryLimitError",
     "Merge",
     "ModelFormatError",
     "PieceCounts",
