@@ -2,10 +2,13 @@
 
 :func:`train_bytes` and :func:`train_words` fit rules on documents or word
 counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
-or a document stream (pre-tokenize, count in worker processes with
-:mod:`bytepair.counts.counting` or on a Dask cluster with :mod:`bytepair.counts.cluster`,
-:func:`learn`, add special tokens), or from piece-count tables that
-:func:`count` made.
+or a document stream, or from piece-count tables that :func:`count` made.
+Each stage hands its output to the next::
+
+    sources = read_corpus(corpus)            # bytepair.read: Files or Documents
+    counts = _count(sources, pattern)        # bytepair.counts: split and count them
+    rules = _learn(counts, merges)           # bytepair.learn: the merge loop
+    Tokenizer(ByteModel(rules, pattern))     # bytepair.model
 """
 
 from __future__ import annotations
@@ -18,10 +21,6 @@ from collections import Counter
 from itertools import accumulate, repeat
 from typing import Iterable, Mapping, Sequence
 
-from tqdm import tqdm
-
-from bytepair.learn import incremental
-from bytepair.learn import naive
 from bytepair._util.validate import (
     MAX_BYTE_MERGES,
     MAX_COUNT,
@@ -33,15 +32,17 @@ from bytepair._util.validate import (
     check_word_counts,
     merges_for_vocab_size,
 )
-from bytepair.counts.cluster import count_on_cluster
-from bytepair.read.corpus import Files, as_files, iter_documents
-from bytepair.counts.counting import count_files, count_pieces, counts_bytes
-from bytepair.formats.load import load
-from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel, encode_word
-from bytepair.counts.piece_counts import PieceCounts, describe_pattern
+# In pipeline order: read, split, counts, learn, model, formats.
+from bytepair.read.corpus import Documents, Files, read_corpus
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
+from bytepair.counts.cluster import count_on_cluster
+from bytepair.counts.counting import count_files, count_pieces, counts_bytes
+from bytepair.counts.piece_counts import PieceCounts, describe_pattern
+from bytepair.learn import incremental, naive
 from bytepair.learn.rules import Merge
+from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
+from bytepair.formats.load import load
 
 
 #: Merges learned per call into the engine when a progress bar is updated between calls.
@@ -270,6 +271,8 @@ def _progress(progress: bool | None, **options):
         progress = sys.stderr.isatty()
     if not progress:
         return None
+    from tqdm import tqdm  # here, not at import: importing tqdm costs more than all of bytepair
+
     return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
 
 
@@ -301,33 +304,37 @@ def count(
     """
     source = resolve_pattern(pretokenize)
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
-    if client is not None and not isinstance(corpus, Files):
+    sources = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if client is not None and not isinstance(sources, Files):
         raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                        f"not {type(corpus).__name__}")
-    bar = None
+                        f"not {type(sources.iterable).__name__}")
+    if isinstance(sources, Files):
+        bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                        total=sources.total_bytes())
+    else:
+        bar = _progress(progress, desc="reading", unit="B" if counts_bytes(source) else "char",
+                        unit_scale=True)
     try:
-        if client is not None:
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            table = count_on_cluster(client, corpus, source, progress_bar=bar)
-        else:
-            if isinstance(corpus, Files):
-                bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                                total=corpus.total_bytes())
-                table = count_files(corpus, source, workers=workers, progress_bar=bar)
-            else:
-                as_bytes = counts_bytes(source)
-                bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
-                                unit_scale=True)
-                documents = iter_documents(corpus, text=not as_bytes)
-                table = count_pieces(documents, source, workers=workers, progress_bar=bar)
+        table = _count(sources, source, workers=workers, client=client, progress_bar=bar)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(table))
     finally:
         if bar is not None:
             bar.close()
     return table
+
+
+def _count(sources: Files | Documents, source: str | None, *, workers: int, client,
+           progress_bar) -> PieceCounts:
+    """The counting stage, given what the read stage made of the corpus: files are
+    counted in parts (by a cluster's workers with ``client``), documents as a stream."""
+    if client is not None:
+        return count_on_cluster(client, sources, source, progress_bar=progress_bar)
+    if isinstance(sources, Files):
+        return count_files(sources, source, workers=workers, progress_bar=progress_bar)
+    # Compiled counting takes the documents' bytes; the regex splitter takes text.
+    documents = sources.documents(text=not counts_bytes(source))
+    return count_pieces(documents, source, workers=workers, progress_bar=progress_bar)
 
 
 def _as_tables(corpus) -> list[PieceCounts] | None:
