@@ -13,18 +13,17 @@ import difflib
 import re
 from typing import Callable, Iterable
 
-import regex
-
 from bytepair.split import fastsplit
 from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pretokenize.PATTERNS
 
+# ``regex`` is imported by the functions that use it, not here: importing it costs
+# more than all of bytepair's own modules, and the compiled splitters do not need it.
+
 #: What a custom regex in a ``str`` looks like: it holds a character that is not
 #: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
-_BARE_WORD = regex.compile(r"[\w-]+")
+_BARE_WORD = r"[\w-]+"
 #: Short texts on which a custom pattern must not match the empty string.
 _PROBES = ("", "a", "A b", " 1!", "é\n\t", "ab cd")
-#: The flags a pattern compiled without any has; others would be lost with the source.
-_DEFAULT_FLAGS = {regex.Pattern: regex.compile("").flags, re.Pattern: re.compile("").flags}
 
 
 def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
@@ -43,6 +42,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     literal word. A custom pattern that can match the empty string is refused.
     ``name`` is how errors name the argument.
 
+    >>> import regex
     >>> resolve_pattern("whitespace")
     '\\w+|[^\\w\\s]+'
     >>> resolve_pattern(regex.compile(r"\d+|\D+"))
@@ -54,11 +54,18 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     """
     if pretokenize is None or pretokenize == "none":
         return None
+    if isinstance(pretokenize, str) and pretokenize in PATTERNS:
+        return PATTERNS[pretokenize]
+    import regex
+
     if isinstance(pretokenize, (regex.Pattern, re.Pattern)):
         source = pretokenize.pattern
         if not isinstance(source, str):
             raise TypeError(f"{name}: a compiled pattern must be of str, not bytes")
-        if pretokenize.flags & ~_DEFAULT_FLAGS[type(pretokenize)]:
+        # The flags a pattern compiled without any has; others would be lost with the source.
+        default = regex.compile("").flags if isinstance(pretokenize, regex.Pattern) else \
+            re.compile("").flags
+        if pretokenize.flags & ~default:
             raise ValueError(
                 f"{name}: compile flags are not kept in the model; write them inside the "
                 f"pattern instead, e.g. (?i) for IGNORECASE"
@@ -69,9 +76,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
             f"{name} must be a pattern name, a compiled regex or a regex str, "
             f"got {type(pretokenize).__name__}"
         )
-    if pretokenize in PATTERNS:
-        return PATTERNS[pretokenize]
-    if _BARE_WORD.fullmatch(pretokenize):
+    if regex.fullmatch(_BARE_WORD, pretokenize):
         names = sorted([*PATTERNS, "none"])
         close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
         hint = f", did you mean {close[0]!r}?" if close else ""
@@ -97,6 +102,8 @@ def check_custom_pattern(source: str, name: str) -> str:
 
 def compile_pattern(source: str, name: str = "pretokenize"):
     """Compile ``source`` with ``regex``; a bad regex raises ValueError naming ``name``."""
+    import regex
+
     try:
         compiled = regex.compile(source)
     except regex.error as exc:
