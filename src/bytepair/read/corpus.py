@@ -455,9 +455,10 @@ class Documents:
         return f"Documents({type(self.iterable).__name__})"
 
     def documents(self, text: bool) -> Iterator[str | bytes]:
-        """Documents as ``str`` (``text=True``) or ``bytes``; a document that is not
+        """Documents as ``str`` (``text=True``) or ``bytes``. A document that is not
         text (a ``str`` that UTF-8 cannot hold, bytes that are not UTF-8 when
-        ``text``) raises ValueError naming ``corpus[index]``."""
+        ``text``) raises ValueError, an item that is neither ``str`` nor bytes
+        TypeError, each naming ``corpus[index]``."""
         return _checked(self.iterable, text)
 
 
