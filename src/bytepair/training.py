@@ -394,20 +394,21 @@ def train(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
     tables = _as_tables(corpus)
-    if tables is not None:
+    if tables is not None:  # counted before: reading and counting are done
         counts = tables[0] if len(tables) == 1 else sum(tables)
         if counts.pattern != source:
             raise ValueError(
                 f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
                 f"not {describe_pattern(source)}"
             )
-    else:
+    else:  # read, split and count
         counts = count(corpus, pretokenize=pretokenize, per_line=per_line, jsonl_field=jsonl_field,
                        text_column=text_column, workers=workers, client=client, progress=progress)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)
-    # A table counted or summed here is nobody else's: learning may empty it.
+    # Learn, then the model. A table counted or summed here is nobody else's:
+    # learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
                    progress=progress, release=made_here)
