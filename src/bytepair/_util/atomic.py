@@ -13,7 +13,6 @@ import contextlib
 import errno
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -91,6 +90,8 @@ def _open_temporary(directory: Path, prefix: str, unnamed: bool = True) -> tuple
         except OSError as exc:
             if exc.errno not in _NO_TMPFILE:
                 raise
+    import tempfile  # here: it imports shutil and random, slow at start-up
+
     fd, name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
     return fd, name
 
