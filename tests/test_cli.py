@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.formats import export
-from bytepair.cli import main as cli
+from bytepair.cli import training as cli_training
 from bytepair.cli.main import main
 from bytepair.teach.trace import trace_lines
 from bytepair.learn.naive import fit
@@ -210,7 +210,7 @@ def test_progress_bars_only_on_a_terminal_without_quiet(tmp_path, capsys, corpus
         seen.append(options["progress"])
         return real_train(corpus, **{**options, "progress": False})
 
-    monkeypatch.setattr(cli, "train", spy)
+    monkeypatch.setattr(cli_training, "train", spy)
     argv = ["train", corpus, "--merges", 5, "-o", tmp_path / "m.json"]
     run(capsys, *argv)  # captured stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

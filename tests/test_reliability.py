@@ -181,7 +181,7 @@ def test_surrogate_special_token_is_refused_before_the_corpus_is_read():
 def test_surrogate_special_token_on_the_command_line_is_refused_before_training(tmp_path, capsys,
                                                                                 monkeypatch):
     corpus = write(tmp_path / "c.txt", "some text to train on")
-    monkeypatch.setattr("bytepair.cli.main.train", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr("bytepair.cli.training.train", lambda *a, **k: pytest.fail("trained"))
     code = main(["train", str(corpus), "--merges", "3", "--special", "\udcff", "-o",
                  str(tmp_path / "m.json")])
     assert code == 2

@@ -8,7 +8,7 @@ makes the piece-count tables (:class:`PieceCounts`) it learns from, which can
 be counted shard by shard, on other machines or on a Dask cluster, and added.
 """
 
-# In pipeline order: documents, counts, rules, models, files, then the entry points.
+# In pipeline order: documents, counts, rules, models, files, evaluation, then the entry points.
 from bytepair.read.corpus import Files
 from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
 from bytepair.learn.rules import Merge
@@ -17,11 +17,13 @@ from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
                                      to_tiktoken, to_tokenizers_json)
 from bytepair.formats.load import ModelFormatError, load
+from bytepair.evaluation.report import Evaluation, evaluate
 from bytepair.training import count, encode, learn_bpe, train, train_bytes, train_words
 
 __all__ = [
     "ByteModel",
     "CountsFormatError",
+    "Evaluation",
     "Files",
     "Merge",
     "ModelFormatError",
@@ -30,6 +32,7 @@ __all__ = [
     "WordModel",
     "count",
     "encode",
+    "evaluate",
     "learn_bpe",
     "load",
     "tiktoken_encoding",

@@ -27,11 +27,13 @@ last token, whose bytes together grow quadratically.
 """
 
 import operator
+from array import array
 
 from cython.operator cimport dereference as deref
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport Py_UNICODE_ISSPACE
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove
@@ -1398,3 +1400,47 @@ cdef long long as_id(object item, Py_ssize_t position, Py_ssize_t limit) except?
     if not 0 <= value < limit:
         raise ValueError(f"ids[{position}] = {value} is outside the vocabulary (0..{limit - 1})")
     return value
+
+
+def count_ids(ids, Py_ssize_t size):
+    """How often each ID below ``size`` occurs in a buffer of unsigned 32-bit IDs, O(len + size).
+
+    Returns ``array("q")`` of ``size`` counts; an ID at or above ``size``
+    raises ValueError. Runs without the GIL: evaluation counts the IDs of
+    every sample this way instead of building a dict of Python ints.
+    """
+    cdef const uint32_t[:] wide
+    cdef Py_ssize_t i, k, bad = -1
+    view = memoryview(ids)
+    if not (view.itemsize == 4 and view.format in ("I", "<I", "=I", "L", "<L", "=L")):
+        raise TypeError(f"ids: need unsigned 32-bit integers, got format {view.format!r}")
+    if size < 0:
+        raise ValueError(f"size must be >= 0, got {size}")
+    wide = view
+    k = wide.shape[0]
+    counts = array("q", bytes(8 * size))
+    cdef long long[::1] out = counts
+    with nogil:
+        for i in range(k):
+            if wide[i] >= <uint32_t>size:
+                bad = i
+                break
+            out[wide[i]] += 1
+    if bad >= 0:
+        raise ValueError(f"ids[{bad}] = {wide[bad]} is outside the vocabulary (0..{size - 1})")
+    return counts
+
+
+def count_words(str text):
+    """``len(text.split())`` without building the list: runs of characters that are not
+    white space (Python's definition, ``str.isspace``). O(len(text))."""
+    cdef Py_ssize_t words = 0
+    cdef bint inside = False
+    cdef Py_UCS4 ch
+    for ch in text:
+        if Py_UNICODE_ISSPACE(ch):
+            inside = False
+        elif not inside:
+            inside = True
+            words += 1
+    return words

@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 import operator
 import sys
+from array import array
 
 #: No pre-tokenizer: the whole input is one piece (the compiled module's code).
 PATTERN_NONE = -1
@@ -271,3 +272,23 @@ def _utf8(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(f"data is not encodable as UTF-8: {exc.reason} at index {exc.start}") from None
+
+
+def count_ids(ids, size: int):
+    """How often each ID below ``size`` occurs in a buffer of unsigned 32-bit IDs (``array("q")``)."""
+    view = memoryview(ids)
+    if not (view.itemsize == 4 and view.format in ("I", "<I", "=I", "L", "<L", "=L")):
+        raise TypeError(f"ids: need unsigned 32-bit integers, got format {view.format!r}")
+    if size < 0:
+        raise ValueError(f"size must be >= 0, got {size}")
+    counts = array("q", bytes(8 * size))
+    for index, token in enumerate(view.tolist()):
+        if token >= size:
+            raise ValueError(f"ids[{index}] = {token} is outside the vocabulary (0..{size - 1})")
+        counts[token] += 1
+    return counts
+
+
+def count_words(text: str) -> int:
+    """``len(text.split())``: runs of characters that are not white space."""
+    return len(text.split())

@@ -46,6 +46,17 @@ def join_lists(parts: list) -> list:
     return backend.join_lists(parts)
 
 
+def count_ids(ids, size: int):
+    """How often each ID below ``size`` occurs in a buffer of unsigned 32-bit IDs
+    (an ``array("I")``), as ``array("q")`` of ``size`` counts. O(len(ids) + size)."""
+    return backend.count_ids(ids, size)
+
+
+def count_words(text: str) -> int:
+    """``len(text.split())`` (words split on white space) without building the list."""
+    return backend.count_words(text)
+
+
 def new_encoder(lefts, rights):
     """An encoder for rules given as their left and right token IDs, in rank order."""
     return backend.Encoder(lefts, rights)

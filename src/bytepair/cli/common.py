@@ -1,0 +1,190 @@
+"""What every command shares: the parser class, argument types, the library's names for
+options, and reading and writing the terminal's bytes.
+
+A command only parses and prints: every rule about the input is the library's, and its
+messages are reworded here with the option names (``vocab_size`` -> ``--vocab-size``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import sys
+
+from bytepair.counts.cluster import connect
+from bytepair.formats.load import load
+from bytepair.model.models import ByteModel
+from bytepair.model.tokenizer import Tokenizer
+from bytepair.read.corpus import Files
+from bytepair.split.pretokenize import PATTERNS
+
+PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
+
+#: The library's argument names, as the options that set them.
+OPTION_NAMES = {
+    "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
+    "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
+    "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
+    "threads": "--threads",
+    "text_column": "--text-column",
+}
+_PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
+
+
+def in_option_names(message: str) -> str:
+    """A library message with its argument names written as this command line's options.
+
+    >>> in_option_names("special_tokens[1] must be a non-empty str, got ''")
+    "--special #2 must be a non-empty str, got ''"
+    """
+    def option(match) -> str:
+        name = OPTION_NAMES[match.group(1)]
+        return name if match.group(2) is None else f"{name} #{int(match.group(2)) + 1}"
+
+    message = _PYTHON_NAME.sub(option, message)
+    return (message.replace("pretokenize=None", "--pretokenize none")
+            .replace("pass allowed_special", "pass --allow-special")
+            .replace("disallowed_special=()", "--ordinary"))
+
+
+class CommandLineError(Exception):
+    """A usage error: printed as one line ``bytepair: error: ...``, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with usage errors as one line (``bytepair: error: ...``) instead of a usage block."""
+
+    def error(self, message: str):
+        command = self.prog.removeprefix("bytepair").strip()
+        raise CommandLineError(f"{command}: {message}" if command else message)
+
+
+# -- argument types ---------------------------------------------------------
+
+def int_at_least(minimum: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be >= {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+def integer(text: str) -> int:
+    """An integer; its limits are the library's to check."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def vocab_sizes(text: str) -> list[int]:
+    """One vocabulary size, or several separated by commas; their limits are the library's."""
+    sizes = []
+    for item in text.split(","):
+        try:
+            sizes.append(int(item))
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected an integer or integers separated by commas, got {text!r}") from None
+    return sizes
+
+
+# -- shared helpers ---------------------------------------------------------
+
+def one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+        text = f"{exc.strerror}: {os.fspath(exc.filename)!r}"
+        if exc.filename2 is not None:
+            text += f" -> {os.fspath(exc.filename2)!r}"
+    else:
+        text = str(exc) or type(exc).__name__
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def load_tokenizer(path: str, trust_pattern: bool):
+    """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
+    model = load(path, trust_pattern=trust_pattern)
+    if isinstance(model, ByteModel):
+        return Tokenizer(model)
+    if not isinstance(model, Tokenizer):
+        raise ValueError(f"{path!r} is a word-mode model; this command needs a byte model or tokenizer")
+    return model
+
+
+def argument_bytes(text: str) -> bytes:
+    # POSIX hands arguments over as bytes; Python decodes them with surrogateescape.
+    return text.encode("utf-8", "surrogateescape")
+
+
+def read_stdin() -> bytes:
+    stream = sys.stdin
+    buffer = getattr(stream, "buffer", None)
+    return buffer.read() if buffer is not None else stream.read().encode("utf-8", "surrogateescape")
+
+
+def write_bytes(data: bytes) -> None:
+    sys.stdout.flush()
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8", "replace"))
+    else:
+        buffer.write(data)
+        buffer.flush()
+
+
+def show_bytes(data: bytes) -> str:
+    """A token's bytes for a reader: the text when it is UTF-8, else the bytes."""
+    try:
+        return repr(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        return repr(data)
+
+
+def pattern_name(source: str | None) -> str:
+    if source is None:
+        return "none (each document is one piece)"
+    for name, known in PATTERNS.items():
+        if source == known:
+            return name
+    return f"regex {source!r}"
+
+
+def files_of(args) -> Files:
+    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options)."""
+    return Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                 text_column=args.text_column)
+
+
+@contextlib.contextmanager
+def cluster(address: str | None):
+    """A Dask client for ``--scheduler`` (None without), closed afterwards."""
+    if address is None:
+        yield None
+        return
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def corpus_options(command: argparse.ArgumentParser) -> None:
+    """Options that ``train`` and ``count`` share for Parquet input and clusters."""
+    command.add_argument("--text-column", metavar="NAME",
+                         help="string column of Parquet files holding the documents (default: text)")
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help="count on the Dask cluster whose scheduler is at ADDRESS "
+                         "(tcp://host:8786); workers must be able to read the FILEs")
+
+
+def add_trust_pattern(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--trust-pattern", action="store_true",
+                         help="accept a custom regex pattern in a model file (it could run for "
+                         "exponential time on some text; named patterns need no trust)")

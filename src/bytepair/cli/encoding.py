@@ -1,0 +1,203 @@
+"""``bytepair encode`` and ``bytepair decode``: text to IDs and back, on the terminal or as
+binary training arrays."""
+
+from __future__ import annotations
+
+import re
+import sys
+import time
+from typing import Sequence
+
+from tqdm import tqdm
+
+from bytepair._util.atomic import check_target
+from bytepair.cli.common import (add_trust_pattern, argument_bytes, integer, load_tokenizer,
+                                 read_stdin, write_bytes)
+from bytepair.formats.tokenfile import (check_dtype, encode_bytes_to_array, read_token_file,
+                                        resolve_append, write_token_file)
+from bytepair.read.corpus import Files
+
+def run_encode(args) -> None:
+    if args.dtype is not None:
+        run_encode_files(args)
+        return
+    for option in ("output", "append", "jsonl_field", "text_column", "threads"):
+        if getattr(args, option, None) is not None:
+            raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
+    if args.per_line:
+        raise ValueError("--per-line: needs --dtype (the binary output)")
+    if len(args.inputs) > 1:
+        raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
+    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    text_argument = args.inputs[0] if args.inputs else None
+    data = read_stdin() if text_argument is None else argument_bytes(text_argument)
+    where = "stdin" if text_argument is None else "TEXT"
+    specials = tokenizer.special_tokens
+    if tokenizer.pattern is None and (
+        args.ordinary or not any(t.encode("utf-8") in data for t in specials)
+    ):
+        ids = tokenizer.model.encode(data)  # byte mode: any bytes, as they are
+    else:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{where}: invalid UTF-8 at byte offset {exc.start} (this model encodes text)"
+            ) from None
+        if args.ordinary:
+            ids = tokenizer.encode_ordinary(text)
+        elif args.allow_special:
+            ids = tokenizer.encode(text, allowed_special="all")
+        else:
+            try:
+                ids = tokenizer.encode(text)
+            except ValueError as exc:
+                raise ValueError(str(exc).replace("text contains", f"{where} contains", 1)) from None
+    print(" ".join(map(str, ids)))
+
+
+def run_encode_files(args) -> None:
+    """FILEs (or stdin) -> one raw little-endian array of IDs in -o."""
+    if args.output is None:
+        raise ValueError("--dtype: needs -o/--output, the array file to write")
+    output = check_target(args.output, "-o")
+    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
+    append = resolve_append(tokenizer, args.append, "--append")
+    if args.inputs:
+        corpus = Files(*args.inputs, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                       text_column=args.text_column)
+    elif args.jsonl_field is not None or args.text_column is not None:
+        raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
+    text = tokenizer.pattern is not None or args.allow_special or (
+        not args.ordinary and bool(tokenizer.special_tokens))
+    if args.inputs:
+        documents = corpus.documents(text)
+    else:
+        data = read_stdin()
+        lines = data.splitlines() if args.per_line else [data]
+        documents = (_stdin_text(line) for line in lines) if text else iter(lines)
+    options = {"allowed_special": "all"} if args.allow_special else (
+        {"disallowed_special": ()} if args.ordinary else {})
+    if text:
+        def encode_array(batch):
+            return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
+                                             threads=args.threads, **options)
+    else:
+        def encode_array(batch):
+            return encode_bytes_to_array(tokenizer.model, batch, args.dtype, append)
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
+                   unit_scale=True, dynamic_ncols=True)
+    started = time.perf_counter()
+    try:
+        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        unit = "characters" if text else "bytes"
+        ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
+        print(f"bytepair: wrote {str(output)!r}: {tokens} tokens ({args.dtype}) from {count} "
+              f"documents, {size} {unit}, {ratio} ({time.perf_counter() - started:.1f} s)",
+              file=sys.stderr)
+
+
+def _stdin_text(data: bytes) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"stdin: invalid UTF-8 at byte offset {exc.start} (this model encodes text)") from None
+
+
+def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
+    ids = []
+    for word in words:
+        for item in re.split(r"[\s,]+", word.strip()):
+            if not item:
+                continue
+            try:
+                token = int(item)
+            except ValueError:
+                raise ValueError(f"IDS: {item!r} is not a token ID (an integer)") from None
+            if not 0 <= token < vocab_size:
+                raise ValueError(f"IDS: {token} is outside the vocabulary (0..{vocab_size - 1})")
+            ids.append(token)
+    return ids
+
+
+def run_decode(args) -> None:
+    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    if args.dtype is not None:
+        if len(args.ids) != 1:
+            raise ValueError("--dtype: give exactly one FILE of IDs to decode")
+        ids = read_token_file(args.ids[0], args.dtype)
+        try:
+            data = tokenizer.decode_bytes(ids)
+        except ValueError as exc:
+            raise ValueError(f"{args.ids[0]!r}: {exc}") from None
+    else:
+        if args.ids:
+            words = args.ids
+        else:
+            words = [read_stdin().decode("ascii", "replace")]
+        data = tokenizer.decode_bytes(_parse_ids(words, tokenizer.vocab_size))
+    if args.bytes:
+        write_bytes(data)
+        return
+    text = data.decode("utf-8", "replace")
+    if sys.stdout.isatty() and not text.endswith("\n"):
+        text += "\n"  # keep the prompt off the text; piped output stays exact
+    write_bytes(text.encode("utf-8"))
+
+
+def add_commands(commands) -> None:
+    """Register ``encode`` and ``decode``."""
+    encode = commands.add_parser(
+        "encode", help="print the token IDs of a text, or write files' IDs as a binary array",
+        description="Print the token IDs of TEXT (or of all of stdin, as one text), "
+        "space-separated. With --dtype, encode FILEs (or stdin) instead and write the IDs to -o "
+        "as one raw little-endian array (documents one after the other, as training scripts "
+        "memory-map them).",
+    )
+    encode.add_argument("model", metavar="MODEL")
+    encode.add_argument("inputs", nargs="*", metavar="TEXT|FILE",
+                        help="text to encode (default: stdin); with --dtype: files, directories or globs")
+    special = encode.add_mutually_exclusive_group()
+    special.add_argument("--allow-special", action="store_true",
+                         help="special-token text becomes its ID (default: refuse it)")
+    special.add_argument("--ordinary", action="store_true",
+                         help="special-token text is encoded as ordinary text")
+    encode.add_argument("--dtype", choices=["uint16", "uint32"],
+                        help="write a binary array of this integer type (uint16 is refused when "
+                        "the vocabulary does not fit)")
+    encode.add_argument("-o", "--output", metavar="FILE.bin", help="the array file (with --dtype)")
+    encode.add_argument("--append", metavar="TOKEN",
+                        help="a special token, or an ID, to put after each document")
+    source = encode.add_mutually_exclusive_group()
+    source.add_argument("--per-line", action="store_true",
+                        help="each line is a document (default: each file)")
+    source.add_argument("--jsonl-field", metavar="NAME",
+                        help="text field of JSON Lines records (default: text)")
+    source.add_argument("--text-column", metavar="NAME",
+                        help="string column of Parquet files (default: text)")
+    encode.add_argument("--threads", type=integer, default=None, metavar="N",
+                        help="encoding threads (default: one per core); the IDs are the same")
+    encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    add_trust_pattern(encode)
+    encode.set_defaults(run=run_encode)
+
+    decode = commands.add_parser(
+        "decode", help="print the text of token IDs",
+        description="Print the text of IDS (or of the IDs on stdin), exactly; bytes that are not "
+        "UTF-8 become U+FFFD unless --bytes is given. A newline is added only on a terminal. "
+        "With --dtype, read the IDs from FILE, a raw little-endian array (as encode writes it).",
+    )
+    decode.add_argument("model", metavar="MODEL")
+    decode.add_argument("ids", nargs="*", metavar="IDS|FILE",
+                        help="token IDs (default: read from stdin); with --dtype: one array file")
+    decode.add_argument("--dtype", choices=["uint16", "uint32"], help="FILE is an array of this type")
+    decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
+    add_trust_pattern(decode)
+    decode.set_defaults(run=run_decode)

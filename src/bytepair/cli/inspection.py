@@ -1,0 +1,123 @@
+"""``bytepair inspect`` and ``bytepair vocab``: what a model holds."""
+
+from __future__ import annotations
+
+import sys
+
+from bytepair._util.validate import plural
+from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer, pattern_name, show_bytes
+from bytepair.model.models import BYTE_TOKENS
+from bytepair.read.corpus import Files
+
+def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
+    """Bytes and tokens of a sample file (special-token text counts as text)."""
+    text = tokenizer.pattern is not None
+    total_bytes = total_tokens = 0
+    for document in Files(sample).documents(text):
+        total_bytes += len(document.encode("utf-8")) if text else len(document)
+        total_tokens += len(tokenizer.model.encode(document))
+    if total_tokens == 0:
+        raise ValueError(f"--sample: {sample!r} holds no text")
+    return total_bytes, total_tokens
+
+
+def run_inspect(args) -> None:
+    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    # The sample first: bad input fails before anything is printed.
+    sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
+    merges = tokenizer.merges
+    specials = tokenizer.special_tokens
+    print(f"model: {args.model}")
+    print(f"vocabulary size: {tokenizer.vocab_size} = 256 bytes + {plural(len(merges), 'merge')} + "
+          f"{plural(len(specials), 'special token')}")
+    print(f"merges: {len(merges)}")
+    listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
+    print(f"special tokens: {listed or 'none'}")
+    print(f"pattern: {pattern_name(tokenizer.pattern)}")
+
+    top = args.top
+    learned = range(BYTE_TOKENS, BYTE_TOKENS + len(merges))
+    # Lengths are O(1) each: token bytes of a chain of rules would be quadratic.
+    longest = sorted(learned, key=lambda t: (-tokenizer.model.token_length(t), t))[:top]
+    print(f"longest tokens ({len(longest)}):")
+    print(f"{'id':>8}  {'length':>6}  text")
+    for token_id in longest:
+        data = tokenizer.token_bytes(token_id)
+        print(f"{token_id:>8}  {len(data):>6}  {show_bytes(data)}")
+
+    # Rank order is count order for a fit from scratch; a warm start from a
+    # model of another corpus need not be, so sort (ties: the earlier rank).
+    shown = sorted(merges, key=lambda m: (-m.count, m.rank))[:top]
+    print(f"top merges ({len(shown)} by count):")
+    print(f"{'rank':>8}  {'token':>8}  {'left':>8}  {'right':>8}  {'count':>10}  "
+          f"{'replacements':>12}  text")
+    for m in shown:
+        print(f"{m.rank:>8}  {m.token_id:>8}  {m.left:>8}  {m.right:>8}  {m.count:>10}  "
+              f"{m.replacements:>12}  {show_bytes(tokenizer.token_bytes(m.token_id))}")
+
+    if sample is not None:
+        total_bytes, total_tokens = sample
+        print(f"sample: {args.sample}: {total_bytes} bytes -> {total_tokens} tokens, "
+              f"{total_bytes / total_tokens:.3f} bytes per token")
+
+
+# -- vocab ------------------------------------------------------------------
+
+def escape_bytes(data: bytes) -> str:
+    r"""Bytes as printable ASCII: each byte outside ``!``..``~`` and space, and ``\``, as ``\xNN``.
+
+    >>> print(escape_bytes(b"a b\\\t\xc3\xa9"))
+    a b\x5c\x09\xc3\xa9
+    """
+    return "".join(chr(b) if 32 <= b < 127 and b != 92 else f"\\x{b:02x}" for b in data)
+
+
+_ESCAPES = {"\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _text_cell(data: bytes) -> str:
+    """The token as text when it is whole UTF-8; characters that are not printable are escaped
+    (as in Python: ``\\n``, ``\\x1b``, ``\\u2028``), so that every row is one line."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return ""
+    return "".join(
+        char if char.isprintable() and char != "\\" else
+        _ESCAPES.get(char) or char.encode("unicode_escape").decode("ascii")
+        for char in text
+    )
+
+
+def run_vocab(args) -> None:
+    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    out = ["id\tbytes\ttext\n"]
+    for token_id in range(tokenizer.vocab_size):
+        data = tokenizer.id_to_token(token_id)
+        out.append(f"{token_id}\t{escape_bytes(data)}\t{_text_cell(data)}\n")
+    sys.stdout.write("".join(out))
+
+
+def add_commands(commands) -> None:
+    """Register ``inspect`` and ``vocab``."""
+    count = int_at_least(0)
+    inspect = commands.add_parser(
+        "inspect", help="describe a model",
+        description="Vocabulary size, merges, special tokens, pattern, longest tokens, top merges "
+        "with counts and replacements, and bytes per token on an optional sample.",
+    )
+    inspect.add_argument("model", metavar="MODEL")
+    inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
+    inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
+    add_trust_pattern(inspect)
+    inspect.set_defaults(run=run_inspect)
+
+    vocab = commands.add_parser(
+        "vocab", help="list every token",
+        description="Print the vocabulary as tab-separated rows with a header: the ID, the "
+        "token's bytes (printable ASCII as is, other bytes as \\xNN), and the token as text "
+        "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
+    )
+    vocab.add_argument("model", metavar="MODEL")
+    add_trust_pattern(vocab)
+    vocab.set_defaults(run=run_vocab)

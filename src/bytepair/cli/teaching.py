@@ -1,0 +1,43 @@
+"""``bytepair trace`` and ``bytepair demo``: the course's companions."""
+
+from __future__ import annotations
+
+import sys
+
+from bytepair.cli.common import argument_bytes, int_at_least
+from bytepair.teach.demo import run_demo as demo
+from bytepair.teach.trace import trace_lines
+
+def run_trace(args) -> None:
+    learned = 0
+    for line in trace_lines([argument_bytes(doc) for doc in args.docs], args.merges):
+        learned += line.startswith("MERGE ")
+        print(line)
+    if learned < args.merges:
+        print(f"bytepair: stopped after {learned} of {args.merges} merges: no adjacent pair left",
+              file=sys.stderr)
+
+
+# -- demo -------------------------------------------------------------------
+
+def run_demo(args) -> None:
+    demo(args.merges, args.show, args.engine)
+
+
+def add_commands(commands) -> None:
+    """Register ``trace`` and ``demo``."""
+    count = int_at_least(0)
+    trace = commands.add_parser(
+        "trace", help="print every round of a tiny byte-mode fit",
+        description="Fit on a tiny corpus, each DOC one document (byte mode, no pre-tokenizer), "
+        "and print the bpe-merges-v1 trace: stages, every candidate pair, each merge.",
+    )
+    trace.add_argument("docs", nargs="+", metavar="DOC")
+    trace.add_argument("--merges", type=count, default=2, metavar="N", help="merges to learn (2)")
+    trace.set_defaults(run=run_trace)
+
+    demo = commands.add_parser("demo", help="fit rules on the shipped public-domain text")
+    demo.add_argument("--merges", type=count, default=300, help="merges to learn (300)")
+    demo.add_argument("--show", type=count, default=20, help="rules to print (20)")
+    demo.add_argument("--engine", choices=["incremental", "naive"], default=None)
+    demo.set_defaults(run=run_demo)

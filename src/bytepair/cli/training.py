@@ -1,0 +1,199 @@
+"""``bytepair train`` and ``bytepair count``: from a corpus (or count tables) to a model file."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from bytepair._util.atomic import check_target
+from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
+from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
+                                 integer, load_tokenizer, pattern_name, vocab_sizes)
+from bytepair.counts.piece_counts import PieceCounts
+from bytepair.training import count as count_corpus
+from bytepair.training import train
+
+#: The placeholder of -o that a list of vocabulary sizes fills in.
+SIZE_FIELD = "{vocab_size}"
+
+
+def _outputs(output: str, sizes: list[int] | None) -> dict[int | None, str]:
+    """The file to write for each vocabulary size (one file, keyed None, without a size list)."""
+    if sizes is None:
+        return {None: output}
+    if len(set(sizes)) > 1 and SIZE_FIELD not in output:
+        raise ValueError(
+            f"-o must contain {SIZE_FIELD} when --vocab-size lists several sizes "
+            f"(one file per size), got {output!r}")
+    return {size: output.replace(SIZE_FIELD, str(size)) for size in sorted(set(sizes))}
+
+
+def run_train(args) -> None:
+    outputs = _outputs(args.output, args.vocab_size)
+    for path in outputs.values():
+        check_target(path, "-o")
+    tables = _load_counts(args) if args.counts else None
+    init = load_tokenizer(args.init, args.trust_pattern) if args.init is not None else None
+    # A warm start continues the init model: its pattern and special tokens
+    # are the defaults, so that the result equals a fit from scratch.
+    if args.pretokenize is not None:
+        pretokenize = args.pretokenize
+    elif tables is not None:
+        pretokenize = tables[0].pattern
+    else:
+        pretokenize = init.pattern if init is not None else "gpt2"
+    if args.special is not None:
+        special = args.special
+    else:
+        special = list(init.special_tokens) if init is not None else []
+    special = check_special_tokens(special)
+    if args.vocab_size is not None:
+        # Every size is checked before training; one run to the largest serves all.
+        requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
+        if init is not None and min(requested.values()) < len(init.merges):
+            raise ValueError(f"init already has {len(init.merges)} merges, more than the "
+                             f"{min(requested.values())} requested")
+        largest = max(outputs)
+    else:
+        requested = {None: args.merges}
+        largest = None
+    corpus = tables if tables is not None else files_of(args)
+    start = time.perf_counter()
+    with cluster(args.scheduler) as client:
+        trained = train(
+            corpus,
+            vocab_size=largest,
+            merges=args.merges,
+            pretokenize=pretokenize,
+            special_tokens=special,
+            min_frequency=args.min_frequency,
+            workers=args.workers,
+            progress=not args.quiet and sys.stderr.isatty(),
+            init=init,
+            client=client,
+        )
+    seconds = time.perf_counter() - start
+    for size, output in outputs.items():
+        # A smaller size is the first rules of the largest; where training
+        # stopped early, a separate run would have stopped at the same rule.
+        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+        tokenizer.save(output)
+        if args.quiet:
+            continue
+        learned = len(tokenizer.merges)
+        print(
+            f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
+            f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
+            f"({seconds:.1f} s)",
+            file=sys.stderr,
+        )
+        if learned < requested[size]:
+            print(
+                f"bytepair: stopped after {learned} of {plural(requested[size], 'merge')}: no pair "
+                f"left that is seen at least {plural(args.min_frequency, 'time')}",
+                file=sys.stderr,
+            )
+
+
+def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
+    # FILEs and --counts exclude each other; argparse's groups cannot hold a
+    # positional when options and positionals are intermixed.
+    if not args.files and not args.counts:
+        parser.error("the following arguments are required: FILE (or --counts COUNTS)")
+    if args.files and args.counts:
+        parser.error("argument --counts: not allowed with FILE")
+
+
+def _load_counts(args) -> list[PieceCounts]:
+    """The ``--counts`` tables; they replace FILEs and the options that read them."""
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler"):
+        if getattr(args, option):
+            raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
+                             "(the counts are already made)")
+    tables = [PieceCounts.load(path) for path in args.counts]
+    sum(tables)  # mixed patterns fail here, naming both, before any work
+    return tables
+
+
+def run_count(args) -> None:
+    output = check_target(args.output, "-o")
+    corpus = files_of(args)
+    start = time.perf_counter()
+    with cluster(args.scheduler) as client:
+        table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
+                             client=client, progress=not args.quiet and sys.stderr.isatty())
+    table.save(output)
+    if not args.quiet:
+        print(
+            f"bytepair: wrote {str(output)!r}: {plural(len(table), 'distinct piece')}, "
+            f"{table.total():,} in all, pattern {pattern_name(table.pattern)} "
+            f"({time.perf_counter() - start:.1f} s)",
+            file=sys.stderr,
+        )
+
+
+def add_commands(commands) -> None:
+    """Register ``train`` and ``count``."""
+    train = commands.add_parser(
+        "train", help="train a tokenizer from files",
+        description="Train a byte-level BPE tokenizer from text files, directories (read "
+        "recursively), globs, JSON Lines (.jsonl/.ndjson) and their .gz versions; save it to -o. "
+        "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given.",
+    )
+    train.add_argument("files", nargs="*", metavar="FILE",
+                       help="corpus files, directories, globs or fsspec URLs (or use --counts)")
+    train.add_argument("--counts", nargs="+", metavar="COUNTS",
+                       help="train from piece-count tables written by 'bytepair count' (added up) "
+                       "instead of FILEs")
+    size = train.add_mutually_exclusive_group(required=True)
+    size.add_argument("--vocab-size", type=vocab_sizes, metavar="N[,N...]",
+                      help="256 bytes + merges + special tokens (at least 256 + the special "
+                      "tokens); several sizes, comma-separated, write one model each from one "
+                      "run, to -o with {vocab_size} filled in")
+    size.add_argument("--merges", type=integer, metavar="N",
+                      help="number of merges (total, with --init)")
+    train.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default=None,
+                       help="split pattern; pieces are barriers (default: gpt2, or the --init "
+                       "model's); none: byte mode, each document is one piece and any bytes are "
+                       "read as they are; other patterns need UTF-8")
+    train.add_argument("--special", action="append", metavar="TOKEN",
+                       help="a special token (repeatable; default: none, or the --init model's)")
+    train.add_argument("--min-frequency", type=integer, default=1, metavar="N",
+                       help="stop when the best pair is seen fewer than N times (1)")
+    train.add_argument("--workers", type=integer, default=None, metavar="N",
+                       help="processes counting pieces (default: all cores); the model is the same")
+    train.add_argument("--init", metavar="MODEL",
+                       help="continue from this model (equals training from scratch to the larger size)")
+    train.add_argument("--jsonl-field", metavar="NAME",
+                       help="text field of JSON Lines records (default: text)")
+    train.add_argument("--per-line", action="store_true",
+                       help="each line of a text file is a document (default: each file)")
+    corpus_options(train)
+    train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
+    train.add_argument("-o", "--output", required=True, metavar="MODEL",
+                       help="model file to write ({vocab_size} in it is replaced by the size)")
+    add_trust_pattern(train)
+    train.set_defaults(run=run_train, check_usage=_check_train_usage)
+
+    counter = commands.add_parser(
+        "count", help="count the pieces of files into a table to train from later",
+        description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "
+        "Parquet files (.parquet: one document per row of --text-column) or fsspec URLs, and save "
+        "the table to -o. Tables of shards add up: 'bytepair train --counts A B ...' trains on "
+        "all of them and gives the model of training on all the shards at once.",
+    )
+    counter.add_argument("files", nargs="+", metavar="FILE",
+                         help="corpus files, directories, globs or fsspec URLs")
+    counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
+                         help="split pattern (default: gpt2); none: each document is one piece")
+    counter.add_argument("--per-line", action="store_true",
+                         help="each line of a text file is a document (default: each file)")
+    counter.add_argument("--jsonl-field", metavar="NAME",
+                         help="text field of JSON Lines records (default: text)")
+    counter.add_argument("--workers", type=integer, default=None, metavar="N",
+                         help="processes counting pieces (default: all cores); the table is the same")
+    corpus_options(counter)
+    counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
+    counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
+    counter.set_defaults(run=run_count)

@@ -1,0 +1,126 @@
+"""Held-out samples: where their texts come from, read in batches for the encoder.
+
+A whole-file document is read in blocks that end at cut points
+(:mod:`bytepair.read.blocks`) when every model splits with a pattern that may
+be cut there: encoding the blocks gives the same IDs as encoding the file
+whole, and the encoder's threads get several texts to share.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from bytepair.read import blocks
+from bytepair.read.corpus import Files, RemoteFile, is_jsonl, is_parquet, read_file
+
+#: Characters handed to the encoder at a time (its threads split them).
+BATCH_CHARS = 1 << 24
+#: Bytes per block of a whole-file document: small enough that a batch holds many.
+BLOCK_BYTES = 1 << 20
+
+
+@dataclass
+class Sample:
+    """A held-out sample: a name, its texts or files, and whether the name is a label.
+
+    ``sources`` holds paths (globs and directories as :class:`bytepair.Files`
+    reads them), :class:`bytepair.Files` objects, or lists of str texts.
+    Labelled samples (languages, domains) are compared with each other:
+    parity and the Gini coefficient. ``per_line`` reads plain text files
+    given as paths one document per line.
+    """
+
+    name: str
+    sources: list = field(default_factory=list)
+    labelled: bool = False
+    per_line: bool = False
+
+
+def samples_of(samples, per_line: bool = False) -> list[Sample]:
+    """``evaluate``'s ``samples`` argument as :class:`Sample` objects.
+
+    A mapping ``{label: source}`` gives labelled samples; a list of paths
+    gives one unlabelled sample per path, named by it; Sample objects pass.
+    """
+    if isinstance(samples, (str, os.PathLike, Files)):
+        samples = [samples]
+    if isinstance(samples, dict):
+        if not samples:
+            raise ValueError("samples: no samples given")
+        out = []
+        for label, source in samples.items():
+            if not isinstance(label, str) or not label:
+                raise TypeError(f"samples: a label must be a non-empty str, got {label!r}")
+            out.append(Sample(label, [_checked_source(source, label)], True, per_line))
+        return out
+    try:
+        items = list(samples)
+    except TypeError:
+        raise TypeError("samples must be a mapping {label: path or texts}, or a list of paths, "
+                        f"got {type(samples).__name__}") from None
+    if not items:
+        raise ValueError("samples: no samples given")
+    out = []
+    for index, item in enumerate(items):
+        if isinstance(item, Sample):
+            out.append(item)
+        elif isinstance(item, (str, os.PathLike)):
+            out.append(Sample(os.fspath(item), [_checked_source(item, f"samples[{index}]")],
+                              False, per_line))
+        else:
+            raise TypeError(f"samples[{index}] must be a path (str) or a Sample, got "
+                            f"{type(item).__name__}; give texts as a mapping {{label: texts}}")
+    return out
+
+
+def _checked_source(source, name: str):
+    if isinstance(source, (str, os.PathLike, Files)):
+        return source
+    if isinstance(source, (list, tuple)):
+        for index, text in enumerate(source):
+            if not isinstance(text, str):
+                raise TypeError(f"samples[{name!r}][{index}] must be a str, got {type(text).__name__}")
+        return list(source)
+    raise TypeError(f"samples[{name!r}] must be a path, a Files or a list of str, "
+                    f"got {type(source).__name__}")
+
+
+def batches(sample: Sample, cuttable: bool) -> Iterator[list[str]]:
+    """The texts of ``sample`` in lists of about :data:`BATCH_CHARS` characters."""
+    batch: list[str] = []
+    size = 0
+    for text in _texts(sample, cuttable):
+        batch.append(text)
+        size += len(text)
+        if size >= BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _texts(sample: Sample, cuttable: bool) -> Iterator[str]:
+    for source in sample.sources:
+        if isinstance(source, list):
+            yield from source
+            continue
+        files = source if isinstance(source, Files) else Files(source, per_line=sample.per_line)
+        for path in files.paths:
+            if (cuttable and not files.per_line and not isinstance(path, RemoteFile)
+                    and not is_jsonl(path) and not is_parquet(path)):
+                with blocks.open_binary(path) as handle:
+                    for offset, data in blocks.read_blocks(handle, 0, None, per_line=False,
+                                                             block_bytes=BLOCK_BYTES):
+                        yield _decode(data, path, offset)
+            else:
+                yield from read_file(path, text=True, per_line=files.per_line,
+                                     jsonl_field=files.jsonl_field, text_column=files.text_column)
+
+
+def _decode(data: bytes, path, offset: int) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: invalid UTF-8 at byte offset {offset + exc.start}") from None
