@@ -21,7 +21,7 @@ SRC = ROOT / "src" / "bytepair"
 CYTHON = ROOT / "cython" / "bytepair"
 
 #: The stages in the order the data flows through them: documents, pieces, counts,
-#: rules, models, files, then the entry points and what is built on them. A
+#: rules, models, files, measuring models, then the entry points and what is built on them. A
 #: module may import from its own stage and the ones before it. ``_util`` is
 #: shared ground; the package's ``__init__`` and ``__main__`` come last.
 STAGES = [
@@ -32,6 +32,7 @@ STAGES = [
     "learn",
     "model",
     "formats",
+    "evaluation",
     "training",
     "teach",
     "cli",
@@ -153,7 +154,7 @@ def test_the_walk_sees_the_imports_it_judges():
     ("split", "import bytepair.training\n", "split imports training"),
     ("formats", "from bytepair import Tokenizer\n", "formats imports __init__"),
     ("learn", "from . import rules\n", "relative import"),
-    ("evaluation", "import os\n", "stage 'evaluation' is not in STAGES"),
+    ("normalize", "import os\n", "stage 'normalize' is not in STAGES"),
 ])
 def test_tamper_a_bad_python_import_is_flagged(stage, source, expected):
     found = violations(stage, "synthetic.py", python_imports(source))
