@@ -330,11 +330,40 @@ def _owner(path: Path) -> tuple[str, str] | None:
 
 
 _updated = False
+#: Building a corpus may run apt-get only when this is "1": ``--fetch-corpora`` sets it. An
+#: environment variable, so that the processes a benchmark starts inherit the user's answer.
+FETCH_ENV = "BYTEPAIR_BENCH_FETCH"
+
+
+class FetchNotAllowed(RuntimeError):
+    """A corpus needs apt-get and the user did not pass ``--fetch-corpora``."""
+
+
+def add_fetch_option(parser) -> None:
+    """Add ``--fetch-corpora`` to a benchmark's argument parser (see :func:`apply_fetch_option`)."""
+    parser.add_argument("--fetch-corpora", action="store_true",
+                        help="let missing corpora be built with apt-get (installs or downloads "
+                        "Debian documentation packages; may need root); without it a missing "
+                        "corpus is an error")
+
+
+def apply_fetch_option(args) -> None:
+    """Allow apt-get for this process and its children when ``--fetch-corpora`` was given."""
+    if getattr(args, "fetch_corpora", False):
+        os.environ[FETCH_ENV] = "1"
 
 
 def _apt(args: list[str], **kwargs) -> None:
-    """``apt-get ARGS``, after one ``apt-get update`` if the first try fails."""
+    """``apt-get ARGS``, after one ``apt-get update`` if the first try fails.
+
+    Never without the user's word (``--fetch-corpora``): a benchmark must not
+    change the machine behind their back.
+    """
     global _updated
+    if os.environ.get(FETCH_ENV) != "1":
+        raise FetchNotAllowed(
+            f"this corpus is not in the cache and building it needs `apt-get {' '.join(args)}`; "
+            f"pass --fetch-corpora to allow that, or --corpus FILE to use a text file of your own")
     for attempt in range(2):
         result = _run(["apt-get", *args], **kwargs)
         if result.returncode == 0:
@@ -1527,7 +1556,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--info", action="store_true", help="print the manifest after each path")
     parser.add_argument("--list", action="store_true",
                         help="build every language's text and print its size")
+    add_fetch_option(parser)
     args = parser.parse_args(argv)
+    apply_fetch_option(args)
     if args.list:
         for language in (*LANGUAGES, "multilingual"):
             path = corpus_path(None, language=language)
@@ -1545,7 +1576,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             path = corpus_path(size, args.corpus, rebuild=args.rebuild,
                                language=args.language, clip=args.clip)
-        except ValueError as e:
+        except (ValueError, FetchNotAllowed) as e:
             parser.error(str(e))
         print(path, flush=True)
         if args.info:

@@ -1,4 +1,4 @@
-"""Encode and decode throughput against tiktoken and Hugging Face tokenizers (issue 12).
+"""Encode and decode throughput against tiktoken and Hugging Face tokenizers.
 
 One command trains (once, cached) a 32,768-token model per pattern on the
 first 10 MB of the English corpus, exports it to tiktoken and to a
@@ -192,7 +192,8 @@ def _commit() -> str:
 
 
 def goals(cases: dict) -> dict:
-    """The issue's four goals from one pattern's cases (threads 1 and 2)."""
+    """The four goals (speed against tiktoken, decode, two threads, a long piece) from one
+    pattern's cases (threads 1 and 2)."""
     one, two = cases["1"], cases["2"]
     piece = one[f"bytepair_piece_{LONG_PIECE[1]}_s"] / one[f"bytepair_piece_{LONG_PIECE[0]}_s"]
     checks = {
@@ -220,7 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", default=None,
                         help="results/encode.json, results/encode-TEXT.json for another --text")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "THREADS"), help=argparse.SUPPRESS)
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
     held_out = corpus.parse_size(args.held_out)
     if args.child:
         print(json.dumps(child(args.child[0], int(args.child[1]), held_out, args.rounds, args.text)))

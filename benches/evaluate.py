@@ -157,7 +157,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cases", nargs="+", default=["equal", "sizes"])
     parser.add_argument("--output", default=str(RESULTS / "evaluate.json"))
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
     held_out = corpus.parse_size(args.held_out)
     if args.child:
         print(json.dumps(child_equal(held_out)))

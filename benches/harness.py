@@ -128,7 +128,7 @@ TRAINERS: dict[str, Trainer] = {
         _lines, _train_bytes("incremental"), _digest_byte_model, family="bytepair-bytes",
         modules=("bytepair", "sortedcontainers")),
 }
-# bytepair's tokenizer training and the peers (issue 5): `python -m benches.report --suite peers`.
+# bytepair's tokenizer training and the peers: `python -m benches.report --suite peers`.
 TRAINERS.update((spec["name"], Trainer(**spec)) for spec in peers.TRAINERS)
 #: The trainers of each suite.
 SUITES = {"engines": ("naive", "incremental"), "peers": tuple(s["name"] for s in peers.TRAINERS),

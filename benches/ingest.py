@@ -1,4 +1,4 @@
-"""Ingestion benchmarks (issue 8): every named pattern, every shape of input, against rustbpe.
+"""Ingestion benchmarks: every named pattern, every shape of input, against rustbpe.
 
 One command runs the matrix, each case in a fresh process (benches/harness.py's
 ``run_case``: wall time, peak RSS of the process tree), and writes
@@ -60,7 +60,8 @@ VOCAB = 32768
 ALL_PATTERNS = ("gpt2", "cl100k", "o200k", "nanochat", "whitespace")
 #: Shapes that are a text of benches/corpus.py's non-English recipe, not the English one.
 LANGUAGE_SHAPES = ("russian", "german", "japanese", "chinese", "multilingual")
-ALL_SHAPES = ("lines", "document", "gzip", "short", "long", *LANGUAGE_SHAPES)
+ENGLISH_SHAPES = ("lines", "document", "gzip", "short", "long")
+ALL_SHAPES = (*ENGLISH_SHAPES, *LANGUAGE_SHAPES)
 #: Shapes whose file is one document per line.
 PER_LINE = {"lines": True, "document": False, "gzip": True, "short": True, "long": True,
             **{shape: True for shape in LANGUAGE_SHAPES}}
@@ -116,26 +117,29 @@ TRAINERS.update({
 LARGEST_RECIPE = 100_000_000
 
 
-def _english(size: int) -> Path:
+def _english(size: int, corpus: str | None = None) -> Path:
     """The English corpus of ``size`` bytes; above ``LARGEST_RECIPE``, the large corpus
-    (distinct text first, then repeats; built on first use)."""
+    (distinct text first, then repeats; built on first use). With ``corpus``, that text
+    file's first ``size`` bytes instead (cut at a line end)."""
+    if corpus is not None:
+        return corpora.corpus_path(size, corpus)
     if size <= LARGEST_RECIPE:
         return corpora.corpus_path(size)
     return corpora.corpus_path(size, language="large")
 
 
-def _shaped_path(shape: str, size: int) -> Path:
+def _shaped_path(shape: str, size: int, corpus: str | None = None) -> Path:
     """The corpus file for ``shape`` (building what it needs when it is not cached)."""
     if shape in LANGUAGE_SHAPES:
         return corpora.corpus_path(size, language=shape, clip=True)
-    base = _english(size)
+    base = _english(size, corpus)
     if shape in ("lines", "document"):
         return base
     return corpora.cache_dir() / f"{base.stem}-{shape}{'.txt.gz' if shape == 'gzip' else '.txt'}"
 
 
 @functools.lru_cache(maxsize=None)
-def _shaped(shape: str, size: int) -> Path:
+def _shaped(shape: str, size: int, corpus: str | None = None) -> Path:
     """The corpus file for ``shape``, built once from the English recipe (or the large corpus,
     or a text of the non-English recipe).
 
@@ -143,19 +147,19 @@ def _shaped(shape: str, size: int) -> Path:
     ``exec``, so text read here would show in every case's peak. Once built,
     finding the path again reads only the cache's manifests.
     """
-    builder = multiprocessing.get_context("fork").Process(target=_build, args=(shape, size))
+    builder = multiprocessing.get_context("fork").Process(target=_build, args=(shape, size, corpus))
     builder.start()
     builder.join()
     if builder.exitcode != 0:
         raise RuntimeError(f"could not build the {shape} corpus of {size:,} bytes")
-    return _shaped_path(shape, size)
+    return _shaped_path(shape, size, corpus)
 
 
-def _build(shape: str, size: int) -> None:
-    out = _shaped_path(shape, size)
+def _build(shape: str, size: int, corpus: str | None = None) -> None:
+    out = _shaped_path(shape, size, corpus)
     if shape in ("lines", "document", *LANGUAGE_SHAPES) or out.exists():
         return
-    data = _english(size).read_bytes()
+    data = _english(size, corpus).read_bytes()
     if shape == "gzip":
         shaped = gzip.compress(data, 6)
     elif shape == "short":
@@ -194,7 +198,12 @@ def _composition(corpus: str) -> str:
             f"{m['repeated_bytes'] / 1e6:.0f} MB repeated)")
 
 
-def matrix(sizes, patterns, shapes, threads) -> list[Case]:
+def matrix(sizes, patterns, shapes, threads, corpus: str | None = None) -> list[Case]:
+    """The cases; with ``corpus`` the English shapes read that text file instead."""
+    if corpus is not None and set(shapes) & set(LANGUAGE_SHAPES):
+        raise ValueError(f"--corpus stands for the English text; the shapes "
+                         f"{', '.join(s for s in shapes if s in LANGUAGE_SHAPES)} read Debian's "
+                         f"translations: give --shapes from {', '.join(ENGLISH_SHAPES)}")
     cases = []
     for size in sizes:
         for shape in shapes:
@@ -208,8 +217,8 @@ def matrix(sizes, patterns, shapes, threads) -> list[Case]:
                         trainers.append("ingest-hf")
                     for trainer in trainers:
                         options = (("pattern", pattern), ("shape", shape), ("threads", t))
-                        cases.append(Case(trainer, size, VOCAB - 256, str(_shaped(shape, size)),
-                                          options))
+                        cases.append(Case(trainer, size, VOCAB - 256,
+                                          str(_shaped(shape, size, corpus)), options))
     return cases
 
 
@@ -273,9 +282,10 @@ def render(report: dict) -> str:
 def run(args, argv) -> int:
     sizes = [corpora.parse_size(s) for s in (args.sizes or ["10MB"])]
     patterns = args.patterns or list(ALL_PATTERNS)
-    shapes = args.shapes or list(ALL_SHAPES)
+    # Another text stands for the English recipe only: by default, its shapes.
+    shapes = args.shapes or list(ALL_SHAPES if args.corpus is None else ENGLISH_SHAPES)
     threads = args.threads or [1, 2]
-    cases = matrix(sizes, patterns, shapes, threads)
+    cases = matrix(sizes, patterns, shapes, threads, args.corpus)
     if args.trainers:
         cases = [c for c in cases if c.trainer in args.trainers]
     library = library_snapshot(args.library) if args.library else None

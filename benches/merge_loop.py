@@ -1,4 +1,4 @@
-"""The merge-loop suite of the report (issue 9): large vocabularies and byte mode.
+"""The merge-loop suite of the report: large vocabularies and byte mode.
 
     python -m benches.report --suite merge-loop                  # the goal cases (~40 min)
     python -m benches.report --suite merge-loop --scale 10MB --no-write   # a quick look
@@ -49,7 +49,7 @@ BYTE_MERGES = 10_000
 #: Where the short-lines corpus splits a line: after sentence and clause punctuation.
 CLAUSE_END = re.compile(rb"(?<=[.!?;:,])\s+")
 
-# The issue's goals.
+# The suite's goals: ratios against Hugging Face.
 GOAL_LEARN = 0.3        # learning phase at vocab 131072, bytepair / hf
 GOAL_MARGINAL = 1.0     # cost per merge from 32768 to 131072, bytepair / hf
 GOAL_BYTES_10MB = 0.2   # byte mode, 10 MB, 10k merges, wall, bytepair / hf
@@ -57,17 +57,19 @@ GOAL_BYTES_100MB = 0.1
 GOAL_BYTES_PER_BYTE = 20.0  # peak RSS per input byte, byte mode at 100 MB
 
 
-def short_lines_path(size: int) -> Path:
+def short_lines_path(size: int, corpus: str | None = None) -> Path:
     """A corpus of ``size`` bytes (cut at a line end) of short lines, built once.
 
-    The English recipe's lines split after ``. ! ? ; : ,`` and the spaces
-    that follow: real text whose lines average about 30 bytes.
+    The English recipe's lines (or those of the text file ``corpus``) split
+    after ``. ! ? ; : ,`` and the spaces that follow: real text whose lines
+    average about 30 bytes.
     """
-    path = corpora.cache_dir() / f"english-v{corpora.RECIPE}-short-{size}.txt"
+    # Ten times the text is more than enough: splitting only drops spaces.
+    source = corpora.corpus_path(max(size * 10, 10 * MB), corpus)
+    stem = f"english-v{corpora.RECIPE}" if corpus is None else source.stem
+    path = corpora.cache_dir() / f"{stem}-short-{size}.txt"
     if path.exists():
         return path
-    # Ten times the text is more than enough: splitting only drops spaces.
-    source = corpora.corpus_path(max(size * 10, 10 * MB))
     out, total = [], 0
     with open(source, "rb") as f:
         for line in f:
@@ -81,6 +83,7 @@ def short_lines_path(size: int) -> Path:
             else:
                 continue
             break
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(b"".join(out))
     os.replace(tmp, path)
@@ -91,11 +94,11 @@ def _case(trainer: str, size: int, merges: int, mode: str, corpus: str | None = 
     return Case(trainer, size, merges, corpus, (("mode", mode), ("threads", 1)))
 
 
-def matrix(scale: int, trainers=TRAINERS) -> list[tuple[Case, Path]]:
-    """The suite's cases with the file each one reads."""
-    big = corpora.corpus_path(scale)
-    ten = corpora.corpus_path(10 * MB)
-    short = short_lines_path(10 * MB)
+def matrix(scale: int, trainers=TRAINERS, corpus: str | None = None) -> list[tuple[Case, Path]]:
+    """The suite's cases with the file each one reads (prefixes of ``corpus`` when given)."""
+    big = corpora.corpus_path(scale, corpus)
+    ten = corpora.corpus_path(10 * MB, corpus)
+    short = short_lines_path(10 * MB, corpus)
     cases = []
     for vocab in VOCABS:
         for trainer in ("bytepair", "hf"):
@@ -227,7 +230,7 @@ def render(report: dict) -> str:
 
 def run(args, argv, library: Path | None) -> int:
     scale = corpora.parse_size(args.scale)
-    cases = matrix(scale, args.trainers)
+    cases = matrix(scale, args.trainers, args.corpus)
     print(f"{len(cases)} cases", file=sys.stderr)
     started = time.perf_counter()
     results = []
@@ -237,10 +240,10 @@ def run(args, argv, library: Path | None) -> int:
         results.append(r)
         print(f"{r['wall']:.2f} s, peak {r['peak_mib']:.0f} MiB" if r["status"] == "ok"
               else f"{r['status']} {r.get('stderr', '')}", file=sys.stderr, flush=True)
-    paths = {corpora.parse_size(args.scale): corpora.corpus_path(scale)}
+    paths = {corpora.parse_size(args.scale): corpora.corpus_path(scale, args.corpus)}
     report = harness.make_report("merge-loop", args, argv, library, list(TRAINERS), paths,
                                  results, [], started, scale=scale,
-                                 short_lines=str(short_lines_path(10 * MB)))
+                                 short_lines=str(short_lines_path(10 * MB, args.corpus)))
     report["goals"] = goals(results, scale)
     table = render(report)
     print(table)

@@ -1,4 +1,4 @@
-"""bytepair and its peers as trainers of the benchmark report (issue 5).
+"""bytepair and its peers as trainers of the benchmark report (the peers suite).
 
 Each entry is a ``report.Trainer``: ``prepare(path, options)`` is untimed,
 ``train(prepared, merges, options)`` is the timed job, ``tokens(result)``

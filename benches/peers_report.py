@@ -1,4 +1,4 @@
-"""The peer suite of the report: bytepair's tokenizer training against its peers (issue 5).
+"""The peer suite of the report: bytepair's tokenizer training against its peers.
 
     python -m benches.report --suite peers --library HEAD          # the full matrix (~25 min)
     python -m benches.report --suite peers --sizes 10MB --threads 1 --no-write
@@ -45,7 +45,7 @@ REFERENCE = "hf"
 #: Merges of the baseline runs used to estimate merge-loop time (vocab 257).
 BASE_MERGES = 1
 
-# The issue's goals (ratios from one run of the report).
+# The suite's goals: ratios against Hugging Face from one run of the report.
 GOAL_GPT2_WALL = 0.35
 GOAL_BYTES_WALL = 0.2
 #: "Linear": 10x the text costs at most this many times the time.
@@ -165,7 +165,7 @@ def _ratio(a: float, b: float) -> str:
 
 
 def goals(results) -> list[dict]:
-    """The issue's goals, evaluated on this run (missing cases are reported as such)."""
+    """The suite's goals, evaluated on this run (missing cases are reported as such)."""
     index = _index(results)
     out = []
 
@@ -344,7 +344,7 @@ def render(rep: dict, plot_name: str | None = None) -> str:
         out += [f"- {line}" for line in lines] + [""]
     gs = goals(results)  # from the raw results, so that a re-render applies today's rules
     if gs:
-        out += ["Goals of issue 5, on this run:", ""]
+        out += ["Goals against Hugging Face, on this run:", ""]
         for g in gs:
             verdict = {True: "**met**", False: "**missed**", None: "not evaluated"}[g["met"]]
             out.append(f"- {g['goal']}: {verdict}: {g['detail']}")

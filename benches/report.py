@@ -19,7 +19,13 @@ benches/peers_report.py).
 
     python -m benches.report --suite peers --library HEAD  # bytepair vs peers (~25 min)
     python -m benches.report --suite ingest                # patterns x input shapes vs rustbpe (benches/ingest.py)
-    python -m benches.report --suite merge-loop            # issue 9's goal cases (~40 min)
+    python -m benches.report --suite merge-loop            # large vocabularies, byte mode (~40 min)
+    python -m benches.report --fetch-corpora               # build missing corpora with apt-get
+
+A corpus that is not in the cache is built from Debian documentation packages
+only with ``--fetch-corpora`` (they are installed or downloaded with
+apt-get); without it the run stops and says so. ``--corpus FILE`` uses a
+text file of your own in every suite (the ingest suite's English shapes).
 
 Writes the table between the report markers of docs/benchmarks.md and the raw
 results to benches/results/engines.json (``--no-write`` to skip both); the
@@ -147,8 +153,8 @@ def main(argv=None) -> int:
     parser.add_argument("--suite", choices=[*SUITES, "ingest"], default="engines",
                         help="engines: naive vs incremental, byte mode (default); peers: "
                         "bytepair's tokenizer training against Hugging Face tokenizers and others; "
-                        "merge-loop: large vocabularies and byte mode against Hugging Face "
-                        "(issue 9's goal cases)")
+                        "merge-loop: large vocabularies and byte mode against Hugging Face; "
+                        "ingest: every pattern and shape of input against rustbpe")
     parser.add_argument("--scale", default="100MB",
                         help="merge-loop: the large corpus (default 100MB; 10MB for a quick look)")
     parser.add_argument("--sizes", nargs="+", default=None,
@@ -181,7 +187,8 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=3600.0, help="per case (s)")
     parser.add_argument("--json", type=Path, default=None,
                         help="raw results file (default benches/results/<suite>.json)")
-    parser.add_argument("--doc", type=Path, default=DOC, help="markdown file to update")
+    parser.add_argument("--doc", type=Path, default=None,
+                        help="markdown file to update (default docs/benchmarks.md)")
     parser.add_argument("--plot", type=Path, default=None,
                         help="peers: the PNG to write (default docs/benchmarks-peers.png)")
     parser.add_argument("--no-write", action="store_true", help="print only")
@@ -190,7 +197,22 @@ def main(argv=None) -> int:
                         "and built under the cache) instead of the working tree")
     parser.add_argument("--render", type=Path, metavar="JSON",
                         help="only re-render the table of a results file (no runs)")
+    corpora.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    # Options that name an output contradict --no-write: refuse them rather than write nothing.
+    named = [f"--{name}" for name in ("json", "doc", "plot") if getattr(args, name) is not None]
+    if args.no_write and named:
+        parser.error(f"{', '.join(named)} and --no-write contradict each other: "
+                     "--no-write writes no file")
+    args.doc = args.doc or DOC
+    corpora.apply_fetch_option(args)
+    try:
+        return _main(args, argv)
+    except corpora.FetchNotAllowed as exc:
+        parser.error(str(exc))
+
+
+def _main(args, argv) -> int:
 
     if args.render:
         report = json.loads(args.render.read_text())

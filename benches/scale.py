@@ -125,7 +125,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", default=None, help="a text file instead of the English corpus")
     parser.add_argument("--no-write", action="store_true",
                         help="do not write the results file and docs/benchmarks.md")
+    corpora.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpora.apply_fetch_option(args)
     from distributed import Client, LocalCluster
 
     paths = [corpora.corpus_path(size, args.corpus) for size in args.sizes]

@@ -1,4 +1,4 @@
-"""Split+count throughput per pattern and per core (issue 8).
+"""Split+count throughput per pattern and per core, against `regex` and rustbpe's ingestion.
 
 For each text and each named pattern, three ways to turn one-document-per-line
 text into piece counts:
@@ -149,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--texts", default="english,german,russian,japanese")
     parser.add_argument("--patterns", default=",".join(NAMES))
     parser.add_argument("--out", default=str(RESULTS / "split-throughput.json"))
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
     names = [n for n in args.patterns.split(",") if n]
     rows = []
     for text in args.texts.split(","):

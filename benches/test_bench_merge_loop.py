@@ -1,4 +1,4 @@
-"""Issue 9's cases in process (pytest-benchmark), at 10 MB: large vocabularies and byte mode.
+"""The merge-loop suite's cases in process (pytest-benchmark), at 10 MB: large vocabularies and byte mode.
 
 The report (``python -m benches.report --suite merge-loop``) runs the goal
 cases at 100 MB, each in a fresh process with its peak memory; these are the

@@ -371,7 +371,9 @@ def test_inspect_byte_model_and_word_model(tmp_path, capsys):
     assert "special tokens: none" in out
     words = tmp_path / "words.json"
     bytepair.train_words({"low": 5, "lower": 2}, 2).save(words)
-    assert_bad_input(capsys, tmp_path, ["inspect", words], "word-mode model")
+    code, out, _ = run(capsys, "inspect", words)
+    assert code == 0 and "kind: word mode" in out and "rules: 2" in out
+    assert_bad_input(capsys, tmp_path, ["decode", words, "1"], "word-mode model")
 
 
 # -- trace ------------------------------------------------------------------

@@ -49,21 +49,25 @@ def corpus(tmp_path, lines) -> Path:
     return path
 
 
+@pytest.mark.parametrize("strip", [False, True])
 @pytest.mark.parametrize("dtype,typecode", [("uint16", "H"), ("uint32", "I")])
-def test_binary_output_equals_the_python_ids(capsys, tmp_path, model, corpus, lines, dtype, typecode):
+def test_binary_output_equals_the_python_ids(capsys, tmp_path, model, corpus, lines, dtype, typecode,
+                                             strip):
     out = tmp_path / "train.bin"
     code, stdout, err = run(capsys, "encode", model, corpus, "--per-line", "--dtype", dtype,
-                            "--append", END, "-o", out)
+                            "--append", END, "-o", out, *(["--strip-newlines"] if strip else []))
     assert code == 0, err
     tok = bytepair.load(model)
-    expected = [i for line in lines for i in tok.encode(line) + [tok.special_tokens[END]]]
+    # Each line keeps its newline unless --strip-newlines.
+    documents = lines if strip else [line + "\n" for line in lines]
+    expected = [i for line in documents for i in tok.encode(line) + [tok.special_tokens[END]]]
     assert read_ids(out, typecode) == expected
     assert stdout == ""
-    assert f"{len(expected)} tokens" in err and "per token" in err
+    assert f"{len(expected):,} tokens" in err and "per token" in err
     # And back: decode reads the array.
     code, text, err = run(capsys, "decode", model, "--dtype", dtype, out)
     assert code == 0, err
-    assert text == "".join(line + END for line in lines)
+    assert text == "".join(line + END for line in documents)
 
 
 def test_jsonl_documents_and_an_append_id(capsys, tmp_path, model, lines):

@@ -77,8 +77,10 @@ def test_training_from_counts_continues_from_init(shards):
 
 def test_training_from_counts_checks_the_pattern(shards):
     table = bytepair.count(shards[0], per_line=True, pretokenize="whitespace", progress=False)
+    # Without pretokenize the table's own pattern is used; a conflicting one names both.
+    assert bytepair.train(table, merges=10, progress=False).pattern == table.pattern
     with pytest.raises(ValueError, match="pretokenize: the counts were cut with whitespace, not gpt2"):
-        bytepair.train(table, merges=10, progress=False)
+        bytepair.train(table, merges=10, pretokenize="gpt2", progress=False)
     other = bytepair.count(shards[1], per_line=True, pretokenize="gpt2", progress=False)
     with pytest.raises(ValueError, match="different patterns: whitespace and gpt2"):
         bytepair.train([table, other], merges=10, pretokenize="whitespace", progress=False)
@@ -114,9 +116,10 @@ def test_training_empties_only_the_tables_it_made(shards, monkeypatch):
     # train() counts into a table of its own and frees it once the engine holds
     # the pieces; a table the caller passes must come back as it went in.
     made = []
+    count = bytepair.training._count
 
     def count_and_keep(*args, **kwargs):
-        made.append(bytepair.count(*args, **kwargs))
+        made.append(count(*args, **kwargs))
         return made[-1]
 
     given = bytepair.count(Files(*shards, per_line=True), progress=False)
@@ -127,6 +130,6 @@ def test_training_empties_only_the_tables_it_made(shards, monkeypatch):
         bytepair.train(given + given, merges=120, progress=False)
     assert given == kept
 
-    monkeypatch.setattr(bytepair.training, "count", count_and_keep)
+    monkeypatch.setattr(bytepair.training, "_count", count_and_keep)
     assert bytepair.train(Files(*shards, per_line=True), merges=120, progress=False) == from_table
     assert len(made) == 1 and len(made[0]) == 0 and made[0].total() == 0

@@ -145,7 +145,7 @@ def test_custom_pattern_on_the_command_line_needs_trust(tmp_path, capsys):
     model = bytepair.train_bytes(["12 ab 345"], 3, pretokenize=r"\d+|\D+")
     model.save(tmp_path / "m.json")
     assert main(["encode", str(tmp_path / "m.json"), "12 ab"]) == 2
-    assert "trust_pattern" in capsys.readouterr().err
+    assert "pass --trust-pattern" in capsys.readouterr().err  # the flag, not the Python argument
     assert main(["encode", "--trust-pattern", str(tmp_path / "m.json"), "12 ab"]) == 0
     assert capsys.readouterr().out.split() == [str(i) for i in model.encode("12 ab")]
 

@@ -5,10 +5,10 @@ counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
 or a document stream, or from piece-count tables that :func:`count` made.
 Each stage hands its output to the next::
 
-    sources = read_corpus(corpus)            # bytepair.read: Files or Documents
-    counts = _count(sources, pattern)        # bytepair.counts: split and count them
-    rules = _learn(counts, merges)           # bytepair.learn: the merge loop
-    Tokenizer(ByteModel(rules, pattern))     # bytepair.model
+    sources = read_corpus(corpus)              # bytepair.read: Files or Documents
+    counts = _count_sources(sources, pattern)  # bytepair.counts: split and count them
+    rules = _learn(counts, merges)             # bytepair.learn: the merge loop
+    Tokenizer(ByteModel(rules, pattern))       # bytepair.model
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 from array import array
 from collections import Counter
 from itertools import accumulate, repeat
-from typing import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from bytepair._util.validate import (
     MAX_BYTE_MERGES,
@@ -44,9 +44,24 @@ from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load
 
+if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
+    import distributed
+    import regex
+
 
 #: Merges learned per call into the engine when a progress bar is updated between calls.
 LEARN_CHUNK = 1024
+
+
+class _DefaultPattern(str):
+    """A str equal to ``"gpt2"`` that :func:`train` tells apart from an explicit ``"gpt2"``
+    by identity: when ``pretokenize`` is not given, count tables and ``init`` supply theirs."""
+
+    __slots__ = ()
+
+
+#: ``train``'s default ``pretokenize``: gpt2, unless the count tables or ``init`` name another.
+DEFAULT_PATTERN = _DefaultPattern("gpt2")
 
 
 def _byte_token(left: int, right: int, rank: int) -> int:
@@ -192,12 +207,14 @@ def train_words(
     end_of_word: str | None = None,
     engine: str | None = None,
 ) -> WordModel:
-    """Learn up to ``merges`` rules over string symbols from word counts.
+    """Learn up to ``merges`` rules over string symbols from ``word_counts`` (word -> count).
 
     A word starts as its characters (plus ``end_of_word`` when given); pair
     counts are weighted by the word's count; ties go to the smallest
     ``(left, right)`` in string order; a merged symbol is its two strings
-    joined, so equal strings are one symbol.
+    joined, so equal strings are one symbol. ``end_of_word`` (such as
+    ``"</w>"``; None: nothing) is added after each word's characters.
+    ``engine`` is ``"incremental"`` (the default) or ``"naive"`` (the reference).
 
     >>> train_words({"low": 1, "lower": 1, "lowest": 1}, 1, end_of_word="</w>").rules
     [('l', 'o')]
@@ -255,7 +272,8 @@ def learn_bpe(
     end_of_word: str | None = None,
     engine: str | None = None,
 ) -> list[tuple[str, str]]:
-    """The learned pairs, in order (see :func:`train_words` for the details).
+    """The learned pairs, in order: :func:`train_words` of ``word_counts``, ``merges``,
+    ``end_of_word`` and ``engine`` (see there), without the counts.
 
     >>> learn_bpe({"low": 5, "lower": 2, "newest": 6, "widest": 3}, 4)
     [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
@@ -277,32 +295,54 @@ def _progress(progress: bool | None, **options):
 
 
 def count(
-    corpus,
+    corpus: str | os.PathLike | Files | Iterable[str | bytes],
     *,
-    pretokenize: str | None = "gpt2",
+    pretokenize: str | regex.Pattern | None = "gpt2",
     per_line: bool = False,
     jsonl_field: str | None = None,
     text_column: str | None = None,
     workers: int | None = None,
-    client=None,
+    client: distributed.Client | None = None,
     progress: bool | None = None,
 ) -> PieceCounts:
     """The piece counts of ``corpus``: what training learns from, as a table to keep or merge.
 
-    ``corpus`` is a path, glob, fsspec URL or :class:`bytepair.Files`, or an
-    iterable of ``str``/``bytes`` documents. ``pretokenize`` cuts documents
-    into pieces (see :func:`train`); ``per_line``, ``jsonl_field`` and
-    ``text_column`` say how files hold documents. ``workers`` processes
-    count (default: all cores). With ``client`` (a ``distributed.Client``)
-    the files are counted by the cluster's workers instead, one task per
-    part (see :mod:`bytepair.counts.cluster`); the table is the same either way.
     Tables of shards add up to the table of all shards: ``sum(tables)``.
     O(corpus size) work; memory O(distinct pieces).
+
+    ``corpus``
+        A path, directory, glob or fsspec URL, a :class:`bytepair.Files`, a
+        list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
+    ``pretokenize``
+        How documents are cut into pieces: a pattern name, a regex or None (see :func:`train`).
+    ``per_line``
+        Each line of a plain text file is a document (without its line ending);
+        otherwise each file is one document.
+    ``jsonl_field``
+        The field of JSON Lines records (``.jsonl``, ``.ndjson``) that holds the text
+        (default ``"text"``).
+    ``text_column``
+        The string column of Parquet files that holds the text (default ``"text"``).
+    ``workers``
+        Threads (compiled counting of text files and of documents with a named pattern) or
+        processes (JSON Lines, Parquet, URLs, custom regexes) that count; default: all cores.
+        The table is the same for any number.
+    ``client``
+        A ``distributed.Client``: the cluster's workers count the files instead, one task per
+        part (see :mod:`bytepair.counts.cluster`); the table is the same.
+    ``progress``
+        Show a progress bar on stderr; None (the default): only when stderr is a terminal.
 
     >>> count(["low low lower"]).most_common(2)
     [(b' low', 1), (b' lower', 1)]
     """
-    source = resolve_pattern(pretokenize)
+    return _count(corpus, resolve_pattern(pretokenize), per_line=per_line, jsonl_field=jsonl_field,
+                  text_column=text_column, workers=workers, client=client, progress=progress)
+
+
+def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | None,
+           text_column: str | None, workers: int | None, client, progress: bool | None) -> PieceCounts:
+    """:func:`count` with the pattern already resolved to its regex source."""
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
     sources = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if client is not None and not isinstance(sources, Files):
@@ -315,7 +355,7 @@ def count(
         bar = _progress(progress, desc="reading", unit="B" if counts_bytes(source) else "char",
                         unit_scale=True)
     try:
-        table = _count(sources, source, workers=workers, client=client, progress_bar=bar)
+        table = _count_sources(sources, source, workers=workers, client=client, progress_bar=bar)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(table))
     finally:
@@ -324,8 +364,8 @@ def count(
     return table
 
 
-def _count(sources: Files | Documents, source: str | None, *, workers: int, client,
-           progress_bar) -> PieceCounts:
+def _count_sources(sources: Files | Documents, source: str | None, *, workers: int, client,
+                   progress_bar) -> PieceCounts:
     """The counting stage, given what the read stage made of the corpus: files are
     counted in parts (by a cluster's workers with ``client``), documents as a stream."""
     if client is not None:
@@ -347,11 +387,11 @@ def _as_tables(corpus) -> list[PieceCounts] | None:
 
 
 def train(
-    corpus,
+    corpus: str | os.PathLike | Files | Iterable[str | bytes] | PieceCounts | Sequence[PieceCounts],
     *,
     vocab_size: int | None = None,
     merges: int | None = None,
-    pretokenize: str | None = "gpt2",
+    pretokenize: str | regex.Pattern | None = DEFAULT_PATTERN,
     special_tokens: Sequence[str] = (),
     min_frequency: int = 1,
     workers: int | None = None,
@@ -360,25 +400,53 @@ def train(
     per_line: bool = False,
     jsonl_field: str | None = None,
     text_column: str | None = None,
-    client=None,
+    client: distributed.Client | None = None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
-    ``corpus`` is a path, glob or :class:`bytepair.Files`, or an iterable of
-    ``str``/``bytes`` documents, read as a stream; or piece counts already
-    made (a :class:`bytepair.PieceCounts` or a list of them, added up), whose
-    pattern ``pretokenize`` must name. Give exactly one of
-    ``vocab_size`` (256 bytes + learned tokens + special tokens) or
-    ``merges`` (the total number of rules). Training stops early when the
-    best pair is seen fewer than ``min_frequency`` times. ``init`` continues
-    from an existing model: its rules are kept and training resumes. When
-    ``init`` was itself trained on this corpus with the same pattern, the
-    result equals training from scratch to the larger size.
-    ``workers`` processes count the pieces (default: all cores), or the
-    workers of a Dask cluster with ``client`` (see :func:`count`); the merge
-    loop runs here either way.
+    Give exactly one of ``vocab_size`` and ``merges``. Reading and counting
+    are O(corpus size); the merge loop works on the distinct pieces.
+
+    ``corpus``
+        What to learn from: a path, directory, glob or fsspec URL, a
+        :class:`bytepair.Files`, a list of ``pathlib.Path``, or an iterable of
+        ``str``/``bytes`` documents, read as a stream; or piece counts already
+        made by :func:`count` (a :class:`bytepair.PieceCounts` or a list of them, added up).
+    ``vocab_size``
+        256 bytes + learned tokens + special tokens.
+    ``merges``
+        The total number of rules (``init``'s included).
+    ``pretokenize``
+        How documents are cut into pieces, each a barrier: ``"gpt2"``, ``"cl100k"``,
+        ``"o200k"``, ``"nanochat"``, ``"whitespace"``, None or ``"none"`` (no split), or a
+        custom regex (a compiled pattern, or a str with regex characters). When not given:
+        the pattern of the count tables, else of ``init``, else ``"gpt2"``; given, it must
+        agree with them (the error names both).
+    ``special_tokens``
+        Texts that get the IDs after the learned tokens, in this order.
+    ``min_frequency``
+        Stop when the best pair is seen fewer times than this.
+    ``workers``
+        Threads or processes that count (see :func:`count`); default: all cores. The model
+        is the same for any number.
+    ``progress``
+        Show progress bars on stderr; None (the default): only when stderr is a terminal.
+    ``init``
+        A model (or the path of one) to continue from: its rules are kept and training
+        resumes. When ``init`` was trained on this same corpus with the same pattern, the
+        result equals training from scratch to the larger size; on another corpus it is a
+        different model.
+    ``per_line``
+        Each line of a plain text file is a document (without its line ending);
+        otherwise each file is one document.
+    ``jsonl_field``
+        The field of JSON Lines records that holds the text (default ``"text"``).
+    ``text_column``
+        The string column of Parquet files that holds the text (default ``"text"``).
+    ``client``
+        A ``distributed.Client``: the cluster's workers count the files (see :func:`count`);
+        the merge loop runs here either way.
     """
-    source = resolve_pattern(pretokenize)
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     if (vocab_size is None) == (merges is None):
@@ -388,22 +456,21 @@ def train(
     merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
     if workers is not None:
         check_int(workers, "workers", minimum=1)
-    start_model = _initial_model(init, source)
+    start_model = _init_model(init)
+    tables = _as_tables(corpus)
+    counts = None
+    if tables is not None:
+        counts = tables[0] if len(tables) == 1 else sum(tables)  # mixed patterns: an error naming both
+    source = _training_pattern(pretokenize, counts, start_model)
+    if start_model is None:
+        start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:
         raise ValueError(
             f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
         )
-    tables = _as_tables(corpus)
-    if tables is not None:  # counted before: reading and counting are done
-        counts = tables[0] if len(tables) == 1 else sum(tables)
-        if counts.pattern != source:
-            raise ValueError(
-                f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
-                f"not {describe_pattern(source)}"
-            )
-    else:  # read, split and count
-        counts = count(corpus, pretokenize=pretokenize, per_line=per_line, jsonl_field=jsonl_field,
-                       text_column=text_column, workers=workers, client=client, progress=progress)
+    if counts is None:  # read, split and count
+        counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
+                        text_column=text_column, workers=workers, client=client, progress=progress)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     check_matches_something(source, counts)
@@ -415,17 +482,45 @@ def train(
     return Tokenizer(ByteModel(rules, pattern=source), special)
 
 
-def _initial_model(init, source: str | None) -> ByteModel:
+def _init_model(init) -> ByteModel | None:
+    """The byte model that ``init`` gives (loaded when it is a path), or None."""
     if init is None:
-        return ByteModel([], pattern=source)
+        return None
     if isinstance(init, (str, os.PathLike)):
         init = load(init)
     model = init.model if isinstance(init, Tokenizer) else init
     if not isinstance(model, ByteModel):
         raise TypeError(f"init must be a Tokenizer, ByteModel or model path, got {type(init).__name__}")
-    if model.pattern != source:
-        raise ValueError("init was trained with a different pretokenize pattern")
     return model
+
+
+def _training_pattern(pretokenize, counts: PieceCounts | None, init: ByteModel | None) -> str | None:
+    """The pattern to train with: the one given, else the count tables', else ``init``'s, else gpt2.
+
+    Whatever was given explicitly must agree with the tables and ``init``;
+    a conflict names both patterns.
+    """
+    given = pretokenize is not DEFAULT_PATTERN
+    if given:
+        source = resolve_pattern(pretokenize)
+    elif counts is not None:
+        source = counts.pattern
+    elif init is not None:
+        source = init.pattern
+    else:
+        source = resolve_pattern(pretokenize)
+    if counts is not None and counts.pattern != source:
+        raise ValueError(
+            f"pretokenize: the counts were cut with {describe_pattern(counts.pattern)}, "
+            f"not {describe_pattern(source)}"
+        )
+    if init is not None and init.pattern != source:
+        what = "pretokenize" if given else "the counts"
+        raise ValueError(
+            f"init was trained with a different pretokenize pattern: {describe_pattern(init.pattern)}, "
+            f"where {what} {'names' if given else 'were cut with'} {describe_pattern(source)}"
+        )
+    return source
 
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,

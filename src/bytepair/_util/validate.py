@@ -88,8 +88,8 @@ def check_end_of_word(end_of_word) -> str | None:
 
 
 def plural(count: int, word: str) -> str:
-    """``"1 special token"``, ``"2 special tokens"``."""
-    return f"{count} {word}" + ("" if count == 1 else "s")
+    """``"1 special token"``, ``"2 special tokens"``, ``"7,935 merges"``."""
+    return f"{count:,} {word}" + ("" if count == 1 else "s")
 
 
 def merges_for_vocab_size(vocab_size, special_count: int, name: str = "vocab_size") -> int:
@@ -103,15 +103,18 @@ def merges_for_vocab_size(vocab_size, special_count: int, name: str = "vocab_siz
     return vocab_size - floor
 
 
-def check_special_tokens(special_tokens) -> list[str]:
+def check_special_tokens(special_tokens, name: str = "special_tokens") -> list[str]:
+    """The special tokens as a list: non-empty texts, none repeated; errors name ``name``."""
     if isinstance(special_tokens, str):
-        raise TypeError("special_tokens must be a sequence of str, not a single str")
+        raise TypeError(f"{name} must be a sequence of str, not a single str")
     tokens = list(special_tokens)
     for index, token in enumerate(tokens):
         if not isinstance(token, str) or not token:
-            raise ValueError(f"special_tokens[{index}] must be a non-empty str, got {token!r}")
+            raise ValueError(f"{name}[{index}] must be a non-empty str, got {token!r}")
         if not is_text(token):
-            raise ValueError(f"special_tokens[{index}] must be text, got {token!r} (a lone surrogate)")
+            raise ValueError(f"{name}[{index}] must be text, got {token!r} (a lone surrogate)")
     if len(set(tokens)) != len(tokens):
-        raise ValueError("special_tokens must not repeat a token")
+        seen: set[str] = set()
+        repeated = next(t for t in tokens if t in seen or seen.add(t))
+        raise ValueError(f"{name} must not repeat a token, got {repeated!r} twice")
     return tokens

@@ -13,6 +13,7 @@ import os
 import re
 import sys
 
+from bytepair._util.validate import plural
 from bytepair.counts.cluster import connect
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -30,7 +31,19 @@ OPTION_NAMES = {
     "threads": "--threads",
     "text_column": "--text-column",
 }
-_PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES) + r")(?:\[(\d+)\])?(?=:| must| =)")
+_PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES)
+                          + r")(?:\[(\d+)\])?(?=:| must| =| names| was )")
+#: Python in library messages, as this command line says it.
+_PYTHON_PHRASES = (
+    ("pretokenize=None", "--pretokenize none"),
+    ("pass allowed_special", "pass --allow-special"),
+    ("disallowed_special=()", "--ordinary"),
+    ("pass trust_pattern=True", "pass --trust-pattern"),
+    ("a custom regex is a regex.compile(...) pattern or a str with regex characters",
+     "a custom regex is any value with a regex character, such as '\\w+|\\W+'"),
+    ("read it with bytepair.PieceCounts.load, or train a model from it (bytepair.train(table, ...))",
+     "train a model from it with 'bytepair train --counts'"),
+)
 
 
 def in_option_names(message: str) -> str:
@@ -44,9 +57,9 @@ def in_option_names(message: str) -> str:
         return name if match.group(2) is None else f"{name} #{int(match.group(2)) + 1}"
 
     message = _PYTHON_NAME.sub(option, message)
-    return (message.replace("pretokenize=None", "--pretokenize none")
-            .replace("pass allowed_special", "pass --allow-special")
-            .replace("disallowed_special=()", "--ordinary"))
+    for python, here in _PYTHON_PHRASES:
+        message = message.replace(python, here)
+    return message
 
 
 class CommandLineError(Exception):
@@ -108,13 +121,32 @@ def one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def load_tokenizer(path: str, trust_pattern: bool):
-    """A :class:`Tokenizer` from a model file; a byte model gets no special tokens."""
-    model = load(path, trust_pattern=trust_pattern)
+def load_model(path: str, trust_pattern: bool, name: str = "MODEL"):
+    """The model in ``path``; a file that cannot be opened is an error naming the argument ``name``."""
+    try:
+        return load(path, trust_pattern=trust_pattern)
+    except OSError as exc:
+        if exc.strerror is None:
+            raise
+        raise type(exc)(exc.errno, f"{name}: {exc.strerror}", exc.filename) from None
+
+
+def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need: str = ""):
+    """A :class:`Tokenizer` from a model file; a byte model gets no special tokens.
+
+    A word-mode model is refused with what to do instead; ``need`` says why
+    this command needs token IDs.
+    """
+    return as_tokenizer(load_model(path, trust_pattern, name), path, need)
+
+
+def as_tokenizer(model, path: str, need: str = ""):
+    """:func:`load_tokenizer` of a model already loaded from ``path``."""
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if not isinstance(model, Tokenizer):
-        raise ValueError(f"{path!r} is a word-mode model; this command needs a byte model or tokenizer")
+        raise ValueError(f"{path!r} is a word-mode model, which has no token IDs{need}: "
+                         "'bytepair encode' prints its symbols, 'inspect' and 'vocab' list its rules")
     return model
 
 
@@ -157,9 +189,24 @@ def pattern_name(source: str | None) -> str:
 
 
 def files_of(args) -> Files:
-    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options)."""
-    return Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
-                 text_column=args.text_column)
+    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options).
+
+    With ``--skip-unreadable``, files that are not UTF-8 text are left out and
+    listed on stderr (unless ``--quiet``).
+    """
+    files = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                  text_column=args.text_column, skip_unreadable=args.skip_unreadable)
+    if files.skipped and not args.quiet:
+        shown = ", ".join(f"{str(path)!r} ({why})" for path, why in files.skipped[:SKIPPED_SHOWN])
+        more = len(files.skipped) - SKIPPED_SHOWN
+        print(f"bytepair: skipped {plural(len(files.skipped), 'file')} that "
+              f"{'is' if len(files.skipped) == 1 else 'are'} not UTF-8 text: {shown}"
+              + (f" and {more:,} more" if more > 0 else ""), file=sys.stderr)
+    return files
+
+
+#: Skipped files named on stderr; the rest are counted.
+SKIPPED_SHOWN = 20
 
 
 @contextlib.contextmanager
@@ -176,7 +223,11 @@ def cluster(address: str | None):
 
 
 def corpus_options(command: argparse.ArgumentParser) -> None:
-    """Options that ``train`` and ``count`` share for Parquet input and clusters."""
+    """Options that ``train`` and ``count`` share for Parquet input, unreadable files and clusters."""
+    command.add_argument("--skip-unreadable", action="store_true",
+                         help="leave out files that are not UTF-8 text (or not readable gzip) "
+                         "and say which, instead of stopping at the first (reads them once more "
+                         "first)")
     command.add_argument("--text-column", metavar="NAME",
                          help="string column of Parquet files holding the documents (default: text)")
     command.add_argument("--scheduler", metavar="ADDRESS",

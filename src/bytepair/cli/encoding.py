@@ -11,8 +11,10 @@ from typing import Sequence
 from tqdm import tqdm
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import (add_trust_pattern, argument_bytes, integer, load_tokenizer,
-                                 read_stdin, write_bytes)
+from bytepair._util.validate import plural
+from bytepair.cli.common import (add_trust_pattern, argument_bytes, as_tokenizer, integer, load_model,
+                                 load_tokenizer, read_stdin, write_bytes)
+from bytepair.model.models import WordModel
 from bytepair.formats.tokenfile import (check_dtype, encode_bytes_to_array, read_token_file,
                                         resolve_append, write_token_file)
 from bytepair.read.corpus import Files
@@ -24,14 +26,19 @@ def run_encode(args) -> None:
     for option in ("output", "append", "jsonl_field", "text_column", "threads"):
         if getattr(args, option, None) is not None:
             raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
-    if args.per_line:
-        raise ValueError("--per-line: needs --dtype (the binary output)")
+    for option in ("per_line", "strip_newlines"):
+        if getattr(args, option):
+            raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
     if len(args.inputs) > 1:
         raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    model = load_model(args.model, args.trust_pattern)
     text_argument = args.inputs[0] if args.inputs else None
     data = read_stdin() if text_argument is None else argument_bytes(text_argument)
     where = "stdin" if text_argument is None else "TEXT"
+    if isinstance(model, WordModel):
+        _encode_words(model, data, where)
+        return
+    tokenizer = as_tokenizer(model, args.model)
     specials = tokenizer.special_tokens
     if tokenizer.pattern is None and (
         args.ordinary or not any(t.encode("utf-8") in data for t in specials)
@@ -56,12 +63,23 @@ def run_encode(args) -> None:
     print(" ".join(map(str, ids)))
 
 
+def _encode_words(model: WordModel, data: bytes, where: str) -> None:
+    """Word mode's own encoding: each word (split at white space) as its symbols, a line each."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{where}: invalid UTF-8 at byte offset {exc.start} (this model encodes text)") from None
+    print("".join(" ".join(model.encode(word)) + "\n" for word in text.split()), end="")
+
+
 def run_encode_files(args) -> None:
     """FILEs (or stdin) -> one raw little-endian array of IDs in -o."""
     if args.output is None:
         raise ValueError("--dtype: needs -o/--output, the array file to write")
+    if args.strip_newlines and not args.per_line:
+        raise ValueError("--strip-newlines: needs --per-line (only lines have newlines to strip)")
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to write arrays of")
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
     if args.inputs:
@@ -71,11 +89,14 @@ def run_encode_files(args) -> None:
         raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
     text = tokenizer.pattern is not None or args.allow_special or (
         not args.ordinary and bool(tokenizer.special_tokens))
+    # A line keeps its newline unless asked: the array then decodes to the text itself,
+    # with the --append tokens between the lines.
+    keep = not args.strip_newlines
     if args.inputs:
-        documents = corpus.documents(text)
+        documents = corpus.documents(text, keep_line_ends=keep)
     else:
         data = read_stdin()
-        lines = data.splitlines() if args.per_line else [data]
+        lines = _lines(data, keep) if args.per_line else [data]
         documents = (_stdin_text(line) for line in lines) if text else iter(lines)
     options = {"allowed_special": "all"} if args.allow_special else (
         {"disallowed_special": ()} if args.ordinary else {})
@@ -99,9 +120,23 @@ def run_encode_files(args) -> None:
     if not args.quiet:
         unit = "characters" if text else "bytes"
         ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
-        print(f"bytepair: wrote {str(output)!r}: {tokens} tokens ({args.dtype}) from {count} "
-              f"documents, {size} {unit}, {ratio} ({time.perf_counter() - started:.1f} s)",
-              file=sys.stderr)
+        print(f"bytepair: wrote {str(output)!r}: {tokens:,} tokens ({args.dtype}) from "
+              f"{plural(count, 'document')}, {size:,} {unit}, {ratio} "
+              f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+
+
+def _lines(data: bytes, keep_ends: bool) -> list[bytes]:
+    r"""The lines of stdin as files give them: cut after each ``\n`` (a lone ``\r`` is text),
+    with their ``\n`` or ``\r\n`` unless ``keep_ends`` is false.
+
+    >>> _lines(b"a\r\n\nb\rc", True), _lines(b"a\r\n\nb\rc", False)
+    ([b'a\r\n', b'\n', b'b\rc'], [b'a', b'', b'b\rc'])
+    """
+    lines = data.split(b"\n")
+    last = lines.pop()
+    if keep_ends:
+        return [line + b"\n" for line in lines] + ([last] if last else [])
+    return [line.removesuffix(b"\r") for line in lines] + ([last] if last else [])
 
 
 def _stdin_text(data: bytes) -> str:
@@ -128,7 +163,7 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to decode")
     if args.dtype is not None:
         if len(args.ids) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")
@@ -159,7 +194,10 @@ def add_commands(commands) -> None:
         description="Print the token IDs of TEXT (or of all of stdin, as one text), "
         "space-separated. With --dtype, encode FILEs (or stdin) instead and write the IDs to -o "
         "as one raw little-endian array (documents one after the other, as training scripts "
-        "memory-map them).",
+        "memory-map them). With --per-line each line keeps its newline (\\n or \\r\\n), so "
+        "that 'bytepair decode --dtype' gives the text back byte for byte, with the --append "
+        "tokens after the lines; --strip-newlines drops them. A word-mode model prints each "
+        "word's symbols, a line per word.",
     )
     encode.add_argument("model", metavar="MODEL")
     encode.add_argument("inputs", nargs="*", metavar="TEXT|FILE",
@@ -177,11 +215,14 @@ def add_commands(commands) -> None:
                         help="a special token, or an ID, to put after each document")
     source = encode.add_mutually_exclusive_group()
     source.add_argument("--per-line", action="store_true",
-                        help="each line is a document (default: each file)")
+                        help="each line, with its newline, is a document (default: each file)")
     source.add_argument("--jsonl-field", metavar="NAME",
                         help="text field of JSON Lines records (default: text)")
     source.add_argument("--text-column", metavar="NAME",
                         help="string column of Parquet files (default: text)")
+    encode.add_argument("--strip-newlines", action="store_true",
+                        help="with --per-line: leave each line's newline out of the array (the "
+                        "text no longer decodes back byte for byte)")
     encode.add_argument("--threads", type=integer, default=None, metavar="N",
                         help="encoding threads (default: one per core); the IDs are the same")
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")

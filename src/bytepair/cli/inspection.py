@@ -5,8 +5,9 @@ from __future__ import annotations
 import sys
 
 from bytepair._util.validate import plural
-from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer, pattern_name, show_bytes
-from bytepair.model.models import BYTE_TOKENS
+from bytepair.cli.common import (add_trust_pattern, as_tokenizer, int_at_least, load_model, pattern_name,
+                                 show_bytes)
+from bytepair.model.models import BYTE_TOKENS, WordModel
 from bytepair.read.corpus import Files
 
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
@@ -21,14 +22,53 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     return total_bytes, total_tokens
 
 
+def _word_sample_stats(model: WordModel, sample: str) -> tuple[int, int]:
+    """Words and symbols of a sample file (words are split at white space)."""
+    words = symbols = 0
+    for document in Files(sample).documents(True):
+        for word in document.split():
+            words += 1
+            symbols += len(model.encode(word))
+    if words == 0:
+        raise ValueError(f"--sample: {sample!r} holds no words")
+    return words, symbols
+
+
+def run_inspect_words(args, model: WordModel) -> None:
+    """``inspect`` of a word-mode model: its rules, longest symbols and top rules by count."""
+    sample = _word_sample_stats(model, args.sample) if args.sample is not None else None
+    print(f"model: {args.model}")
+    print("kind: word mode (string symbols; no token IDs)")
+    print(f"rules: {len(model.merges):,}")
+    print(f"end of word: {model.end_of_word!r}" if model.end_of_word else "end of word: none")
+    longest = sorted(model.merges, key=lambda m: (-len(m.token_id), m.rank))[:args.top]
+    print(f"longest symbols ({len(longest)}):")
+    print(f"{'rank':>8}  {'length':>6}  symbol")
+    for m in longest:
+        print(f"{m.rank:>8}  {len(m.token_id):>6}  {m.token_id!r}")
+    shown = sorted(model.merges, key=lambda m: (-m.count, m.rank))[:args.top]
+    print(f"top rules ({len(shown)} by count):")
+    print(f"{'rank':>8}  {'count':>10}  {'replacements':>12}  left + right")
+    for m in shown:
+        print(f"{m.rank:>8}  {m.count:>10}  {m.replacements:>12}  {m.left!r} + {m.right!r}")
+    if sample is not None:
+        words, symbols = sample
+        print(f"sample: {args.sample}: {words:,} words -> {symbols:,} symbols, "
+              f"{symbols / words:.3f} symbols per word")
+
+
 def run_inspect(args) -> None:
-    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    model = load_model(args.model, args.trust_pattern)
+    if isinstance(model, WordModel):
+        run_inspect_words(args, model)
+        return
+    tokenizer = as_tokenizer(model, args.model)
     # The sample first: bad input fails before anything is printed.
     sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None
     merges = tokenizer.merges
     specials = tokenizer.special_tokens
     print(f"model: {args.model}")
-    print(f"vocabulary size: {tokenizer.vocab_size} = 256 bytes + {plural(len(merges), 'merge')} + "
+    print(f"vocabulary size: {tokenizer.vocab_size:,} = 256 bytes + {plural(len(merges), 'merge')} + "
           f"{plural(len(specials), 'special token')}")
     print(f"merges: {len(merges)}")
     listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
@@ -90,7 +130,16 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    model = load_model(args.model, args.trust_pattern)
+    if isinstance(model, WordModel):
+        # No IDs: one row per rule, in rank order, the symbol it makes last.
+        out = ["rank\tleft\tright\tsymbol\n"]
+        for m in model.merges:
+            cells = (_text_cell(s.encode("utf-8")) for s in (m.left, m.right, m.token_id))
+            out.append(f"{m.rank}\t" + "\t".join(cells) + "\n")
+        sys.stdout.write("".join(out))
+        return
+    tokenizer = as_tokenizer(model, args.model)
     out = ["id\tbytes\ttext\n"]
     for token_id in range(tokenizer.vocab_size):
         data = tokenizer.id_to_token(token_id)
@@ -104,7 +153,8 @@ def add_commands(commands) -> None:
     inspect = commands.add_parser(
         "inspect", help="describe a model",
         description="Vocabulary size, merges, special tokens, pattern, longest tokens, top merges "
-        "with counts and replacements, and bytes per token on an optional sample.",
+        "with counts and replacements, and bytes per token on an optional sample. A word-mode "
+        "model shows its rules, longest symbols and symbols per word.",
     )
     inspect.add_argument("model", metavar="MODEL")
     inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
@@ -116,7 +166,8 @@ def add_commands(commands) -> None:
         "vocab", help="list every token",
         description="Print the vocabulary as tab-separated rows with a header: the ID, the "
         "token's bytes (printable ASCII as is, other bytes as \\xNN), and the token as text "
-        "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last.",
+        "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last. "
+        "A word-mode model has no IDs: its rows are its rules (rank, left, right, symbol).",
     )
     vocab.add_argument("model", metavar="MODEL")
     add_trust_pattern(vocab)

@@ -38,7 +38,9 @@ EXAMPLES = """examples:
   bytepair count shards/*.parquet --text-column text -o shards.counts
   bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
   bytepair encode tok.json 'Hello world'
-  bytepair decode tok.json 15496 995
+  bytepair encode tok.json 'Hello world' | bytepair decode tok.json
+  bytepair encode tok.json corpus/*.txt --per-line --append '<|endoftext|>' --dtype uint16 -o train.bin
+  bytepair decode tok.json --dtype uint16 train.bin
   bytepair inspect tok.json --sample held-out.txt
   bytepair vocab tok.json > vocab.tsv
   bytepair evaluate tok.json --sample en.txt=en --sample de.txt=de --sizes all:4096 --checks

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 
@@ -34,15 +35,12 @@ def run_train(args) -> None:
     for path in outputs.values():
         check_target(path, "-o")
     tables = _load_counts(args) if args.counts else None
-    init = load_tokenizer(args.init, args.trust_pattern) if args.init is not None else None
-    # A warm start continues the init model: its pattern and special tokens
-    # are the defaults, so that the result equals a fit from scratch.
-    if args.pretokenize is not None:
-        pretokenize = args.pretokenize
-    elif tables is not None:
-        pretokenize = tables[0].pattern
-    else:
-        pretokenize = init.pattern if init is not None else "gpt2"
+    init = (load_tokenizer(args.init, args.trust_pattern, "--init", need=" to continue from")
+            if args.init is not None else None)
+    # A warm start continues the init model: its special tokens are the
+    # defaults, and (in the library) so is its pattern, as the count tables'
+    # is: the result equals a fit from scratch.
+    pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     if args.special is not None:
         special = args.special
     else:
@@ -60,18 +58,18 @@ def run_train(args) -> None:
         largest = None
     corpus = tables if tables is not None else files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client:
+    with cluster(args.scheduler) as client, _skip_hint(args):
         trained = train(
             corpus,
             vocab_size=largest,
             merges=args.merges,
-            pretokenize=pretokenize,
             special_tokens=special,
             min_frequency=args.min_frequency,
             workers=args.workers,
             progress=not args.quiet and sys.stderr.isatty(),
             init=init,
             client=client,
+            **pattern,
         )
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
@@ -83,17 +81,30 @@ def run_train(args) -> None:
             continue
         learned = len(tokenizer.merges)
         print(
-            f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size} = 256 bytes + "
+            f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size:,} = 256 bytes + "
             f"{plural(learned, 'merge')} + {plural(len(tokenizer.special_tokens), 'special token')} "
             f"({seconds:.1f} s)",
             file=sys.stderr,
         )
         if learned < requested[size]:
             print(
-                f"bytepair: stopped after {learned} of {plural(requested[size], 'merge')}: no pair "
+                f"bytepair: stopped after {learned:,} of {plural(requested[size], 'merge')}: no pair "
                 f"left that is seen at least {plural(args.min_frequency, 'time')}",
                 file=sys.stderr,
             )
+
+
+@contextlib.contextmanager
+def _skip_hint(args):
+    """A file that is not text stops the run; its message says how to leave such files out."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if getattr(args, "files", None) and not args.skip_unreadable and (
+                "invalid UTF-8" in message or "not a readable gzip file" in message):
+            raise ValueError(f"{message}; --skip-unreadable leaves out such files") from None
+        raise
 
 
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
@@ -107,7 +118,7 @@ def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
 
 def _load_counts(args) -> list[PieceCounts]:
     """The ``--counts`` tables; they replace FILEs and the options that read them."""
-    for option in ("per_line", "jsonl_field", "text_column", "scheduler"):
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable"):
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
@@ -120,7 +131,7 @@ def run_count(args) -> None:
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client:
+    with cluster(args.scheduler) as client, _skip_hint(args):
         table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
                              client=client, progress=not args.quiet and sys.stderr.isatty())
     table.save(output)
@@ -162,9 +173,12 @@ def add_commands(commands) -> None:
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",
                        help="stop when the best pair is seen fewer than N times (1)")
     train.add_argument("--workers", type=integer, default=None, metavar="N",
-                       help="processes counting pieces (default: all cores); the model is the same")
+                       help="threads (plain and .gz text) or processes (JSON Lines, Parquet, URLs, "
+                       "a custom regex) counting pieces (default: all cores); the model is the same")
     train.add_argument("--init", metavar="MODEL",
-                       help="continue from this model (equals training from scratch to the larger size)")
+                       help="continue from this model; when it was trained on the same FILEs with "
+                       "the same options, the result equals training from scratch to the larger "
+                       "size (on other text it is another model)")
     train.add_argument("--jsonl-field", metavar="NAME",
                        help="text field of JSON Lines records (default: text)")
     train.add_argument("--per-line", action="store_true",
@@ -192,7 +206,9 @@ def add_commands(commands) -> None:
     counter.add_argument("--jsonl-field", metavar="NAME",
                          help="text field of JSON Lines records (default: text)")
     counter.add_argument("--workers", type=integer, default=None, metavar="N",
-                         help="processes counting pieces (default: all cores); the table is the same")
+                         help="threads (plain and .gz text) or processes (JSON Lines, Parquet, "
+                         "URLs, a custom regex) counting pieces (default: all cores); the table "
+                         "is the same")
     corpus_options(counter)
     counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")

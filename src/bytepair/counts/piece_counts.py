@@ -75,6 +75,13 @@ class PieceCounts(Mapping):
     __slots__ = ("_dict", "_flat", "_pattern", "_total")
 
     def __init__(self, counts: Mapping | None = None, *, pattern: str | None):
+        """A table of ``counts``, checked and copied. O(pieces).
+
+        ``counts``
+            Piece (``bytes``, or ``str`` stored as UTF-8) -> positive count; None: empty.
+        ``pattern``
+            The pattern that cut the pieces: a name, a regex, or None/``"none"``.
+        """
         self._pattern = resolve_pattern(pattern)
         self._dict: dict[bytes, int] | None = {}
         self._flat: tuple[bytes, array, array] | None = None
@@ -274,7 +281,8 @@ class PieceCounts(Mapping):
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> PieceCounts:
-        """Read a table written by :meth:`save`; a damaged file raises :class:`CountsFormatError`.
+        """Read the table at ``path`` written by :meth:`save`; a damaged file raises
+        :class:`CountsFormatError`.
 
         Time and memory O(size of the table).
         """

@@ -13,7 +13,7 @@ import json
 import os
 from array import array
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from bytepair._util.validate import check_int
 from bytepair.evaluation import checks as rule_checks
@@ -47,7 +47,11 @@ class Evaluation:
       training text (from the rules alone) and, with ``checks``, the number of
       unreachable and intermediate-only tokens at that size;
     * ``checks``: per model, the unreachable and intermediate-only tokens with
-      their ID, rank and bytes (``None`` when the rules carry no counts).
+      their ID, rank and bytes (``None`` when the rules carry no counts);
+    * ``models``: each model's name, vocabulary size and merges; ``renyi``: the
+      Rényi efficiency's settings (its power, and which vocabulary it divides
+      by); ``tokenizers``: the tokenizers by model name, for showing token
+      text (not part of the JSON).
 
     ``str()`` is a plain-text table; :meth:`to_json` is for machines.
     """
@@ -69,7 +73,7 @@ class Evaluation:
                 "checks": self.checks}
 
     def to_json(self, indent: int | None = None) -> str:
-        """:meth:`to_dict` as JSON text."""
+        """:meth:`to_dict` as JSON text, indented by ``indent`` spaces (None: one line)."""
         return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
 
     def plot(self, path: str | os.PathLike) -> None:
@@ -81,7 +85,8 @@ class Evaluation:
         return "\n".join(render(self))
 
 
-def evaluate(models, samples=(), *, sizes: Sequence[int] | None = None, step: int | None = None,
+def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapping,
+             samples: Mapping | Sequence = (), *, sizes: Sequence[int] | None = None, step: int | None = None,
              checks: bool = False, full_vocabulary: bool = False,
              power: float = metrics.RENYI_POWER, reference: str | None = None,
              per_line: bool = False, threads: int | None = None,

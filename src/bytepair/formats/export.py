@@ -179,8 +179,8 @@ def check_tiktoken_exact(tokenizer) -> None:
             )
 
 
-def tiktoken_ranks(tokenizer) -> dict[bytes, int]:
-    """``mergeable_ranks`` for ``tiktoken.Encoding``: token bytes -> ID (rank = ID).
+def tiktoken_ranks(tokenizer: Tokenizer | ByteModel) -> dict[bytes, int]:
+    """``mergeable_ranks`` of ``tokenizer`` for ``tiktoken.Encoding``: token bytes -> ID (rank = ID).
 
     Raises ValueError when tiktoken cannot reproduce bytepair's IDs (see
     :func:`check_tiktoken_exact`). Special tokens are not included.
@@ -190,8 +190,9 @@ def tiktoken_ranks(tokenizer) -> dict[bytes, int]:
     return {model.token_bytes(i): i for i in range(model.vocab_size)}
 
 
-def to_tiktoken(tokenizer, path: str | os.PathLike) -> None:
-    """Write a tiktoken BPE file: ``base64(token bytes) ID`` per line, in ID order.
+def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` to ``path`` as a tiktoken BPE file: ``base64(token bytes) ID`` per line,
+    in ID order.
 
     Load it with ``tiktoken.load.load_tiktoken_bpe(path)`` and give the
     pattern and the special tokens yourself (the file holds neither)::
@@ -229,8 +230,8 @@ def to_tiktoken(tokenizer, path: str | os.PathLike) -> None:
     write_atomically(path, "".join(lines))
 
 
-def tiktoken_encoding(tokenizer, name: str = "bytepair"):
-    """A ``tiktoken.Encoding`` with this tokenizer's ranks, pattern and special tokens.
+def tiktoken_encoding(tokenizer: Tokenizer | ByteModel, name: str = "bytepair"):
+    """A ``tiktoken.Encoding`` called ``name`` with ``tokenizer``'s ranks, pattern and special tokens.
 
     Imports tiktoken (not a bytepair dependency) on call. Refuses what
     :func:`to_tiktoken` refuses, and special tokens one of which is a prefix
@@ -313,8 +314,9 @@ def tokenizers_json(tokenizer) -> dict:
     }
 
 
-def to_tokenizers_json(tokenizer, path: str | os.PathLike) -> None:
-    """Write a Hugging Face ``tokenizer.json`` for ``tokenizers.Tokenizer.from_file``.
+def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> None:
+    """Write ``tokenizer`` to ``path`` as a Hugging Face ``tokenizer.json``, for
+    ``tokenizers.Tokenizer.from_file``.
 
     The model is BPE over GPT-2's byte alphabet (:func:`token_string`): the
     vocabulary maps every byte and learned token to its ID, the merges list

@@ -21,7 +21,9 @@ import json
 import os
 import re
 
-from bytepair._util.validate import is_text
+from bytepair._util.validate import check_special_tokens, is_text
+from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
+from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
 from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel
 from bytepair.model.modelfile import FORMAT, VERSION
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
@@ -55,14 +57,22 @@ def save_model(model, path: str | os.PathLike) -> None:
 def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES):
     """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel.
 
-    The file is parsed defensively: a file over ``max_bytes`` bytes, nesting
-    deeper than :data:`MAX_DEPTH`, integers too long to read, strings that are
-    not text (lone surrogates) and wrong types all raise
-    :class:`ModelFormatError`. A byte model's ``pattern`` must be the source
-    of a named pattern (:data:`bytepair.split.pretokenize.PATTERNS`) or ``null``:
-    a custom regex could take exponential time on some text (``(a|aa)+$``),
-    so it is refused unless ``trust_pattern=True`` says the file comes from
-    a trusted source. O(file size).
+    Returns a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel`,
+    as the file says. The file is parsed defensively: a file over
+    ``max_bytes`` bytes, nesting deeper than :data:`MAX_DEPTH`, integers too
+    long to read, strings that are not text (lone surrogates) and wrong types
+    all raise :class:`ModelFormatError`, as does a piece-count table (read
+    those with :meth:`bytepair.PieceCounts.load`). O(file size).
+
+    ``path``
+        The model file.
+    ``trust_pattern``
+        Accept a custom regex as the byte model's ``pattern``. Without it the
+        pattern must be a named pattern's source
+        (:data:`bytepair.split.pretokenize.PATTERNS`) or ``null``: a regex from
+        a file could take exponential time on some text (``(a|aa)+$``).
+    ``max_bytes``
+        Files larger than this are refused before they are read.
     """
     text = _read_text(path, max_bytes)
     try:
@@ -88,6 +98,11 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
         raise ModelFormatError(
             f"{os.fspath(path)!r} is larger than the limit of {max_bytes} bytes (load(max_bytes=...))"
         )
+    if _is_count_table(data):
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} is a piece-count table, not a model: read it with "
+            f"bytepair.PieceCounts.load, or train a model from it (bytepair.train(table, ...))"
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -97,6 +112,18 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
             f"{os.fspath(path)!r} is not a bytepair model: arrays or objects nested deeper than {MAX_DEPTH}"
         )
     return text
+
+
+def _is_count_table(data: bytes) -> bool:
+    """Whether ``data`` starts with the header line of a piece-count table (``PieceCounts.save``)."""
+    if COUNTS_FORMAT.encode("ascii") not in data[:256]:
+        return False  # the usual case, decided without parsing anything
+    line = data[:COUNTS_MAX_HEADER].split(b"\n", 1)[0]
+    try:
+        header = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(header, dict) and header.get("format") == COUNTS_FORMAT
 
 
 def _depth_exceeds(data: bytes, limit: int) -> bool:
@@ -135,14 +162,15 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             for rank, row in enumerate(rows):
                 left, right, count, replacements = _row(row, int)
                 merges.append(Merge(rank, left, right, BYTE_TOKENS + rank, count, replacements))
-            pattern = _pattern(data.get("pattern"), trust_pattern)
+            pattern = _pattern(data.get("pattern"), trust_pattern, path)
             model = ByteModel(merges, pattern=pattern)
             if kind == "bytes":
                 return model
             special_tokens = data.get("special_tokens", [])
             if not isinstance(special_tokens, list):
                 raise ValueError("'special_tokens' must be a list of strings")
-            return Tokenizer(model, special_tokens)
+            # Checked here, so that a message names the file's field, not an argument.
+            return Tokenizer(model, check_special_tokens(special_tokens, "'special_tokens'"))
         if kind == "words":
             merges = []
             for rank, row in enumerate(rows):
@@ -152,6 +180,8 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             if isinstance(end_of_word, str) and not is_text(end_of_word):
                 raise ValueError(f"end_of_word {end_of_word!r} is not text (a lone surrogate)")
             return WordModel(merges, end_of_word=end_of_word)
+    except ModelFormatError:
+        raise
     except (TypeError, ValueError) as exc:
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
     raise ModelFormatError(f"{os.fspath(path)!r} has an unknown model kind {kind!r}")
@@ -174,7 +204,7 @@ def _short(value) -> str:
     return text if len(text) <= 200 else text[:200] + "..."
 
 
-def _pattern(pattern, trust_pattern: bool) -> str | None:
+def _pattern(pattern, trust_pattern: bool, path: str | os.PathLike) -> str | None:
     """The stored pre-tokenizer: ``null``, a named pattern's source, or (trusted) a custom regex."""
     if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
         return pattern
@@ -189,8 +219,10 @@ def _pattern(pattern, trust_pattern: bool) -> str | None:
             f"word? A model file holds the regex source (for a named pattern, its source)"
         )
     if not trust_pattern:
-        raise ValueError(
-            f"'pattern' {_short(pattern)} is a custom regex; a regex from a file can take exponential "
-            f"time on some text, so it is used only with load(..., trust_pattern=True)"
+        # Not corrupt: a valid model that needs the caller's word that its source is trusted.
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} holds a custom regex pattern {_short(pattern)}; a regex from a "
+            f"file can take exponential time on some text, so pass trust_pattern=True if the file "
+            f"comes from a trusted source"
         )
     return check_custom_pattern(pattern, "'pattern'")

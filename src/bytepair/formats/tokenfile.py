@@ -113,7 +113,12 @@ def encode_bytes_to_array(model, documents: list[bytes], dtype: str, append: int
 def read_token_file(path: str | os.PathLike, dtype: str, name: str = "FILE") -> array:
     """The IDs of a token file; its length must be a whole number of ``dtype`` items."""
     typecode, width = DTYPES[dtype]
-    data = Path(path).read_bytes()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        if exc.strerror is None:
+            raise
+        raise type(exc)(exc.errno, f"{name}: {exc.strerror}", exc.filename) from None
     if len(data) % width:
         raise ValueError(
             f"{name}: {os.fspath(path)!r} holds {len(data)} bytes, not a whole number of "

@@ -4,8 +4,6 @@ Every engine imports its ordering and its replacement rule from here, so the
 semantics are written down exactly once.
 """
 
-from __future__ import annotations
-
 from collections import Counter
 from typing import Hashable, NamedTuple, Sequence, TypeVar
 
@@ -13,7 +11,8 @@ Symbol = TypeVar("Symbol", bound=Hashable)
 
 
 class Merge(NamedTuple):
-    """One learned rule.
+    """One learned rule: ``rank`` (its place in the order, from 0) joins ``left`` and ``right``
+    into ``token_id``.
 
     ``count`` is the number of adjacent windows of ``(left, right)`` when the
     rule was chosen (overlapping windows count, weighted by sequence weight);

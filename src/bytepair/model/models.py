@@ -40,6 +40,16 @@ class ByteModel:
 
     def __init__(self, merges: Iterable[Merge], sequences: list[list[int]] | None = None,
                  pattern: str | None = None):
+        """A model from its rules; they are checked (ValueError names the first bad one). O(rules).
+
+        ``merges``
+            The rules in rank order: rule ``r`` has rank ``r`` and token ID
+            ``256 + r``, and joins two tokens made before it.
+        ``sequences``
+            The transformed training documents, when there are any to keep.
+        ``pattern``
+            The pre-tokenizer's regex source (None: each input is one piece).
+        """
         #: Pre-tokenizer regex source (None: each input is one piece).
         self.pattern = pattern
         self._split = splitter(pattern) if pattern is not None else None
@@ -84,17 +94,18 @@ class ByteModel:
         return ByteModel(self.merges[:merges], pattern=self.pattern)
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The exact bytes a token stands for (may be partial UTF-8); O(their length)."""
+        """The exact bytes the token ``token_id`` stands for (may be partial UTF-8); O(their length)."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
         return self._codec.token_bytes(token_id)
 
     def token_length(self, token_id: int) -> int:
-        """The number of bytes a token stands for, O(1)."""
+        """The number of bytes the token ``token_id`` stands for, O(1)."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
         return self._codec.token_length(token_id)
 
     def encode(self, data: bytes | str) -> list[int]:
-        """Apply the frozen rules in rank order, each in one left-to-right pass.
+        """The IDs of ``data`` (bytes, or str as UTF-8): the frozen rules in rank order, each in one
+        left-to-right pass.
 
         With a pre-tokenizer ``pattern`` the input is split first (``bytes``
         must then be UTF-8) and each piece is encoded on its own. Pieces of at
@@ -122,15 +133,17 @@ class ByteModel:
 
     def encode_batch(self, texts: list[str], *, skip: tuple[str, ...] = (), start: int = 0,
                      stop: int | None = None) -> list[list[int] | None]:
-        """:meth:`encode` of each str of ``texts[start:stop]``, None for a text that
-        contains one of ``skip`` (str); a text that UTF-8 cannot hold raises ValueError."""
+        """:meth:`encode` of each str of ``texts[start:stop]`` (``stop`` None: to the end), None
+        for a text that contains one of ``skip`` (str); a text that UTF-8 cannot hold raises
+        ValueError."""
         batch = self.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
         batch.check()
         return batch.lists()
 
     def encode_batch_ids(self, texts: list[str], *, skip: tuple[str, ...] = (), start: int = 0,
                          stop: int | None = None):
-        """:meth:`encode_batch` in two steps, for threads: the IDs now, the lists later.
+        """:meth:`encode_batch` of ``texts[start:stop]`` in two steps, for threads: the IDs now,
+        the lists later (``skip`` as there).
 
         Returns an object with ``lists()`` (the lists of :meth:`encode_batch`, None
         for every text not encoded; ``lists(track=False)`` leaves the outer
@@ -177,7 +190,7 @@ class ByteModel:
     def encode_batch_array(self, texts: list, itemsize: int, append: int | None = None, *,
                            skip: tuple[str, ...] = (), start: int = 0, stop: int | None = None,
                            accept_bytes: bool = True) -> bytes | None:
-        """The IDs of all of ``texts[start:stop]`` one after the other (``append`` after each)
+        """The IDs of all of ``texts[start:stop]`` one after the other (the ID ``append`` after each)
         as raw native unsigned ints of ``itemsize`` bytes; None when only the Python path can
         encode them (a custom pattern, no compiled encoder, or a text that contains one of
         ``skip``). ``bytes`` texts (UTF-8 when the model splits) are refused unless
@@ -205,7 +218,7 @@ class ByteModel:
         return self._codec.encode(data, codec.PATTERN_NONE, None)
 
     def decode(self, ids: Iterable[int]) -> bytes:
-        """The exact bytes of a token sequence (inverse of :meth:`encode`); O(IDs + bytes)."""
+        """The exact bytes of the token sequence ``ids`` (inverse of :meth:`encode`); O(IDs + bytes)."""
         return self._codec.decode(ids)
 
     def save(self, path: str | os.PathLike) -> None:
@@ -214,9 +227,11 @@ class ByteModel:
 
 
 def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str | None = None) -> list[str]:
-    """Split ``word`` by replaying ``rules`` in learned order.
+    """Split ``word`` by replaying ``rules`` (pairs of str) in learned order.
 
-    Characters that no rule covers stay single characters.
+    Characters that no rule covers stay single characters. ``end_of_word``
+    is added after the characters first, as in training (it must be the
+    marker the rules were learned with).
 
     >>> encode_word("lowest", [("e", "s"), ("es", "t"), ("l", "o"), ("lo", "w")])
     ['low', 'est']
@@ -298,6 +313,16 @@ class WordModel:
 
     def __init__(self, merges: Iterable[Merge], *, end_of_word: str | None = None,
                  words: dict[str, tuple[str, ...]] | None = None):
+        """A model from its rules; they are checked (ValueError names the first bad one). O(rules).
+
+        ``merges``
+            The rules in rank order: rule ``r`` has rank ``r`` and joins two
+            non-empty str symbols into ``token_id == left + right``.
+        ``end_of_word``
+            The symbol added after each word's characters, or None.
+        ``words``
+            Each training word's final symbols, when there are any to keep.
+        """
         self.merges = []
         for rank, merge in enumerate(merges):
             merge = Merge(*merge)

@@ -45,6 +45,14 @@ class Tokenizer:
     """
 
     def __init__(self, model: ByteModel, special_tokens: Sequence[str] = ()):
+        """A tokenizer of ``model`` and ``special_tokens``. O(special tokens).
+
+        ``model``
+            The :class:`ByteModel`: pre-tokenizer pattern and rules.
+        ``special_tokens``
+            Texts (non-empty, none repeated) that get the IDs after the
+            learned tokens, in this order.
+        """
         self.model = model
         special_tokens = check_special_tokens(special_tokens)
         first = model.vocab_size
@@ -90,13 +98,13 @@ class Tokenizer:
         return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
 
     def token_bytes(self, token_id: int) -> bytes:
-        """The bytes of a token; a special token's bytes are its UTF-8 text."""
+        """The bytes of the token ``token_id``; a special token's bytes are its UTF-8 text."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
         special = self._special_of_id.get(token_id)
         return special.encode("utf-8") if special is not None else self.model.token_bytes(token_id)
 
     def id_to_token(self, token_id: int) -> bytes:
-        """The bytes of a token (the same as :meth:`token_bytes`)."""
+        """The bytes of the token ``token_id`` (the same as :meth:`token_bytes`)."""
         return self.token_bytes(token_id)
 
     def vocab(self) -> dict[bytes, int]:
@@ -117,7 +125,7 @@ class Tokenizer:
         return table
 
     def token_to_id(self, token: bytes | str) -> int | None:
-        """The ID of a token given as bytes, or as text (a special token's, or UTF-8 bytes).
+        """The ID of ``token``, given as bytes or as text (a special token's, or UTF-8 bytes).
 
         ``None`` when no token has exactly these bytes. O(V) on the first
         call (it builds :meth:`vocab`), O(1) after.
@@ -210,7 +218,9 @@ class Tokenizer:
     def encode_batch(self, texts: Iterable[str], *, threads: int | None = None,
                      allowed_special: Collection[str] | str = frozenset(),
                      disallowed_special: Collection[str] | str = "all") -> list[list[int]]:
-        """:meth:`encode` of each text, on ``threads`` threads (default: one per core).
+        """:meth:`encode` of each of ``texts``, on ``threads`` threads (default: one per core).
+
+        ``allowed_special`` and ``disallowed_special`` are as in :meth:`encode`.
 
         The compiled encoder holds the GIL only to take each text's buffer and
         to build the lists: UTF-8, the special-token search, splitting and
@@ -253,12 +263,13 @@ class Tokenizer:
                         append: int | None = None, threads: int | None = None,
                         allowed_special: Collection[str] | str = frozenset(),
                         disallowed_special: Collection[str] | str = "all") -> array:
-        """The IDs of all texts one after the other, ``append`` (an ID) after each.
+        """The IDs of all ``texts`` one after the other, ``append`` (an ID) after each.
 
         Returns ``array("H")`` for ``dtype="uint16"`` (refused when the
         vocabulary does not fit) or ``array("I")`` for ``"uint32"``: the
         concatenation of :meth:`encode_batch`'s lists, without a Python int
-        per ID (for the named patterns). ``threads`` as in :meth:`encode_batch`.
+        per ID (for the named patterns). ``threads``, ``allowed_special`` and
+        ``disallowed_special`` as in :meth:`encode_batch`.
         """
         if dtype not in ARRAY_TYPES:
             raise ValueError(f"dtype must be one of {', '.join(ARRAY_TYPES)}, got {dtype!r}")
@@ -336,7 +347,7 @@ class Tokenizer:
         return found.group() if found else None
 
     def decode_bytes(self, ids: Iterable[int]) -> bytes:
-        """The exact bytes of a token sequence, special tokens included; O(IDs + bytes).
+        """The exact bytes of the token sequence ``ids``, special tokens included; O(IDs + bytes).
 
         ``array("H")`` and ``array("I")`` of IDs are read without a list.
         """
@@ -345,15 +356,15 @@ class Tokenizer:
         return self.model._codec.decode(ids, self._special_bytes)
 
     def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
-        """Decode to text; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
+        """The text of ``ids``; bytes that are not UTF-8 follow ``errors`` (as ``bytes.decode``)."""
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def decode_batch(self, batch: Iterable[Iterable[int]], errors: str = "replace") -> list[str]:
-        """:meth:`decode` of each sequence of IDs."""
+        """:meth:`decode` of each sequence of IDs in ``batch``, with ``errors`` as there."""
         return [self.decode(ids, errors) for ids in batch]
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]]) -> list[bytes]:
-        """:meth:`decode_bytes` of each sequence of IDs."""
+        """:meth:`decode_bytes` of each sequence of IDs in ``batch``."""
         return [self.decode_bytes(ids) for ids in batch]
 
     def save(self, path: str | os.PathLike) -> None:

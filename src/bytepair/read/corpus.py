@@ -26,11 +26,13 @@ raise ``ValueError`` naming the file and the byte offset.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import glob
 import gzip
 import json
 import os
+import zlib
 from pathlib import Path, PurePosixPath
 from types import SimpleNamespace
 from typing import Iterable, Iterator
@@ -108,7 +110,24 @@ class Files:
     """
 
     def __init__(self, *patterns: str | os.PathLike, per_line: bool = False,
-                 jsonl_field: str | None = None, text_column: str | None = None):
+                 jsonl_field: str | None = None, text_column: str | None = None,
+                 skip_unreadable: bool = False):
+        """Resolve ``patterns`` to files, sorted within each directory and glob.
+
+        ``patterns``
+            Paths, directories (read recursively; hidden files are left out),
+            glob patterns (``**`` recurses) or fsspec URLs.
+        ``per_line``
+            Each line of a plain text file is a document; otherwise each file is one.
+        ``jsonl_field``
+            The field of JSON Lines records that holds the text (default ``"text"``).
+        ``text_column``
+            The string column of Parquet files that holds the text (default ``"text"``).
+        ``skip_unreadable``
+            Leave out the files that are not UTF-8 text or not readable gzip
+            (Parquet files are kept); :attr:`skipped` lists them with the
+            reason. This reads every other file once more, here.
+        """
         if not patterns:
             raise ValueError("corpus: no files given")
         self.per_line = per_line
@@ -117,6 +136,15 @@ class Files:
         self.paths: list[Path] = []
         for pattern in patterns:
             self.paths.extend(_expand(pattern))
+        #: ``(path, reason)`` of each file left out by ``skip_unreadable``, in corpus order.
+        self.skipped: list[tuple[Path, str]] = []
+        if skip_unreadable:
+            reasons = {path: unreadable(path) for path in self.paths}
+            self.skipped = [(path, why) for path, why in reasons.items() if why is not None]
+            self.paths = [path for path, why in reasons.items() if why is None]
+            if not self.paths:
+                raise ValueError(f"corpus: no file is UTF-8 text (skipped {len(self.skipped)}: "
+                                 f"{self.skipped[0][0]}: {self.skipped[0][1]}, ...)")
         if jsonl_field is not None and not any(map(is_jsonl, self.paths)):
             raise ValueError(
                 "jsonl_field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
@@ -135,17 +163,27 @@ class Files:
         """Size on disk of all files (compressed size for gzip files)."""
         return sum(path.stat().st_size for path in self.paths)
 
-    def documents(self, text: bool) -> Iterator[str | bytes]:
-        """Documents as ``str`` (``text=True``) or ``bytes``."""
+    def documents(self, text: bool, *, keep_line_ends: bool = False) -> Iterator[str | bytes]:
+        r"""Documents as ``str`` (``text=True``) or ``bytes`` (``text=False``).
+
+        ``keep_line_ends``
+            With ``per_line``, each line keeps its ``\n`` or ``\r\n``, so
+            that the documents joined are the files' text byte for byte
+            (training drops them: a line ending is not part of a line's text).
+        """
         for path in self.paths:
             yield from read_file(path, text=text, per_line=self.per_line,
-                                 jsonl_field=self.jsonl_field, text_column=self.text_column)
+                                 jsonl_field=self.jsonl_field, text_column=self.text_column,
+                                 keep_line_ends=keep_line_ends)
 
     def blocks(self, block_bytes: int, *, cut_documents: bool) -> Iterator[tuple[Path, int, bytes, int]]:
-        """``(path, offset, block, progress)`` over every file, file after file, in blocks.
+        """``(path, offset, block, progress)`` over every file, file after file, in blocks
+        of about ``block_bytes``.
 
-        Every file must be local plain or gzip text (:func:`reads_in_blocks`);
-        see :func:`bytepair.read.blocks.file_blocks` for the blocks. The
+        Every file must be local plain or gzip text (:func:`reads_in_blocks`).
+        Per-line files are cut at line ends; a whole-file document at cut
+        points when ``cut_documents`` (the named patterns allow it), else it
+        is one block (see :func:`bytepair.read.blocks.file_blocks`). The
         progress of a file adds up to its size on disk: what the blocks do not
         account for (an empty gzip file has a size) comes with a last empty
         block. O(total bytes); memory: one block plus the carried tail.
@@ -161,11 +199,11 @@ class Files:
                 yield path, 0, b"", left
 
     def row_groups(self, path: Path) -> int | None:
-        """The number of row groups of a Parquet file of the corpus; None for other files."""
+        """The number of row groups of the Parquet file ``path`` of the corpus; None for other files."""
         return self._row_groups.get(path)
 
     def part_size(self, path: Path, start: int, end: int | None) -> int:
-        """A part's share of :meth:`total_bytes`, for progress bars.
+        """The share of :meth:`total_bytes` of the part ``start`` to ``end`` of ``path``, for progress bars.
 
         A Parquet row group counts as an even share of its file.
         """
@@ -324,10 +362,12 @@ def _decode(data: bytes, path: Path, offset: int) -> str:
 
 def read_file(path: Path, *, text: bool, per_line: bool = False,
               jsonl_field: str = "text", start: int = 0,
-              end: int | None = None, text_column: str = "text") -> Iterator[str | bytes]:
+              end: int | None = None, text_column: str = "text",
+              keep_line_ends: bool = False) -> Iterator[str | bytes]:
     """The documents of one file, or of the lines in bytes ``start`` to ``end``.
 
-    For a Parquet file ``start`` and ``end`` are row-group indices.
+    For a Parquet file ``start`` and ``end`` are row-group indices. With
+    ``per_line``, a line's ending is dropped unless ``keep_line_ends``.
     """
     path = file_of(path)
     if is_parquet(path):
@@ -343,7 +383,7 @@ def read_file(path: Path, *, text: bool, per_line: bool = False,
                 yield from _read_jsonl(lines, path, jsonl_field, text)
             elif per_line:
                 for offset, line in lines:
-                    body = strip_line_end(line)
+                    body = line if keep_line_ends else strip_line_end(line)
                     yield _decode(body, path, offset) if text else body
             else:
                 # A whole-file document cut at a cut point (Files.parts): its bytes up to ``end``.
@@ -351,6 +391,39 @@ def read_file(path: Path, *, text: bool, per_line: bool = False,
                 yield _decode(data, path, start) if text else data
     except (gzip.BadGzipFile, EOFError) as exc:
         raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
+
+
+#: Bytes read at a time when a file is checked to be UTF-8 text.
+CHECK_CHUNK = 1 << 20
+
+
+def unreadable(path: Path | RemoteFile) -> str | None:
+    """Why ``path`` cannot be read as text (not UTF-8, or a broken gzip file), or None.
+
+    Parquet files are not checked (their text column is typed). O(file size)
+    in chunks of :data:`CHECK_CHUNK`, memory O(chunk).
+    """
+    path = file_of(path)
+    if is_parquet(path):
+        return None
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset = 0
+    try:
+        with _open(path) as handle:
+            while chunk := handle.read(CHECK_CHUNK):
+                # The decoder holds back the first bytes of a character cut by the last chunk.
+                held = len(decoder.getstate()[0])
+                try:
+                    decoder.decode(chunk)
+                except UnicodeDecodeError as exc:
+                    return f"invalid UTF-8 at byte offset {offset - held + exc.start}"
+                offset += len(chunk)
+            held = len(decoder.getstate()[0])
+            if held:
+                return f"invalid UTF-8 at byte offset {offset - held} (a character cut at the end)"
+    except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
+        return f"not a readable gzip file: {exc}"
+    return None
 
 
 def strip_line_end(line: bytes) -> bytes:

@@ -22,6 +22,15 @@ from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pret
 #: What a custom regex in a ``str`` looks like: it holds a character that is not
 #: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
 _BARE_WORD = r"[\w-]+"
+#: Model and encoding names users type for a pattern (lower case, without ``-`` and ``_``),
+#: with the pattern that model uses and how to say it.
+_MODEL_PATTERNS = {
+    "gpt4": ("cl100k", "GPT-4's pattern"), "cl100kbase": ("cl100k", "GPT-4's pattern"),
+    "gpt4o": ("o200k", "GPT-4o's pattern"), "gpt4omini": ("o200k", "GPT-4o's pattern"),
+    "o200kbase": ("o200k", "GPT-4o's pattern"),
+    "r50k": ("gpt2", "GPT-2's pattern"), "r50kbase": ("gpt2", "GPT-2's pattern"),
+    "p50k": ("gpt2", "GPT-2's pattern"), "p50kbase": ("gpt2", "GPT-2's pattern"),
+}
 #: Short texts on which a custom pattern must not match the empty string.
 _PROBES = ("", "a", "A b", " 1!", "é\n\t", "ab cd")
 
@@ -78,8 +87,12 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
         )
     if regex.fullmatch(_BARE_WORD, pretokenize):
         names = sorted([*PATTERNS, "none"])
-        close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
-        hint = f", did you mean {close[0]!r}?" if close else ""
+        alias = _MODEL_PATTERNS.get(pretokenize.lower().replace("-", "").replace("_", ""))
+        if alias is not None:
+            hint = f", did you mean {alias[0]!r} ({alias[1]})?"
+        else:
+            close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
+            hint = f", did you mean {close[0]!r}?" if close else ""
         raise ValueError(
             f"{name}: unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; a custom "
             f"regex is a regex.compile(...) pattern or a str with regex characters)"
