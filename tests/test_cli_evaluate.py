@@ -87,21 +87,27 @@ def test_plot_without_matplotlib_is_one_line(capsys, model_path, samples, tmp_pa
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     line = assert_bad_input(capsys, tmp_path, ["evaluate", model_path, "--sample", samples[0],
                                                "--plot", tmp_path / "c.png"], "matplotlib")
-    assert line == "bytepair: error: plot: needs matplotlib: pip install 'bytepair[plot]'"
+    assert line == "bytepair: error: --plot: needs matplotlib: pip install 'bytepair[plot]'"
 
 
 @pytest.mark.parametrize("extra, words", [
     (["--sizes", "12,x"], ["--sizes", "12,x"]),
     (["--sizes", "all:0"], ["all:STEP"]),
-    (["--sizes", "255"], ["sizes: 255 is not a vocabulary size"]),
+    (["--sizes", "255"], ["--sizes: 255 is not a vocabulary size"]),
     (["--sample", "=lab"], ["--sample", "=lab"]),
     (["--sample", "missing.txt=lab"], ["missing.txt"]),
-    (["--reference", "zz"], ["reference", "zz"]),
-    (["--plot", "c.gif"], ["c.gif", ".png"]),
+    (["--reference", "zz"], ["--reference: 'zz' is not the label"]),
+    (["--plot", "c.gif"], ["--plot: 'c.gif'", ".png"]),
+    (["--sample", "SAMPLE"], ["--sample: 'SAMPLE' is given twice"]),
+    (["MODEL_PATH"], ["MODEL: 'MODEL_PATH' is given twice"]),
     (["--threads", "0"], ["--threads"]),
 ])
 def test_bad_input_is_one_line(capsys, model_path, samples, tmp_path, extra, words, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    names = {"SAMPLE": str(samples[0]), "MODEL_PATH": str(model_path)}
+    extra = [names.get(arg, arg) for arg in extra]
+    words = [word.replace("SAMPLE", names["SAMPLE"]).replace("MODEL_PATH", names["MODEL_PATH"])
+             for word in words]
     assert_bad_input(capsys, tmp_path, ["evaluate", model_path, "--sample", samples[0], *extra],
                      *words)
 

@@ -3,6 +3,7 @@ name the argument, word models, skipped files, and the README's own examples run
 
 from __future__ import annotations
 
+import builtins
 import gzip
 import json
 import re
@@ -165,12 +166,60 @@ def test_model_names_point_at_their_pattern(capsys, tmp_path, name, pattern, mod
      "--init: No such file or directory: 'nothere.json'"),
     (["decode", "TOK", "--dtype", "uint16", "nothere.bin"],
      "FILE: No such file or directory: 'nothere.bin'"),
+    (["train", "nothere.txt", "--merges", "5", "-o", "m.json"],
+     "FILE: no such file or directory: 'nothere.txt'"),
+    (["count", "a.txt", "nothere/", "-o", "a.counts"],
+     "FILE: no such file or directory: 'nothere/'"),
+    (["encode", "TOK", "nothere*.txt", "--dtype", "uint16", "-o", "a.bin"],
+     "FILE: the pattern 'nothere*.txt' matches no file"),
+    (["train", "--counts", "nothere.counts", "--vocab-size", "300", "-o", "m.json"],
+     "--counts: No such file or directory: 'nothere.counts'"),
+    (["inspect", "TOK", "--sample", "nothere.txt"],
+     "--sample: no such file or directory: 'nothere.txt'"),
+    # The second sample is missing: found before the first is encoded.
+    (["evaluate", "TOK", "--sample", "a.txt=en", "--sample", "nothere.txt=de"],
+     "--sample: no such file or directory: 'nothere.txt'"),
 ])
 def test_a_missing_file_names_its_argument(capsys, tmp_path, monkeypatch, tokenizer, argv, expected):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.txt").write_text("some text")
     argv = [str(tokenizer) if a == "TOK" else a for a in argv]
     assert assert_bad_input(capsys, tmp_path, argv) == f"bytepair: error: {expected}"
+
+
+def test_a_url_without_fsspec_names_file(capsys, tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def no_fsspec(name, *args, **kwargs):
+        if name == "fsspec" or name.startswith("fsspec."):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_fsspec)
+    line = assert_bad_input(capsys, tmp_path, ["train", "s3://bucket/a.txt", "--merges", "3",
+                                               "-o", tmp_path / "m.json"])
+    assert line == "bytepair: error: FILE: reading 's3://bucket/a.txt' needs fsspec: pip install fsspec"
+
+
+def test_an_empty_corpus_names_its_argument(capsys, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("")
+    line = assert_bad_input(capsys, tmp_path, ["train", empty, "--merges", "5", "-o", tmp_path / "m.json"])
+    assert line == "bytepair: error: FILE: no text to train on (empty corpus)"
+    table = tmp_path / "empty.counts"
+    assert run(capsys, "count", empty, "-q", "-o", table)[0] == 0
+    line = assert_bad_input(capsys, tmp_path, ["train", "--counts", table, "--merges", "5",
+                                               "-o", tmp_path / "m.json"])
+    assert line == "bytepair: error: --counts: no text to train on (empty corpus)"
+
+
+def test_init_larger_than_the_vocabulary_size_names_init(capsys, tmp_path, tokenizer):
+    (tmp_path / "a.txt").write_text("some text")
+    merges = len(bytepair.load(tokenizer).merges)
+    line = assert_bad_input(capsys, tmp_path, ["train", tmp_path / "a.txt", "--vocab-size", "258",
+                                               "--init", tokenizer, "-o", tmp_path / "m.json"])
+    assert line == (f"bytepair: error: --init: the model already has {merges:,} merges, more than "
+                    "the 1 that --vocab-size asks for")
 
 
 def test_a_count_table_given_as_a_model_says_what_it_is(capsys, tmp_path):

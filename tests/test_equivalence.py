@@ -6,6 +6,7 @@ run past the point where no pair is left.
 """
 
 import os
+from array import array
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.learn import naive
+from bytepair.learn import words as word_engines
 from bytepair.learn.incremental import IncrementalTrainer
 from bytepair.learn.rules import packed_priority, replace_pair, unpack_priority
 from helpers import byte_token
@@ -151,7 +153,8 @@ def test_hyp_check_holds_after_every_step(backend, documents):
 @uses_backend
 @given(counts=word_counts(), end_of_word=st.sampled_from(END_OF_WORD))
 def test_hyp_check_holds_after_every_step_in_word_mode(backend, counts, end_of_word, monkeypatch):
-    # Word mode builds its trainer inside train_words: check it at every step there.
+    # Word mode's Python loop builds its trainer inside bytepair.learn.words.fit: check
+    # it at every step there (the compiled word engine has its own check, test_words_engine).
     step = IncrementalTrainer.step
     calls = []
 
@@ -164,10 +167,12 @@ def test_hyp_check_holds_after_every_step_in_word_mode(backend, counts, end_of_w
 
     with monkeypatch.context() as patch:
         patch.setattr(IncrementalTrainer, "step", checked_step)
-        checked = bytepair.train_words(counts, 10**6, end_of_word=end_of_word)
+        data, starts = word_engines.flatten(list(counts))
+        checked, _ = word_engines.fit(data, starts, array("q", counts.values()), 10**6,
+                                      end_of_word=end_of_word, backend="python")
     expected = bytepair.train_words(counts, 10**6, end_of_word=end_of_word, engine="naive")
-    assert checked.merges == expected.merges
-    assert len(calls) == len(checked.merges) + 1  # the last step finds no pair
+    assert checked == expected.merges
+    assert len(calls) == len(checked) + 1  # the last step finds no pair
 
 
 # Ways to corrupt a trainer that _check() must notice. Each takes a byte-mode

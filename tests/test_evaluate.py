@@ -163,9 +163,13 @@ def test_whole_file_read_in_blocks_counts_as_the_file_encoded_whole(tmp_path, mo
     # Small blocks and batches: many cut points, many batches.
     monkeypatch.setattr(sample_module, "BLOCK_BYTES", 1 << 10)
     monkeypatch.setattr(sample_module, "BATCH_CHARS", 1 << 11)
-    row = evaluate(tok, [path], threads=2).rows[0]
-    assert row["tokens"] == len(tok.encode_ordinary(text))
+    table = evaluate(tok, [path, KJV], threads=2)
+    assert table.rows[0]["tokens"] == len(tok.encode_ordinary(text))
+    # Each file is one document, however many blocks it was read in.
+    assert [sample["documents"] for sample in table.samples] == [1, 1]
     assert table_sample(evaluate(tok, [path]))["words"] == len(text.split())
+    per_line = table_sample(evaluate(tok, [path], per_line=True))
+    assert per_line["documents"] == len(text.splitlines())
 
 
 def table_sample(table) -> dict:
@@ -315,6 +319,19 @@ def test_bad_samples_and_models():
         evaluate(tok, ["no/such.txt"])
     with pytest.raises(TypeError, match="must be a Tokenizer, a ByteModel"):
         evaluate(bytepair.train_words({"ab": 1}, 1), {"x": ["ab"]})
+
+
+def test_a_missing_sample_file_names_its_sample_before_any_encoding(tmp_path, monkeypatch):
+    tok = bytepair.train(["abab"], merges=2, progress=False)
+    (tmp_path / "a.txt").write_text("abab")
+    encoded = []
+    monkeypatch.setattr(bytepair.Tokenizer, "encode_to_array",
+                        lambda self, *args, **kwargs: encoded.append(args))
+    with pytest.raises(FileNotFoundError, match=r"^samples\['de'\]: no such file or directory: "):
+        evaluate(tok, {"en": tmp_path / "a.txt", "de": tmp_path / "no.txt"})
+    with pytest.raises(FileNotFoundError, match=r"^samples\['.*no\*.txt'\]: the pattern .* matches no file"):
+        evaluate(tok, [tmp_path / "a.txt", tmp_path / "no*.txt"])
+    assert encoded == []
 
 
 def test_invalid_utf8_sample_names_file_and_offset(tmp_path):

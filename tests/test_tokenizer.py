@@ -48,3 +48,11 @@ def test_decode_batch_decodes_each_sequence(tok):
     assert tok.decode_batch([[0xC3]]) == ["\ufffd"]
     with pytest.raises(UnicodeDecodeError):
         tok.decode_batch([[0xC3]], errors="strict")
+
+
+def test_a_tokenizer_is_built_from_a_byte_model_only():
+    tok = bytepair.train(["aaa aba"], merges=2, special_tokens=["<s>"], progress=False)
+    with pytest.raises(TypeError, match=r"^model must be a ByteModel, got Tokenizer; use tok.model$"):
+        Tokenizer(tok)
+    with pytest.raises(TypeError, match=r"^model must be a ByteModel, got WordModel$"):
+        Tokenizer(bytepair.train_words({"ab": 2}, 1))

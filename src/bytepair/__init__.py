@@ -18,7 +18,8 @@ from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktok
                                      to_tiktoken, to_tokenizers_json)
 from bytepair.formats.load import ModelFormatError, load
 from bytepair.evaluation.report import Evaluation, evaluate
-from bytepair.training import count, encode, learn_bpe, train, train_bytes, train_words
+from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
+                               train_words)
 
 __all__ = [
     "ByteModel",
@@ -34,6 +35,7 @@ __all__ = [
     "encode",
     "evaluate",
     "learn_bpe",
+    "learn_words",
     "load",
     "tiktoken_encoding",
     "tiktoken_pattern",

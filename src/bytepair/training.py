@@ -38,7 +38,9 @@ from bytepair.split.pretokenize import check_matches_something, resolve_pattern,
 from bytepair.counts.cluster import count_on_cluster
 from bytepair.counts.counting import count_files, count_pieces, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
+from bytepair.counts.words import count_words
 from bytepair.learn import incremental, naive
+from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
@@ -224,45 +226,21 @@ def train_words(
     end_of_word = check_end_of_word(end_of_word)
     engine = check_engine(engine)
     words = list(counts)
-    start = [list(word) + ([end_of_word] if end_of_word else []) for word in words]
     weights = [counts[word] for word in words]
-    _check_total(start, weights, "word_counts")
+    tail = 1 if end_of_word else 0
+    _check_total([range(len(word) + tail) for word in words], weights, "word_counts")
     if engine == "naive":
+        start = [list(word) + ([end_of_word] if end_of_word else []) for word in words]
         rules, sequences = naive.fit(start, weights, merges, lambda left, right, rank: left + right)
     else:
-        rules, sequences = _train_words_incremental(start, weights, merges)
+        data, starts = word_engines.flatten(words)
+        rules, sequences = word_engines.fit(data, starts, array("q", weights), merges,
+                                            end_of_word=end_of_word)
     return WordModel(
         rules,
         end_of_word=end_of_word,
         words={word: tuple(seq) for word, seq in zip(words, sequences)},
     )
-
-
-def _train_words_incremental(start, weights, merges):
-    # Symbols are interned to integer IDs for the engine; the queue sorts by
-    # the strings themselves, and a joined string that exists reuses its ID.
-    keys: list[str] = []
-    key_to_id: dict[str, int] = {}
-
-    def intern(symbol: str) -> int:
-        if symbol not in key_to_id:
-            key_to_id[symbol] = len(keys)
-            keys.append(symbol)
-        return key_to_id[symbol]
-
-    sequences = [array("I", map(intern, seq)) for seq in start]
-
-    def join(left: int, right: int, rank: int) -> int:
-        return intern(keys[left] + keys[right])
-
-    rules, out = incremental.fit(
-        sequences, array("q", weights), merges, join, keys=keys, key_to_id=key_to_id
-    )
-    rules = [
-        Merge(m.rank, keys[m.left], keys[m.right], keys[m.token_id], m.count, m.replacements)
-        for m in rules
-    ]
-    return rules, [[keys[t] for t in seq] for seq in out]
 
 
 def learn_bpe(
@@ -279,6 +257,55 @@ def learn_bpe(
     [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
     """
     return train_words(word_counts, merges, end_of_word=end_of_word, engine=engine).rules
+
+
+def learn_words(
+    corpus: str | os.PathLike | Files | Iterable[str | bytes],
+    merges: int,
+    *,
+    end_of_word: str | None = None,
+    min_frequency: int = 1,
+    workers: int | None = None,
+    progress: bool | None = None,
+) -> WordModel:
+    """Word-mode rules straight from a corpus: count its words, then learn.
+
+    ``corpus`` is a path, glob, :class:`bytepair.Files` or an iterable of
+    ``str``/``bytes`` documents. Words are white-space separated (as
+    ``str.split()`` cuts them) and counted by ``workers`` threads (default:
+    all cores); every number of workers gives the same model. Up to
+    ``merges`` rules are learned, those of :func:`train_words` on the word
+    counts; training stops early
+    when the best pair is seen fewer than ``min_frequency`` times;
+    ``end_of_word`` is as in :func:`train_words`. ``progress`` shows a bar
+    of the bytes read (default: when stderr is a terminal). The model has no
+    ``words`` (use :func:`train_words` to keep them). O(corpus size) to
+    count, then the merge loop of :mod:`bytepair.learn.words`.
+
+    >>> learn_words(["low low low low low lower lower", "newest " * 6 + "widest " * 3], 4).rules
+    [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
+    """
+    merges = check_int(merges, "merges")
+    end_of_word = check_end_of_word(end_of_word)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
+    bar = _progress(progress, desc="reading", unit="B", unit_scale=True)
+    try:
+        data, starts, weights = count_words(corpus, workers=workers, progress_bar=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not weights:
+        raise ValueError("corpus: no words to train on (empty corpus)")
+    tail = 1 if end_of_word else 0
+    # A word's UTF-8 bytes bound its characters: only when that bound is too
+    # large are the characters counted.
+    if sum(map(operator.mul, weights, map(operator.sub, starts[1:], starts[:-1]))) > MAX_COUNT:
+        words = [data[a:b].decode("utf-8") for a, b in zip(starts, starts[1:])]
+        _check_total([range(len(word) + tail) for word in words], weights, "corpus words")
+    rules, _ = word_engines.fit(data, starts, weights, merges, end_of_word=end_of_word,
+                                min_count=min_frequency, with_sequences=False)
+    return WordModel(rules, end_of_word=end_of_word)
 
 
 encode = encode_word
@@ -466,7 +493,8 @@ def train(
         start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:
         raise ValueError(
-            f"init already has {len(start_model.merges)} merges, more than the {merges} requested"
+            f"init: the model already has {len(start_model.merges):,} merges, more than the "
+            f"{merges:,} requested"
         )
     if counts is None:  # read, split and count
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,

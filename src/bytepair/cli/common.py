@@ -18,7 +18,7 @@ from bytepair.counts.cluster import connect
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.read.corpus import Files
+from bytepair.read.corpus import Files, files_named
 from bytepair.split.pretokenize import PATTERNS
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
@@ -28,8 +28,9 @@ OPTION_NAMES = {
     "vocab_size": "--vocab-size", "merges": "--merges", "special_tokens": "--special",
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
-    "threads": "--threads",
-    "text_column": "--text-column",
+    "threads": "--threads", "text_column": "--text-column", "end_of_word": "--end-of-word",
+    # evaluate's
+    "samples": "--sample", "sizes": "--sizes", "reference": "--reference", "plot": "--plot",
 }
 _PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES)
                           + r")(?:\[(\d+)\])?(?=:| must| =| names| was )")
@@ -121,14 +122,22 @@ def one_line(exc: BaseException) -> str:
     return text.replace("\r", "\\r").replace("\n", "\\n")
 
 
-def load_model(path: str, trust_pattern: bool, name: str = "MODEL"):
-    """The model in ``path``; a file that cannot be opened is an error naming the argument ``name``."""
+@contextlib.contextmanager
+def naming(name: str):
+    """A file that cannot be opened is an error naming the argument ``name``
+    (``MODEL: No such file or directory: 'x.json'``)."""
     try:
-        return load(path, trust_pattern=trust_pattern)
+        yield
     except OSError as exc:
         if exc.strerror is None:
             raise
         raise type(exc)(exc.errno, f"{name}: {exc.strerror}", exc.filename) from None
+
+
+def load_model(path: str, trust_pattern: bool, name: str = "MODEL"):
+    """The model in ``path``; a file that cannot be opened is an error naming the argument ``name``."""
+    with naming(name):
+        return load(path, trust_pattern=trust_pattern)
 
 
 def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need: str = ""):
@@ -194,8 +203,8 @@ def files_of(args) -> Files:
     With ``--skip-unreadable``, files that are not UTF-8 text are left out and
     listed on stderr (unless ``--quiet``).
     """
-    files = Files(*args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
-                  text_column=args.text_column, skip_unreadable=args.skip_unreadable)
+    files = files_named("FILE", *args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
+                        text_column=args.text_column, skip_unreadable=args.skip_unreadable)
     if files.skipped and not args.quiet:
         shown = ", ".join(f"{str(path)!r} ({why})" for path, why in files.skipped[:SKIPPED_SHOWN])
         more = len(files.skipped) - SKIPPED_SHOWN

@@ -14,10 +14,11 @@ from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_trust_pattern, argument_bytes, as_tokenizer, integer, load_model,
                                  load_tokenizer, read_stdin, write_bytes)
-from bytepair.model.models import WordModel
 from bytepair.formats.tokenfile import (check_dtype, encode_bytes_to_array, read_token_file,
                                         resolve_append, write_token_file)
-from bytepair.read.corpus import Files
+from bytepair.model.models import WordModel
+from bytepair.read.corpus import files_named
+
 
 def run_encode(args) -> None:
     if args.dtype is not None:
@@ -83,8 +84,8 @@ def run_encode_files(args) -> None:
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
     if args.inputs:
-        corpus = Files(*args.inputs, per_line=args.per_line, jsonl_field=args.jsonl_field,
-                       text_column=args.text_column)
+        corpus = files_named("FILE", *args.inputs, per_line=args.per_line,
+                             jsonl_field=args.jsonl_field, text_column=args.text_column)
     elif args.jsonl_field is not None or args.text_column is not None:
         raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
     text = tokenizer.pattern is not None or args.allow_special or (

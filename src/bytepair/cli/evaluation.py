@@ -7,10 +7,11 @@ import os
 import sys
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer
+from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer, vocab_sizes
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
+from bytepair.read.corpus import files_named
 
 #: ``--sizes all:STEP``: every multiple of STEP below the full size.
 ALL_SIZES = "all:"
@@ -30,14 +31,11 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
         if step < 1:
             raise argparse.ArgumentTypeError(f"all:STEP needs a positive integer STEP, got {text!r}")
         return [], step
-    sizes = []
-    for item in text.split(","):
-        try:
-            sizes.append(int(item))
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected sizes separated by commas, or all:STEP, got {text!r}") from None
-    return sizes, None
+    try:
+        return vocab_sizes(text), None
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"expected sizes separated by commas, or all:STEP, got {text!r}") from None
 
 
 def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
@@ -54,12 +52,13 @@ def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
             path, label = spec.rsplit("=", 1)
             if not path or not label:
                 raise ValueError(f"--sample: expected FILE or FILE=LABEL, got {spec!r}")
+        files = files_named("--sample", path, per_line=per_line)
         if label is None:
-            out.append(Sample(path, [path], False, per_line))
+            out.append(Sample(path, [files], False, per_line))
         elif label in by_label:
-            by_label[label].sources.append(path)
+            by_label[label].sources.append(files)
         else:
-            by_label[label] = Sample(label, [path], True, per_line)
+            by_label[label] = Sample(label, [files], True, per_line)
             out.append(by_label[label])
     return out
 
@@ -73,6 +72,9 @@ def run_evaluate(args) -> None:
             raise ValueError("--plot: needs --sample FILE (it draws bytes per token on samples)")
         check_plot_path(args.plot)
         check_target(args.plot, "--plot")
+    for path in set(args.models):
+        if args.models.count(path) > 1:
+            raise ValueError(f"MODEL: {path!r} is given twice")
     models = {path: load_tokenizer(path, args.trust_pattern) for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,

@@ -9,6 +9,7 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import add_trust_pattern, load_tokenizer
 from bytepair.formats.export import to_tiktoken, to_tokenizers_json
 
+
 def run_export(args) -> None:
     output = check_target(args.output, "-o")
     tokenizer = load_tokenizer(args.model, args.trust_pattern)

@@ -8,13 +8,14 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import (add_trust_pattern, as_tokenizer, int_at_least, load_model, pattern_name,
                                  show_bytes)
 from bytepair.model.models import BYTE_TOKENS, WordModel
-from bytepair.read.corpus import Files
+from bytepair.read.corpus import files_named
+
 
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     """Bytes and tokens of a sample file (special-token text counts as text)."""
     text = tokenizer.pattern is not None
     total_bytes = total_tokens = 0
-    for document in Files(sample).documents(text):
+    for document in files_named("--sample", sample).documents(text):
         total_bytes += len(document.encode("utf-8")) if text else len(document)
         total_tokens += len(tokenizer.model.encode(document))
     if total_tokens == 0:
@@ -25,7 +26,7 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 def _word_sample_stats(model: WordModel, sample: str) -> tuple[int, int]:
     """Words and symbols of a sample file (words are split at white space)."""
     words = symbols = 0
-    for document in Files(sample).documents(True):
+    for document in files_named("--sample", sample).documents(True):
         for word in document.split():
             words += 1
             symbols += len(model.encode(word))
@@ -70,7 +71,7 @@ def run_inspect(args) -> None:
     print(f"model: {args.model}")
     print(f"vocabulary size: {tokenizer.vocab_size:,} = 256 bytes + {plural(len(merges), 'merge')} + "
           f"{plural(len(specials), 'special token')}")
-    print(f"merges: {len(merges)}")
+    print(f"merges: {len(merges):,}")
     listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
     print(f"special tokens: {listed or 'none'}")
     print(f"pattern: {pattern_name(tokenizer.pattern)}")
@@ -97,7 +98,7 @@ def run_inspect(args) -> None:
 
     if sample is not None:
         total_bytes, total_tokens = sample
-        print(f"sample: {args.sample}: {total_bytes} bytes -> {total_tokens} tokens, "
+        print(f"sample: {args.sample}: {total_bytes:,} bytes -> {total_tokens:,} tokens, "
               f"{total_bytes / total_tokens:.3f} bytes per token")
 
 

@@ -1,9 +1,9 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
-Commands: ``train``, ``count``, ``export``, ``encode``, ``decode``, ``inspect``,
-``vocab``, ``evaluate``, ``trace`` and ``demo``; ``bytepair COMMAND --help`` describes
-each. Each command group is a module of its own (``training``, ``export``,
-``encoding``, ``inspection``, ``evaluation``, ``teaching``) that registers its subcommands;
+Commands: ``train``, ``count``, ``learn-words``, ``export``, ``encode``, ``decode``,
+``inspect``, ``vocab``, ``evaluate``, ``trace`` and ``demo``; ``bytepair COMMAND --help``
+describes each. Each command group is a module of its own (``training``, ``words``,
+``export``, ``encoding``, ``inspection``, ``evaluation``, ``teaching``) that registers its subcommands;
 this module builds the parser from them and runs one command.
 
 Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
@@ -25,11 +25,11 @@ import sys
 import threading
 
 from bytepair import __version__
-from bytepair.cli import encoding, evaluation, export, inspection, teaching, training
+from bytepair.cli import encoding, evaluation, export, inspection, teaching, training, words
 from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line
 
 #: The command groups, in the order ``--help`` lists their commands.
-COMMAND_GROUPS = (training, export, encoding, inspection, evaluation, teaching)
+COMMAND_GROUPS = (training, words, export, encoding, inspection, evaluation, teaching)
 
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
@@ -37,6 +37,7 @@ EXAMPLES = """examples:
   bytepair train corpus.txt --vocab-size 8192,16384,32768 -o 'tok-{vocab_size}.json'
   bytepair count shards/*.parquet --text-column text -o shards.counts
   bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
+  bytepair learn-words corpus.txt --merges 32000 --end-of-word '</w>' -o words.model
   bytepair encode tok.json 'Hello world'
   bytepair encode tok.json 'Hello world' | bytepair decode tok.json
   bytepair encode tok.json corpus/*.txt --per-line --append '<|endoftext|>' --dtype uint16 -o train.bin
@@ -82,6 +83,7 @@ def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser
     for group in COMMAND_GROUPS:
         group.add_commands(commands)
     return parser, commands.choices
+
 
 def _exit_code(code) -> int:
     if code is None:

@@ -8,6 +8,7 @@ from bytepair.cli.common import argument_bytes, int_at_least
 from bytepair.teach.demo import run_demo as demo
 from bytepair.teach.trace import trace_lines
 
+
 def run_trace(args) -> None:
     learned = 0
     for line in trace_lines([argument_bytes(doc) for doc in args.docs], args.merges):

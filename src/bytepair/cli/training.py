@@ -10,7 +10,7 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
-                                 integer, load_tokenizer, pattern_name, vocab_sizes)
+                                 integer, load_tokenizer, naming, pattern_name, vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
@@ -50,15 +50,16 @@ def run_train(args) -> None:
         # Every size is checked before training; one run to the largest serves all.
         requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
         if init is not None and min(requested.values()) < len(init.merges):
-            raise ValueError(f"init already has {len(init.merges)} merges, more than the "
-                             f"{min(requested.values())} requested")
+            raise ValueError(f"--init: the model already has {len(init.merges):,} merges, more "
+                             f"than the {min(requested.values()):,} that --vocab-size asks for")
         largest = max(outputs)
     else:
         requested = {None: args.merges}
         largest = None
     corpus = tables if tables is not None else files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client, _skip_hint(args):
+    source = "--counts" if tables is not None else "FILE"
+    with cluster(args.scheduler) as client, _skip_hint(args), _named(source):
         trained = train(
             corpus,
             vocab_size=largest,
@@ -107,6 +108,19 @@ def _skip_hint(args):
         raise
 
 
+@contextlib.contextmanager
+def _named(argument: str):
+    """The library's messages about its ``corpus`` (``corpus: no text to train on``) name
+    the argument that gave it."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith("corpus: "):
+            raise
+        raise ValueError(f"{argument}: {message.removeprefix('corpus: ')}") from None
+
+
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
     # FILEs and --counts exclude each other; argparse's groups cannot hold a
     # positional when options and positionals are intermixed.
@@ -122,7 +136,8 @@ def _load_counts(args) -> list[PieceCounts]:
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
-    tables = [PieceCounts.load(path) for path in args.counts]
+    with naming("--counts"):
+        tables = [PieceCounts.load(path) for path in args.counts]
     sum(tables)  # mixed patterns fail here, naming both, before any work
     return tables
 
@@ -131,7 +146,7 @@ def run_count(args) -> None:
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client, _skip_hint(args):
+    with cluster(args.scheduler) as client, _skip_hint(args), _named("FILE"):
         table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
                              client=client, progress=not args.quiet and sys.stderr.isatty())
     table.save(output)

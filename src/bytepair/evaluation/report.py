@@ -227,8 +227,8 @@ def _count_samples(named: dict[str, Tokenizer], sample_list: list[Sample], threa
     for sample in sample_list:
         totals = {"documents": 0, "bytes": 0, "characters": 0, "words": 0}
         counts = {name: None for name in named}
-        for batch in batches(sample, cuttable):
-            totals["documents"] += len(batch)
+        for batch, documents in batches(sample, cuttable):
+            totals["documents"] += documents
             for text in batch:
                 try:
                     totals["bytes"] += len(text) if text.isascii() else len(text.encode("utf-8"))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from bytepair.read import blocks
-from bytepair.read.corpus import Files, RemoteFile, is_jsonl, is_parquet, read_file
+from bytepair.read.corpus import Files, RemoteFile, files_named, is_jsonl, is_parquet, read_file
 
 #: Characters handed to the encoder at a time (its threads split them).
 BATCH_CHARS = 1 << 24
@@ -54,7 +54,7 @@ def samples_of(samples, per_line: bool = False) -> list[Sample]:
             if not isinstance(label, str) or not label:
                 raise TypeError(f"samples: a label must be a non-empty str, got {label!r}")
             out.append(Sample(label, [_checked_source(source, label)], True, per_line))
-        return out
+        return [_resolved(sample) for sample in out]
     try:
         items = list(samples)
     except TypeError:
@@ -72,7 +72,16 @@ def samples_of(samples, per_line: bool = False) -> list[Sample]:
         else:
             raise TypeError(f"samples[{index}] must be a path (str) or a Sample, got "
                             f"{type(item).__name__}; give texts as a mapping {{label: texts}}")
-    return out
+    return [_resolved(sample) for sample in out]
+
+
+def _resolved(sample: Sample) -> Sample:
+    """``sample`` with its paths found now, so that a missing file fails before any
+    model runs, with a message naming the sample."""
+    sources = [files_named(f"samples[{sample.name!r}]", source, per_line=sample.per_line)
+               if isinstance(source, (str, os.PathLike)) else source
+               for source in sample.sources]
+    return Sample(sample.name, sources, sample.labelled, sample.per_line)
 
 
 def _checked_source(source, name: str):
@@ -87,24 +96,29 @@ def _checked_source(source, name: str):
                     f"got {type(source).__name__}")
 
 
-def batches(sample: Sample, cuttable: bool) -> Iterator[list[str]]:
-    """The texts of ``sample`` in lists of about :data:`BATCH_CHARS` characters."""
+def batches(sample: Sample, cuttable: bool) -> Iterator[tuple[list[str], int]]:
+    """The texts of ``sample`` in lists of about :data:`BATCH_CHARS` characters, each
+    with the number of documents that start in it (a file read in blocks is one)."""
     batch: list[str] = []
-    size = 0
-    for text in _texts(sample, cuttable):
+    size = documents = 0
+    for text, starts_document in _texts(sample, cuttable):
         batch.append(text)
         size += len(text)
+        documents += starts_document
         if size >= BATCH_CHARS:
-            yield batch
-            batch, size = [], 0
+            yield batch, documents
+            batch, size, documents = [], 0, 0
     if batch:
-        yield batch
+        yield batch, documents
 
 
-def _texts(sample: Sample, cuttable: bool) -> Iterator[str]:
+def _texts(sample: Sample, cuttable: bool) -> Iterator[tuple[str, bool]]:
+    """Each text of ``sample``, and whether it starts a document (a block after the
+    first of a file does not)."""
     for source in sample.sources:
         if isinstance(source, list):
-            yield from source
+            for text in source:
+                yield text, True
             continue
         files = source if isinstance(source, Files) else Files(source, per_line=sample.per_line)
         for path in files.paths:
@@ -113,10 +127,11 @@ def _texts(sample: Sample, cuttable: bool) -> Iterator[str]:
                 with blocks.open_binary(path) as handle:
                     for offset, data in blocks.read_blocks(handle, 0, None, per_line=False,
                                                              block_bytes=BLOCK_BYTES):
-                        yield _decode(data, path, offset)
+                        yield _decode(data, path, offset), offset == 0
             else:
-                yield from read_file(path, text=True, per_line=files.per_line,
-                                     jsonl_field=files.jsonl_field, text_column=files.text_column)
+                for text in read_file(path, text=True, per_line=files.per_line,
+                                      jsonl_field=files.jsonl_field, text_column=files.text_column):
+                    yield text, True
 
 
 def _decode(data: bytes, path, offset: int) -> str:

@@ -53,6 +53,10 @@ class Tokenizer:
             Texts (non-empty, none repeated) that get the IDs after the
             learned tokens, in this order.
         """
+        if not isinstance(model, ByteModel):
+            # A Tokenizer here would nest: its vocabulary and truncate would be wrong.
+            raise TypeError(f"model must be a ByteModel, got {type(model).__name__}"
+                            + ("; use tok.model" if isinstance(model, Tokenizer) else ""))
         self.model = model
         special_tokens = check_special_tokens(special_tokens)
         first = model.vocab_size

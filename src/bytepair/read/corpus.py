@@ -277,6 +277,24 @@ def portable_name(path: Path | RemoteFile) -> str:
     return str(path) if isinstance(path, RemoteFile) else os.path.abspath(path)
 
 
+def files_named(name: str, *patterns: str | os.PathLike, **options) -> Files:
+    """``Files(*patterns, **options)`` for an argument that is not called ``corpus``:
+    a missing or unreadable file is reported under ``name``.
+
+    >>> files_named("--sample", "no/such/file.txt")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: --sample: no such file or directory: 'no/such/file.txt'
+    """
+    try:
+        return Files(*patterns, **options)
+    except (OSError, ValueError, ImportError) as exc:
+        message = str(exc)
+        if not message.startswith("corpus: "):
+            raise
+        raise type(exc)(f"{name}: {message.removeprefix('corpus: ')}") from None
+
+
 def _expand(pattern: str | os.PathLike) -> list[Path]:
     name = os.fspath(pattern)
     if URL_MARK in name:
