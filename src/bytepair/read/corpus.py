@@ -176,14 +176,18 @@ class Files:
                                  jsonl_field=self.jsonl_field, text_column=self.text_column,
                                  keep_line_ends=keep_line_ends)
 
-    def blocks(self, block_bytes: int, *, cut_documents: bool) -> Iterator[tuple[Path, int, bytes, int]]:
+    def blocks(self, block_bytes: int, *, cut_documents: bool,
+               per_line: bool | None = None) -> Iterator[tuple[Path, int, bytes, int]]:
         """``(path, offset, block, progress)`` over every file, file after file, in blocks
         of about ``block_bytes``.
 
         Every file must be local plain or gzip text (:func:`reads_in_blocks`).
         Per-line files are cut at line ends; a whole-file document at cut
         points when ``cut_documents`` (the named patterns allow it), else it
-        is one block (see :func:`bytepair.read.blocks.file_blocks`). The
+        is one block (see :func:`bytepair.read.blocks.file_blocks`).
+        ``per_line`` overrides how the files hold documents (None: as they
+        were given), for a reader that only needs blocks to end at line ends,
+        such as word counting. The
         progress of a file adds up to its size on disk: what the blocks do not
         account for (an empty gzip file has a size) comes with a last empty
         block. O(total bytes); memory: one block plus the carried tail.
@@ -191,8 +195,8 @@ class Files:
         for path in self.paths:
             left = path.stat().st_size
             for offset, data, progress in blocks.file_blocks(
-                    path, 0, None, per_line=self.per_line, cut_documents=cut_documents,
-                    block_bytes=block_bytes):
+                    path, 0, None, per_line=self.per_line if per_line is None else per_line,
+                    cut_documents=cut_documents, block_bytes=block_bytes):
                 left -= progress
                 yield path, offset, data, progress
             if left > 0:
