@@ -7,6 +7,7 @@ import os
 import pytest
 
 import bytepair
+from bytepair.model.modelfile import VERSION
 from bytepair import ModelFormatError
 from bytepair.formats import load as model_io
 
@@ -262,7 +263,7 @@ def test_load_a_corrupt_model(tmp_path, text):
     assert str(path) in str(raised.value)
 
 
-@pytest.mark.parametrize("version", [2, 99])
+@pytest.mark.parametrize("version", [VERSION + 1, 99])
 def test_load_a_newer_format_version(tmp_path, version):
     path = write(tmp_path / "model.json", model_file(version=version))
     with pytest.raises(ModelFormatError, match=f"version {version}") as raised:

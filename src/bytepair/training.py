@@ -17,6 +17,8 @@ import operator
 import os
 import sys
 from array import array
+from bisect import bisect_left
+from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -40,9 +42,10 @@ from bytepair.counts.counting import count_files, count_pieces, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.counts.words import count_words
 from bytepair.learn import incremental, naive
+from bytepair.learn import superbpe as superwords
 from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
-from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel, encode_word
+from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load
 
@@ -428,6 +431,9 @@ def train(
     jsonl_field: str | None = None,
     text_column: str | None = None,
     client: distributed.Client | None = None,
+    superbpe: int | None = None,
+    superbpe_pretokenize: str | regex.Pattern = "superbpe",
+    max_words: int = superwords.DEFAULT_MAX_WORDS,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -473,7 +479,29 @@ def train(
     ``client``
         A ``distributed.Client``: the cluster's workers count the files (see :func:`count`);
         the merge loop runs here either way.
+    ``superbpe``
+        A vocabulary size (256 bytes plus rules): train a SuperBPE superword tokenizer
+        (:mod:`bytepair.learn.superbpe`). Training runs as usual up to this size, then goes
+        on over the pieces that ``superbpe_pretokenize`` cuts, so that tokens may span
+        spaces; the tokenizer then splits with ``superbpe_pretokenize``. Documents are read
+        twice (once per stage); documents given as an iterable are held in memory for that.
+        With ``init``: a model trained elsewhere with ``pretokenize``'s pattern is stage 1
+        (when smaller than ``superbpe``, stage 1 goes on up to it first); a SuperBPE model
+        trained with the same settings is continued in stage 2. Count tables are refused.
+    ``superbpe_pretokenize``
+        The stage-2 pattern (a name or a custom regex; default ``"superbpe"``): a match is a
+        piece, and so is the text between two matches.
+    ``max_words``
+        With ``superbpe``: no token may hold more than this many words (runs of bytes that
+        are not ASCII white space); default 4.
     """
+    if superbpe is not None:
+        return _train_superbpe(
+            corpus, vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
+            special_tokens=special_tokens, min_frequency=min_frequency, workers=workers,
+            progress=progress, init=init, per_line=per_line, jsonl_field=jsonl_field,
+            text_column=text_column, client=client, superbpe=superbpe,
+            superbpe_pretokenize=superbpe_pretokenize, max_words=max_words)
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     if (vocab_size is None) == (merges is None):
@@ -484,6 +512,9 @@ def train(
     if workers is not None:
         check_int(workers, "workers", minimum=1)
     start_model = _init_model(init)
+    if start_model is not None and start_model.stages is not None:
+        raise ValueError(f"init is a SuperBPE model; give superbpe={start_model.stages.transition} "
+                         f"(with its superbpe_pretokenize and max_words) to continue it")
     tables = _as_tables(corpus)
     counts = None
     if tables is not None:
@@ -508,6 +539,142 @@ def train(
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
                    progress=progress, release=made_here)
     return Tokenizer(ByteModel(rules, pattern=source), special)
+
+
+def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, min_frequency,
+                    workers, progress, init, per_line, jsonl_field, text_column, client,
+                    superbpe, superbpe_pretokenize, max_words) -> Tokenizer:
+    """:func:`train` with ``superbpe``: stage 1 as ever, then the warm start over stage-2 pieces."""
+    start = _init_model(init)
+    if pretokenize is DEFAULT_PATTERN and start is not None:  # init's stage-1 pattern
+        source = start.stages.pretokenize if start.stages is not None else start.pattern
+    else:
+        source = resolve_pattern(pretokenize)
+    special = check_special_tokens(special_tokens)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    if (vocab_size is None) == (merges is None):
+        raise ValueError("give exactly one of vocab_size and merges")
+    if vocab_size is not None:
+        merges = merges_for_vocab_size(vocab_size, len(special))
+    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    transition = check_int(superbpe, "superbpe", minimum=BYTE_TOKENS)
+    if transition - BYTE_TOKENS >= merges:
+        raise ValueError(
+            f"superbpe: the transition vocabulary {transition} must be smaller than the final "
+            f"one of {BYTE_TOKENS + merges} bytes and learned tokens"
+            f"{' (vocab_size less the special tokens)' if special and vocab_size else ''}")
+    max_words = check_int(max_words, "max_words", minimum=1)
+    if source is None:
+        raise ValueError("superbpe: SuperBPE needs a stage-1 pretokenize pattern; with none (byte "
+                         "mode) every document is one piece and there is no stage 1 to go beyond")
+    stage2 = resolve_pattern(superbpe_pretokenize, "superbpe_pretokenize")
+    if stage2 is None:
+        raise ValueError("superbpe_pretokenize: stage 2 needs a pattern (none would make every "
+                         "document one piece)")
+    if workers is not None:
+        check_int(workers, "workers", minimum=1)
+    if _as_tables(corpus) is not None:
+        raise ValueError("corpus: SuperBPE training reads the documents twice (stage 2 cuts them "
+                         "with another pattern), so it needs the documents, not piece counts")
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if not isinstance(corpus, Files):
+        if client is not None:
+            raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
+                            f"not {type(corpus).__name__}")
+        corpus = list(iter_documents(corpus, text=False))  # read twice: held in memory
+    options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
+                   workers=workers, client=client, progress=progress)
+    stages = Stages(transition, source, max_words)
+    start_model = _initial_superbpe_model(start, source, stages)
+    rules = list(start_model.merges)
+    if len(rules) > merges:
+        raise ValueError(f"init already has {len(rules)} merges, more than the {merges} requested")
+    if start_model.stages is None and len(rules) < transition - BYTE_TOKENS:
+        counts = _count(corpus, source, **options)
+        if not counts:
+            raise ValueError("corpus: no text to train on (empty corpus)")
+        check_matches_something(source, counts)
+        rules = _learn(counts, transition - BYTE_TOKENS, min_frequency=min_frequency,
+                       start=start_model, progress=progress, release=True)
+        del counts
+    # Stage 2 starts where stage 1 ended (early, when pairs ran out).
+    stages = stages._replace(transition=BYTE_TOKENS + len(rules)) if start_model.stages is None \
+        else start_model.stages
+    pieces = _count(corpus, stage2, **options)
+    if not pieces:
+        raise ValueError("corpus: no text to train on (empty corpus)")
+    rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
+                          progress=progress, threads=workers or os.cpu_count() or 1)
+    return Tokenizer(ByteModel(rules, pattern=stage2, stages=stages), special)
+
+
+def _initial_superbpe_model(model: ByteModel | None, source: str, stages: Stages) -> ByteModel:
+    """The model SuperBPE training starts from: none, a stage-1 model, or a SuperBPE model
+    trained with the same settings (continued in stage 2)."""
+    if model is None:
+        return ByteModel([], pattern=source)
+    if model.stages is None:
+        if model.pattern != source:
+            raise ValueError("init was trained with a different pretokenize pattern")
+        if model.vocab_size > stages.transition:
+            raise ValueError(f"init has {model.vocab_size} tokens, more than the transition "
+                             f"superbpe={stages.transition}; give superbpe={model.vocab_size} to "
+                             f"add superwords to it")
+        return model
+    if model.stages.pretokenize != source or model.stages.max_words != stages.max_words:
+        raise ValueError("init is a SuperBPE model trained with another pretokenize or max_words")
+    if model.stages.transition != stages.transition:
+        raise ValueError(f"init is a SuperBPE model with transition {model.stages.transition}, "
+                         f"not superbpe={stages.transition}")
+    return model
+
+
+def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_words: int,
+                  min_frequency: int, progress: bool | None, threads: int = 1) -> list[Merge]:
+    """SuperBPE's stage 2: the rules so far go on over the distinct stage-2 pieces, each
+    encoded by them, up to ``merges`` rules, under the word cap.
+
+    The pieces never become Python objects: the table's flat buffer is encoded
+    into one flat array of IDs (:meth:`ByteModel.encode_spans`), which the
+    engine reads in C.
+    """
+    data, starts, weights = pieces.flat()
+    pieces._release()
+    _check_flat_total(data, starts, weights)
+    start = ByteModel(rules)
+    tokens, token_starts = _encode_spans(start, data, starts, threads)
+    del data, starts
+    shapes = superwords.shapes([start.token_bytes(t) for t in range(start.vocab_size)])
+    trainer = incremental.IncrementalTrainer.from_arrays(
+        tokens, token_starts, weights, _byte_token, first_rank=len(rules),
+        word_limit=(shapes, max_words))
+    del tokens, token_starts, weights
+    return _run(trainer, list(rules), merges, min_frequency, progress)
+
+
+#: Pieces encoded per thread at least, in bytes: below this one thread is faster.
+SPANS_PER_THREAD = 1 << 20
+
+
+def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) -> tuple[array, array]:
+    """:meth:`ByteModel.encode_spans` on ``threads`` threads, one contiguous run of pieces
+    each (the compiled encoder runs without the GIL); the same arrays for any number."""
+    threads = max(1, min(threads, len(data) // SPANS_PER_THREAD))
+    if threads == 1 or len(starts) < 2 * threads:
+        return model.encode_spans(data, starts)
+    cuts = sorted({0, len(starts) - 1, *(bisect_left(starts, len(data) * k // threads)
+                                          for k in range(1, threads))})
+    with ThreadPoolExecutor(threads) as pool:
+        parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
+                              cuts[:-1], cuts[1:]))
+    tokens, offsets = array("I"), array("q")
+    for ids, at in parts:
+        base = len(tokens)
+        offsets.extend(at[:-1] if base == 0 else array("q", (x + base for x in at[:-1])))
+        tokens.extend(ids)
+    offsets.append(len(tokens))
+    return tokens, offsets
+
 
 
 def _init_model(init) -> ByteModel | None:
@@ -585,6 +752,12 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
         del data, starts, weights
     if release:
         counts._release()
+    return _run(trainer, rules, merges, min_frequency, progress)
+
+
+def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
+         progress: bool | None) -> list[Merge]:
+    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:

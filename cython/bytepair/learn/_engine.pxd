@@ -241,6 +241,12 @@ cdef class PairEngine:
     cdef readonly object queue
     cdef readonly int64_t floor
 
+    # SuperBPE's word cap (limit_words): each token's shape, by ID
+    # (words << 2 | first byte in a word << 1 | last byte in a word), and the
+    # cap (0: none). A pair over the cap is counted but never queued.
+    cdef vector[uint32_t] shape
+    cdef int64_t max_words
+
     cdef int64_t _weight(self, int32_t i) noexcept nogil
     cdef int32_t _next(self, int32_t i) noexcept nogil
     cdef int32_t _prev(self, int32_t i) noexcept nogil
@@ -248,6 +254,7 @@ cdef class PairEngine:
     cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
+    cdef bint _eligible(self, uint64_t key) noexcept nogil
     cdef void _compact(self, PairSlot* info) noexcept nogil
     cdef list _queue_above(self, int64_t floor)
     cdef bint _take_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1

@@ -47,6 +47,18 @@ cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
 
 
+# SuperBPE shapes, as bytepair.learn.superbpe.joined_shape: a word that runs
+# across the seam (left ends in one, right starts in one) counts once.
+cdef uint32_t MAX_SHAPE_WORDS = (1 << 29) - 1
+
+
+cdef inline uint32_t joined_shape(uint32_t left, uint32_t right) noexcept nogil:
+    cdef uint64_t words = (left >> 2) + (right >> 2) - (left & (right >> 1) & 1)
+    if words > MAX_SHAPE_WORDS:
+        words = MAX_SHAPE_WORDS
+    return <uint32_t>(words << 2) | (left & 2) | (right & 1)
+
+
 # Packed priorities, as bytepair.learn.rules.packed_priority: (2**63 - 1 - count)
 # above the 64-bit pair key, so one int compares like (-count, left, right).
 cdef int64_t TOP_COUNT = 0x7FFFFFFFFFFFFFFF
@@ -280,6 +292,10 @@ cdef class PairEngine:
         cdef uint64_t key = pair_key(a, b)
         cdef Positions positions
         cdef PairSlot* info = self.pairs.find(key)
+        if self.max_words:
+            if self.shape.size() <= m:
+                self.shape.resize(m + 1)
+            self.shape[m] = joined_shape(self.shape[a], self.shape[b])
         if info != NULL:
             positions.swap(info.where)
         # Ascending positions are left to right within every sequence, which
@@ -375,6 +391,36 @@ cdef class PairEngine:
         candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
         return replaced
 
+    cdef bint _eligible(self, uint64_t key) noexcept nogil:
+        if not self.max_words:
+            return True
+        return (joined_shape(self.shape[key >> 32], self.shape[<uint32_t>key]) >> 2
+                <= <uint64_t>self.max_words)
+
+    def limit_words(self, shapes, int64_t max_words):
+        """Never queue a pair whose joined bytes hold more than ``max_words`` words.
+
+        As the twin's ``limit_words``: ``shapes`` holds the shape of every
+        token so far, by ID; each merge adds its new token's. O(tokens).
+        """
+        if max_words < 1:
+            raise ValueError(f"max_words must be at least 1, got {max_words}")
+        cdef uint32_t top = 0
+        cdef size_t i
+        for i in range(self.pos.size()):
+            if self.pos[i].nxt != LINK_REMOVED and self.pos[i].tok > top:
+                top = self.pos[i].tok
+        if self.pos.size() and len(shapes) <= top:
+            raise ValueError(f"shapes: {len(shapes)} given, but the sequences hold token {top}")
+        self.shape.clear()
+        for value in shapes:
+            self.shape.push_back(value)
+        self.max_words = max_words
+
+    def eligible(self, uint32_t left, uint32_t right):
+        """Whether the pair may be learned: always, unless a word cap excludes it. O(1)."""
+        return self._eligible(pair_key(left, right))
+
     cdef void _compact(self, PairSlot* info) noexcept nogil:
         # Drop the stale entries of an occurrence list before it would grow:
         # merges elsewhere leave entries behind, and without this the index
@@ -413,7 +459,7 @@ cdef class PairEngine:
             info = self.pairs.find(key)
             if info == NULL:
                 continue
-            if info.count > info.queued and info.count >= floor:
+            if info.count > info.queued and info.count >= floor and self._eligible(key):
                 raised.append((key >> 32, key & 0xFFFFFFFF, info.queued, info.count))
                 info.queued = info.count
         return replaced, raised
@@ -436,7 +482,8 @@ cdef class PairEngine:
         cdef size_t k
         for k in range(self.pairs.capacity()):
             info = self.pairs.at(k)
-            if info.queued >= 0 and info.count >= floor and info.count > info.queued:
+            if (info.queued >= 0 and info.count >= floor and info.count > info.queued
+                    and self._eligible(info.key)):
                 out.append(packed(info.count, info.key))
                 info.queued = info.count
         return out
@@ -516,7 +563,8 @@ cdef class PairEngine:
                 replaced = self._merge(left, right, new, candidates)
             for key in candidates:
                 info = self.pairs.find(key)
-                if info != NULL and info.count > info.queued and info.count >= self.floor:
+                if (info != NULL and info.count > info.queued and info.count >= self.floor
+                        and self._eligible(key)):
                     info.queued = info.count
                     add(packed(info.count, key))
             candidates.clear()

@@ -27,11 +27,12 @@ cdef enum:
     PAT_O200K = 2
     PAT_WHITESPACE = 3
     PAT_NANOCHAT = 4
-    PAT_COUNT = 5
+    PAT_SUPERBPE = 5
+    PAT_COUNT = 6
 
 # End (exclusive) of the piece of `pattern` that starts at byte p < n of the
-# valid UTF-8 text s[0:n]; always > p. For "whitespace", the runs of white space
-# between matches are pieces too (as bytepair.split.pretokenize.splitter gives them).
+# valid UTF-8 text s[0:n]; always > p. For "whitespace" and "superbpe", the text
+# between matches is cut as pieces too (as bytepair.split.pretokenize.splitter gives them).
 cdef Py_ssize_t piece_end(int pattern, const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil
 
 # -1 when s[0:n] is valid UTF-8, else the offset of the first byte of the

@@ -55,6 +55,7 @@ PATTERN_IDS = {
     "o200k": PAT_O200K,
     "whitespace": PAT_WHITESPACE,
     "nanochat": PAT_NANOCHAT,
+    "superbpe": PAT_SUPERBPE,
 }
 
 cdef unsigned char CLASSES[0x110000]
@@ -385,6 +386,43 @@ cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t n, Py_s
     return run_of(s, n, p, SPACE)
 
 
+# superbpe: \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S), split isolated: a
+# match is a piece, and so is the text between two matches.
+cdef inline Py_ssize_t superbpe_match(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    # End of the match at p, or p when the pattern does not match there.
+    cdef Py_ssize_t width, q = p, end, r
+    if klass(s, p, &width) & NUMBER:
+        return run_of_numbers(s, n, p, 3)
+    if s[p] == 32:
+        q = p + 1  # " ?": taken if what follows can match; else the class fails at the space
+    if q < n and not (klass(s, q, &width) & (LETTER | NUMBER | SPACE)):
+        end = run_without(s, n, q, LETTER | NUMBER | SPACE)
+        if end > q + width:  # {2,}: at least two characters
+            return run_of_bytes(s, n, end, True)
+    if s[p] == 32:
+        # " +(?!\S)": the run of spaces, less its last one when a non-space follows.
+        r = p
+        while r < n and s[r] == 32:
+            r += 1
+        if r == n or klass(s, r, &width) & SPACE:
+            return r
+        return r - 1
+    return p
+
+
+cdef inline Py_ssize_t superbpe_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    cdef Py_ssize_t width, end = superbpe_match(s, n, p)
+    if end > p:
+        return end
+    # Between matches: up to the next position where the pattern matches.
+    klass(s, p, &width)
+    end = p + width
+    while end < n and superbpe_match(s, n, end) == end:
+        klass(s, end, &width)
+        end += width
+    return end
+
+
 cdef inline Py_ssize_t end_of(int pattern, const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     if pattern == PAT_GPT2:
         return gpt2_end(s, n, p)
@@ -396,6 +434,8 @@ cdef inline Py_ssize_t end_of(int pattern, const unsigned char* s, Py_ssize_t n,
         return whitespace_end(s, n, p)
     if pattern == PAT_NANOCHAT:
         return gpt4_end(s, n, p, 2, False)
+    if pattern == PAT_SUPERBPE:
+        return superbpe_end(s, n, p)
     return n
 
 

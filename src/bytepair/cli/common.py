@@ -29,6 +29,8 @@ OPTION_NAMES = {
     "pretokenize": "--pretokenize", "min_frequency": "--min-frequency", "workers": "--workers",
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
     "threads": "--threads", "text_column": "--text-column", "end_of_word": "--end-of-word",
+    "superbpe": "--superbpe", "superbpe_pretokenize": "--superbpe-pretokenize",
+    "max_words": "--max-words",
     # evaluate's
     "samples": "--sample", "sizes": "--sizes", "reference": "--reference", "plot": "--plot",
 }

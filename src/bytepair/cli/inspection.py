@@ -75,6 +75,10 @@ def run_inspect(args) -> None:
     listed = ", ".join(f"{token!r}={token_id}" for token, token_id in specials.items())
     print(f"special tokens: {listed or 'none'}")
     print(f"pattern: {pattern_name(tokenizer.pattern)}")
+    stages = tokenizer.model.stages
+    if stages is not None:
+        print(f"superbpe: stage 1 to vocabulary {stages.transition} with "
+              f"{pattern_name(stages.pretokenize)}, then tokens of up to {stages.max_words} words")
 
     top = args.top
     learned = range(BYTE_TOKENS, BYTE_TOKENS + len(merges))

@@ -41,6 +41,21 @@ def run_train(args) -> None:
     # defaults, and (in the library) so is its pattern, as the count tables'
     # is: the result equals a fit from scratch.
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
+    # Continuing a SuperBPE model: its transition, stage-2 pattern and word cap are the defaults.
+    stages = init.model.stages if init is not None else None
+    superbpe = args.superbpe if args.superbpe is not None or stages is None else stages.transition
+    if args.superbpe_pretokenize is not None:
+        superbpe_pretokenize = args.superbpe_pretokenize
+    else:
+        superbpe_pretokenize = init.pattern if stages is not None else "superbpe"
+    if args.max_words is not None:
+        max_words = args.max_words
+    else:
+        max_words = stages.max_words if stages is not None else 4
+    if superbpe is None:
+        for option in ("superbpe_pretokenize", "max_words"):
+            if getattr(args, option) is not None:
+                raise ValueError(f"--{option.replace('_', '-')}: has no effect without --superbpe")
     if args.special is not None:
         special = args.special
     else:
@@ -71,6 +86,8 @@ def run_train(args) -> None:
             init=init,
             client=client,
             **pattern,
+            **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
+                    max_words=max_words) if superbpe is not None else {}),
         )
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
@@ -183,6 +200,16 @@ def add_commands(commands) -> None:
                        help="split pattern; pieces are barriers (default: gpt2, or the --init "
                        "model's); none: byte mode, each document is one piece and any bytes are "
                        "read as they are; other patterns need UTF-8")
+    train.add_argument("--superbpe", type=integer, default=None, metavar="T",
+                       help="SuperBPE superword tokens: train as usual up to vocabulary T (256 "
+                       "bytes + merges), then go on over the pieces that --superbpe-pretokenize "
+                       "cuts, so that tokens may span spaces (default: none, or the --init model's)")
+    train.add_argument("--superbpe-pretokenize", metavar=PATTERN_CHOICES, default=None,
+                       help="stage-2 split pattern with --superbpe; a match is a piece and so is "
+                       "the text between two matches (default: superbpe)")
+    train.add_argument("--max-words", type=integer, default=None, metavar="N",
+                       help="with --superbpe: no token holds more than N words, runs of bytes "
+                       "that are not ASCII white space (default: 4)")
     train.add_argument("--special", action="append", metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",

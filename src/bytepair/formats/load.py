@@ -24,7 +24,7 @@ import re
 from bytepair._util.validate import check_special_tokens, is_text
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
-from bytepair.model.models import BYTE_TOKENS, ByteModel, WordModel
+from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel
 from bytepair.model.modelfile import FORMAT, VERSION
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
 from bytepair.learn.rules import Merge
@@ -163,7 +163,8 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
                 left, right, count, replacements = _row(row, int)
                 merges.append(Merge(rank, left, right, BYTE_TOKENS + rank, count, replacements))
             pattern = _pattern(data.get("pattern"), trust_pattern, path)
-            model = ByteModel(merges, pattern=pattern)
+            stages = _stages(data.get("superbpe"), trust_pattern, path)
+            model = ByteModel(merges, pattern=pattern, stages=stages)
             if kind == "bytes":
                 return model
             special_tokens = data.get("special_tokens", [])
@@ -197,6 +198,20 @@ def _row(row, symbol_type) -> tuple:
     if symbol_type is str and not (is_text(row[0]) and is_text(row[1])):
         raise ValueError(f"merge entry {_short(row)} holds a symbol that is not text (a lone surrogate)")
     return tuple(row)
+
+
+def _stages(stages, trust_pattern: bool, path) -> Stages | None:
+    """A SuperBPE model's ``superbpe`` field: transition, stage-1 pattern and word cap."""
+    if stages is None:
+        return None
+    if not isinstance(stages, dict) or set(stages) != set(Stages._fields):
+        raise ValueError(f"'superbpe' must be an object with the keys {', '.join(Stages._fields)}")
+    for key in ("transition", "max_words"):
+        value = stages[key]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"'superbpe': {key!r} must be a positive integer, got {_short(value)}")
+    return Stages(stages["transition"], _pattern(stages["pretokenize"], trust_pattern, path),
+                  stages["max_words"])
 
 
 def _short(value) -> str:

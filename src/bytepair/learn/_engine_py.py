@@ -18,6 +18,10 @@ State, for ``n`` token positions in sequences laid end to end:
   above its queued count and reached the caller's ``floor``; decreases are
   left for the caller to correct lazily, and pairs below the floor stay out
   of the queue until the caller lowers it (:meth:`PairEngine.raise_above`).
+* ``shape[t]`` (only under a word cap, :meth:`PairEngine.limit_words`): the
+  SuperBPE shape of token ``t`` (:func:`bytepair.learn.superbpe.shape`). A pair
+  whose joined bytes hold more words than the cap never enters the queue; it
+  is still counted, like any other pair.
 
 The engine can also own the queue and run the whole step loop
 (:meth:`PairEngine.open_queue`, :meth:`PairEngine.fit`); docs/design.md
@@ -32,6 +36,7 @@ from collections import defaultdict
 from sortedcontainers import SortedList
 
 from bytepair.learn.rules import packed_priority, unpack_priority
+from bytepair.learn.superbpe import joined_shape
 
 REMOVED = -2
 #: Positions are 32-bit signed in the compiled engine; both twins refuse more.
@@ -75,6 +80,8 @@ class PairEngine:
             self._weight_at[lo:hi] = [weight] * (hi - lo)
         self.queue: SortedList | None = None  # owned once open_queue is called
         self.floor = 0
+        self._shape: list[int] = []  # token shapes, by ID, under a word cap
+        self._max_words = 0  # 0: no cap
         self._count: dict[tuple[int, int], int] = {}
         self._queued: dict[tuple[int, int], int] = {}
         self._where: defaultdict[tuple[int, int], list[int]] = defaultdict(list)
@@ -84,6 +91,26 @@ class PairEngine:
                 pair = (self._tok[i], self._tok[j])
                 self._count[pair] = self._count.get(pair, 0) + self._weight_at[i]
                 self._where[pair].append(i)
+
+    def limit_words(self, shapes, max_words: int) -> None:
+        """Never queue a pair whose joined bytes hold more than ``max_words`` words.
+
+        ``shapes`` gives the shape of every token there is so far, by ID
+        (:func:`bytepair.learn.superbpe.shape`); each merge adds its new
+        token's. Call before the queue is filled. O(tokens).
+        """
+        if max_words < 1:
+            raise ValueError(f"max_words must be at least 1, got {max_words}")
+        top = max((t for i, t in enumerate(self._tok) if self._next[i] != REMOVED), default=-1)
+        if len(shapes) <= top:
+            raise ValueError(f"shapes: {len(shapes)} given, but the sequences hold token {top}")
+        self._shape = list(shapes)
+        self._max_words = max_words
+
+    def eligible(self, left: int, right: int) -> bool:
+        """Whether the pair may be learned: always, unless a word cap excludes it. O(1)."""
+        return (not self._max_words
+                or joined_shape(self._shape[left], self._shape[right]) >> 2 <= self._max_words)
 
     def pair_counts(self) -> list[tuple[int, int, int]]:
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
@@ -98,7 +125,7 @@ class PairEngine:
         raised = []
         for pair, c in self._count.items():
             q = self._queued.get(pair, 0)
-            if c >= floor and c > q:
+            if c >= floor and c > q and self.eligible(*pair):
                 raised.append((pair[0], pair[1], q, c))
                 self._queued[pair] = c
         return raised
@@ -141,6 +168,10 @@ class PairEngine:
         """
         tok, prev, nxt, weight_at = self._tok, self._prev, self._next, self._weight_at
         pair = (left, right)
+        if self._max_words:
+            shape = self._shape
+            shape.extend([0] * (new + 1 - len(shape)))
+            shape[new] = joined_shape(shape[left], shape[right])
         self._queued.pop(pair, None)
         # Ascending positions are left to right within every sequence, which
         # is what makes overlapping matches (`aaa`) resolve like the naive pass.
@@ -177,7 +208,7 @@ class PairEngine:
         for p in sorted(set(touched)):
             c = self._count.get(p, 0)
             q = self._queued.get(p, 0)
-            if c > q and c >= floor:
+            if c > q and c >= floor and self.eligible(*p):
                 raised.append((p[0], p[1], q, c))
                 self._queued[p] = c
         return replaced, raised

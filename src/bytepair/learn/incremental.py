@@ -92,6 +92,8 @@ class IncrementalTrainer:
     ``first_rank`` (a warm start continues an existing rule list). ``keys``, when
     given, maps an ID to the key it sorts by (word mode: its string);
     otherwise IDs sort as numbers (byte mode). ``key_to_id`` inverts ``keys``.
+    ``word_limit``, a pair ``(shapes, max_words)``, is SuperBPE's word cap
+    (byte mode; see :meth:`PairEngine.limit_words` and :mod:`bytepair.learn.superbpe`).
 
     Per merge the cost is O(k log k + u log P) for the k occurrences of the
     merged pair and the u queue updates among P queued pairs.
@@ -114,6 +116,7 @@ class IncrementalTrainer:
         key_to_id: dict | None = None,
         backend: str | None = None,
         first_rank: int = 0,
+        word_limit: tuple | None = None,
     ):
         starts = array("q", [0])
         starts.extend(accumulate(map(len, sequences)))
@@ -125,7 +128,7 @@ class IncrementalTrainer:
             for seq in sequences:
                 tokens.extend(seq)
         self._engine = engine_class(backend)(tokens, starts, array("q", weights))
-        self._open(join, keys, key_to_id, first_rank)
+        self._open(join, keys, key_to_id, first_rank, word_limit)
 
     @property
     def _floor(self) -> int:
@@ -134,16 +137,20 @@ class IncrementalTrainer:
     @classmethod
     def from_arrays(cls, tokens: bytes | array, starts: array, weights: array,
                     join: Callable[[int, int, int], int], *, backend: str | None = None,
-                    first_rank: int = 0) -> "IncrementalTrainer":
+                    first_rank: int = 0, word_limit: tuple | None = None) -> "IncrementalTrainer":
         """A byte-mode trainer from flat arrays: every sequence's tokens laid end to
         end (``bytes`` or an ``array("I")``), ``starts`` (one offset per sequence,
         then the total) and ``weights``. The engine reads them in C. O(n)."""
         trainer = cls.__new__(cls)
         trainer._engine = engine_class(backend)(tokens, starts, weights)
-        trainer._open(join, None, None, first_rank)
+        trainer._open(join, None, None, first_rank, word_limit)
         return trainer
 
-    def _open(self, join, keys, key_to_id, first_rank: int) -> None:
+    def _open(self, join, keys, key_to_id, first_rank: int, word_limit: tuple | None = None) -> None:
+        if word_limit is not None:
+            if keys is not None:
+                raise ValueError("a word cap is for byte mode (IDs that sort as numbers)")
+            self._engine.limit_words(*word_limit)
         self._join = join
         self._keys = keys
         self._key_to_id = key_to_id
@@ -248,8 +255,10 @@ class IncrementalTrainer:
             (self._key(l), self._key(r)): q for (l, r), q in queued.items()
         }, "queue and engine disagree on queued counts"
         for (left, right), c in counts.items():
-            if c >= self._floor:
+            if c >= self._floor and self._engine.eligible(left, right):
                 assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+            elif not self._engine.eligible(left, right):
+                assert (left, right) not in queued, f"pair {(left, right)} is over the word cap but queued"
 
 
     def _check_packed_queue(self, counts: dict, queued: dict) -> None:
@@ -262,8 +271,10 @@ class IncrementalTrainer:
                 current[(left, right)] = count
         assert current == queued, "queue and engine disagree on queued counts"
         for (left, right), c in counts.items():
-            if c >= self._floor:
+            if c >= self._floor and self._engine.eligible(left, right):
                 assert queued.get((left, right), 0) >= c, f"pair {(left, right)} queued below its count"
+            elif not self._engine.eligible(left, right):
+                assert (left, right) not in queued, f"pair {(left, right)} is over the word cap but queued"
 
 
 @contextmanager

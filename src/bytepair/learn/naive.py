@@ -21,6 +21,7 @@ Rules of a fit:
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Callable, Hashable, Mapping, Sequence
 
 from bytepair.learn.rules import Merge, count_pairs, priority, replace_pair
@@ -32,8 +33,16 @@ def fit(
     merges: int,
     join: Callable[[Hashable, Hashable, int], Hashable],
     on_round: Callable[[Mapping[tuple, int], Merge, list[list]], None] | None = None,
+    *,
+    first_rank: int = 0,
+    eligible: Callable[[Hashable, Hashable], bool] | None = None,
 ) -> tuple[list[Merge], list[list]]:
     """Learn up to ``merges`` rules; ``join(left, right, rank)`` names each new symbol.
+
+    Ranks start at ``first_rank`` (a warm start continues a rule list). With
+    ``eligible``, a pair for which it is false is never chosen (SuperBPE's
+    word cap, :mod:`bytepair.learn.superbpe`); training ends when no eligible
+    pair is left.
 
     Returns the rules and the transformed sequences. ``on_round(counts, rule,
     sequences)``, when given, sees every round: the pair counts the winner
@@ -48,8 +57,10 @@ def fit(
     """
     seqs = [list(sequence) for sequence in sequences]
     rules: list[Merge] = []
-    for rank in range(merges):
+    for rank in range(first_rank, first_rank + merges):
         counts = count_pairs(seqs, weights)
+        if eligible is not None:
+            counts = Counter({pair: c for pair, c in counts.items() if eligible(*pair)})
         if not counts:
             break
         (left, right), count = min(

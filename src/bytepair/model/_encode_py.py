@@ -8,6 +8,8 @@ lazily, so memory stays linear in the number of rules.
 
 from __future__ import annotations
 
+from array import array
+
 import heapq
 import operator
 import sys
@@ -147,6 +149,15 @@ class Encoder:
             cache.put(data, ids)
             return list(ids)
         return ids
+
+    def encode_spans(self, data: bytes, starts) -> tuple[array, array]:
+        """Each ``data[starts[k]:starts[k + 1]]`` encoded whole, laid end to end, and where each begins."""
+        ids, offsets = array("I"), array("q", [0])
+        for start, end in zip(starts, starts[1:]):
+            if end > start:
+                ids.extend(self.merge(bytes(data[start:end])))
+            offsets.append(len(ids))
+        return ids, offsets
 
     def merge(self, data: bytes) -> list[int]:
         """Encode one piece, with no split.

@@ -13,7 +13,10 @@ import os
 from bytepair._util.atomic import write_atomically
 
 FORMAT = "bytepair-model"
-VERSION = 1
+#: The newest version: 2 adds the ``superbpe`` field. A file is written with the
+#: oldest version that holds its fields, so readers of version 1 read every
+#: model that is not SuperBPE.
+VERSION = 2
 
 
 def dumps(kind: str, fields: dict, merges) -> str:
@@ -21,7 +24,8 @@ def dumps(kind: str, fields: dict, merges) -> str:
 
     One merge per line keeps the file readable and diffable. O(merges).
     """
-    header = {"format": FORMAT, "version": VERSION, "kind": kind, **fields}
+    version = 2 if "superbpe" in fields else 1
+    header = {"format": FORMAT, "version": version, "kind": kind, **fields}
     rows = [[m.left, m.right, m.count, m.replacements] for m in merges]
     head = json.dumps(header, ensure_ascii=False)[:-1]
     body = ",\n".join(" " + json.dumps(row, ensure_ascii=False) for row in rows)

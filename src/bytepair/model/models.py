@@ -6,7 +6,7 @@ import operator
 import os
 from array import array
 from itertools import repeat
-from typing import Iterable, Sequence
+from typing import Iterable, NamedTuple, Sequence
 
 from bytepair.model import codec
 from bytepair._util.validate import check_end_of_word, check_int
@@ -15,6 +15,20 @@ from bytepair.split.pretokenize import splitter
 from bytepair.learn.rules import Merge, replace_pair
 
 BYTE_TOKENS = 256
+
+
+class Stages(NamedTuple):
+    """How a SuperBPE model was trained (see :mod:`bytepair.learn.superbpe`).
+
+    ``transition`` is the vocabulary at the end of stage 1 (256 bytes plus
+    the stage-1 rules), ``pretokenize`` the stage-1 pattern's regex source
+    (None: no split), ``max_words`` the word cap of stage 2. The model's own
+    ``pattern`` is the stage-2 pattern, with which it encodes.
+    """
+
+    transition: int
+    pretokenize: str | None
+    max_words: int
 
 
 class ByteModel:
@@ -39,7 +53,7 @@ class ByteModel:
     """
 
     def __init__(self, merges: Iterable[Merge], sequences: list[list[int]] | None = None,
-                 pattern: str | None = None):
+                 pattern: str | None = None, stages: Stages | None = None):
         """A model from its rules; they are checked (ValueError names the first bad one). O(rules).
 
         ``merges``
@@ -49,9 +63,14 @@ class ByteModel:
             The transformed training documents, when there are any to keep.
         ``pattern``
             The pre-tokenizer's regex source (None: each input is one piece).
+        ``stages``
+            For a SuperBPE model, how its two stages were trained (:class:`Stages`); then
+            ``pattern`` is the stage-2 pattern.
         """
         #: Pre-tokenizer regex source (None: each input is one piece).
         self.pattern = pattern
+        #: For a SuperBPE model, how its two stages were trained (None otherwise).
+        self.stages = Stages(*stages) if stages is not None else None
         self._split = splitter(pattern) if pattern is not None else None
         self.merges: list[Merge] = [m if type(m) is Merge else Merge(*m) for m in merges]
         lefts, rights = _checked_sides(self.merges)
@@ -61,16 +80,21 @@ class ByteModel:
         self._pattern_code = codec.pattern_code(pattern)
         self._caches = codec.CachePool()
         self.sequences = sequences
+        if self.stages is not None and not BYTE_TOKENS <= self.stages.transition <= self.vocab_size:
+            raise ValueError(f"stages: transition {self.stages.transition} is not between "
+                             f"{BYTE_TOKENS} and the vocabulary size {self.vocab_size}")
 
     def __repr__(self) -> str:
         split = "" if self.pattern is None else " pretokenized"
-        return f"<ByteModel vocab_size={self.vocab_size}{split}>"
+        superbpe = "" if self.stages is None else f" superbpe={self.stages.transition}"
+        return f"<ByteModel vocab_size={self.vocab_size}{split}{superbpe}>"
 
     def __eq__(self, other) -> bool:
         return (
             isinstance(other, ByteModel)
             and self.merges == other.merges
             and self.pattern == other.pattern
+            and self.stages == other.stages
         )
 
     @property
@@ -83,7 +107,9 @@ class ByteModel:
 
         A fit picks each rule from the counts left by the rules before it,
         so a smaller fit's rules are a prefix of a larger one's. The result
-        has no ``sequences`` (they would need the training data). O(merges).
+        has no ``sequences`` (they would need the training data). A SuperBPE
+        model cut back to its transition or below is the stage-1 model, with
+        the stage-1 pattern. O(merges).
 
         >>> import bytepair
         >>> big = bytepair.train_bytes(["abab abab", "aaa"], 5)
@@ -91,7 +117,9 @@ class ByteModel:
         True
         """
         merges = check_int(merges, "merges", maximum=len(self.merges))
-        return ByteModel(self.merges[:merges], pattern=self.pattern)
+        if self.stages is not None and BYTE_TOKENS + merges <= self.stages.transition:
+            return ByteModel(self.merges[:merges], pattern=self.stages.pretokenize)
+        return ByteModel(self.merges[:merges], pattern=self.pattern, stages=self.stages)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The exact bytes the token ``token_id`` stands for (may be partial UTF-8); O(their length)."""
@@ -223,7 +251,32 @@ class ByteModel:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the model to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
-        write_model_file(path, "bytes", {"pattern": self.pattern}, self.merges)
+        write_model_file(path, "bytes", model_fields(self), self.merges)
+
+    def encode_spans(self, data: bytes, starts: Sequence[int]) -> tuple[array, array]:
+        """Each piece ``data[starts[k]:starts[k + 1]]`` encoded whole (no split), laid end to end.
+
+        ``data`` holds the pieces one after the other; ``starts`` (an ``array("q")`` or any
+        sequence of ints) the offset of each piece in ``data``, then ``len(data)``.
+
+        Returns ``(ids, offsets)``: an ``array("I")`` of every piece's IDs in
+        turn, and an ``array("q")`` of where each piece's IDs begin, then their
+        total. No Python object per piece. O(bytes x log) in the worst case.
+
+        >>> import bytepair
+        >>> model = bytepair.train_bytes([b"aaa"], 1)
+        >>> model.encode_spans(b"aaaab", [0, 4, 5])
+        (array('I', [256, 256, 98]), array('q', [0, 2, 3]))
+        """
+        return self._codec.encode_spans(data, array("q", starts))
+
+
+def model_fields(model: ByteModel) -> dict:
+    """The header fields of a byte model's file: its pattern, and a SuperBPE model's stages."""
+    fields: dict = {"pattern": model.pattern}
+    if model.stages is not None:
+        fields["superbpe"] = dict(model.stages._asdict())
+    return fields
 
 
 def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str | None = None) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Collection, Iterable, Iterator, Sequence
 
 from bytepair.model import codec
 from bytepair._util.validate import check_int, check_special_tokens
-from bytepair.model.models import BYTE_TOKENS, ByteModel
+from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
 
@@ -373,7 +373,7 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
-        write_model_file(path, "tokenizer", {"pattern": self.pattern,
+        write_model_file(path, "tokenizer", {**model_fields(self.model),
                                              "special_tokens": list(self.special_tokens)}, self.merges)
 
 

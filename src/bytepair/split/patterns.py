@@ -1,7 +1,10 @@
 """The named pre-tokenizer patterns, as regex sources (imports nothing from bytepair).
 
 GPT-2, GPT-4 (``cl100k``) and GPT-4o (``o200k``) as published with tiktoken,
-``whitespace`` (Hugging Face's ``Whitespace`` pre-tokenizer) and ``nanochat``.
+``whitespace`` (Hugging Face's ``Whitespace`` pre-tokenizer), ``nanochat`` and ``superbpe``
+(the stage-2 pattern of SuperBPE superword training: its matches are digits, punctuation
+runs and trailing spaces, and the text between them, whole phrases, is cut as pieces of its
+own).
 Its own module so that :mod:`bytepair.split.pretokenize` (splitting with ``regex``)
 and :mod:`bytepair.split.fastsplit` (the compiled scanners) both read them and
 neither imports the other's loading in a cycle.
@@ -27,4 +30,5 @@ PATTERNS = {
     ),
     "whitespace": r"""\w+|[^\w\s]+""",
     "nanochat": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
+    "superbpe": r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)""",
 }

@@ -59,7 +59,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     >>> resolve_pattern("GPT2")
     Traceback (most recent call last):
     ...
-    ValueError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, whitespace; a custom regex is a regex.compile(...) pattern or a str with regex characters)
+    ValueError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, superbpe, whitespace; a custom regex is a regex.compile(...) pattern or a str with regex characters)
     """
     if pretokenize is None or pretokenize == "none":
         return None
