@@ -18,7 +18,6 @@ import os
 import sys
 from array import array
 from bisect import bisect_left
-from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
@@ -664,6 +663,8 @@ def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) ->
         return model.encode_spans(data, starts)
     cuts = sorted({0, len(starts) - 1, *(bisect_left(starts, len(data) * k // threads)
                                           for k in range(1, threads))})
+    from concurrent.futures import ThreadPoolExecutor  # at first use, not at import (~5 ms)
+
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
                               cuts[:-1], cuts[1:]))
