@@ -575,12 +575,12 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     if _as_tables(corpus) is not None:
         raise ValueError("corpus: SuperBPE training reads the documents twice (stage 2 cuts them "
                          "with another pattern), so it needs the documents, not piece counts")
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    corpus = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if not isinstance(corpus, Files):
         if client is not None:
             raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                            f"not {type(corpus).__name__}")
-        corpus = list(iter_documents(corpus, text=False))  # read twice: held in memory
+                            f"not {type(corpus.iterable).__name__}")
+        corpus = list(corpus.documents(text=False))  # read twice: held in memory
     options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
                    workers=workers, client=client, progress=progress)
     stages = Stages(transition, source, max_words)
