@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 # In pipeline order: documents, counts, rules, models, files, evaluation, then the entry points.
 from bytepair.read.corpus import Files
 from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
+from bytepair.learn.budget import MemoryLimitError
 from bytepair.learn.rules import Merge
 from bytepair.model.models import ByteModel, WordModel
 from bytepair.model.tokenizer import Tokenizer
@@ -41,6 +42,7 @@ __all__ = [
     "CountsFormatError",
     "Evaluation",
     "Files",
+    "MemoryLimitError",
     "Merge",
     "ModelFormatError",
     "PieceCounts",

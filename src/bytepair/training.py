@@ -32,6 +32,8 @@ from bytepair._util.validate import (
     check_special_tokens,
     check_word_counts,
     merges_for_vocab_size,
+    parse_memory,
+    format_memory,
 )
 # In pipeline order: read, split, counts, learn, model, formats.
 from bytepair.read.corpus import Documents, Files, read_corpus
@@ -41,6 +43,7 @@ from bytepair.counts.counting import count_files, count_pieces, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.counts.words import count_words
 from bytepair.learn import incremental, naive
+from bytepair.learn.budget import MemoryLimitError, check_engine_fits, check_still_fits, resident_bytes
 from bytepair.learn import superbpe as superwords
 from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
@@ -433,6 +436,7 @@ def train(
     superbpe: int | None = None,
     superbpe_pretokenize: str | regex.Pattern = "superbpe",
     max_words: int = superwords.DEFAULT_MAX_WORDS,
+    max_memory: int | str | None = None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -493,7 +497,19 @@ def train(
     ``max_words``
         With ``superbpe``: no token may hold more than this many words (runs of bytes that
         are not ASCII white space); default 4.
+    ``max_memory``
+        A limit on this process's memory while learning: bytes, or a size such as
+        ``"4GiB"``, ``"512MiB"`` or ``"2GB"``. Once the pieces are counted, and before the
+        merge engine is built, training stops at once with :class:`bytepair.MemoryLimitError`
+        (a ``MemoryError`` and a ``ValueError``) saying how much it needs when the engine's
+        estimate does not fit; while merging it stops the same way if the process passes the
+        limit all the same. The rules do not depend on it. Counting workers are other
+        processes and are not limited. Not yet with ``superbpe``.
     """
+    limit = parse_memory(max_memory) if max_memory is not None else None
+    if limit is not None and superbpe is not None:
+        raise ValueError("max_memory: not supported with superbpe yet")
+    _check_limit_now(limit)
     if superbpe is not None:
         return _train_superbpe(
             corpus, vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
@@ -537,8 +553,15 @@ def train(
     # learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
-                   progress=progress, release=made_here)
+                   progress=progress, release=made_here, limit=limit)
     return Tokenizer(ByteModel(rules, pattern=source), special)
+
+
+def _check_limit_now(limit: int | None) -> None:
+    held = resident_bytes()
+    if limit is not None and held > limit:
+        raise MemoryLimitError(f"max_memory: {format_memory(limit)} is less than this process "
+                               f"holds before training ({format_memory(held)})")
 
 
 def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, min_frequency,
@@ -721,26 +744,34 @@ def _training_pattern(pretokenize, counts: PieceCounts | None, init: ByteModel |
 
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
-          start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
+          start: ByteModel | None = None, progress: bool | None = False,
+          max_memory: int | str | None = None) -> list[Merge]:
     """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules.
 
     The order of the pieces does not matter (counts are sums), so they go to
     the engine as the table holds them, laid end to end in one flat buffer
-    (:meth:`PieceCounts.flat`).
+    (:meth:`PieceCounts.flat`). ``max_memory`` as in :func:`train`.
     """
+    limit = parse_memory(max_memory) if max_memory is not None else None
+    _check_limit_now(limit)
     return _learn(counts, merges, min_frequency=min_frequency, start=start, progress=progress,
-                  release=False)
+                  release=False, limit=limit)
 
 
 def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int,
-           start: ByteModel | None, progress: bool | None, release: bool) -> list[Merge]:
+           start: ByteModel | None, progress: bool | None, release: bool,
+           limit: int | None = None) -> list[Merge]:
     """:func:`learn`; ``release`` empties ``counts`` once the engine is built, so that
-    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging."""
+    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging;
+    ``limit``: the memory limit in bytes (checked before the engine is built and after
+    each chunk of merges), or None."""
     if not isinstance(counts, PieceCounts):
         counts = PieceCounts._from_dict(dict(counts), None)
     rules = list(start.merges) if start is not None else []
     if start is not None and start.merges:
         pieces = list(counts)
+        # Encoding with the start's rules only shortens the pieces: their bytes bound it.
+        check_engine_fits(limit, sum(map(len, pieces)), len(pieces))
         weights = array("q", counts.values())
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
         _check_total(sequences, weights, "corpus pieces")
@@ -750,16 +781,18 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
     else:
         data, starts, weights = counts.flat()
         _check_flat_total(data, starts, weights)
+        check_engine_fits(limit, len(data), len(weights))
         trainer = incremental.IncrementalTrainer.from_arrays(data, starts, weights, _byte_token)
         del data, starts, weights
     if release:
         counts._release()
-    return _run(trainer, rules, merges, min_frequency, progress)
+    return _run(trainer, rules, merges, min_frequency, progress, limit)
 
 
 def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
-         progress: bool | None) -> list[Merge]:
-    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``."""
+         progress: bool | None, limit: int | None = None) -> list[Merge]:
+    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``;
+    ``limit``: the memory limit in bytes, checked after each chunk, or None."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:
@@ -767,6 +800,8 @@ def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
             chunk = min(merges - len(rules), LEARN_CHUNK)
             learned = trainer.steps(chunk, min_frequency)
             rules += learned
+            if len(rules) < merges:
+                check_still_fits(limit, len(rules))
             if bar is not None:
                 bar.update(len(learned))
             if len(learned) < chunk:

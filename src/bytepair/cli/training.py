@@ -11,7 +11,8 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
-                                 integer, load_tokenizer, naming, pattern_name, vocab_sizes)
+                                 integer, load_tokenizer, memory_size, naming, pattern_name,
+                                 vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
@@ -86,6 +87,7 @@ def run_train(args) -> None:
             progress=not args.quiet and sys.stderr.isatty(),
             init=init,
             client=client,
+            max_memory=args.max_memory,
             **pattern,
             **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
                     max_words=max_words) if superbpe is not None else {}),
@@ -221,6 +223,12 @@ def add_commands(commands) -> None:
     train.add_argument("--workers", type=integer, default=None, metavar="N",
                        help="threads (plain and .gz text) or processes (JSON Lines, Parquet, URLs, "
                        "a custom regex) counting pieces (default: all cores); the model is the same")
+    train.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
+                       help="keep training within SIZE of memory (4GiB, 512MiB, 2GB): once the "
+                       "pieces are counted, stop at once, saying how much it needs, when the "
+                       "estimate for learning does not fit; and stop if it passes SIZE while "
+                       "learning (the model is the same when it fits; counting workers are "
+                       "not limited)")
     train.add_argument("--init", metavar="MODEL",
                        help="continue from this model; when it was trained on the same FILEs with "
                        "the same options, the result equals training from scratch to the larger "
