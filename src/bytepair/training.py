@@ -2,10 +2,13 @@
 
 :func:`train_bytes` and :func:`train_words` fit rules on documents or word
 counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
-or a document stream (pre-tokenize, count in worker processes with
-:mod:`bytepair.counts.counting` or on a Dask cluster with :mod:`bytepair.counts.cluster`,
-:func:`learn`, add special tokens), or from piece-count tables that
-:func:`count` made.
+or a document stream, or from piece-count tables that :func:`count` made.
+Each stage hands its output to the next::
+
+    sources = read_corpus(corpus)              # bytepair.read: Files or Documents
+    counts = _count_sources(sources, pattern)  # bytepair.counts: split and count them
+    rules = _learn(counts, merges)             # bytepair.learn: the merge loop
+    Tokenizer(ByteModel(rules, pattern))       # bytepair.model
 """
 
 from __future__ import annotations
@@ -17,19 +20,10 @@ import sys
 import time
 from array import array
 from bisect import bisect_left
-from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-import regex
-from tqdm import tqdm
-
-from bytepair.learn import incremental
-from bytepair.learn import naive
-from bytepair.learn.budget import MemoryLimitError, check_engine_fits, check_still_fits, resident_bytes
-from bytepair.learn import superbpe as superwords
-from bytepair.learn import words as word_engines
 from bytepair._util.validate import (
     MAX_BYTE_MERGES,
     MAX_COUNT,
@@ -43,20 +37,26 @@ from bytepair._util.validate import (
     parse_memory,
     format_memory,
 )
+# In pipeline order: read, split, counts, learn, model, formats.
+from bytepair.read.corpus import Documents, Files, as_files, read_corpus
+from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
 from bytepair.counts.checkpoint import Checkpoint, corpus_identity
 from bytepair.counts.cluster import count_on_cluster
-from bytepair.read.corpus import Files, as_files, iter_documents
 from bytepair.counts.counting import count_files, count_pieces, counts_bytes
-from bytepair.counts.words import count_words
-from bytepair.formats.load import load
-from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
+from bytepair.counts.words import count_words
+from bytepair.learn import incremental, naive
+from bytepair.learn.budget import MemoryLimitError, check_engine_fits, check_still_fits, resident_bytes
+from bytepair.learn import superbpe as superwords
+from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
+from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
+from bytepair.formats.load import load
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
+    import regex
 
 
 #: Merges learned per call into the engine when a progress bar is updated between calls.
@@ -326,6 +326,8 @@ def _progress(progress: bool | None, **options):
         progress = sys.stderr.isatty()
     if not progress:
         return None
+    from tqdm import tqdm  # here, not at import: importing tqdm costs more than all of bytepair
+
     return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
 
 
@@ -425,10 +427,10 @@ def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | Non
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
     if count_memory is not None:
         count_memory = check_int(count_memory, "count_memory", minimum=1)
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
-    if client is not None and not isinstance(corpus, Files):
+    sources = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if client is not None and not isinstance(sources, Files):
         raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                        f"not {type(corpus).__name__}")
+                        f"not {type(sources.iterable).__name__}")
     if client is not None and count_memory is not None:
         raise ValueError("count_memory: the cluster's workers count, each its own parts; "
                          "it bounds local counting only")
@@ -436,36 +438,41 @@ def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | Non
         table = checkpoint.counts()
         if table is not None:
             return table
-    bar = None
+    if isinstance(sources, Files):
+        bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                        total=sources.total_bytes())
+    else:
+        bar = _progress(progress, desc="reading", unit="B" if counts_bytes(source) else "char",
+                        unit_scale=True)
     try:
         if checkpoint is not None:
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            table = checkpoint.count(corpus, source, workers=workers, progress_bar=bar)
+            table = checkpoint.count(sources, source, workers=workers, progress_bar=bar)
             checkpoint.save_counts(table)
-        elif client is not None:
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            table = count_on_cluster(client, corpus, source, progress_bar=bar)
         else:
-            if isinstance(corpus, Files):
-                bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                                total=corpus.total_bytes())
-                table = count_files(corpus, source, workers=workers, progress_bar=bar,
-                                    count_memory=count_memory)
-            else:
-                as_bytes = counts_bytes(source)
-                bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
-                                unit_scale=True)
-                documents = iter_documents(corpus, text=not as_bytes)
-                table = count_pieces(documents, source, workers=workers, progress_bar=bar,
-                                     count_memory=count_memory)
+            table = _count_sources(sources, source, workers=workers, client=client,
+                                   progress_bar=bar, count_memory=count_memory)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(table))
     finally:
         if bar is not None:
             bar.close()
     return table
+
+
+def _count_sources(sources: Files | Documents, source: str | None, *, workers: int, client,
+                   progress_bar, count_memory: int | None = None) -> PieceCounts:
+    """The counting stage, given what the read stage made of the corpus: files are
+    counted in parts (by a cluster's workers with ``client``), documents as a stream;
+    ``count_memory`` bounds local tables (they spill to disk past it)."""
+    if client is not None:
+        return count_on_cluster(client, sources, source, progress_bar=progress_bar)
+    if isinstance(sources, Files):
+        return count_files(sources, source, workers=workers, progress_bar=progress_bar,
+                           count_memory=count_memory)
+    # Compiled counting takes the documents' bytes; the regex splitter takes text.
+    documents = sources.documents(text=not counts_bytes(source))
+    return count_pieces(documents, source, workers=workers, progress_bar=progress_bar,
+                        count_memory=count_memory)
 
 
 def _as_tables(corpus) -> list[PieceCounts] | None:
@@ -630,7 +637,7 @@ def train(
         if len(start_model.merges) > merges:
             raise ValueError(f"checkpoint: it already holds {len(start_model.merges)} merges, "
                              f"more than the {merges} requested")
-    if counts is None:
+    if counts is None:  # read, split and count
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
                         text_column=text_column, workers=workers, client=client, progress=progress,
                         count_memory=count_memory, checkpoint=saved)
@@ -638,7 +645,8 @@ def train(
         raise ValueError("corpus: no text to train on (empty corpus)")
     # A table's pattern is the table's, whoever named it: problems with it are the counts'.
     check_matches_something(source, counts, "pretokenize" if tables is None else "counts")
-    # A table counted or summed here is nobody else's: learning may empty it.
+    # Learn, then the model. A table counted or summed here is nobody else's:
+    # learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
                    progress=progress, release=made_here, limit=limit, on_rules=on_rules)
@@ -727,12 +735,12 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     if _as_tables(corpus) is not None:
         raise ValueError("corpus: SuperBPE training reads the documents twice (stage 2 cuts them "
                          "with another pattern), so it needs the documents, not piece counts")
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    corpus = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if not isinstance(corpus, Files):
         if client is not None:
             raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                            f"not {type(corpus).__name__}")
-        corpus = list(iter_documents(corpus, text=False))  # read twice: held in memory
+                            f"not {type(corpus.iterable).__name__}")
+        corpus = list(corpus.documents(text=False))  # read twice: held in memory
     options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
                    workers=workers, client=client, progress=progress)
     stages = Stages(transition, source, max_words)
@@ -815,6 +823,8 @@ def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) ->
         return model.encode_spans(data, starts)
     cuts = sorted({0, len(starts) - 1, *(bisect_left(starts, len(data) * k // threads)
                                           for k in range(1, threads))})
+    from concurrent.futures import ThreadPoolExecutor  # at first use, not at import (~5 ms)
+
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
                               cuts[:-1], cuts[1:]))

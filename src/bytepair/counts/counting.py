@@ -10,9 +10,13 @@ two and sum the tables itself):
   ``workers`` threads or processes and sum the tables. The sum does not
   depend on how the work was split, so every split gives the same table.
 
-Files and in-memory documents with a named pattern (or none) are split and
-counted in compiled code over large buffers (``bytepair.split._split.PieceTable``,
-fed by :mod:`bytepair.read.blocks`); custom regexes go through ``regex``.
+What is counted comes from the read stage, as it yields it: documents
+(:meth:`bytepair.Files.documents`, :func:`bytepair.read.corpus.read_file`) or
+blocks of local text files with their offsets
+(:func:`bytepair.read.blocks.file_blocks`, :meth:`bytepair.Files.blocks`);
+nothing here opens a file. Files and in-memory documents with a named
+pattern (or none) are split and counted in compiled code over large buffers
+(``bytepair.split._split.PieceTable``); custom regexes go through ``regex``.
 
 ``source`` is the pre-tokenizer's regex source (:func:`bytepair.split.pretokenize.resolve_pattern`);
 ``None`` means no split: each document is one piece, counted as bytes.
@@ -21,9 +25,6 @@ fed by :mod:`bytepair.read.blocks`); custom regexes go through ``regex``.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import gzip
-import multiprocessing
 import os
 import queue
 import signal
@@ -31,18 +32,16 @@ import sys
 import threading
 from bisect import bisect_right
 from collections import Counter, deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from bytepair.read import blocks
+from bytepair.read.corpus import Files, RemoteFile, file_of, read_file, reads_in_blocks
 from bytepair.split import fastsplit
-from bytepair.read.corpus import Files, RemoteFile, file_of, is_jsonl, is_parquet, read_file
-from bytepair.counts.piece_counts import PieceCounts
 from bytepair.counts.spill import Spill
 from bytepair.split.pretokenize import PATTERNS, splitter
+from bytepair.counts.piece_counts import PieceCounts
 
 #: Documents are counted in batches of about this many characters.
 BATCH_CHARS = 1 << 21
@@ -125,59 +124,26 @@ def _count_block(table, path: Path, offset: int, data: bytes, name: str | None,
         ) from None
 
 
-def _file_blocks(path: Path, start: int, end: int | None, name: str | None, per_line: bool,
-                 block_bytes: int | None = None) -> Iterator[tuple[int, bytes, int]]:
-    """``(offset, block, progress)`` covering bytes ``[start, end)`` of a plain or gzip file.
-
-    Per-line blocks end at line ends; whole-file blocks at cut points (each
-    block then is a document of its own, with the pieces it has in the whole
-    file). Byte mode reads a whole-file document at once: it is one piece.
-    ``progress`` is the block's share of the file on disk (compressed bytes
-    for gzip). Memory: one block (about ``block_bytes``) plus the carried tail.
-    """
-    try:
-        with blocks.open_binary(path) as handle:
-            if start:
-                handle.seek(start)
-            if name is None and not per_line:
-                data = handle.read() if end is None else handle.read(end - start)
-                yield start, data, len(data)
-                return
-            raw = getattr(handle, "fileobj", None)  # a gzip file's compressed stream
-            done = raw.tell() if raw is not None else start
-            for offset, data in blocks.read_blocks(handle, start, end, per_line=per_line,
-                                                   block_bytes=block_bytes):
-                seen, done = done, raw.tell() if raw is not None else offset + len(data)
-                yield offset, data, done - seen
-    except (gzip.BadGzipFile, EOFError) as exc:
-        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
-
-
-def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
-                 per_line: bool) -> None:
-    """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block
-    (:func:`_file_blocks`, :func:`_count_block`). Memory: one block plus the table."""
-    for offset, data, _ in _file_blocks(path, start, end, name, per_line):
-        _count_block(table, path, offset, data, name, per_line)
-
-
 def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
     """Whether compiled code reads, splits and counts ``path`` in blocks (no Python object
     per document): local plain or gzip text, with a named pattern or none."""
-    return (_compiled(source) is not False and isinstance(path, Path) and not is_jsonl(path)
-            and not is_parquet(path))
+    return _compiled(source) is not False and reads_in_blocks(path)
 
 
 def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
                per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
     """Count one part: into ``table`` when compiled code can, else return its Counter.
 
-    Only local plain and gzip text is read in blocks; Parquet row groups, JSON
-    Lines and fsspec URLs come as documents from :func:`bytepair.read.corpus.read_file`.
+    Only local plain and gzip text is read in blocks
+    (:func:`bytepair.read.blocks.file_blocks`; memory: one block plus the
+    table); Parquet row groups, JSON Lines and fsspec URLs come as documents
+    from :func:`bytepair.read.corpus.read_file`.
     """
     name = _compiled(source)
     if table is not None and _in_blocks(path, source):
-        _count_range(table, path, start, end, name, per_line)
+        for offset, data, _ in blocks.file_blocks(path, start, end, per_line=per_line,
+                                                  cut_documents=name is not None):
+            _count_block(table, path, offset, data, name, per_line)
         return None
     documents = read_file(path, text=source is not None, per_line=per_line,
                           jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
@@ -224,6 +190,8 @@ def _start_worker(parent: int) -> None:
     # too would be reported as workers that died.
     os.setpgid(0, 0)
     if sys.platform.startswith("linux"):
+        import ctypes  # loaded by _pool before the fork: no import runs in the worker
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
@@ -242,6 +210,12 @@ def _pool(workers: int, initializer=_start_worker, initargs=()) -> Iterator[Proc
     (``multiprocessing.Pool.terminate`` could wait for ever for its result
     queue's lock, held by a worker it had just killed.)
     """
+    # Imported at first use, not with bytepair (they cost a third of its import
+    # time), and here in the parent, so that a forked worker imports nothing.
+    import ctypes  # noqa: F401 (for _start_worker)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=initializer, initargs=(os.getpid(), *initargs))
     try:
@@ -264,6 +238,9 @@ def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window
     out of memory) raises OSError naming the input of a job it left undone
     (``name(job)``); a worker's own exception is raised as it is.
     """
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     jobs = iter(jobs)
     pending: dict = {}
 
@@ -318,6 +295,8 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
     running only (one block or batch each). A table over ``spill``'s bound is
     written out as a sorted run and replaced by an empty one.
     """
+    from concurrent.futures import ThreadPoolExecutor  # not at import: it costs ~8 ms
+
     free = queue.SimpleQueue()
     for _ in range(workers):
         free.put(fastsplit.table())
@@ -552,17 +531,9 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.
     if workers > 1 and source is not None and all(_in_blocks(p, source) for p in files.paths):
-        def jobs() -> Iterator[tuple]:
-            for path in files.paths:
-                left = path.stat().st_size  # progress owed for this file (an empty gzip has some)
-                for offset, data, progress in _file_blocks(path, 0, None, name, files.per_line,
-                                                           part_bytes):
-                    left -= progress
-                    yield path, offset, data, name, files.per_line, progress
-                if left > 0:
-                    yield path, 0, b"", name, files.per_line, left
-
-        tables = _on_threads(_count_file_block, jobs(), workers, add, spill)
+        jobs = ((path, offset, data, name, files.per_line, progress)
+                for path, offset, data, progress in files.blocks(part_bytes, cut_documents=True))
+        tables = _on_threads(_count_file_block, jobs, workers, add, spill)
         return _piece_counts(total, tables, source, spill)
 
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
@@ -581,6 +552,8 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
                 table = fastsplit.table()
         tables.append(table)
     else:
+        import multiprocessing
+
         barrier = multiprocessing.get_context("fork").Barrier(workers)
         with _pool(workers, _start_file_worker, (barrier, spill)) as pool:
             for partial in _unordered(pool, _count_file_part, jobs, 2 * workers, _part_name):
