@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bytepair._util.atomic import write_atomically
@@ -164,6 +163,8 @@ class Checkpoint:
                                          files.jsonl_field, files.text_column)
             save_run(self._unit_path(index), sorted_items(counts if counts is not None else table))
             return files.part_size(path, start, end)
+
+        from concurrent.futures import ThreadPoolExecutor  # at first use, not at import
 
         with ThreadPoolExecutor(max(1, workers)) as pool:
             futures = [pool.submit(count_unit, job) for job in todo]

@@ -17,14 +17,12 @@ error, Ctrl-C or SIGTERM (which the command line turns into Ctrl-C).
 
 from __future__ import annotations
 
-import ctypes
 import heapq
 import itertools
 import os
 import shutil
 import struct
 import sys
-import tempfile
 import threading
 from array import array
 from pathlib import Path
@@ -56,6 +54,8 @@ def give_freed_tables_back() -> None:
     """
     if sys.platform.startswith("linux"):
         try:
+            import ctypes  # at first use: not part of importing bytepair
+
             ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, _BUFFER)
         except (OSError, AttributeError):
             pass  # not glibc: its allocator has its own policy
@@ -166,6 +166,8 @@ class Spill:
     def __enter__(self) -> Spill:
         if self.limit is not None:
             give_freed_tables_back()
+            import tempfile  # at first use: not part of importing bytepair
+
             self._directory = tempfile.mkdtemp(prefix="bytepair-spill-")
         return self
 
