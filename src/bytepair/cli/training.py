@@ -19,23 +19,6 @@ from bytepair.training import train
 
 #: The placeholder of -o that a list of vocabulary sizes fills in.
 SIZE_FIELD = "{vocab_size}"
-#: Suffixes of --count-memory.
-_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-
-
-def memory_size(text: str) -> int:
-    """A size in bytes: an integer, optionally followed by K, M, G or T (powers of 1024)."""
-    number, unit = text.strip(), ""
-    if number[-1:].upper() in _UNITS:
-        number, unit = number[:-1], number[-1].upper()
-    try:
-        value = int(number) * _UNITS[unit]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a size in bytes such as 500M or 4G, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
-    return value
 
 
 def _checkpoint_options(args) -> dict:
