@@ -149,3 +149,53 @@ def write_shards(directory: Path, lines: list[str], count: int) -> list[Path]:
         path.write_text("\n".join(lines[i::count]) + "\n")
         paths.append(path)
     return paths
+
+
+def damaged_parquet(path: Path, *, groups: int = 8, group: int = 3) -> Path:
+    """A snappy Parquet file of ``groups`` row groups whose row group ``group`` does not decode.
+
+    Bytes in the middle of that group's compressed page are overwritten, one
+    candidate position after another, until reading the group fails: the file
+    is the same in every run, and so is the damage.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [f"row {i}: naïve café {'ab ' * (i % 7)}" * 20 for i in range(groups * 50)]
+    pq.write_table(pa.table({"text": rows}), path, row_group_size=50, compression="snappy",
+                   use_dictionary=False)
+    clean = path.read_bytes()
+    chunk = pq.ParquetFile(path).metadata.row_group(group).column(0)
+    begin = chunk.data_page_offset
+    for offset in range(begin + chunk.total_compressed_size // 2, begin + chunk.total_compressed_size):
+        data = bytearray(clean)
+        data[offset:offset + 4] = b"\xff\xfe\xfd\xfc"
+        path.write_bytes(data)
+        try:
+            pq.ParquetFile(path).read_row_group(group).column(0).to_pylist()
+        except (OSError, pa.ArrowException, UnicodeDecodeError):
+            return path
+    raise AssertionError("no damage made the row group unreadable")
+
+
+#: Appended to a script run by :func:`peak_rss_mib`: print the process's peak resident memory.
+_PRINT_PEAK = """
+with open("/proc/self/status") as status:
+    print(next(line.split()[1] for line in status if line.startswith("VmHWM:")))
+"""
+
+
+def peak_rss_mib(script: str, *args: str) -> float:
+    """Run ``script`` in a fresh interpreter; its peak resident memory in MiB.
+
+    Read from ``VmHWM`` in ``/proc/self/status`` (Linux): the peak of this program's
+    own memory. ``resource.getrusage``'s ``ru_maxrss`` would not do: it survives
+    ``execve``, so it starts at the size of the test process that forked the child.
+    """
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script + _PRINT_PEAK, *args], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return int(done.stdout.split()[-1]) / 1024

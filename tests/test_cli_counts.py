@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import zlib
 import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import regex
 
 import bytepair
 from bytepair import PieceCounts
 from bytepair.cli.main import main
+from helpers import damaged_parquet
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
@@ -147,3 +151,73 @@ def test_unreachable_scheduler_in_a_real_process(tmp_path, shards):
     assert result.stderr.startswith("bytepair: error: scheduler: cannot connect to 'tcp://127.0.0.1:9'")
     assert result.stderr.count("\n") == 1, result.stderr
     assert not out.exists()
+
+
+def _with_header(path, **changes):
+    """Rewrite a count file's header (and its checksummed copy) with ``changes``; a value
+    of None removes the key."""
+
+    line, rest = path.read_bytes().split(b"\n", 1)
+    body = zlib.decompress(rest)[len(line) + 1:]
+    header = json.loads(line)
+    header.update(changes)
+    header = {key: value for key, value in header.items() if key not in changes or value is not None}
+    new = json.dumps(header).encode() + b"\n"
+    path.write_bytes(new + zlib.compress(new + body))
+
+
+def test_a_custom_pattern_in_a_count_file_needs_trust(capsys, tmp_path):
+    """Without --trust-pattern the regex is never run: (a|aa)+b on 48 a's would not end."""
+    table = tmp_path / "a.counts"
+    PieceCounts({"a" * 48: 1}, pattern="(a|aa)+b").save(table)
+    out = tmp_path / "m.json"
+    _fails_cleanly(capsys, out, "train", "--counts", table, "--merges", "5", "-o", out,
+                   match="holds a custom regex pattern '(a|aa)+b'; a regex from a file can take "
+                         "exponential time on some text, so pass --trust-pattern")
+    harmless = tmp_path / "h.counts"
+    PieceCounts({"ab": 2, " ab": 1}, pattern=r" ?\w+").save(harmless)
+    assert run(capsys, "train", "--counts", harmless, "--merges", "2", "-q", "-o", out)[0] == 2
+    assert run(capsys, "train", "--counts", harmless, "--trust-pattern", "--merges", "2", "-q",
+               "-o", out)[0] == 0
+    assert bytepair.load(out, trust_pattern=True).pattern == r" ?\w+"
+
+
+def test_a_header_without_a_pattern_is_one_error_line(capsys, tmp_path, shards):
+    table = tmp_path / "a.counts"
+    assert run(capsys, "count", shards[0], "-o", table)[0] == 0
+    _with_header(table, pattern=None)  # one flipped bit in the key's name did it
+    out = tmp_path / "m.json"
+    _fails_cleanly(capsys, out, "train", "--counts", table, "--merges", "5", "-o", out,
+                   match="is corrupt: the header has no 'pattern'")
+
+
+def test_totals_beyond_64_bits_name_the_files(capsys, tmp_path):
+    for name in ("a", "b"):
+        PieceCounts({name: 2**62}, pattern="gpt2").save(tmp_path / f"{name}.counts")
+    out = tmp_path / "m.json"
+    _fails_cleanly(capsys, out, "train", "--counts", tmp_path / "a.counts", tmp_path / "b.counts",
+                   "--merges", "5", "-o", out,
+                   match=f"--counts {str(tmp_path / 'a.counts')!r} {str(tmp_path / 'b.counts')!r}: "
+                         "piece counts: the total exceeds 2**63 - 1")
+
+
+def test_problems_with_a_count_files_pattern_are_not_blamed_on_an_option(capsys, tmp_path):
+    """The user passed no --pretokenize: a bare word is the table's literal regex, and a
+    pattern that matched nothing is the counts' problem."""
+    word = tmp_path / "w.counts"
+    bytepair.count(["ab abab"], pretokenize=regex.compile("ab"), progress=False).save(word)
+    out = tmp_path / "m.json"
+    assert run(capsys, "train", "--counts", word, "--merges", "2", "-q", "-o", out)[0] == 0
+    assert json.loads(out.read_text())["pattern"] == "ab"
+    out.unlink()
+    nothing = tmp_path / "n.counts"
+    PieceCounts({"xyz": 3}, pattern="q+").save(nothing)
+    _fails_cleanly(capsys, out, "train", "--counts", nothing, "--trust-pattern", "--merges", "2",
+                   "-o", out, match="error: counts: pattern 'q+' matches nothing")
+
+
+def test_a_damaged_parquet_file_with_workers_is_one_error_line(capsys, tmp_path):
+    damaged = damaged_parquet(tmp_path / "d.parquet")
+    out = tmp_path / "c.counts"
+    _fails_cleanly(capsys, out, "count", damaged, "--workers", "2", "-o", out,
+                   match=f"{damaged}: row group 3 is unreadable: ")

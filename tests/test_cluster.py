@@ -2,7 +2,10 @@
 
 import json
 import os
+import subprocess
+import sys
 
+import dask
 import distributed
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -139,3 +142,98 @@ def test_cluster_progress_adds_up_to_the_corpus_size(client, shards, small_parts
     assert table == bytepair.count(files, pretokenize=None, progress=False)
     # Row groups count as even shares of their file (rounded down).
     assert files.total_bytes() - 6 <= bar.seen <= files.total_bytes()
+
+
+def _die(*args, **kwargs):
+    os._exit(1)
+
+
+def _fail(*args, **kwargs):
+    raise RuntimeError("boom")
+
+
+@pytest.fixture
+def doomed_cluster():
+    """A one-worker cluster that gives up on a task at the first worker it kills; ``set(f)``
+    makes ``f`` the counting function on the workers, ``address`` is the scheduler's."""
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                      dashboard_address=None, silence_logs=50,
+                                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
+            with distributed.Client(cluster, set_as_default=False) as client:
+                def set_counter(function):
+                    def patch():
+                        from bytepair.counts import cluster as module
+                        module.count_part = function
+                    client.run(patch)
+                client.set_counter = set_counter
+                yield client
+
+
+@pytest.mark.parametrize(("counter", "message"), [
+    (_die, r"c\.txt \(part from 0 to the end\): the task ended every worker that ran it "
+           r"\(killed, or out of memory\?\)"),
+    (_fail, "counting failed on a worker: RuntimeError: boom"),
+])
+def test_dying_workers_and_failed_tasks_are_one_error_line(doomed_cluster, tmp_path, capsys,
+                                                           counter, message):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some text\n" * 100)
+    doomed_cluster.set_counter(counter)
+    with pytest.raises(OSError, match=message):
+        bytepair.count(corpus, client=doomed_cluster, progress=False)
+    if counter is _die:
+        doomed_cluster.wait_for_workers(1, timeout=60)  # the nanny starts a fresh worker
+        doomed_cluster.set_counter(counter)
+    code = main(["count", str(corpus), "--scheduler", doomed_cluster.scheduler.address,
+                 "-o", str(tmp_path / "c.counts")])
+    stderr = capsys.readouterr().err
+    assert code == 2
+    assert stderr.startswith("bytepair: error: cluster: ") and stderr.count("\n") == 1, stderr
+    assert not (tmp_path / "c.counts").exists()
+
+
+#: A cluster in one process (scheduler and a worker thread pool) whose counting tasks say
+#: that they started, then wait; it prints its address first.
+_STALLED_CLUSTER = """
+import time
+import distributed
+from bytepair.counts import cluster as module
+def stall(*args, **kwargs):
+    print("COUNTING", flush=True)
+    time.sleep(600)
+module.count_part = stall
+cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                   dashboard_address=None, silence_logs=50,
+                                   scheduler_kwargs={"dashboard_address": ":0"})
+print(cluster.scheduler_address, flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_scheduler_lost_while_counting_is_one_error_line(tmp_path):
+    """It was a traceback of 57 lines and exit code 1."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("some text\n" * 100)
+    out = tmp_path / "c.counts"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    cluster = subprocess.Popen([sys.executable, "-c", _STALLED_CLUSTER], stdout=subprocess.PIPE,
+                               text=True, env=env)
+    try:
+        address = cluster.stdout.readline().strip()
+        assert address.startswith("tcp://")
+        count = subprocess.Popen([sys.executable, "-m", "bytepair", "count", str(corpus),
+                                  "--scheduler", address, "-o", str(out)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert cluster.stdout.readline().strip() == "COUNTING"
+        cluster.kill()
+        stdout, stderr = count.communicate(timeout=120)
+    finally:
+        cluster.kill()
+        cluster.wait()
+        cluster.stdout.close()
+    assert count.returncode == 2, stderr
+    assert stderr.startswith(f"bytepair: error: scheduler: lost the scheduler at {address!r} while "
+                             "counting"), stderr
+    assert stderr.count("\n") == 1, stderr
+    assert stdout == "" and not out.exists()

@@ -119,7 +119,9 @@ def test_tokenizers_json_layout(trained):
     doc = export.tokenizers_json(tok)
     model = doc["model"]
     assert model["type"] == "BPE" and model["ignore_merges"] is False
-    assert len(model["vocab"]) == tok.model.vocab_size
+    # Every token, special tokens too (tokenizers would renumber an added token missing there).
+    assert len(model["vocab"]) == tok.vocab_size
+    assert all(model["vocab"][t] == i for t, i in tok.special_tokens.items())
     assert model["vocab"]["Ġ"] == 32 and model["vocab"]["Ċ"] == 10
     first = tok.merges[0]
     assert model["merges"][0] == [export.token_string(tok.token_bytes(first.left)),

@@ -3,6 +3,7 @@
 import json
 import os
 import pickle
+import re
 import zlib
 from collections import Counter
 
@@ -21,6 +22,9 @@ PieceTable = fastsplit.table if fastsplit.available() else None
 
 pieces = st.binary(min_size=1, max_size=12) | st.sampled_from([b"a", b"aa", b"aaaa", b" the", "é".encode()])
 tables = st.dictionaries(pieces, st.integers(1, 2**40), max_size=30)
+#: Pieces a pattern cuts are text.
+text_pieces = st.text(min_size=1, max_size=6).map(str.encode) | st.sampled_from([b"a", b"aa", b" the"])
+text_tables = st.dictionaries(text_pieces, st.integers(1, 2**40), max_size=30)
 
 
 def counted(documents, pattern="gpt2"):
@@ -101,12 +105,13 @@ def test_total_beyond_64_bits_is_refused_on_update():
     assert big.total() == 2**63 - 1
 
 
-@given(tables, st.sampled_from(["gpt2", None, r"\w+"]))
-def test_save_and_load_round_trip(tmp_path_factory, counts, pattern):
+@given(tables, text_tables, st.sampled_from(["gpt2", None, r"\w+"]))
+def test_save_and_load_round_trip(tmp_path_factory, binary, text, pattern):
+    counts = binary if pattern is None else text
     path = tmp_path_factory.mktemp("counts") / "t.counts"
     table = PieceCounts(counts, pattern=pattern)
     table.save(path)
-    loaded = PieceCounts.load(path)
+    loaded = PieceCounts.load(path, trust_pattern=pattern == r"\w+")
     assert loaded == table
     assert loaded.pattern == table.pattern and loaded.total() == table.total()
 
@@ -125,7 +130,7 @@ def test_file_is_compact_and_starts_with_a_readable_header(tmp_path, real_text):
     table.save(tmp_path / "t.counts")
     data = (tmp_path / "t.counts").read_bytes()
     header = json.loads(data.split(b"\n", 1)[0])
-    assert header == {"format": "bytepair-counts", "version": 1, "pattern": GPT2,
+    assert header == {"format": "bytepair-counts", "version": 2, "pattern": GPT2,
                       "pieces": len(table), "piece_bytes": sum(map(len, table)),
                       "total": table.total()}
     # Smaller than the distinct pieces themselves with a newline and a decimal count each.
@@ -152,15 +157,31 @@ def test_save_is_atomic(tmp_path, monkeypatch):
 @pytest.fixture
 def saved(tmp_path):
     path = tmp_path / "t.counts"
-    PieceCounts({b"low": 5, b" lower": 2, b"\xff": 1}, pattern="gpt2").save(path)
+    PieceCounts({b"low": 5, b" lower": 2, b"\xc3\xa9": 1}, pattern="gpt2").save(path)
     return path
 
 
-def _rewrite(path, header_changes=None, body=None):
+def _rewrite(path, header_changes=None, body=None, *, version=None, copy=True, drop=()):
+    """Rewrite a saved file with a changed header (and its copy in the body) or body.
+
+    ``body`` is the raw (uncompressed) table; ``version=1`` writes the old layout,
+    ``copy=False`` leaves the old header's copy in the body (a header changed by damage).
+    """
     line, rest = path.read_bytes().split(b"\n", 1)
+    raw = zlib.decompress(rest)
+    old, raw = raw[:len(line) + 1], raw[len(line) + 1:]
+    assert old == line + b"\n"  # version 2: the body starts with the header line
     header = json.loads(line)
     header.update(header_changes or {})
-    path.write_bytes(json.dumps(header).encode() + b"\n" + (rest if body is None else body))
+    for key in drop:
+        del header[key]
+    if version is not None:
+        header["version"] = version
+    new = json.dumps(header).encode() + b"\n"
+    raw = raw if body is None else body
+    if header["version"] != 1:
+        raw = (new if copy else old) + raw
+    path.write_bytes(new + zlib.compress(raw))
 
 
 def _body(lengths, counts, data):
@@ -168,7 +189,7 @@ def _body(lengths, counts, data):
     raw = b""
     for width, numbers in ((4, lengths), (8, counts)):
         raw += bytes(n.to_bytes(width, "little")[plane] for plane in range(width) for n in numbers)
-    return zlib.compress(raw + data)
+    return raw + data
 
 
 @pytest.mark.parametrize(("damage", "message"), [
@@ -178,26 +199,85 @@ def _body(lengths, counts, data):
     (lambda p: p.write_bytes(os.urandom(64) * 100), "not a bytepair piece-count table"),
     (lambda p: p.write_bytes(p.read_bytes()[:-3]), "truncated|damaged"),
     (lambda p: p.write_bytes(p.read_bytes() + b"x"), "after the end"),
-    (lambda p: _rewrite(p, {"version": 2}), "version 2; this bytepair reads up to 1"),
+    (lambda p: _rewrite(p, version=3), "version 3; this bytepair reads up to 2"),
     (lambda p: _rewrite(p, {"version": "1"}), "invalid format version"),
     (lambda p: _rewrite(p, {"pieces": 4}), "body holds"),
+    (lambda p: _rewrite(p, {"pieces": 4}, version=1), "body holds"),
     (lambda p: _rewrite(p, {"pieces": -1}), "non-negative"),
     (lambda p: _rewrite(p, {"total": 9}), "do not add up to 'total'"),
-    (lambda p: _rewrite(p, {"pattern": "("}), "pretokenize"),
+    (lambda p: _rewrite(p, {"total": 2**63}), "'total' 9223372036854775808 exceeds 2\\*\\*63 - 1"),
+    (lambda p: _rewrite(p, {"pattern": "("}), "'pattern'.*not a valid regex"),
     (lambda p: _rewrite(p, {"pattern": 3}), "'pattern'"),
-    (lambda p: _rewrite(p, body=b"not zlib"), "damaged"),
+    (lambda p: _rewrite(p, drop=["pattern"]), "the header has no 'pattern'"),
+    (lambda p: _rewrite(p, {"total": 7}, copy=False), "differs from its checksummed copy"),
+    (lambda p: p.write_bytes(p.read_bytes().split(b"\n")[0] + b"\nnot zlib"), "damaged"),
     (lambda p: _rewrite(p, {"pieces": 2, "piece_bytes": 2, "total": 3},
                         _body([1, 1], [1, 2], b"aa")), "twice"),
     (lambda p: _rewrite(p, {"pieces": 2, "piece_bytes": 2, "total": 1},
                         _body([1, 1], [1, 0], b"ab")), "outside"),
     (lambda p: _rewrite(p, {"pieces": 2, "piece_bytes": 2, "total": 2},
                         _body([2, 1], [1, 1], b"ab")), "lengths"),
+    (lambda p: _rewrite(p, {"pieces": 2, "piece_bytes": 2, "total": 2},
+                        _body([0, 2], [1, 1], b"ab")), "piece #0 is empty"),
+    (lambda p: _rewrite(p, {"pieces": 2, "piece_bytes": 3, "total": 4},
+                        _body([1, 2], [2, 2], b"a\xc3\xa9")[:-1] + b"\xff"),
+     "piece #1 b'.xc3.xff' is not UTF-8"),
+    # Valid UTF-8 as a whole, but é cut between two pieces.
+    (lambda p: _rewrite(p, {"pieces": 2, "piece_bytes": 2, "total": 2},
+                        _body([1, 1], [1, 1], b"\xc3\xa9")), "piece #0 b'.xc3' is not UTF-8"),
 ])
 def test_damaged_files_are_refused_naming_the_file(saved, damage, message):
     damage(saved)
     with pytest.raises(CountsFormatError, match=message) as info:
-        PieceCounts.load(saved)
+        PieceCounts.load(saved, trust_pattern=True)
     assert str(saved) in str(info.value)
+
+
+def test_a_table_that_would_not_load_is_not_saved(tmp_path):
+    with pytest.raises(ValueError, match="cannot save the table: piece #0 b'.xff' is not UTF-8"):
+        PieceCounts({b"\xff": 1}, pattern="gpt2").save(tmp_path / "t.counts")
+    assert not (tmp_path / "t.counts").exists()
+
+
+def test_pieces_need_not_be_text_without_a_pattern(tmp_path):
+    table = PieceCounts({b"\xff": 2, b"\xc3": 1, b"\xa9": 1}, pattern=None)
+    table.save(tmp_path / "t.counts")
+    assert PieceCounts.load(tmp_path / "t.counts") == table
+
+
+def test_version_1_files_are_still_read(saved):
+    table = PieceCounts.load(saved)
+    _rewrite(saved, version=1)
+    assert json.loads(saved.read_bytes().split(b"\n")[0])["version"] == 1
+    assert PieceCounts.load(saved) == table
+
+
+def test_every_single_bit_flip_of_the_header_is_refused(saved):
+    """The header is checksummed: no flipped bit reads as a valid table (a changed pattern,
+    a changed total, ...). Flips in the body are covered by zlib's own checksum."""
+    data = saved.read_bytes()
+    header_bytes = data.index(b"\n") + 1
+    for bit in range(8 * header_bytes):
+        damaged = bytearray(data)
+        damaged[bit // 8] ^= 1 << (bit % 8)
+        saved.write_bytes(damaged)
+        with pytest.raises(CountsFormatError, match=re.escape(str(saved))):
+            PieceCounts.load(saved, trust_pattern=True)
+
+
+def test_a_custom_pattern_needs_trust(tmp_path):
+    table = PieceCounts({b"aaab": 1}, pattern="(a|aa)+b")
+    table.save(tmp_path / "t.counts")
+    with pytest.raises(CountsFormatError, match="holds a custom regex pattern .*pass trust_pattern=True"):
+        PieceCounts.load(tmp_path / "t.counts")
+    assert PieceCounts.load(tmp_path / "t.counts", trust_pattern=True) == table
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k", "whitespace", None])
+def test_named_patterns_need_no_trust(tmp_path, pattern):
+    table = PieceCounts({"ab": 1}, pattern=pattern)
+    table.save(tmp_path / "t.counts")
+    assert PieceCounts.load(tmp_path / "t.counts") == table
 
 
 def test_missing_file_is_an_os_error(tmp_path):

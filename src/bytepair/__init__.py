@@ -17,6 +17,7 @@ from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
                                      to_tiktoken, to_tokenizers_json)
 from bytepair.formats.load import ModelFormatError, load
+from bytepair.formats.transformers_dir import to_transformers
 from bytepair.evaluation.report import Evaluation, evaluate
 from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
                                train_words)
@@ -42,6 +43,7 @@ __all__ = [
     "tiktoken_ranks",
     "to_tiktoken",
     "to_tokenizers_json",
+    "to_transformers",
     "train",
     "train_bytes",
     "train_words",

@@ -525,7 +525,8 @@ def train(
                         text_column=text_column, workers=workers, client=client, progress=progress)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
-    check_matches_something(source, counts)
+    # A table's pattern is the table's, whoever named it: problems with it are the counts'.
+    check_matches_something(source, counts, "pretokenize" if tables is None else "counts")
     # A table counted or summed here is nobody else's: learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import logging
 import os
 import re
 import sys
@@ -136,19 +137,27 @@ def naming(name: str):
         raise type(exc)(exc.errno, f"{name}: {exc.strerror}", exc.filename) from None
 
 
-def load_model(path: str, trust_pattern: bool, name: str = "MODEL"):
-    """The model in ``path``; a file that cannot be opened is an error naming the argument ``name``."""
+def load_model(path: str, trust_pattern: bool, name: str = "MODEL", pattern: str | None = None):
+    """The model in ``path`` (a bytepair model file, a ``tokenizer.json``, or a tiktoken ranks
+    file split by ``pattern``, from ``--pattern``); a file that cannot be opened is an error
+    naming the argument ``name``."""
     with naming(name):
-        return load(path, trust_pattern=trust_pattern)
+        try:
+            return load(path, trust_pattern=trust_pattern, pattern=pattern)
+        except ValueError as exc:
+            if str(exc).startswith("pattern:"):  # the library's argument is this option
+                raise ValueError(f"--{exc}") from None
+            raise
 
 
-def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need: str = ""):
+def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need: str = "",
+                   pattern: str | None = None):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens.
 
     A word-mode model is refused with what to do instead; ``need`` says why
     this command needs token IDs.
     """
-    return as_tokenizer(load_model(path, trust_pattern, name), path, need)
+    return as_tokenizer(load_model(path, trust_pattern, name, pattern), path, need)
 
 
 def as_tokenizer(model, path: str, need: str = ""):
@@ -226,11 +235,18 @@ def cluster(address: str | None):
     if address is None:
         yield None
         return
-    client = connect(address)
+    # A lost scheduler or a dying worker is reported as one line by the command; Dask's
+    # own log records of it (tracebacks included, from several loggers) would bury it.
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
     try:
-        yield client
+        client = connect(address)
+        try:
+            yield client
+        finally:
+            client.close()
     finally:
-        client.close()
+        logging.disable(previous)
 
 
 def corpus_options(command: argparse.ArgumentParser) -> None:
@@ -248,5 +264,13 @@ def corpus_options(command: argparse.ArgumentParser) -> None:
 
 def add_trust_pattern(command: argparse.ArgumentParser) -> None:
     command.add_argument("--trust-pattern", action="store_true",
-                         help="accept a custom regex pattern in a model file (it could run for "
-                         "exponential time on some text; named patterns need no trust)")
+                         help="accept a custom regex pattern in a model or count file (it could "
+                         "run for exponential time on some text; named patterns need no trust)")
+
+
+def add_model_pattern(command: argparse.ArgumentParser) -> None:
+    """``--pattern``: the pre-tokenizer of a tiktoken ranks file given as MODEL."""
+    command.add_argument("--pattern", metavar="NAME|REGEX",
+                         help="MODEL is a tiktoken ranks file, which holds no pattern: split text "
+                         f"with this one ({PATTERN_CHOICES.replace('|REGEX', '')}, tiktoken's "
+                         "cl100k_base, o200k_base, r50k_base, p50k_base, or a regex)")

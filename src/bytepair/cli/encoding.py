@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 import sys
 import time
+from array import array
 from typing import Sequence
 
 from tqdm import tqdm
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import (add_trust_pattern, argument_bytes, as_tokenizer, integer, load_model,
-                                 load_tokenizer, read_stdin, write_bytes)
-from bytepair.formats.tokenfile import (check_dtype, encode_bytes_to_array, read_token_file,
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, argument_bytes, as_tokenizer,
+                                 integer, load_model, load_tokenizer, read_stdin, write_bytes)
+from bytepair.formats.tokenfile import (DTYPES, check_dtype, encode_bytes_to_array, read_token_file,
                                         resolve_append, write_token_file)
 from bytepair.model.models import WordModel
 from bytepair.read.corpus import files_named
@@ -32,7 +33,7 @@ def run_encode(args) -> None:
             raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
     if len(args.inputs) > 1:
         raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
-    model = load_model(args.model, args.trust_pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
     text_argument = args.inputs[0] if args.inputs else None
     data = read_stdin() if text_argument is None else argument_bytes(text_argument)
     where = "stdin" if text_argument is None else "TEXT"
@@ -44,7 +45,7 @@ def run_encode(args) -> None:
     if tokenizer.pattern is None and (
         args.ordinary or not any(t.encode("utf-8") in data for t in specials)
     ):
-        ids = tokenizer.model.encode(data)  # byte mode: any bytes, as they are
+        ids = tokenizer.encode_bytes(data)  # byte mode: any bytes, as they are
     else:
         try:
             text = data.decode("utf-8")
@@ -80,7 +81,8 @@ def run_encode_files(args) -> None:
     if args.strip_newlines and not args.per_line:
         raise ValueError("--strip-newlines: needs --per-line (only lines have newlines to strip)")
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to write arrays of")
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to write arrays of",
+                               pattern=args.pattern)
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
     if args.inputs:
@@ -105,9 +107,17 @@ def run_encode_files(args) -> None:
         def encode_array(batch):
             return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
                                              threads=args.threads, **options)
-    else:
+    elif tokenizer.ids is None:
         def encode_array(batch):
             return encode_bytes_to_array(tokenizer.model, batch, args.dtype, append)
+    else:  # an imported tokenizer's own IDs: through its ID map
+        def encode_array(batch):
+            ids = array(DTYPES[args.dtype][0])
+            for document in batch:
+                ids.extend(tokenizer.encode_bytes(document))
+                if append is not None:
+                    ids.append(append)
+            return ids
     bar = None
     if not args.quiet and sys.stderr.isatty():
         bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
@@ -164,7 +174,8 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to decode")
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to decode",
+                               pattern=args.pattern)
     if args.dtype is not None:
         if len(args.ids) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")
@@ -228,6 +239,7 @@ def add_commands(commands) -> None:
                         help="encoding threads (default: one per core); the IDs are the same")
     encode.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     add_trust_pattern(encode)
+    add_model_pattern(encode)
     encode.set_defaults(run=run_encode)
 
     decode = commands.add_parser(
@@ -242,4 +254,5 @@ def add_commands(commands) -> None:
     decode.add_argument("--dtype", choices=["uint16", "uint32"], help="FILE is an array of this type")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
     add_trust_pattern(decode)
+    add_model_pattern(decode)
     decode.set_defaults(run=run_decode)

@@ -7,7 +7,8 @@ import os
 import sys
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import add_trust_pattern, int_at_least, load_tokenizer, vocab_sizes
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer,
+                                 vocab_sizes)
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
@@ -75,7 +76,8 @@ def run_evaluate(args) -> None:
     for path in set(args.models):
         if args.models.count(path) > 1:
             raise ValueError(f"MODEL: {path!r} is given twice")
-    models = {path: load_tokenizer(path, args.trust_pattern) for path in args.models}
+    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern)
+              for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,
                      checks=args.checks, full_vocabulary=args.full_vocabulary,
@@ -126,4 +128,5 @@ def add_commands(commands) -> None:
     command.add_argument("--threads", type=int_at_least(1), metavar="N",
                          help="encoder threads (default: one per core)")
     add_trust_pattern(command)
+    add_model_pattern(command)
     command.set_defaults(run=run_evaluate)

@@ -1,4 +1,4 @@
-"""``bytepair export``: a model for Hugging Face tokenizers or tiktoken."""
+"""``bytepair export``: a model for Hugging Face tokenizers, tiktoken or transformers."""
 
 from __future__ import annotations
 
@@ -6,13 +6,28 @@ import sys
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import add_trust_pattern, load_tokenizer
+from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
 from bytepair.formats.export import to_tiktoken, to_tokenizers_json
+from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
+
+#: The library's argument names in to_transformers' messages, as this command's options.
+_TRANSFORMERS_NAMES = {"directory:": "-o:", **{f"{role}:": f"--{role}:" for role in ROLES}}
+
 
 
 def run_export(args) -> None:
+    roles = {role: getattr(args, role) for role in ROLES}
+    if args.to != "transformers":
+        given = [f"--{role}" for role, token in roles.items() if token is not None]
+        if args.model_max_length is not None:
+            given.append("--model-max-length")
+        if given:
+            raise ValueError(f"{given[0]}: only for --to transformers")
+    else:
+        run_export_transformers(args, roles)
+        return
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -32,15 +47,47 @@ def run_export(args) -> None:
               f"({plural(len(tokenizer.special_tokens), 'special token')})", file=sys.stderr)
 
 
+def run_export_transformers(args, roles: dict) -> None:
+    """-o is a directory, written whole (the library builds it beside and renames it)."""
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern)
+    try:
+        to_transformers(tokenizer, args.output, model_max_length=args.model_max_length, **roles)
+    except (OSError, ValueError) as exc:
+        message = str(exc)
+        for name, option in _TRANSFORMERS_NAMES.items():
+            if message.startswith(name):
+                message = option + message[len(name):]
+                break
+        raise type(exc)(message) from None
+    if not args.quiet:
+        config_roles = ", ".join(f"{role.removesuffix('_token')} {token!r}" for role, token
+                                 in transformers_roles(tokenizer, **roles).items())
+        print(f"bytepair: wrote {str(args.output)!r}: a transformers tokenizer directory, "
+              f"{plural(tokenizer.vocab_size, 'token')} "
+              f"({plural(len(tokenizer.special_tokens), 'special token')})"
+              + (f", {config_roles}" if config_roles else ""), file=sys.stderr)
+
+
 def add_commands(commands) -> None:
     """Register ``export``."""
     export = commands.add_parser(
-        "export", help="export a model for Hugging Face tokenizers or tiktoken",
-        description="Write a tokenizer.json (Hugging Face tokenizers) or a tiktoken ranks file.",
+        "export", help="export a model for Hugging Face tokenizers, tiktoken or transformers",
+        description="Write a tokenizer.json (Hugging Face tokenizers), a tiktoken ranks file, or "
+        "a directory that transformers.AutoTokenizer.from_pretrained loads (tokenizer.json, "
+        "tokenizer_config.json, special_tokens_map.json; written whole or not at all, into a "
+        "new or empty directory).",
     )
     export.add_argument("model", metavar="MODEL")
-    export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken"])
-    export.add_argument("-o", "--output", required=True, metavar="PATH")
+    export.add_argument("--to", required=True, choices=["tokenizers", "tiktoken", "transformers"])
+    export.add_argument("-o", "--output", required=True, metavar="PATH",
+                        help="the file to write (a directory for --to transformers)")
+    for role in ROLES:
+        default = " (default: <|endoftext|> when the model has it)" if role in ("eos", "pad") else ""
+        export.add_argument(f"--{role}", metavar="TOKEN",
+                            help=f"the special token that is {role}_token for transformers{default}")
+    export.add_argument("--model-max-length", type=int_at_least(1), metavar="N",
+                        help="the longest input, for transformers (default: no limit)")
     export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     add_trust_pattern(export)
+    add_model_pattern(export)
     export.set_defaults(run=run_export)

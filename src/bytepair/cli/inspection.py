@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from bytepair._util.validate import plural
-from bytepair.cli.common import (add_trust_pattern, as_tokenizer, int_at_least, load_model, pattern_name,
-                                 show_bytes)
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
+                                 load_model, pattern_name, show_bytes)
 from bytepair.model.models import BYTE_TOKENS, WordModel
 from bytepair.read.corpus import files_named
 
@@ -59,7 +59,7 @@ def run_inspect_words(args, model: WordModel) -> None:
 
 
 def run_inspect(args) -> None:
-    model = load_model(args.model, args.trust_pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
     if isinstance(model, WordModel):
         run_inspect_words(args, model)
         return
@@ -81,14 +81,17 @@ def run_inspect(args) -> None:
               f"{pattern_name(stages.pretokenize)}, then tokens of up to {stages.max_words} words")
 
     top = args.top
+    # An imported tokenizer gives out its source's IDs (Tokenizer.ids); the rules use bytepair's.
+    outer = tokenizer.ids or range(tokenizer.vocab_size)
+    token_bytes = tokenizer.model.token_bytes
     learned = range(BYTE_TOKENS, BYTE_TOKENS + len(merges))
     # Lengths are O(1) each: token bytes of a chain of rules would be quadratic.
     longest = sorted(learned, key=lambda t: (-tokenizer.model.token_length(t), t))[:top]
     print(f"longest tokens ({len(longest)}):")
     print(f"{'id':>8}  {'length':>6}  text")
     for token_id in longest:
-        data = tokenizer.token_bytes(token_id)
-        print(f"{token_id:>8}  {len(data):>6}  {show_bytes(data)}")
+        data = token_bytes(token_id)
+        print(f"{outer[token_id]:>8}  {len(data):>6}  {show_bytes(data)}")
 
     # Rank order is count order for a fit from scratch; a warm start from a
     # model of another corpus need not be, so sort (ties: the earlier rank).
@@ -97,8 +100,8 @@ def run_inspect(args) -> None:
     print(f"{'rank':>8}  {'token':>8}  {'left':>8}  {'right':>8}  {'count':>10}  "
           f"{'replacements':>12}  text")
     for m in shown:
-        print(f"{m.rank:>8}  {m.token_id:>8}  {m.left:>8}  {m.right:>8}  {m.count:>10}  "
-              f"{m.replacements:>12}  {show_bytes(tokenizer.token_bytes(m.token_id))}")
+        print(f"{m.rank:>8}  {outer[m.token_id]:>8}  {outer[m.left]:>8}  {outer[m.right]:>8}  "
+              f"{m.count:>10}  {m.replacements:>12}  {show_bytes(token_bytes(m.token_id))}")
 
     if sample is not None:
         total_bytes, total_tokens = sample
@@ -135,7 +138,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    model = load_model(args.model, args.trust_pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
     if isinstance(model, WordModel):
         # No IDs: one row per rule, in rank order, the symbol it makes last.
         out = ["rank\tleft\tright\tsymbol\n"]
@@ -165,6 +168,7 @@ def add_commands(commands) -> None:
     inspect.add_argument("--sample", metavar="FILE", help="report bytes per token on this file")
     inspect.add_argument("--top", type=count, default=10, metavar="N", help="rows per table (10)")
     add_trust_pattern(inspect)
+    add_model_pattern(inspect)
     inspect.set_defaults(run=run_inspect)
 
     vocab = commands.add_parser(
@@ -176,4 +180,5 @@ def add_commands(commands) -> None:
     )
     vocab.add_argument("model", metavar="MODEL")
     add_trust_pattern(vocab)
+    add_model_pattern(vocab)
     vocab.set_defaults(run=run_vocab)

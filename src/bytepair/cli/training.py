@@ -7,6 +7,7 @@ import contextlib
 import sys
 import time
 
+
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
@@ -154,8 +155,11 @@ def _load_counts(args) -> list[PieceCounts]:
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
     with naming("--counts"):
-        tables = [PieceCounts.load(path) for path in args.counts]
-    sum(tables)  # mixed patterns fail here, naming both, before any work
+        tables = [PieceCounts.load(path, trust_pattern=args.trust_pattern) for path in args.counts]
+    try:
+        sum(tables)  # mixed patterns or a total beyond 64 bits fail here, before any work
+    except ValueError as exc:
+        raise ValueError(f"--counts {' '.join(map(repr, args.counts))}: {exc}") from None
     return tables
 
 

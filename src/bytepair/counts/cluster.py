@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import uuid
+from concurrent.futures import CancelledError
 
 from bytepair.read.corpus import Files, RemoteFile
 from bytepair.counts.counting import count_part
@@ -100,6 +101,26 @@ def count_on_cluster(client, files: Files, source: str | None, *,
     if not parts:
         return PieceCounts._from_dict({}, source)
     run = uuid.uuid4().hex[:12]
+    keys = {f"bytepair-count-{run}-{i}": part for i, part in enumerate(parts)}
+    try:
+        return _count_parts(client, distributed, files, source, parts, run, progress_bar)
+    except (OSError, ValueError, TypeError, ImportError, MemoryError):
+        raise  # bytepair's own errors name the file; lost connections are OSError
+    except CancelledError as exc:
+        raise OSError(f"scheduler: lost the scheduler at {_address(client)} while counting "
+                      f"({_one_line(exc)})") from None
+    except distributed.KilledWorker as exc:
+        key = exc.args[0] if exc.args else None
+        raise OSError(f"cluster: {_part_name(keys.get(key))}: the task ended every worker that "
+                      f"ran it (killed, or out of memory?): {_one_line(exc)}") from None
+    except Exception as exc:
+        raise OSError(f"cluster: counting failed on a worker: {type(exc).__name__}: "
+                      f"{_one_line(exc)}") from None
+
+
+def _count_parts(client, distributed, files: Files, source: str | None, parts: list, run: str,
+                 progress_bar) -> PieceCounts:
+    """Submit one task per part and the reduction tree; wait for the total."""
     counted = [
         client.submit(count_part_task, _portable(path), start, end, source, files.per_line,
                       files.jsonl_field, files.text_column, key=f"bytepair-count-{run}-{i}")
@@ -118,10 +139,27 @@ def count_on_cluster(client, files: Files, source: str | None, *,
     total = level[0]
     sizes = {f.key: files.part_size(path, start, end) for f, (path, start, end) in zip(counted, parts)}
     for future in distributed.as_completed(counted, loop=client.loop):
-        if future.status == "error":
-            future.result()  # raises the worker's exception here
+        if future.status != "finished":
+            future.result()  # raises the worker's exception (or the cancellation) here
         if progress_bar is not None:
             progress_bar.update(sizes[future.key])
     del counted, level
     return total.result()
 
+
+def _part_name(part: tuple | None) -> str:
+    if part is None:
+        return "a part"
+    path, start, end = part
+    return f"{path} (part from {start} to {'the end' if end is None else end})"
+
+
+def _address(client) -> str:
+    try:
+        return repr(client.scheduler.address)
+    except AttributeError:
+        return "its address"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__

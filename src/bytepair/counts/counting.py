@@ -20,6 +20,7 @@ fed by :mod:`bytepair.read.blocks`); custom regexes go through ``regex``.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gzip
 import multiprocessing
@@ -30,7 +31,8 @@ import sys
 import threading
 from bisect import bisect_right
 from collections import Counter, deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
@@ -207,17 +209,16 @@ _PR_SET_PDEATHSIG = 1
 def _start_worker(parent: int) -> None:
     """Pool initializer: signals as a worker needs them, and death with the parent.
 
-    Only the parent reacts to Ctrl-C and SIGTERM: it stops the pool, whose
-    ``terminate`` sends each worker SIGTERM, which ends it at once (whatever
-    handler the parent had). On Linux the kernel sends SIGKILL to the worker when the
+    Only the parent reacts to Ctrl-C and SIGTERM: it leaves the pool, which
+    kills each worker (:func:`_pool`). On Linux the kernel sends SIGKILL to the worker when the
     parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
     until its current task is done (``docs/design.md``).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     # Out of the parent's process group: a signal sent to the group (``timeout``,
-    # ``kill -TERM -PGID``) must not kill an idle worker that holds the task
-    # queue's lock, or the parent's pool shutdown waits for that lock for ever.
+    # ``kill -TERM -PGID``) is the parent's to handle; the workers ending by it
+    # too would be reported as workers that died.
     os.setpgid(0, 0)
     if sys.platform.startswith("linux"):
         libc = ctypes.CDLL(None, use_errno=True)
@@ -226,10 +227,63 @@ def _start_worker(parent: int) -> None:
         os._exit(1)  # the parent died before the line above took effect
 
 
-def _pool(workers: int, initializer=_start_worker, initargs=()):
-    """A fork pool whose workers all run :func:`_start_worker` first (``initializer`` does)."""
-    return multiprocessing.get_context("fork").Pool(workers, initializer=initializer,
-                                                    initargs=(os.getpid(), *initargs))
+@contextlib.contextmanager
+def _pool(workers: int, initializer=_start_worker, initargs=()) -> Iterator[ProcessPoolExecutor]:
+    """``workers`` forked processes that each run ``initializer`` first (default :func:`_start_worker`).
+
+    Leaving the block normally waits for the workers' tasks. Leaving it by an
+    exception (a worker's error, Ctrl-C, SIGTERM) kills the workers at once
+    (SIGKILL) and waits only for them to be gone. Nothing in the parent waits
+    on a lock a worker holds: the executor watches each worker's process and
+    fails the pending tasks when one dies, whatever it was doing.
+    (``multiprocessing.Pool.terminate`` could wait for ever for its result
+    queue's lock, held by a worker it had just killed.)
+    """
+    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
+                               initializer=initializer, initargs=(os.getpid(), *initargs))
+    try:
+        yield pool
+    except BaseException:
+        # The executor's own map of its workers: no public way to end them now.
+        for process in list((pool._processes or {}).values()):
+            process.kill()
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window: int,
+               name: Callable[[object], str]) -> Iterator:
+    """``task(job)`` for every job, run by ``pool``, yielded as each finishes.
+
+    Jobs are taken from ``jobs`` lazily, at most ``window`` in flight, so a
+    stream of batches is never read far ahead. A worker that dies (killed,
+    out of memory) raises OSError naming the input of a job it left undone
+    (``name(job)``); a worker's own exception is raised as it is.
+    """
+    jobs = iter(jobs)
+    pending: dict = {}
+
+    def fill() -> None:
+        for job in jobs:
+            pending[pool.submit(task, job)] = job
+            if len(pending) >= window:
+                return
+
+    fill()
+    while pending:
+        # In short waits: a SIGTERM or SIGINT that the kernel hands to another thread
+        # only sets a flag, and the main thread runs the handler once it wakes up.
+        done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+        for future in done:
+            job = pending.pop(future)
+            try:
+                result = future.result()
+            except BrokenProcessPool:
+                raise OSError(f"{name(job)}: a worker process ended abruptly while counting "
+                              f"(killed, or out of memory?)") from None
+            yield result
+        fill()
 
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:
@@ -383,7 +437,7 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
             add(_count_batch(job))
     else:
         with _pool(workers) as pool:
-            for partial in pool.imap_unordered(_count_batch, jobs):
+            for partial in _unordered(pool, _count_batch, jobs, 2 * workers, lambda _: "corpus"):
                 add(partial)
     return _piece_counts(total, [], source)
 
@@ -415,6 +469,12 @@ def _count_file_block(table, job: tuple) -> Partial:
 
 def _count_file_part(job: tuple) -> Partial:
     return _count_file_part_into(_WORKER_TABLE, job)
+
+
+def _part_name(job: tuple) -> str:
+    """The file and range of a :func:`count_files` job, for messages."""
+    path, start, end = job[:3]
+    return f"{path} (part from {start} to {'the end' if end is None else end})"
 
 
 def _hand_back(_) -> object:
@@ -475,7 +535,8 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     else:
         barrier = multiprocessing.get_context("fork").Barrier(workers)
         with _pool(workers, _start_file_worker, (barrier,)) as pool:
-            for partial in pool.imap_unordered(_count_file_part, jobs):
+            for partial in _unordered(pool, _count_file_part, jobs, 2 * workers, _part_name):
                 add(partial)
-            tables = pool.map(_hand_back, range(workers), chunksize=1)
+            shown = ", ".join(map(str, files.paths[:2])) + (", ..." if len(files.paths) > 2 else "")
+            tables = list(_unordered(pool, _hand_back, range(workers), workers, lambda _: shown))
     return _piece_counts(total, tables, source)

@@ -21,10 +21,11 @@ from typing import Iterator
 
 from bytepair._util.validate import MAX_COUNT
 from bytepair._util.atomic import write_atomically
-from bytepair.split.pretokenize import PATTERNS, compile_pattern, resolve_pattern
+from bytepair.split.pretokenize import PATTERNS, UntrustedPattern, resolve_pattern, stored_pattern
 
 FORMAT = "bytepair-counts"
-VERSION = 1
+#: Version 2 checksums the header too (version 1 files are still read).
+VERSION = 2
 #: Longest header line a reader accepts; a binary file is refused quickly.
 MAX_HEADER = 1 << 20
 #: Pieces are stored with 32-bit lengths.
@@ -267,63 +268,147 @@ class PieceCounts(Mapping):
             lengths.byteswap()
             counts.byteswap()
         data = b"".join(pieces)
+        if self._pattern is not None:
+            # What load would refuse is not written.
+            ends = list(accumulate(map(len, pieces)))
+            problem = _not_text(data, [0, *ends[:-1]] if ends else [], ends)
+            if problem:
+                raise ValueError(f"cannot save the table: {problem}")
         header = {"format": FORMAT, "version": VERSION, "pattern": self._pattern,
                   "pieces": len(pieces), "piece_bytes": len(data), "total": self._total}
+        line = json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n"
         compressor = zlib.compressobj(6)
         body = b"".join([
+            compressor.compress(line),  # a copy, under zlib's checksum (``load`` compares)
             compressor.compress(_planes(lengths.tobytes(), 4)),
             compressor.compress(_planes(counts.tobytes(), 8)),
             compressor.compress(data),
             compressor.flush(),
         ])
-        line = json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n"
         write_atomically(path, line + body)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> PieceCounts:
+    def load(cls, path: str | os.PathLike, *, trust_pattern: bool = False) -> PieceCounts:
         """Read the table at ``path`` written by :meth:`save`; a damaged file raises
         :class:`CountsFormatError`.
 
-        Time and memory O(size of the table).
+        ``path`` is the file. ``trust_pattern`` accepts a custom regex as the
+        table's pattern: a regex from a file can take exponential time on some
+        text (``(a|aa)+b``), so only named patterns (or none) are read without
+        it, as for model files (:func:`bytepair.load`). The body is inflated in
+        steps and never past the size the header declares, so a small file
+        cannot expand into a large allocation (a zlib bomb). Time and memory
+        O(size of the table).
         """
         name = repr(os.fspath(path))
         with open(path, "rb") as handle:
             line = handle.readline(MAX_HEADER)
-            rest = handle.read()
-        header = _read_header(line, name)
-        n, size = header["pieces"], header["piece_bytes"]
-        inflater = zlib.decompressobj()
-        try:
-            body = inflater.decompress(rest)
-        except zlib.error as exc:
-            raise CountsFormatError(f"{name} is corrupt: the compressed body is damaged ({exc})") from None
-        if not inflater.eof:
-            raise CountsFormatError(f"{name} is corrupt: the file is truncated")
-        if inflater.unused_data:
-            raise CountsFormatError(f"{name} is corrupt: data after the end of the table")
-        expected = 12 * n + size
-        if len(body) != expected:
-            raise CountsFormatError(
-                f"{name} is corrupt: the body holds {len(body)} bytes, the header says {expected}"
-            )
+            header = _read_header(line, name, trust_pattern)
+            n, size = header["pieces"], header["piece_bytes"]
+            # Version 2 repeats the header line at the start of the body, where
+            # zlib's checksum covers it: a changed header byte no longer reads as valid.
+            copy = line if header["version"] >= 2 else b""
+            body = _inflate(handle, len(copy) + 12 * n + size, copy, name)
+        body = memoryview(body)[len(copy):]
         lengths = array("I", _unplanes(body[:4 * n], 4))
         counts = array("Q", _unplanes(body[4 * n:12 * n], 8))
         if not _LITTLE:
             lengths.byteswap()
             counts.byteswap()
+        if n and min(lengths) == 0:
+            raise CountsFormatError(f"{name} is corrupt: piece #{lengths.index(0)} is empty")
         if sum(lengths) != size:
             raise CountsFormatError(f"{name} is corrupt: the piece lengths do not add up to 'piece_bytes'")
         if n and (min(counts) < 1 or max(counts) > MAX_COUNT):
             raise CountsFormatError(f"{name} is corrupt: a count is outside 1..2**63-1")
         if sum(counts) != header["total"]:
             raise CountsFormatError(f"{name} is corrupt: the counts do not add up to 'total'")
-        data = body[12 * n:]
+        data = bytes(body[12 * n:])
         ends = list(accumulate(lengths))
         starts = [0, *ends[:-1]] if n else []
+        problem = _not_text(data, starts, ends) if header["pattern"] is not None else None
+        if problem:
+            raise CountsFormatError(f"{name} is corrupt: {problem}")
         table = dict(zip((data[a:b] for a, b in zip(starts, ends)), counts))
         if len(table) != n:
             raise CountsFormatError(f"{name} is corrupt: a piece appears twice")
         return cls._from_dict(table, header["pattern"])
+
+
+#: Compressed bytes read from a count file at a time.
+READ_BYTES = 1 << 20
+
+
+def _inflate(handle, size: int, copy: bytes, name: str) -> bytearray:
+    """The zlib stream that fills the rest of ``handle``: ``size`` bytes, starting with ``copy``.
+
+    Inflated in steps of at most the bytes still owed (plus one, to see an
+    excess), so memory never exceeds ``size + 1`` bytes of output plus one read
+    of input, whatever the stream expands to. ``copy`` is compared as soon as
+    it is inflated: a changed header is refused before its sizes are relied on.
+    """
+    inflater = zlib.decompressobj()
+    out = bytearray()
+    compared = not copy
+    while not inflater.eof:
+        # What zlib could not take in the last step comes first; then the file.
+        chunk = inflater.unconsumed_tail or handle.read(READ_BYTES)
+        try:
+            more = inflater.decompress(chunk, size + 1 - len(out))
+        except zlib.error as exc:
+            raise CountsFormatError(f"{name} is corrupt: the compressed body is damaged ({exc})") from None
+        if not chunk and not more:
+            raise CountsFormatError(f"{name} is corrupt: the file is truncated")
+        out += more
+        if not compared and len(out) >= len(copy):
+            if out[:len(copy)] != copy:
+                raise CountsFormatError(
+                    f"{name} is corrupt: the header line differs from its checksummed copy in the body"
+                )
+            compared = True
+        if len(out) > size:
+            raise CountsFormatError(
+                f"{name} is corrupt: the body holds more than the "
+                f"{size - len(copy)} bytes the header says"
+            )
+    if inflater.unused_data or handle.read(1):
+        raise CountsFormatError(f"{name} is corrupt: data after the end of the table")
+    if not compared:
+        raise CountsFormatError(f"{name} is corrupt: the body is shorter than its header copy")
+    if len(out) != size:
+        raise CountsFormatError(
+            f"{name} is corrupt: the body holds {len(out) - len(copy)} bytes, "
+            f"the header says {size - len(copy)}"
+        )
+    return out
+
+
+def _not_text(data: bytes, starts: list[int], ends: list[int]) -> str | None:
+    """Why one of the pieces ``data[starts[i]:ends[i]]`` is not UTF-8 on its own, or None.
+
+    Pieces cut by a pattern are text. Valid as a whole, with no piece
+    starting on a continuation byte, means no character is split between two
+    pieces: O(piece bytes) in C, and a Python step per piece only to name a
+    bad one.
+    """
+    try:
+        data.decode("utf-8")
+        whole = True
+    except UnicodeDecodeError:
+        whole = False
+    if whole and not bytes(map(data.__getitem__, starts)).translate(None, _NOT_CONTINUATION):
+        return None
+    for index, (start, end) in enumerate(zip(starts, ends)):
+        try:
+            data[start:end].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return (f"piece #{index} {data[start:end][:40]!r} is not UTF-8 ({exc.reason} at byte "
+                    f"{exc.start}), but a pattern cuts text")
+    return None
+
+
+#: Every byte that does not continue a UTF-8 sequence (``translate`` deletes them).
+_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
 
 
 def _planes(data: bytes, width: int) -> bytes:
@@ -343,13 +428,15 @@ def _unplanes(data: bytes, width: int) -> bytes:
     return bytes(out)
 
 
-def _read_header(line: bytes, name: str) -> dict:
+def _read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
     try:
         header = json.loads(line.decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         header = None
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise CountsFormatError(f"{name} is not a bytepair piece-count table (no '{FORMAT}' header line)")
+    if not line.endswith(b"\n"):
+        raise CountsFormatError(f"{name} is corrupt: the header line does not end the line")
     version = header.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise CountsFormatError(f"{name} has an invalid format version {version!r}")
@@ -361,14 +448,17 @@ def _read_header(line: bytes, name: str) -> dict:
         value = header.get(key)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise CountsFormatError(f"{name} is corrupt: {key!r} must be a non-negative integer")
-    pattern = header.get("pattern")
-    if pattern is not None:
-        if not isinstance(pattern, str):
-            raise CountsFormatError(f"{name} is corrupt: 'pattern' must be a string or null")
-        try:
-            compile_pattern(pattern)
-        except ValueError as exc:
-            raise CountsFormatError(f"{name} is corrupt: {exc}") from None
+    if header["total"] > MAX_COUNT:
+        raise CountsFormatError(f"{name} is corrupt: 'total' {header['total']} exceeds 2**63 - 1")
+    if "pattern" not in header:
+        raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
+    try:
+        # A table's pattern is always a regex source: a bare word is that literal regex.
+        stored_pattern(header["pattern"], trusted=trust_pattern, bare_words=True)
+    except UntrustedPattern as exc:
+        raise CountsFormatError(f"{name} {exc}") from None  # not corrupt: a table to trust
+    except ValueError as exc:
+        raise CountsFormatError(f"{name} is corrupt: {exc}") from None
     return header
 
 

@@ -117,7 +117,10 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
 
     Sample text is encoded as ordinary text (special-token text is not
     special), so the vocabulary the metrics count is the 256 bytes and the
-    learned tokens; special tokens are left out. Cost: one encoding of each
+    learned tokens; special tokens are left out. A tokenizer imported with its
+    source's IDs (``Tokenizer.ids``, e.g. from a ``tokenizer.json``) is
+    evaluated in bytepair's numbering: the metrics are the same, and token
+    lists give bytepair's IDs (with each token's rank and bytes). Cost: one encoding of each
     sample per model, plus O(vocabulary) per size.
 
     >>> import bytepair
@@ -199,6 +202,10 @@ def _tokenizer_of(model, name: str, trust_pattern: bool) -> Tokenizer:
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if isinstance(model, Tokenizer):
+        if model.ids is not None:
+            # An import that keeps its source's IDs: the counts below are indexed by
+            # bytepair's numbering (the rules undo by rank), which no metric depends on.
+            return Tokenizer(model.model, list(model.special_tokens))
         return model
     raise TypeError(f"models: {name!r} must be a Tokenizer, a ByteModel or a model file "
                     f"of one, got {type(model).__name__}")

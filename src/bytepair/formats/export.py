@@ -77,6 +77,13 @@ def _parts(tokenizer: Tokenizer | ByteModel) -> tuple[ByteModel, dict[str, int]]
     return tokenizer.model, dict(tokenizer.special_tokens)
 
 
+def _outer_ids(tokenizer) -> list[int]:
+    """The ID given out for each of the model's tokens (an imported tokenizer's own IDs)."""
+    tokenizer = as_tokenizer(tokenizer)
+    ids = tokenizer.ids
+    return ids if ids is not None else list(range(tokenizer.vocab_size))
+
+
 def _ranks(model: ByteModel, target: str) -> dict[bytes, int]:
     """Bytes -> ID for every non-special token; two IDs with the same bytes are refused.
 
@@ -187,7 +194,13 @@ def tiktoken_ranks(tokenizer: Tokenizer | ByteModel) -> dict[bytes, int]:
     """
     check_tiktoken_exact(tokenizer)
     model, _ = _parts(tokenizer)
-    return {model.token_bytes(i): i for i in range(model.vocab_size)}
+    outer = _outer_ids(tokenizer)
+    # tiktoken ranks merges by the joined token's ID: those IDs must keep the rules' order.
+    learned = outer[BYTE_TOKENS:model.vocab_size]
+    if any(a >= b for a, b in zip(learned, learned[1:])):
+        raise ValueError("cannot export to tiktoken: this tokenizer's IDs do not follow the "
+                         "order of its rules, and tiktoken merges in the order of the IDs")
+    return {model.token_bytes(i): outer[i] for i in range(model.vocab_size)}
 
 
 def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> None:
@@ -226,7 +239,7 @@ def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> No
     """
     ranks = tiktoken_ranks(tokenizer)
     lines = [f"{base64.b64encode(data).decode('ascii')} {token_id}\n"
-             for data, token_id in ranks.items()]
+             for data, token_id in sorted(ranks.items(), key=lambda item: item[1])]
     write_atomically(path, "".join(lines))
 
 
@@ -264,7 +277,8 @@ def tokenizers_json(tokenizer) -> dict:
     """
     model, specials = _parts(tokenizer)
     ranks = _ranks(model, "tokenizer.json")
-    vocab = {token_string(data): token_id for data, token_id in ranks.items()}
+    outer = _outer_ids(tokenizer)
+    vocab = {token_string(data): outer[token_id] for data, token_id in ranks.items()}
     for token, token_id in specials.items():
         clash = vocab.get(token)
         if clash is not None:
@@ -273,6 +287,9 @@ def tokenizers_json(tokenizer) -> dict:
                 f"spelled like the vocabulary entry of token {clash}, and Hugging Face would give "
                 f"it that ID"
             )
+    # Special tokens are in the vocabulary too (as BpeTrainer writes them): tokenizers and
+    # transformers give an added token missing from it a new ID after the vocabulary.
+    vocab.update(specials)
     merges = [[token_string(model.token_bytes(m.left)), token_string(model.token_bytes(m.right))]
               for m in model.merges]
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,

@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import json
 import os
-import re
 
 from bytepair._util.validate import check_special_tokens, is_text
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
+from bytepair.formats.imports import (ImportRefused, from_tiktoken, from_tokenizers_json,
+                                      looks_like_tiktoken, looks_like_tokenizers_json)
 from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel
 from bytepair.model.modelfile import FORMAT, VERSION
-from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
+from bytepair.split.pretokenize import UntrustedPattern, stored_pattern
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
 
@@ -34,13 +35,10 @@ from bytepair.model.tokenizer import Tokenizer
 MAX_FILE_BYTES = 1 << 31
 #: Deepest nesting of arrays and objects accepted; a model file needs 3.
 MAX_DEPTH = 32
-#: JSON strings, and runs of characters that are not brackets, for the depth scan.
-_JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+#: Every byte but brackets (deleted by the depth scan).
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 #: Objects count as arrays for depth: ``{`` -> ``[``, ``}`` -> ``]``.
 _AS_ARRAYS = bytes.maketrans(b"{}", b"[]")
-#: A ``pattern`` that is a bare word: a pattern name or a literal regex? Refused.
-_BARE_WORD = re.compile(r"[\w-]+")
 
 
 class ModelFormatError(ValueError):
@@ -54,8 +52,10 @@ def save_model(model, path: str | os.PathLike) -> None:
     model.save(path)
 
 
-def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES):
-    """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel.
+def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
+         pattern: str | None = None):
+    """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel,
+    or import a Hugging Face ``tokenizer.json`` or a tiktoken ranks file.
 
     Returns a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel`,
     as the file says. The file is parsed defensively: a file over
@@ -64,27 +64,64 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
     all raise :class:`ModelFormatError`, as does a piece-count table (read
     those with :meth:`bytepair.PieceCounts.load`). O(file size).
 
+    A ``tokenizer.json`` (byte-level BPE) and a tiktoken ranks file become a
+    :class:`Tokenizer` that encodes exactly as the library they come from,
+    with its IDs (see :mod:`bytepair.formats.imports` and ``docs/format.md``);
+    what bytepair cannot reproduce exactly is refused with one line naming the
+    feature.
+
     ``path``
-        The model file.
+        The model file, ``tokenizer.json`` or tiktoken ranks file.
     ``trust_pattern``
-        Accept a custom regex as the byte model's ``pattern``. Without it the
-        pattern must be a named pattern's source
-        (:data:`bytepair.split.pretokenize.PATTERNS`) or ``null``: a regex from
-        a file could take exponential time on some text (``(a|aa)+$``).
+        Accept a custom regex as the byte model's ``pattern`` (or a
+        ``tokenizer.json``'s Split). Without it the pattern must be a named
+        pattern's source (:data:`bytepair.split.pretokenize.PATTERNS`) or
+        ``null``: a regex from a file could take exponential time on some text
+        (``(a|aa)+$``).
     ``max_bytes``
         Files larger than this are refused before they are read.
+    ``pattern``
+        For a tiktoken ranks file only, which holds no pattern: a pattern name
+        (``"cl100k"``, or tiktoken's ``"cl100k_base"``), a regex, or ``"none"``.
     """
     text = _read_text(path, max_bytes)
+    if pattern is not None or looks_like_tiktoken(text):
+        return _import(path, text, pattern)
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
     except ValueError as exc:  # an integer of more than 4300 digits
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
+    if looks_like_tokenizers_json(data):
+        try:
+            return from_tokenizers_json(data, trust_pattern=trust_pattern)
+        except ImportRefused as exc:
+            raise ModelFormatError(f"{os.fspath(path)!r}: cannot read this tokenizer.json "
+                                   f"exactly: {exc}") from None
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:  # a malformed file
+            raise ModelFormatError(f"{os.fspath(path)!r} is not a valid tokenizer.json: "
+                                   f"{type(exc).__name__}: {exc}") from None
     try:
         return _model(data, path, trust_pattern)
     except RecursionError:
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: nested too deeply") from None
+
+
+def _import(path, text: str, pattern):
+    """A tiktoken ranks file, which needs ``pattern``; a pattern for any other file is refused."""
+    name = os.fspath(path)
+    if not looks_like_tiktoken(text):
+        raise ModelFormatError(f"pattern: only a tiktoken ranks file takes a pattern, and "
+                               f"{name!r} is not one (its first line is not 'base64-token rank')")
+    if pattern is None:
+        raise ModelFormatError(
+            f"{name!r} is a tiktoken ranks file, which holds no pattern: name one, e.g. "
+            f"load(path, pattern='cl100k') (command line: --pattern cl100k)")
+    try:
+        return from_tiktoken(text, pattern)
+    except ImportRefused as exc:
+        raise ModelFormatError(f"{name!r}: cannot read this tiktoken file exactly: {exc}") from None
 
 
 def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
@@ -129,11 +166,18 @@ def _is_count_table(data: bytes) -> bool:
 def _depth_exceeds(data: bytes, limit: int) -> bool:
     """Whether the UTF-8 JSON ``data`` nests arrays and objects deeper than ``limit``.
 
-    Strings are dropped, then everything but brackets, then each pass removes
-    the innermost pairs: O(size + limit * brackets), all in C, no recursion.
-    Unbalanced brackets are left for the JSON parser.
+    Escapes are dropped (pairs of backslashes, then escaped quotes), then
+    strings (every other stretch between quotes), then everything but
+    brackets; then each pass removes the innermost pairs. Every step is a
+    ``bytes`` method, one left-to-right pass in C: O(size + limit * brackets),
+    no recursion and no regex, whatever the file holds (a regex for strings
+    with escapes tried each quote of an unterminated string of ``\\"`` pairs
+    to the end: quadratic). Unbalanced brackets, stray backslashes and an
+    unterminated string are left for the JSON parser to refuse.
     """
-    brackets = _JSON_STRING.sub(b"", data).translate(_AS_ARRAYS, _NOT_BRACKETS)
+    unescaped = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+    outside = b"".join(unescaped.split(b'"')[::2])  # the odd stretches are strings
+    brackets = outside.translate(_AS_ARRAYS, _NOT_BRACKETS)
     for _ in range(limit):
         shorter = brackets.replace(b"[]", b"")  # one level: the innermost pairs
         if len(shorter) == len(brackets):
@@ -170,8 +214,11 @@ def _model(data, path: str | os.PathLike, trust_pattern: bool):
             special_tokens = data.get("special_tokens", [])
             if not isinstance(special_tokens, list):
                 raise ValueError("'special_tokens' must be a list of strings")
+            ids = data.get("ids")
+            if ids is not None and not isinstance(ids, list):
+                raise ValueError("'ids' must be a list of token IDs")
             # Checked here, so that a message names the file's field, not an argument.
-            return Tokenizer(model, check_special_tokens(special_tokens, "'special_tokens'"))
+            return Tokenizer(model, check_special_tokens(special_tokens, "'special_tokens'"), ids=ids)
         if kind == "words":
             merges = []
             for rank, row in enumerate(rows):
@@ -221,23 +268,8 @@ def _short(value) -> str:
 
 def _pattern(pattern, trust_pattern: bool, path: str | os.PathLike) -> str | None:
     """The stored pre-tokenizer: ``null``, a named pattern's source, or (trusted) a custom regex."""
-    if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
-        return pattern
-    if not isinstance(pattern, str):
-        raise ValueError("'pattern' must be a string or null")
-    if not is_text(pattern):
-        raise ValueError("'pattern' is not text (a lone surrogate)")
-    if _BARE_WORD.fullmatch(pattern):
-        # bytepair writes a named pattern as its full source, never its name.
-        raise ValueError(
-            f"'pattern' {pattern!r} is ambiguous: a pattern name or a regex matching that literal "
-            f"word? A model file holds the regex source (for a named pattern, its source)"
-        )
-    if not trust_pattern:
+    try:
+        return stored_pattern(pattern, trusted=trust_pattern)
+    except UntrustedPattern as exc:
         # Not corrupt: a valid model that needs the caller's word that its source is trusted.
-        raise ModelFormatError(
-            f"{os.fspath(path)!r} holds a custom regex pattern {_short(pattern)}; a regex from a "
-            f"file can take exponential time on some text, so pass trust_pattern=True if the file "
-            f"comes from a trusted source"
-        )
-    return check_custom_pattern(pattern, "'pattern'")
+        raise ModelFormatError(f"{os.fspath(path)!r} {exc}") from None

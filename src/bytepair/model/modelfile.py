@@ -13,9 +13,9 @@ import os
 from bytepair._util.atomic import write_atomically
 
 FORMAT = "bytepair-model"
-#: The newest version: 2 adds the ``superbpe`` field. A file is written with the
-#: oldest version that holds its fields, so readers of version 1 read every
-#: model that is not SuperBPE.
+#: The newest version: 2 adds the ``superbpe`` field and a tokenizer's ``ids`` map. A file is
+#: written with the oldest version that holds its fields, so readers of version 1 read every
+#: model that has neither.
 VERSION = 2
 
 
@@ -24,7 +24,7 @@ def dumps(kind: str, fields: dict, merges) -> str:
 
     One merge per line keeps the file readable and diffable. O(merges).
     """
-    version = 2 if "superbpe" in fields else 1
+    version = 2 if "superbpe" in fields or "ids" in fields else 1
     header = {"format": FORMAT, "version": version, "kind": kind, **fields}
     rows = [[m.left, m.right, m.count, m.replacements] for m in merges]
     head = json.dumps(header, ensure_ascii=False)[:-1]

@@ -2,7 +2,10 @@
 
 IDs: 0-255 are the bytes, ``256 + rank`` the learned tokens, and the special
 tokens follow, in the order given: the first special token has ID
-``256 + len(merges)``. Training lives in :mod:`bytepair.training`, files in
+``256 + len(merges)``. A tokenizer imported from another library keeps that
+library's numbering through an ID map (``Tokenizer(..., ids=...)``): the
+encoder works in the scheme above, and IDs are mapped on the way out and
+back. Training lives in :mod:`bytepair.training`, files in
 :mod:`bytepair.formats.load`, exports in :mod:`bytepair.formats.export`.
 """
 
@@ -46,14 +49,22 @@ class Tokenizer:
     (260, 'lowest<|end|>')
     """
 
-    def __init__(self, model: ByteModel, special_tokens: Sequence[str] = ()):
-        """A tokenizer of ``model`` and ``special_tokens``. O(special tokens).
+    def __init__(self, model: ByteModel, special_tokens: Sequence[str] = (), *,
+                 ids: Sequence[int] | None = None):
+        """A tokenizer of ``model`` and ``special_tokens``. O(special tokens + len(ids)).
 
         ``model``
             The :class:`ByteModel`: pre-tokenizer pattern and rules.
         ``special_tokens``
             Texts (non-empty, none repeated) that get the IDs after the
             learned tokens, in this order.
+        ``ids``
+            Optional: number the tokens another way. ``ids[i]`` is the ID
+            given out for the token that bytepair's scheme numbers ``i``
+            (bytes, then ``256 + rank``, then the special tokens); a
+            permutation of ``range(vocab_size)``. Imports use it to keep the
+            IDs of the library a tokenizer came from; the identity is stored
+            as no map.
         """
         if not isinstance(model, ByteModel):
             # A Tokenizer here would nest: its vocabulary and truncate would be wrong.
@@ -62,8 +73,12 @@ class Tokenizer:
         self.model = model
         special_tokens = check_special_tokens(special_tokens)
         first = model.vocab_size
-        self.special_tokens: dict[str, int] = {t: first + i for i, t in enumerate(special_tokens)}
-        self._special_of_id = {i: t for t, i in self.special_tokens.items()}
+        self._out, self._in = _id_maps(ids, first + len(special_tokens))
+        # The encoder's own IDs of the special tokens; special_tokens gives them mapped.
+        self._inner_special = {t: first + i for i, t in enumerate(special_tokens)}
+        self.special_tokens: dict[str, int] = {t: self._outer_id(i)
+                                               for t, i in self._inner_special.items()}
+        self._special_of_id = {i: t for t, i in self._inner_special.items()}
         self._vocab: dict[bytes, int] | None = None  # built by token_to_id on first use
         self._all_special = frozenset(self.special_tokens)
         # Special tokens that are not text are refused elsewhere; never fail here.
@@ -76,7 +91,30 @@ class Tokenizer:
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, Tokenizer) and self.model == other.model
-                and self.special_tokens == other.special_tokens)
+                and self.special_tokens == other.special_tokens and self.ids == other.ids)
+
+    @property
+    def ids(self) -> list[int] | None:
+        """The ID map (``ids[i]``: the ID of the token bytepair numbers ``i``), None when IDs
+        follow bytepair's scheme."""
+        return None if self._out is None else list(self._out)
+
+    def _outer_id(self, token_id: int) -> int:
+        return token_id if self._out is None else self._out[token_id]
+
+    def _outer(self, ids: list[int]) -> list[int]:
+        """The encoder's IDs as this tokenizer gives them out (through the ID map)."""
+        return ids if self._out is None else list(map(self._out.__getitem__, ids))
+
+    def _inner(self, ids):
+        """IDs given to decode in the encoder's scheme; IDs outside the vocabulary pass
+        unchanged, for the decoder to name."""
+        if self._in is None:
+            return ids
+        table, n = self._in, len(self._in)
+        if isinstance(ids, array) and ids.typecode in "HI":
+            return array("I", [table[i] if i < n else i for i in ids])
+        return [table[i] if isinstance(i, int) and 0 <= i < n else i for i in ids]
 
     @property
     def pattern(self) -> str | None:
@@ -99,6 +137,9 @@ class Tokenizer:
         fit's rules are a prefix of a larger one's; the special tokens keep
         their order and move down to follow the learned tokens. O(merges).
         """
+        if self._out is not None:
+            raise ValueError("truncate: this tokenizer numbers its tokens as the library it was "
+                             "imported from, and a truncation would leave gaps in those IDs")
         least = BYTE_TOKENS + len(self.special_tokens)
         vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
         return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
@@ -106,6 +147,8 @@ class Tokenizer:
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of the token ``token_id``; a special token's bytes are its UTF-8 text."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
+        if self._in is not None:
+            token_id = self._in[token_id]
         special = self._special_of_id.get(token_id)
         return special.encode("utf-8") if special is not None else self.model.token_bytes(token_id)
 
@@ -156,7 +199,12 @@ class Tokenizer:
         """Encode ``text`` treating special-token text as ordinary text."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        return self.model.encode(text)
+        return self._outer(self.model.encode(text))
+
+    def encode_bytes(self, data: bytes) -> list[int]:
+        """Encode the raw bytes ``data``, special-token text as ordinary text: any bytes for a
+        tokenizer without a pattern, UTF-8 with one (see :meth:`ByteModel.encode`)."""
+        return self._outer(self.model.encode(data))
 
     def _matcher(self, tokens: frozenset):
         """A regex finding any of ``tokens``, longest first; built once per set of tokens."""
@@ -196,7 +244,7 @@ class Tokenizer:
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         self._refuse_disallowed(text, disallowed)
-        return self._encode_allowing(text, allowed)
+        return self._outer(self._encode_allowing(text, allowed))
 
     def _refuse_disallowed(self, text: str, disallowed: frozenset, name: str = "text") -> None:
         found = self._find_special(disallowed, text) if disallowed else None
@@ -208,13 +256,14 @@ class Tokenizer:
             )
 
     def _encode_allowing(self, text: str, allowed: frozenset) -> list[int]:
-        """The IDs of ``text``, whose disallowed special tokens were looked for already."""
+        """The encoder's IDs of ``text`` (not mapped), whose disallowed special tokens were
+        looked for already."""
         if not allowed or self._find_special(allowed, text) is None:
             return self.model.encode(text)
         out: list[int] = []
         for i, part in enumerate(self._matcher(allowed).split(text)):
             if i % 2:
-                out.append(self.special_tokens[part])
+                out.append(self._inner_special[part])
             elif part:
                 out.extend(self.model.encode(part))
         return out
@@ -261,7 +310,12 @@ class Tokenizer:
 
         # The parts stay out of the cyclic collector's sight until they are joined:
         # the collections that a million new lists set off would read them all.
-        return codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
+        lists = codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
+        if self._out is not None:
+            lookup = self._out.__getitem__
+            for ids in lists:
+                ids[:] = map(lookup, ids)  # in place: the lists stay out of the collector's sight
+        return lists
 
     def encode_to_array(self, texts: Iterable[str], *, dtype: str = "uint32",
                         append: int | None = None, threads: int | None = None,
@@ -283,6 +337,7 @@ class Tokenizer:
                              f"{dtype} holds IDs up to {(1 << (8 * itemsize)) - 1} only")
         if append is not None:
             append = check_int(append, "append", maximum=self.vocab_size - 1)
+            append = append if self._in is None else self._in[append]
         texts = texts if isinstance(texts, list) else list(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
@@ -304,7 +359,7 @@ class Tokenizer:
         out = array(typecode)
         for data in _map_chunks(encode_chunk, texts, threads):
             out.frombytes(data)
-        return out
+        return out if self._out is None else array(typecode, map(self._out.__getitem__, out))
 
     def _threads(self, threads: int | None) -> int:
         return (check_int(threads, "threads", minimum=1) if threads is not None
@@ -355,6 +410,7 @@ class Tokenizer:
 
         ``array("H")`` and ``array("I")`` of IDs are read without a list.
         """
+        ids = self._inner(ids)
         if isinstance(ids, array) and ids.typecode in "HI":
             return self.model._codec.decode_array(ids, self._special_bytes)
         return self.model._codec.decode(ids, self._special_bytes)
@@ -373,8 +429,30 @@ class Tokenizer:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the tokenizer to ``path`` atomically (see ``docs/format.md``); read it with :func:`bytepair.load`."""
-        write_model_file(path, "tokenizer", {**model_fields(self.model),
-                                             "special_tokens": list(self.special_tokens)}, self.merges)
+        fields = {**model_fields(self.model), "special_tokens": list(self.special_tokens)}
+        if self._out is not None:
+            fields["ids"] = list(self._out)
+        write_model_file(path, "tokenizer", fields, self.merges)
+
+
+def _id_maps(ids, vocab_size: int) -> tuple[array | None, array | None]:
+    """The ID map and its inverse, checked to be a permutation of ``range(vocab_size)``;
+    (None, None) for no map or the identity. O(vocab_size)."""
+    if ids is None:
+        return None, None
+    ids = list(ids)
+    if len(ids) != vocab_size:
+        raise ValueError(f"ids must hold one ID per token ({vocab_size}), got {len(ids)}")
+    inverse = [-1] * vocab_size
+    for inner, outer in enumerate(ids):
+        if not isinstance(outer, int) or isinstance(outer, bool) or not 0 <= outer < vocab_size:
+            raise ValueError(f"ids[{inner}] must be an int in 0..{vocab_size - 1}, got {outer!r}")
+        if inverse[outer] >= 0:
+            raise ValueError(f"ids[{inverse[outer]}] and ids[{inner}] are both {outer}")
+        inverse[outer] = inner
+    if ids == list(range(vocab_size)):
+        return None, None
+    return array("I", ids), array("I", inverse)
 
 
 def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:

@@ -547,7 +547,7 @@ def _open_parquet(path: Path | RemoteFile, column: str):
     with contextlib.ExitStack() as stack:
         source = stack.enter_context(path.open()) if isinstance(path, RemoteFile) else path
         try:
-            parquet = pq.ParquetFile(source)
+            parquet = pq.ParquetFile(source, buffer_size=1 << 20, pre_buffer=False)
         except pa.ArrowException as exc:
             raise ValueError(f"{path}: not a Parquet file: {exc}") from None
         stack.callback(parquet.close)
@@ -575,12 +575,19 @@ def parquet_row_groups(path: Path, column: str) -> int:
         return parquet.metadata.num_row_groups
 
 
+#: Rows of a Parquet row group are read in record batches of about this many bytes.
+PARQUET_BATCH_BYTES = 1 << 20
+
+
 def read_parquet(path: Path, column: str, *, text: bool, start: int = 0,
                  end: int | None = None) -> Iterator[str | bytes]:
     """One document per row of ``column``, row groups ``start`` to ``end`` (exclusive).
 
-    One row group is held in memory at a time. A null row raises ValueError
-    naming the file, the column and the row (counted from 0 over the file).
+    A row group is read in record batches of about :data:`PARQUET_BATCH_BYTES`
+    (by its average row size), so memory does not grow with the size of the
+    row group. A null row, invalid UTF-8 (with ``text``) and a page that does
+    not decode raise ValueError naming the file, the row group and, where
+    known, the row (counted from 0 over the file).
     """
     pa, _ = _pyarrow(path)
     with _open_parquet(path, column) as parquet:
@@ -588,13 +595,50 @@ def read_parquet(path: Path, column: str, *, text: bool, start: int = 0,
         stop = metadata.num_row_groups if end is None else min(end, metadata.num_row_groups)
         first_row = sum(metadata.row_group(g).num_rows for g in range(start))
         for group in range(start, stop):
+            where = f"{path}: row group {group}"
+            for values in _batches_of(pa, parquet, group, column, where):
+                if values.null_count:
+                    row = values.is_null().to_pylist().index(True)
+                    raise ValueError(f"{where}, row {first_row + row}: column {column!r} is null")
+                # Bytes straight from Arrow's buffers: no decode and re-encode in byte mode.
+                raw = values.cast(pa.large_binary()).to_pylist()
+                yield from (_decoded(raw, f"{where}, row", first_row, column) if text else raw)
+                first_row += len(values)
+
+
+def _batches_of(pa, parquet, group: int, column: str, where: str) -> Iterator:
+    """The column ``column`` of row group ``group``, one record batch at a time.
+
+    Damaged pages (bad compression, a stream cut short) raise ValueError
+    naming ``where``: Arrow's own message names neither the file nor the group.
+    """
+    meta = parquet.metadata.row_group(group)
+    row_bytes = max(1, meta.total_byte_size // max(meta.num_rows, 1))
+    rows = max(1, PARQUET_BATCH_BYTES // row_bytes)
+    try:
+        batches = parquet.iter_batches(batch_size=rows, row_groups=[group], columns=[column],
+                                       use_threads=False)
+        while True:
             try:
-                values = parquet.read_row_group(group, columns=[column]).column(0)
-            except pa.ArrowException as exc:
-                raise ValueError(f"{path}: row group {group} is unreadable: {exc}") from None
-            if values.null_count:
-                row = values.is_null().to_pylist().index(True)
-                raise ValueError(f"{path}: row {first_row + row}: column {column!r} is null")
-            # Bytes straight from Arrow's buffers: no decode and re-encode in byte mode.
-            yield from (values.to_pylist() if text else values.cast(pa.large_binary()).to_pylist())
-            first_row += len(values)
+                batch = next(batches)
+            except StopIteration:
+                return
+            yield batch.column(0)
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{where} is unreadable: {exc}") from None
+
+
+def _decoded(raw: list[bytes], where: str, first_row: int, column: str) -> list[str]:
+    """``raw`` as text; a row that is not UTF-8 raises ValueError naming it."""
+    try:
+        return [value.decode("utf-8") for value in raw]
+    except UnicodeDecodeError:
+        for row, value in enumerate(raw):
+            try:
+                value.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ValueError(
+                    f"{where} {first_row + row}: column {column!r}: invalid UTF-8 at byte offset "
+                    f"{exc.start} (only byte mode, pretokenize=None, accepts any bytes)"
+                ) from None
+        raise

@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 
 import regex
 
+from bytepair._util.validate import is_text
 from bytepair.split import fastsplit
 from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pretokenize.PATTERNS
 
@@ -106,6 +107,44 @@ def check_custom_pattern(source: str, name: str) -> str:
                     f"{probe!r}); every match must be a non-empty piece"
                 )
     return source
+
+
+class UntrustedPattern(ValueError):
+    """A custom regex read from a file that the caller did not say it trusts."""
+
+
+def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str | None:
+    """The pre-tokenizer a file stores (``None``: no split), checked before any use.
+
+    A file holds ``null`` or a regex source (a named pattern as its full
+    source, never its name). A custom regex can take exponential time on some
+    text (``(a|aa)+$`` on a long run of ``a``), so it raises
+    :class:`UntrustedPattern` unless the caller ``trusted`` the file. A bare
+    word (letters, digits, ``_``, ``-``) is refused as ambiguous (a name, or a
+    regex matching that literal word?) unless ``bare_words`` says the file
+    can only mean the regex; such a regex matches one literal word and needs
+    no trust. Other problems raise ValueError.
+    """
+    if pattern is None or (isinstance(pattern, str) and pattern in PATTERNS.values()):
+        return pattern
+    if not isinstance(pattern, str):
+        raise ValueError("'pattern' must be a string or null")
+    if not is_text(pattern):
+        raise ValueError("'pattern' is not text (a lone surrogate)")
+    word = _BARE_WORD.fullmatch(pattern)
+    if word and not bare_words:
+        # bytepair writes a named pattern as its full source, never its name.
+        raise ValueError(
+            f"'pattern' {pattern!r} is ambiguous: a pattern name or a regex matching that literal "
+            f"word? A model file holds the regex source (for a named pattern, its source)"
+        )
+    if not (trusted or word):
+        shown = repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."
+        raise UntrustedPattern(
+            f"holds a custom regex pattern {shown}; a regex from a file can take exponential "
+            f"time on some text, so pass trust_pattern=True if the file comes from a trusted source"
+        )
+    return check_custom_pattern(pattern, "'pattern'")
 
 
 def compile_pattern(source: str, name: str = "pretokenize"):

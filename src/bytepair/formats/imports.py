@@ -1,0 +1,396 @@
+"""Imports: a Hugging Face ``tokenizer.json`` or a tiktoken ranks file as a bytepair Tokenizer.
+
+Both are read only when bytepair can encode exactly as the source library
+does; whatever cannot be represented that way is refused with one line
+naming the feature (:class:`ImportRefused`). The source's token IDs are kept:
+when they do not follow bytepair's scheme (bytes, then ``256 + rank``, then
+the special tokens), the Tokenizer carries an ID map (``Tokenizer.ids``).
+A ``tokenizers`` ``BpeTrainer`` numbers its special tokens first and its
+alphabet by character, not by byte value, so its files always need one.
+
+``docs/format.md`` lists what is accepted and what is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+import regex
+
+from bytepair.formats.export import bytes_to_unicode
+from bytepair.learn.rules import Merge
+from bytepair.model.models import BYTE_TOKENS, ByteModel
+from bytepair.model.tokenizer import Tokenizer
+from bytepair.split.dialects import HF_PATTERNS, _constructs
+from bytepair.split.pretokenize import PATTERNS, check_custom_pattern, resolve_pattern
+
+#: One line of a tiktoken ranks file: a base64 token, a space, its rank.
+TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")
+#: tiktoken's encoding names for the patterns bytepair knows by other names.
+TIKTOKEN_NAMES = {"r50k_base": "gpt2", "p50k_base": "gpt2", "cl100k_base": "cl100k",
+                  "o200k_base": "o200k"}
+#: The regex of Hugging Face's ``ByteLevel`` pre-tokenizer (``use_regex``): GPT-2's.
+BYTE_LEVEL_PATTERN = PATTERNS["gpt2"]
+#: Oniguruma regex (as ``tokenizer.json`` holds it) -> bytepair's source, for the named patterns.
+_FROM_HF = {hf: source for source, hf in HF_PATTERNS.items()}
+_CHAR_BYTE = {char: byte for byte, char in bytes_to_unicode().items()}
+_BYTE_CHAR = bytes_to_unicode()
+
+
+class ImportRefused(ValueError):
+    """A file whose tokenizer bytepair cannot reproduce exactly; the message names the feature."""
+
+
+def looks_like_tiktoken(text: str) -> bool:
+    """Whether ``text`` starts like a tiktoken ranks file (``base64 rank`` on its first line)."""
+    first = text.lstrip("\n").split("\n", 1)[0].rstrip("\r")
+    return bool(TIKTOKEN_LINE.fullmatch(first))
+
+
+def looks_like_tokenizers_json(data) -> bool:
+    """Whether parsed JSON ``data`` is a Hugging Face ``tokenizer.json`` (it has a model object)."""
+    return isinstance(data, dict) and isinstance(data.get("model"), dict) and "format" not in data
+
+
+# -- tokenizer.json ----------------------------------------------------------
+
+def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenizer:
+    """The Tokenizer that encodes as ``tokenizers.Tokenizer`` does with this ``tokenizer.json``.
+
+    Accepted: a BPE model over the byte-level alphabet (all 256 bytes in the
+    vocabulary), merges as ``"a b"`` strings or ``[a, b]`` lists, a
+    ``ByteLevel`` pre-tokenizer (its GPT-2 regex, or none) or a ``Split``
+    (``Isolated``, not inverted) followed by ``ByteLevel`` without a regex,
+    and added tokens (as special tokens, matched longest first). Encoding with
+    ``allowed_special="all"`` gives the IDs of ``tokenizers``' ``encode``
+    (which always matches added tokens). Refused with :class:`ImportRefused`:
+    a normalizer, dropout, a model other than BPE, ``continuing_subword_prefix``,
+    ``end_of_word_suffix``, ``byte_fallback``, a vocabulary that lacks a byte,
+    post-processors that add tokens, truncation and padding, added tokens
+    with ``lstrip``/``rstrip``/``single_word``, and a Split pattern that is
+    not a named one unless ``trust_pattern`` (a regex from a file can take
+    exponential time). O(vocabulary + merges).
+    """
+    model = data["model"]
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    if kind != "BPE":
+        raise ImportRefused(f"the model is {kind}, not BPE; bytepair reads byte-level BPE only")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise ImportRefused(f"dropout {model['dropout']!r}: BPE-dropout skips merges at random, "
+                            f"and bytepair encodes deterministically")
+    for feature in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(feature) not in (None, ""):
+            raise ImportRefused(f"{feature} {model[feature]!r}: bytepair's tokens are bytes, "
+                                f"with no markers inside words")
+    if model.get("byte_fallback"):
+        raise ImportRefused("byte_fallback: tokens such as <0x41> stand for bytes in a "
+                            "non-byte-level vocabulary; bytepair reads byte-level BPE only")
+    _check_normalizer(data.get("normalizer"))
+    for setting in ("truncation", "padding"):
+        if data.get(setting) is not None:
+            raise ImportRefused(f"{setting} is set: it changes the IDs that encoding returns")
+    _check_post_processor(data.get("post_processor"))
+    _check_decoder(data.get("decoder"))
+    pattern = _pattern(data.get("pre_tokenizer"), trust_pattern)
+
+    vocab = model.get("vocab")
+    if not isinstance(vocab, dict) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                              for i in vocab.values()):
+        raise ImportRefused("model.vocab must be an object of token -> integer ID")
+    merges = _merge_pairs(model.get("merges"))
+    missing = [b for b in range(BYTE_TOKENS) if _BYTE_CHAR[b] not in vocab]
+    if missing:
+        raise ImportRefused(
+            f"the vocabulary lacks {len(missing)} of the 256 bytes (first: byte {missing[0]}, "
+            f"{_BYTE_CHAR[missing[0]]!r}); tokenizers drops such bytes or makes them unknown, "
+            f"bytepair encodes every byte (train with initial_alphabet=ByteLevel.alphabet())")
+    inner = {_BYTE_CHAR[b]: b for b in range(BYTE_TOKENS)}
+    outer = [vocab[_BYTE_CHAR[b]] for b in range(BYTE_TOKENS)]
+    rules, seen = [], {}
+    for rank, (left, right) in enumerate(merges):
+        sides = []
+        for side in (left, right):
+            if side not in inner:
+                raise ImportRefused(
+                    f"merges[{rank}] ({left!r}, {right!r}) joins {side!r}, which is neither a "
+                    f"byte nor made by an earlier merge; bytepair's rules join earlier tokens")
+            sides.append(inner[side])
+        pair = tuple(sides)
+        if pair in seen:
+            raise ImportRefused(f"merges[{seen[pair]}] and merges[{rank}] are the same pair "
+                                f"({left!r}, {right!r})")
+        seen[pair] = rank
+        joined = left + right
+        if joined in inner:
+            raise ImportRefused(
+                f"merges[{rank}] ({left!r}, {right!r}) makes {joined!r}, which an earlier merge "
+                f"made already; bytepair gives each rule a token of its own")
+        if joined not in vocab:
+            raise ImportRefused(f"merges[{rank}] makes {joined!r}, which is not in the vocabulary")
+        inner[joined] = BYTE_TOKENS + rank
+        outer.append(vocab[joined])
+        rules.append(Merge(rank, pair[0], pair[1], BYTE_TOKENS + rank, 0, 0))
+
+    specials = _added_tokens(data.get("added_tokens", []))
+    ordinary = set(outer)
+    for content, token_id in specials:
+        if token_id in ordinary:
+            raise ImportRefused(f"added token {content!r} has ID {token_id}, which a byte or "
+                                f"merged token has too")
+        outer.append(token_id)
+    special_ids = dict(specials)
+    for token, token_id in vocab.items():
+        made = inner.get(token)
+        if (made is None or outer[made] != token_id) and special_ids.get(token) != token_id:
+            raise ImportRefused(
+                f"vocab entry {token!r} (ID {token_id}) is neither a byte, nor made by a merge, "
+                f"nor an added token; bytepair holds only tokens that its rules make")
+    if sorted(outer) != list(range(len(outer))):
+        gap = min(set(range(len(outer))) - set(outer))
+        raise ImportRefused(f"the token IDs are not 0..{len(outer) - 1}: no token has ID {gap}")
+    byte_model = ByteModel(rules, pattern=pattern)
+    if model.get("ignore_merges"):
+        _check_whole_tokens(byte_model)
+    return Tokenizer(byte_model, [content for content, _ in specials], ids=outer)
+
+
+def _check_normalizer(normalizer) -> None:
+    if normalizer is None:
+        return
+    if normalizer.get("type") == "Sequence" and not normalizer.get("normalizers"):
+        return
+    raise ImportRefused(f"the normalizer ({normalizer.get('type')}) changes the text before it "
+                        f"is split; bytepair has no normalizers")
+
+
+def _steps(component, key: str) -> list:
+    """The parts of a component, a Sequence's parts in order."""
+    if component is None:
+        return []
+    if not isinstance(component, dict):
+        raise ImportRefused(f"{key} must be an object or null")
+    if component.get("type") == "Sequence":
+        parts = component.get(key, component.get("processors", component.get("decoders", [])))
+        return [step for part in parts for step in _steps(part, key)]
+    return [component]
+
+
+def _check_post_processor(post_processor) -> None:
+    for step in _steps(post_processor, "processors"):
+        kind = step.get("type")
+        if kind == "ByteLevel":
+            continue  # it moves offsets only
+        if (kind == "TemplateProcessing" and not step.get("special_tokens")
+                and step.get("single") == [{"Sequence": {"id": "A", "type_id": 0}}]):
+            continue
+        raise ImportRefused(f"the post_processor ({kind}) adds tokens around the encoded text; "
+                            f"bytepair adds none")
+
+
+def _check_decoder(decoder) -> None:
+    for step in _steps(decoder, "decoders"):
+        if step.get("type") != "ByteLevel":
+            raise ImportRefused(f"the decoder ({step.get('type')}) is not ByteLevel, so decoding "
+                                f"would not give the bytes back as bytepair does")
+
+
+def _pattern(pre_tokenizer, trust_pattern: bool) -> str | None:
+    """bytepair's pattern for the pre-tokenizer: ByteLevel alone, or a Split then ByteLevel."""
+    steps = _steps(pre_tokenizer, "pretokenizers")
+    if not steps or steps[-1].get("type") != "ByteLevel":
+        raise ImportRefused("the pre_tokenizer does not end with ByteLevel, so the model is not "
+                            "byte-level BPE")
+    *before, byte_level = steps
+    if byte_level.get("add_prefix_space"):
+        raise ImportRefused("ByteLevel add_prefix_space: it adds a space that is not in the text")
+    use_regex = byte_level.get("use_regex", True)
+    if not before:
+        return BYTE_LEVEL_PATTERN if use_regex else None
+    if len(before) > 1 or before[0].get("type") != "Split":
+        kinds = ", ".join(str(step.get("type")) for step in before)
+        raise ImportRefused(f"the pre_tokenizer has {kinds} before ByteLevel; bytepair reads "
+                            f"one Split there")
+    if use_regex:
+        raise ImportRefused("a Split followed by ByteLevel with use_regex: two splits, where "
+                            "bytepair has one")
+    split = before[0]
+    behavior = str(split.get("behavior", "")).lower()
+    if behavior != "isolated":
+        raise ImportRefused(f"Split behavior {split.get('behavior')!r}: bytepair keeps every "
+                            f"match and the text between matches as pieces (Isolated)")
+    if split.get("invert"):
+        raise ImportRefused("Split invert: bytepair splits on the matches themselves")
+    given = split.get("pattern")
+    if isinstance(given, dict) and isinstance(given.get("String"), str) and given["String"]:
+        return regex.escape(given["String"])
+    if not (isinstance(given, dict) and isinstance(given.get("Regex"), str)):
+        raise ImportRefused("the Split pattern must be {\"Regex\": ...} or {\"String\": ...}")
+    source = given["Regex"]
+    known = _FROM_HF.get(source)
+    if known is not None:
+        return known
+    differ = _constructs(source)
+    if differ:
+        raise ImportRefused(f"the Split pattern uses {', '.join(sorted(differ))}, which means "
+                            f"something else in Oniguruma (tokenizers) than in bytepair's regex")
+    if source in PATTERNS.values():  # a named pattern that Oniguruma reads as regex does
+        return source
+    if not trust_pattern:
+        raise ImportRefused(
+            f"the Split pattern {_short(source)} is not one of bytepair's named patterns; a regex "
+            f"from a file can take exponential time on some text, so it is used only with "
+            f"load(..., trust_pattern=True) (command line: --trust-pattern)")
+    try:
+        return check_custom_pattern(source, "the Split pattern")
+    except ValueError as exc:
+        raise ImportRefused(str(exc)) from None
+
+
+def _merge_pairs(merges) -> list[tuple[str, str]]:
+    if not isinstance(merges, list):
+        raise ImportRefused("model.merges must be a list")
+    pairs = []
+    for rank, item in enumerate(merges):
+        parts = item.split(" ") if isinstance(item, str) else item
+        if (not isinstance(parts, list) or len(parts) != 2
+                or not all(isinstance(p, str) and p for p in parts)):
+            raise ImportRefused(f"merges[{rank}] is not a pair: {_short(item)}")
+        pairs.append((parts[0], parts[1]))
+    # One set over all the text; only a file that fails is walked to name the merge.
+    if not set("".join(left + right for left, right in pairs)) <= _CHAR_BYTE.keys():
+        for rank, (left, right) in enumerate(pairs):
+            strange = next((c for c in left + right if c not in _CHAR_BYTE), None)
+            if strange is not None:
+                raise ImportRefused(f"merges[{rank}] holds {strange!r}, which is not in the "
+                                    f"byte-level alphabet, so the model is not byte-level")
+    return pairs
+
+
+def _added_tokens(added) -> list[tuple[str, int]]:
+    """(content, ID) of each added token, by ID."""
+    if not isinstance(added, list):
+        raise ImportRefused("added_tokens must be a list")
+    tokens = []
+    for index, token in enumerate(added):
+        if (not isinstance(token, dict) or not isinstance(token.get("content"), str)
+                or not token["content"] or not isinstance(token.get("id"), int)):
+            raise ImportRefused(f"added_tokens[{index}] needs a non-empty content and an id")
+        for flag in ("lstrip", "rstrip", "single_word"):
+            if token.get(flag):
+                raise ImportRefused(f"added token {token['content']!r} has {flag}; bytepair "
+                                    f"matches special tokens as they are written")
+        tokens.append((token["content"], token["id"]))
+    return sorted(tokens, key=lambda pair: pair[1])
+
+
+def _check_whole_tokens(model: ByteModel) -> None:
+    """ignore_merges returns a piece that spells a token as that token: exact only when
+    every token encodes to itself."""
+    for token_id in range(BYTE_TOKENS, model.vocab_size):
+        data = model.token_bytes(token_id)
+        if model.encode_piece(data) != [token_id]:
+            raise ImportRefused(
+                f"ignore_merges: the token {data!r} does not encode to itself by the merges, "
+                f"so tokenizers, which returns a whole piece that is a token as that token, "
+                f"would encode it differently")
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 120 else text[:120] + "..."
+
+
+# -- tiktoken ----------------------------------------------------------------
+
+def tiktoken_pattern_source(pattern) -> str | None:
+    """bytepair's pattern for ``pattern``: a bytepair or tiktoken name, or a regex.
+
+    >>> tiktoken_pattern_source("cl100k_base") == PATTERNS["cl100k"]
+    True
+    """
+    if isinstance(pattern, str) and pattern in TIKTOKEN_NAMES:
+        pattern = TIKTOKEN_NAMES[pattern]
+    return resolve_pattern(pattern, "pattern")
+
+
+def from_tiktoken(text: str, pattern) -> Tokenizer:
+    """The Tokenizer that encodes as ``tiktoken.Encoding`` with these ranks and this pattern.
+
+    ``text`` is a ranks file: ``base64(token bytes) rank`` per line, every
+    single byte among the tokens, ranks ``0..n-1``. Each longer token's rule
+    is the split that tiktoken's own merge loop reaches on its bytes with the
+    tokens ranked before it; a token that this does not make from two tokens,
+    or that would not encode to itself by bytepair's rules (where tiktoken's
+    loop and bytepair's could differ, see
+    :func:`bytepair.formats.export.check_tiktoken_exact`), is refused. IDs are
+    the ranks. The file holds no special tokens. O(sum of token lengths
+    squared) for the splits.
+    """
+    source = tiktoken_pattern_source(pattern)
+    ranks: dict[bytes, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if not TIKTOKEN_LINE.fullmatch(line.strip()):
+            raise ImportRefused(f"line {number} is not 'base64-token rank': {_short(line)}")
+        encoded, rank = line.split()
+        try:
+            token = base64.b64decode(encoded, validate=True)
+        except binascii.Error as exc:
+            raise ImportRefused(f"line {number}: {encoded!r} is not base64 ({exc})") from None
+        if token in ranks:
+            raise ImportRefused(f"line {number}: the token {token!r} is listed twice")
+        if not token:
+            raise ImportRefused(f"line {number}: an empty token")
+        ranks[token] = int(rank)
+    missing = [b for b in range(BYTE_TOKENS) if bytes([b]) not in ranks]
+    if missing:
+        raise ImportRefused(f"the ranks lack {len(missing)} of the 256 single bytes (first: "
+                            f"{bytes([missing[0]])!r}); bytepair encodes every byte")
+    if sorted(ranks.values()) != list(range(len(ranks))):
+        gap = min(set(range(len(ranks) + 1)) - set(ranks.values()))
+        raise ImportRefused(f"the ranks are not 0..{len(ranks) - 1} without repeats (no token "
+                            f"has rank {gap}); bytepair numbers its tokens without gaps")
+    inner = {bytes([b]): b for b in range(BYTE_TOKENS)}
+    outer = [ranks[bytes([b])] for b in range(BYTE_TOKENS)]
+    rules = []
+    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
+        if len(token) == 1:
+            continue
+        parts = _tiktoken_parts(token, ranks, rank)
+        if len(parts) != 2:
+            raise ImportRefused(
+                f"the token {token!r} (rank {rank}) is not made by joining two tokens of lower "
+                f"rank (tiktoken's merges stop at {len(parts)} parts); tiktoken returns it only "
+                f"as a whole piece, and bytepair's rules cannot hold it")
+        token_id = BYTE_TOKENS + len(rules)
+        rules.append(Merge(len(rules), inner[parts[0]], inner[parts[1]], token_id, 0, 0))
+        inner[token] = token_id
+        outer.append(rank)
+    model = ByteModel(rules, pattern=source)
+    for token_id in range(BYTE_TOKENS, model.vocab_size):
+        data = model.token_bytes(token_id)
+        if model.encode_piece(data) != [token_id]:
+            raise ImportRefused(
+                f"the token {data!r} (rank {outer[token_id]}) does not encode to itself by the "
+                f"rules derived from the ranks, so tiktoken and bytepair could encode it "
+                f"differently")
+    return Tokenizer(model, ids=outer)
+
+
+def _tiktoken_parts(token: bytes, ranks: dict[bytes, int], below: int) -> list[bytes]:
+    """tiktoken's merge loop on ``token`` with the tokens ranked below ``below``: at each
+    step the adjacent pair whose joined bytes have the smallest rank, leftmost first."""
+    parts = [token[i:i + 1] for i in range(len(token))]
+    while len(parts) > 1:
+        best, where = below, -1
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1], below)
+            if rank < best:
+                best, where = rank, i
+        if where < 0:
+            break
+        parts[where:where + 2] = [parts[where] + parts[where + 1]]
+    return parts
