@@ -83,6 +83,9 @@ cdef uint32_t NONE = 0xFFFFFFFFu
 cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
 cdef uint64_t LENGTH_CAP = 1u << 62
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
+# Bytes of the cache of one encode_spans call (one per thread): the parts it
+# caches are mostly words, whose working set is small.
+cdef Py_ssize_t SPAN_CACHE_BYTES = 1 << 22
 
 #: No pre-tokenizer: the whole input is one piece.
 PATTERN_NONE = -1
@@ -1177,7 +1180,7 @@ cdef class Encoder:
         cdef int64_t[::1] out_at = offsets
         cdef vector[uint32_t] ids
         cdef vector[uint8_t] joins
-        cdef PieceCache cache = PieceCache()
+        cdef PieceCache cache = PieceCache(SPAN_CACHE_BYTES)
         joins.resize(65536)
         with nogil:
             self.byte_joins(joins.data())
