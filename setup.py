@@ -1,15 +1,35 @@
-"""Declares the compiled engine; all other metadata lives in pyproject.toml.
+"""Declares the compiled modules; all other metadata lives in pyproject.toml.
 
-Set BYTEPAIR_NO_EXTENSIONS=1 to install the pure-Python engine only.
+Set BYTEPAIR_NO_EXTENSIONS=1 to install the pure-Python modules only.
+
+Before compiling, the code-point class table of the compiled splitters is
+made with the ``regex`` module of the build environment and written as a C
+header (``cython/bytepair/split/_charclasses.h``), so that importing the
+package does not scan every code point with ``regex``.
 """
+import importlib.util
 import os
 
 from setuptools import Extension, setup
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLASSES_HEADER = os.path.join("cython", "bytepair", "split", "_charclasses.h")
+
+
+def write_class_table() -> None:
+    # Loaded by path: the package cannot be imported before it is built.
+    path = os.path.join(HERE, "src", "bytepair", "split", "charclasses.py")
+    spec = importlib.util.spec_from_file_location("_bytepair_charclasses", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_header(os.path.join(HERE, CLASSES_HEADER))
+
 
 ext_modules = []
 if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
     from Cython.Build import cythonize
 
+    write_class_table()
     ext_modules = cythonize(
         [
             Extension(
@@ -17,6 +37,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
                 [f"cython/bytepair/{stage}/{name}.pyx"],
                 language="c++",
                 extra_compile_args=["-O3", "-std=c++17"],
+                depends=[CLASSES_HEADER] if name == "_split" else [],
             )
             # Each compiled module sits in its pipeline stage, as the Python modules do.
             for stage, name in (("split", "_split"), ("split", "_wordsplit"), ("learn", "_engine"),

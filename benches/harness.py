@@ -130,9 +130,25 @@ TRAINERS: dict[str, Trainer] = {
 }
 # bytepair's tokenizer training and the peers: `python -m benches.report --suite peers`.
 TRAINERS.update((spec["name"], Trainer(**spec)) for spec in peers.TRAINERS)
+
+
+def _read_blocks(path: Path, merges: int, options: dict) -> int:
+    total = 0
+    with open(path, "rb") as f:
+        while block := f.read(1 << 22):
+            total += len(block)
+    return total
+
+
+# The floor of every trainer that reads the file: reading it and nothing else.
+TRAINERS["read"] = Trainer(
+    "read", "the file read in 4 MiB blocks, nothing else (the floor of reading)",
+    lambda path, options: Path(path), _read_blocks, lambda n: dict(learned=0, bytes=n),
+    modes=("gpt2", "bytes", "whitespace"))
 #: The trainers of each suite.
 SUITES = {"engines": ("naive", "incremental"), "peers": tuple(s["name"] for s in peers.TRAINERS),
-          "merge-loop": ("bytepair", "train_bytes", "hf")}
+          "merge-loop": ("bytepair", "train_bytes", "hf"),
+          "ladder": ("read", "bytepair", "gigabpe", "rustbpe", "hf")}
 #: Ratios are reported against this trainer, in the same run.
 BASELINE = "naive"
 
@@ -574,4 +590,5 @@ SUITE_DEFAULTS = {
     "engines": (RESULTS, 10.0, 20.0, 5),
     "peers": (ROOT / "benches" / "results" / "peers.json", 5.0, 10.0, 3),
     "merge-loop": (ROOT / "benches" / "results" / "merge-loop.json", 5.0, 10.0, 3),
+    "ladder": (ROOT / "benches" / "results" / "ladder.json", 5.0, 10.0, 3),
 }

@@ -10,9 +10,14 @@ what bytepair learns). ``options`` holds ``mode`` and ``threads``:
   own that holds no pair, so the pair counts are the same).
 * ``mode="bytes"``: the course's byte mode: no pre-tokenizer, each line one
   document (one "word"), without its line end.
+* ``mode="whitespace"``: gigabpe's ``pretokenizer="whitespace"``, which cuts at
+  white space only (Hugging Face's ``WhitespaceSplit``: ``ab,`` is one piece),
+  one document per line; only bytepair (the custom pattern ``\\S+``, which has
+  no compiled scanner) and gigabpe run it. gigabpe learns characters there,
+  not bytes: the same pieces, another alphabet.
 * ``threads``: bytepair's ``workers=``; ``RAYON_NUM_THREADS`` for the Rust
-  peers (the runner sets it in the worker's environment); ``n_threads`` /
-  ``num_threads`` for YouTokenToMe and sentencepiece.
+  peers (the runner sets it in the worker's environment); ``threads=`` for
+  gigabpe; ``n_threads`` / ``num_threads`` for YouTokenToMe and sentencepiece.
 
 Every peer is counted as bytepair counts: ``merges`` rules learned on top of
 the initial alphabet (256 bytes for the byte-level trainers, so vocab_size is
@@ -82,27 +87,43 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
     """Wrap the stages that ``bytepair.train`` calls, to time them in the timed run.
 
     ``train`` looks ``count_pieces`` / ``count_files`` (one worker / several)
-    and ``learn`` up in its module's globals at each call, so wrapping them
-    there times the real call at the cost of one Python call each.
+    and ``_learn`` up in its module's globals at each call, and ``_learn``
+    calls ``PieceCounts.flat``, ``IncrementalTrainer.from_arrays`` (the engine
+    build) and ``IncrementalTrainer.steps`` (the merges) through their class,
+    so wrapping them there times the real calls at the cost of one Python
+    call each.
     """
-    for name in ("count_pieces", "count_files", "learn"):
+    for name in ("count_pieces", "count_files", "_learn"):
         function = getattr(bytepair_trainers, name)
         if not hasattr(function, "__wrapped__"):
             setattr(bytepair_trainers, name, _timed(name, function))
+    trainer = bytepair_trainers.incremental.IncrementalTrainer
+    if not hasattr(trainer.steps, "__wrapped__"):
+        trainer.steps = _timed("steps", trainer.steps)
+        # The bound classmethod, wrapped and put back as a plain function of the class.
+        trainer.from_arrays = staticmethod(_timed("build", trainer.from_arrays))
+        bytepair.PieceCounts.flat = _timed("flat", bytepair.PieceCounts.flat)
     return Path(path)
 
 
 def _bytepair_stages() -> dict:
-    """The last run's stages (and reset): counting, learning (engine + merges), rest."""
+    """The last run's stages (and reset), in seconds: ``count`` (read, split and count
+    the pieces), ``learn`` (all of what follows), split into ``flat`` (the table laid
+    out as flat arrays), ``build`` (the engine built from them: token lists, pair
+    counts, occurrence lists, the first queue) and ``merges`` (the merge loop)."""
     out = dict(count=_STAGES.get("count_pieces", 0.0) + _STAGES.get("count_files", 0.0),
-               learn=_STAGES.get("learn", 0.0))
+               learn=_STAGES.get("_learn", 0.0), flat=_STAGES.get("flat", 0.0),
+               build=_STAGES.get("build", 0.0), merges=_STAGES.get("steps", 0.0))
     _STAGES.clear()
     return out
 
 
+#: bytepair's ``pretokenize=`` for each mode.
+_BYTEPAIR_PATTERN = {"gpt2": "gpt2", "bytes": None, "whitespace": r"\S+"}
+
+
 def _bytepair_train(path: Path, merges: int, options: dict):
-    return bytepair.train(str(path), merges=merges,
-                          pretokenize="gpt2" if _mode(options) == "gpt2" else None,
+    return bytepair.train(str(path), merges=merges, pretokenize=_BYTEPAIR_PATTERN[_mode(options)],
                           per_line=True, workers=_threads(options), progress=False)
 
 
@@ -173,6 +194,61 @@ def _hf_digest(tok) -> dict:
 def _hf_tokens(tok) -> list[bytes]:
     decode = _byte_level_decoder()
     return [bytes(decode[c] for c in token) for token in tok.get_vocab() if len(token) > 1]
+
+
+# --------------------------------------------------------------------------- gigabpe
+
+
+def _gigabpe_prepare(path: Path, options: dict) -> dict:
+    """The file and the size of its alphabet (untimed).
+
+    gigabpe, like Hugging Face without ``initial_alphabet``, starts from the
+    symbols the corpus holds, not from all 256 bytes, and counts them in
+    ``vocab_size``: byte-level, the distinct bytes of the file (its line
+    ends included: its file reader keeps them, as pieces of their own);
+    whitespace, the distinct characters that are not white space.
+    """
+    if _mode(options) == "whitespace":
+        chars: set[str] = set()
+        with open(path, encoding="utf-8", newline="") as f:
+            while block := f.read(1 << 22):
+                chars.update(block)
+        symbols = sum(not c.isspace() for c in chars)
+    else:
+        seen = bytearray(256)
+        with open(path, "rb") as f:
+            while block := f.read(1 << 22):
+                for b in set(block):
+                    seen[b] = 1
+        symbols = sum(seen)
+    return dict(path=Path(path), symbols=symbols)
+
+
+def _gigabpe_train(prepared: dict, merges: int, options: dict):
+    import gigabpe
+
+    return gigabpe.train_bpe(
+        [str(prepared["path"])], prepared["symbols"] + merges,
+        pretokenizer="whitespace" if _mode(options) == "whitespace" else "bytelevel",
+        threads=_threads(options), special_tokens=[])
+
+
+def _gigabpe_digest(result) -> dict:
+    vocab, merges = result
+    return dict(learned=len(merges), vocab=len(vocab))
+
+
+def _gigabpe_tokens(result) -> list[bytes]:
+    vocab, merges = result
+    decode = _byte_level_decoder()
+    out = []
+    for left, right in merges:
+        token = left + right
+        try:
+            out.append(bytes(decode[c] for c in token))
+        except KeyError:  # whitespace mode: characters, not byte-level stand-ins
+            out.append(token.encode("utf-8"))
+    return out
 
 
 # --------------------------------------------------------------------------- rustbpe, bpeasy
@@ -318,7 +394,7 @@ TRAINERS = [
          "or None, per_line=True, workers=threads): reads, splits and counts (in `workers` "
          "processes), then the compiled engine learns",
          prepare=_bytepair_prepare, train=_bytepair_train, digest=_bytepair_digest,
-         tokens=_bytepair_tokens, stages=_bytepair_stages, modes=("gpt2", "bytes"),
+         tokens=_bytepair_tokens, stages=_bytepair_stages, modes=("gpt2", "bytes", "whitespace"),
          modules=("bytepair",),
          setup="`bytepair.train(path, merges=M, pretokenize=\"gpt2\" | None, per_line=True, "
                "workers=T, progress=False)`; counting vs learning timed inside the same run "
@@ -337,6 +413,15 @@ TRAINERS = [
                "regex) and `Tokenizer.train([path])`; bytes: `ByteLevel(add_prefix_space=False, "
                "use_regex=False)` and `train_from_iterator` over the lines without their "
                "`\\n`; threads: `RAYON_NUM_THREADS`"),
+    dict(name="gigabpe", description="gigabpe.train_bpe (Rust; the same rules as Hugging Face's "
+         "BpeTrainer)",
+         prepare=_gigabpe_prepare, train=_gigabpe_train, digest=_gigabpe_digest,
+         tokens=_gigabpe_tokens, modes=("gpt2", "whitespace"), modules=("gigabpe",),
+         setup="`gigabpe.train_bpe([path], A+M, pretokenizer=\"bytelevel\" | \"whitespace\", "
+               "threads=T, special_tokens=[])`: its own file reader, one sequence per line (the "
+               "line end kept, a piece of its own as in Hugging Face); A = the symbols the corpus "
+               "holds (distinct bytes; whitespace: distinct non-space characters), counted "
+               "untimed, since it starts from those and not from all 256 bytes"),
     dict(name="rustbpe", description="rustbpe (nanochat) Tokenizer.train_from_iterator",
          prepare=_keep_path, train=_rustbpe_train, digest=_rustbpe_digest, tokens=_rustbpe_tokens,
          modes=("gpt2", "bytes"), modules=("rustbpe",),

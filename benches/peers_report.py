@@ -40,7 +40,7 @@ PLOT = ROOT / "docs" / "benchmarks-peers.png"
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 MB = 10**6
 #: Display order; the reference for ratios.
-ORDER = ("bytepair", "train_bytes", "hf", "rustbpe", "yttm", "sentencepiece", "bpeasy")
+ORDER = ("bytepair", "train_bytes", "gigabpe", "hf", "rustbpe", "yttm", "sentencepiece", "bpeasy")
 REFERENCE = "hf"
 #: Merges of the baseline runs used to estimate merge-loop time (vocab 257).
 BASE_MERGES = 1

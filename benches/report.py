@@ -20,6 +20,7 @@ benches/peers_report.py).
     python -m benches.report --suite peers --library HEAD  # bytepair vs peers (~25 min)
     python -m benches.report --suite ingest                # patterns x input shapes vs rustbpe (benches/ingest.py)
     python -m benches.report --suite merge-loop            # large vocabularies, byte mode (~40 min)
+    python -m benches.report --suite ladder                # 10 MB to 1 GB against gigabpe, rustbpe, hf (benches/ladder.py)
     python -m benches.report --fetch-corpora               # build missing corpora with apt-get
 
 A corpus that is not in the cache is built from Debian documentation packages
@@ -42,7 +43,7 @@ import time
 from pathlib import Path
 
 from . import corpus as corpora
-from . import ingest, merge_loop, peers_report
+from . import ingest, ladder, merge_loop, peers_report
 from .harness import (
     BASELINE, DEFAULT_BUDGET, DEFAULT_MERGES, DEFAULT_SIZES, DOC,
     SUITE_DEFAULTS, SUITES, TRAINERS, Case, _fmt_rate, _fmt_time, default_cases,
@@ -154,7 +155,8 @@ def main(argv=None) -> int:
                         help="engines: naive vs incremental, byte mode (default); peers: "
                         "bytepair's tokenizer training against Hugging Face tokenizers and others; "
                         "merge-loop: large vocabularies and byte mode against Hugging Face; "
-                        "ingest: every pattern and shape of input against rustbpe")
+                        "ingest: every pattern and shape of input against rustbpe; ladder: "
+                        "10 MB to 1 GB against gigabpe, rustbpe and hf")
     parser.add_argument("--scale", default="100MB",
                         help="merge-loop: the large corpus (default 100MB; 10MB for a quick look)")
     parser.add_argument("--sizes", nargs="+", default=None,
@@ -226,6 +228,8 @@ def _main(args, argv) -> int:
             return 0
         if report.get("suite") == "merge-loop":
             return merge_loop.rerender(report, args)
+        if report.get("suite") == "ladder":
+            return ladder.rerender(report, args)
         table = render(report)
         print(table)
         if not args.no_write:
@@ -242,12 +246,15 @@ def _main(args, argv) -> int:
     args.cheap = cheap if args.cheap is None else args.cheap
     args.repeat_budget = repeat_budget if args.repeat_budget is None else args.repeat_budget
     args.max_repeats = max_repeats if args.max_repeats is None else args.max_repeats
+    args.trainers_named = args.trainers is not None
     args.trainers = args.trainers or list(SUITES[args.suite])
     library = library_snapshot(args.library) if args.library else None
     if args.suite == "peers":
         return peers_report.run(args, argv, library)
     if args.suite == "merge-loop":
         return merge_loop.run(args, argv, library)
+    if args.suite == "ladder":
+        return ladder.run(args, argv, library)
 
     sizes = sorted({corpora.parse_size(s) for s in (args.sizes or DEFAULT_SIZES)})
     merges = sorted(set(args.merges or DEFAULT_MERGES))

@@ -8,6 +8,10 @@ words, counts them and learns ``--merges`` rules on top of the characters:
 
 * ``bytepair``: :func:`bytepair.learn_words` with ``end_of_word="</w>"``,
   ``workers`` = threads (counting on threads; the merge loop is one thread).
+* ``bytepair-sortedlist``: the same call on the pure-Python engine
+  (``BYTEPAIR_BACKEND=python``), whose priority is a ``SortedList`` keyed by
+  the symbols' strings: the structure the compiled engine's heap replaces,
+  shown here so that the replacement is measured, not assumed.
 * ``youtokentome``: ``BPE.train`` with ``n_threads``; it marks word starts
   with "▁" instead of word ends, and its vocabulary is 4 special tokens +
   the characters + the merges, so ``vocab_size`` is set to learn ``--merges`` rules.
@@ -46,7 +50,7 @@ from .peers import YTTM_SPECIALS, alphabet
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benches" / "results"
-TRAINERS = ("bytepair", "youtokentome", "fastbpe", "subword-nmt")
+TRAINERS = ("bytepair", "bytepair-sortedlist", "youtokentome", "fastbpe", "subword-nmt")
 
 
 # --- the trainers, each run in a child process ------------------------------
@@ -57,6 +61,12 @@ def _bytepair(path: str, merges: int, threads: int, scratch: Path) -> int:
 
     model = bytepair.learn_words(path, merges, end_of_word="</w>", workers=threads, progress=False)
     return len(model.merges)
+
+
+def _bytepair_sortedlist(path: str, merges: int, threads: int, scratch: Path) -> int:
+    # Set before the first import: the backend is read when the engines are chosen.
+    os.environ["BYTEPAIR_BACKEND"] = "python"
+    return _bytepair(path, merges, threads, scratch)
 
 
 def _youtokentome(path: str, merges: int, threads: int, scratch: Path) -> int:
@@ -101,7 +111,8 @@ def _subword_nmt(path: str, merges: int, threads: int, scratch: Path) -> int:
     return sum(1 for line in open(codes, encoding="utf-8") if not line.startswith("#"))
 
 
-RUNNERS = {"bytepair": _bytepair, "youtokentome": _youtokentome, "fastbpe": _fastbpe,
+RUNNERS = {"bytepair": _bytepair, "bytepair-sortedlist": _bytepair_sortedlist,
+           "youtokentome": _youtokentome, "fastbpe": _fastbpe,
            "subword-nmt": _subword_nmt}
 #: Trainers that learn on one thread whatever is asked.
 ONE_THREAD = {"fastbpe"}
@@ -122,7 +133,8 @@ def child(trainer: str, path: str, merges: int, threads: int) -> dict:
 
 def installed(trainer: str) -> str | None:
     """None when ``trainer`` can run here, else why not."""
-    modules = {"bytepair": "bytepair", "youtokentome": "youtokentome", "subword-nmt": "subword_nmt"}
+    modules = {"bytepair": "bytepair", "bytepair-sortedlist": "bytepair", "youtokentome": "youtokentome",
+               "subword-nmt": "subword_nmt"}
     if trainer == "fastbpe":
         if shutil.which("g++") is None:
             return "no g++ to compile fastBPE"

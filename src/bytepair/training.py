@@ -2,31 +2,28 @@
 
 :func:`train_bytes` and :func:`train_words` fit rules on documents or word
 counts held in memory; :func:`train` builds a :class:`Tokenizer` from files
-or a document stream (pre-tokenize, count in worker processes with
-:mod:`bytepair.counts.counting` or on a Dask cluster with :mod:`bytepair.counts.cluster`,
-:func:`learn`, add special tokens), or from piece-count tables that
-:func:`count` made.
+or a document stream, or from piece-count tables that :func:`count` made.
+Each stage hands its output to the next::
+
+    sources = read_corpus(corpus)              # bytepair.read: Files or Documents
+    counts = _count_sources(sources, pattern)  # bytepair.counts: split and count them
+    rules = _learn(counts, merges)             # bytepair.learn: the merge loop
+    Tokenizer(ByteModel(rules, pattern))       # bytepair.model
 """
 
 from __future__ import annotations
 
+import hashlib
 import operator
 import os
 import sys
+import time
 from array import array
 from bisect import bisect_left
-from concurrent.futures import ThreadPoolExecutor
 from collections import Counter
 from itertools import accumulate, repeat
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
-import regex
-from tqdm import tqdm
-
-from bytepair.learn import incremental
-from bytepair.learn import naive
-from bytepair.learn import superbpe as superwords
-from bytepair.learn import words as word_engines
 from bytepair._util.validate import (
     MAX_BYTE_MERGES,
     MAX_COUNT,
@@ -37,24 +34,35 @@ from bytepair._util.validate import (
     check_special_tokens,
     check_word_counts,
     merges_for_vocab_size,
+    parse_memory,
+    format_memory,
 )
-from bytepair.counts.cluster import count_on_cluster
-from bytepair.read.corpus import Files, as_files, iter_documents
-from bytepair.counts.counting import count_files, count_pieces, counts_bytes
-from bytepair.counts.words import count_words
-from bytepair.formats.load import load
-from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
-from bytepair.counts.piece_counts import PieceCounts, describe_pattern
+# In pipeline order: read, split, counts, learn, model, formats.
+from bytepair.read.corpus import Documents, Files, as_files, read_corpus
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
+from bytepair.counts.checkpoint import Checkpoint, corpus_identity
+from bytepair.counts.cluster import count_on_cluster
+from bytepair.counts.counting import count_files, count_pieces, counts_bytes
+from bytepair.counts.piece_counts import PieceCounts, describe_pattern
+from bytepair.counts.words import count_words
+from bytepair.learn import incremental, naive
+from bytepair.learn.budget import MemoryLimitError, check_engine_fits, check_still_fits, resident_bytes
+from bytepair.learn import superbpe as superwords
+from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
+from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
+from bytepair.formats.load import load
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
+    import regex
 
 
 #: Merges learned per call into the engine when a progress bar is updated between calls.
 LEARN_CHUNK = 1024
+#: With a checkpoint, the rules learned so far are written at most this often (seconds).
+CHECKPOINT_SECONDS = 60.0
 
 
 class _DefaultPattern(str):
@@ -318,6 +326,8 @@ def _progress(progress: bool | None, **options):
         progress = sys.stderr.isatty()
     if not progress:
         return None
+    from tqdm import tqdm  # here, not at import: importing tqdm costs more than all of bytepair
+
     return tqdm(file=sys.stderr, dynamic_ncols=True, **options)
 
 
@@ -331,6 +341,9 @@ def count(
     workers: int | None = None,
     client: distributed.Client | None = None,
     progress: bool | None = None,
+    count_memory: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> PieceCounts:
     """The piece counts of ``corpus``: what training learns from, as a table to keep or merge.
 
@@ -359,45 +372,107 @@ def count(
         part (see :mod:`bytepair.counts.cluster`); the table is the same.
     ``progress``
         Show a progress bar on stderr; None (the default): only when stderr is a terminal.
+    ``count_memory``
+        A bound, in bytes, on the counting tables of all workers together (estimated from
+        their distinct pieces): a table that passes its share is written to a temporary
+        file (under ``TMPDIR``) as a sorted run, and the runs are merged at the end. None
+        (the default): no bound. The table is the same. With ``checkpoint``, every counted
+        part (16 MiB) is a run on disk already, so the bound changes nothing.
+    ``checkpoint``
+        A directory where each counted part of the files is kept as it is done, so that an
+        interrupted count can be resumed (files only; see :mod:`bytepair.counts.checkpoint`).
+    ``resume``
+        Continue the count that ``checkpoint`` holds; the corpus and options must be the
+        same (the error names what differs). The table is the same as an uninterrupted count's.
 
     >>> count(["low low lower"]).most_common(2)
     [(b' low', 1), (b' lower', 1)]
     """
-    return _count(corpus, resolve_pattern(pretokenize), per_line=per_line, jsonl_field=jsonl_field,
-                  text_column=text_column, workers=workers, client=client, progress=progress)
+    source = resolve_pattern(pretokenize)
+    if checkpoint is None:
+        return _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
+                      text_column=text_column, workers=workers, client=client, progress=progress,
+                      count_memory=count_memory)
+    files = _checkpoint_files(corpus, client, per_line=per_line, jsonl_field=jsonl_field,
+                              text_column=text_column)
+    saved = Checkpoint(checkpoint, _identity(files, source), resume=resume)
+    return _count(files, source, per_line=per_line, jsonl_field=jsonl_field,
+                  text_column=text_column, workers=workers, client=None, progress=progress,
+                  count_memory=count_memory, checkpoint=saved)
+
+
+def _checkpoint_files(corpus, client, **options) -> Files:
+    """The files of a corpus to checkpoint: a stream or a cluster cannot be resumed."""
+    if client is not None:
+        raise ValueError("checkpoint: counting on a cluster cannot be checkpointed")
+    files = as_files(corpus, **options)
+    if not isinstance(files, Files):
+        raise ValueError("checkpoint: only files can be resumed, not a stream of "
+                         f"documents ({type(corpus).__name__})")
+    return files
+
+
+def _identity(files: Files | None, source: str | None, **more) -> dict:
+    """What a checkpoint's run is: the corpus, its reading options and ``more``."""
+    identity = {"pattern": source, **more}
+    if files is not None:
+        identity.update(corpus_identity(files))
+    return identity
 
 
 def _count(corpus, source: str | None, *, per_line: bool, jsonl_field: str | None,
-           text_column: str | None, workers: int | None, client, progress: bool | None) -> PieceCounts:
+           text_column: str | None, workers: int | None, client, progress: bool | None,
+           count_memory: int | None = None, checkpoint: Checkpoint | None = None) -> PieceCounts:
     """:func:`count` with the pattern already resolved to its regex source."""
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
-    if client is not None and not isinstance(corpus, Files):
+    if count_memory is not None:
+        count_memory = check_int(count_memory, "count_memory", minimum=1)
+    sources = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    if client is not None and not isinstance(sources, Files):
         raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                        f"not {type(corpus).__name__}")
-    bar = None
+                        f"not {type(sources.iterable).__name__}")
+    if client is not None and count_memory is not None:
+        raise ValueError("count_memory: the cluster's workers count, each its own parts; "
+                         "it bounds local counting only")
+    if checkpoint is not None:
+        table = checkpoint.counts()
+        if table is not None:
+            return table
+    if isinstance(sources, Files):
+        bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
+                        total=sources.total_bytes())
+    else:
+        bar = _progress(progress, desc="reading", unit="B" if counts_bytes(source) else "char",
+                        unit_scale=True)
     try:
-        if client is not None:
-            bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                            total=corpus.total_bytes())
-            table = count_on_cluster(client, corpus, source, progress_bar=bar)
+        if checkpoint is not None:
+            table = checkpoint.count(sources, source, workers=workers, progress_bar=bar)
+            checkpoint.save_counts(table)
         else:
-            if isinstance(corpus, Files):
-                bar = _progress(progress, desc="reading", unit="B", unit_scale=True,
-                                total=corpus.total_bytes())
-                table = count_files(corpus, source, workers=workers, progress_bar=bar)
-            else:
-                as_bytes = counts_bytes(source)
-                bar = _progress(progress, desc="reading", unit="B" if as_bytes else "char",
-                                unit_scale=True)
-                documents = iter_documents(corpus, text=not as_bytes)
-                table = count_pieces(documents, source, workers=workers, progress_bar=bar)
+            table = _count_sources(sources, source, workers=workers, client=client,
+                                   progress_bar=bar, count_memory=count_memory)
         if bar is not None:
             bar.set_postfix(distinct_pieces=len(table))
     finally:
         if bar is not None:
             bar.close()
     return table
+
+
+def _count_sources(sources: Files | Documents, source: str | None, *, workers: int, client,
+                   progress_bar, count_memory: int | None = None) -> PieceCounts:
+    """The counting stage, given what the read stage made of the corpus: files are
+    counted in parts (by a cluster's workers with ``client``), documents as a stream;
+    ``count_memory`` bounds local tables (they spill to disk past it)."""
+    if client is not None:
+        return count_on_cluster(client, sources, source, progress_bar=progress_bar)
+    if isinstance(sources, Files):
+        return count_files(sources, source, workers=workers, progress_bar=progress_bar,
+                           count_memory=count_memory)
+    # Compiled counting takes the documents' bytes; the regex splitter takes text.
+    documents = sources.documents(text=not counts_bytes(source))
+    return count_pieces(documents, source, workers=workers, progress_bar=progress_bar,
+                        count_memory=count_memory)
 
 
 def _as_tables(corpus) -> list[PieceCounts] | None:
@@ -424,9 +499,13 @@ def train(
     jsonl_field: str | None = None,
     text_column: str | None = None,
     client: distributed.Client | None = None,
+    count_memory: int | None = None,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
     superbpe: int | None = None,
     superbpe_pretokenize: str | regex.Pattern = "superbpe",
     max_words: int = superwords.DEFAULT_MAX_WORDS,
+    max_memory: int | str | None = None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -472,6 +551,18 @@ def train(
     ``client``
         A ``distributed.Client``: the cluster's workers count the files (see :func:`count`);
         the merge loop runs here either way.
+    ``count_memory``
+        A bound, in bytes, on the counting tables (see :func:`count`); the model is the same.
+    ``checkpoint``
+        A directory that keeps the run's progress: each counted part of the files, then the
+        whole table, then the rules learned so far (at most every
+        :data:`CHECKPOINT_SECONDS`), so that an interrupted run can be resumed. Files or
+        count tables only, not a stream of documents.
+    ``resume``
+        Continue the run that ``checkpoint`` holds; the corpus and the options that shape the
+        rules (pattern, reading options, ``min_frequency``, ``init``) must be the same (the
+        error names what differs); the size may be larger. The model is the same as an
+        uninterrupted run's, byte for byte.
     ``superbpe``
         A vocabulary size (256 bytes plus rules): train a SuperBPE superword tokenizer
         (:mod:`bytepair.learn.superbpe`). Training runs as usual up to this size, then goes
@@ -487,7 +578,22 @@ def train(
     ``max_words``
         With ``superbpe``: no token may hold more than this many words (runs of bytes that
         are not ASCII white space); default 4.
+    ``max_memory``
+        A limit on this process's memory while learning: bytes, or a size such as
+        ``"4GiB"``, ``"512MiB"`` or ``"2GB"``. Once the pieces are counted, and before the
+        merge engine is built, training stops at once with :class:`bytepair.MemoryLimitError`
+        (a ``MemoryError`` and a ``ValueError``) saying how much it needs when the engine's
+        estimate does not fit; while merging it stops the same way if the process passes the
+        limit all the same. The rules do not depend on it. Counting workers are other
+        processes and are not limited. Not yet with ``superbpe``.
     """
+    if superbpe is not None and (checkpoint is not None or count_memory is not None):
+        raise ValueError(f"{'checkpoint' if checkpoint is not None else 'count_memory'}: "
+                         "not available with superbpe (SuperBPE reads the corpus twice)")
+    limit = parse_memory(max_memory) if max_memory is not None else None
+    if limit is not None and superbpe is not None:
+        raise ValueError("max_memory: not supported with superbpe yet")
+    _check_limit_now(limit)
     if superbpe is not None:
         return _train_superbpe(
             corpus, vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
@@ -520,18 +626,78 @@ def train(
             f"init: the model already has {len(start_model.merges):,} merges, more than the "
             f"{merges:,} requested"
         )
-    if counts is None:
+    saved = on_rules = None
+    if checkpoint is not None:
+        saved, start_model = _training_checkpoint(
+            checkpoint, resume, corpus, counts, client, source, start_model, min_frequency,
+            per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+        if counts is not None and saved.counts() is None:
+            saved.save_counts(counts)
+        on_rules = _rules_writer(saved, source)
+        if len(start_model.merges) > merges:
+            raise ValueError(f"checkpoint: it already holds {len(start_model.merges)} merges, "
+                             f"more than the {merges} requested")
+    if counts is None:  # read, split and count
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
-                        text_column=text_column, workers=workers, client=client, progress=progress)
+                        text_column=text_column, workers=workers, client=client, progress=progress,
+                        count_memory=count_memory, checkpoint=saved)
     if not counts:
         raise ValueError("corpus: no text to train on (empty corpus)")
     # A table's pattern is the table's, whoever named it: problems with it are the counts'.
     check_matches_something(source, counts, "pretokenize" if tables is None else "counts")
-    # A table counted or summed here is nobody else's: learning may empty it.
+    # Learn, then the model. A table counted or summed here is nobody else's:
+    # learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
-                   progress=progress, release=made_here)
+                   progress=progress, release=made_here, limit=limit, on_rules=on_rules)
+    if on_rules is not None:
+        on_rules(rules, final=True)
     return Tokenizer(ByteModel(rules, pattern=source), special)
+
+
+def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | None, client,
+                         source: str | None, start_model: ByteModel, min_frequency: int,
+                         **options) -> tuple[Checkpoint, ByteModel]:
+    """The checkpoint of a training run, and the model to start from: the rules it
+    holds when it got that far, else ``start_model``."""
+    files = None
+    if counts is None:
+        files = _checkpoint_files(corpus, client, **options)
+        more = {}
+    else:
+        # Count tables stand for the corpus: their size and a digest of their pieces.
+        digest = hashlib.sha256()
+        for piece, number in sorted(counts.items()):
+            digest.update(len(piece).to_bytes(8, "little") + piece + number.to_bytes(8, "little"))
+        more = {"counts": digest.hexdigest()}
+    init_rules = [[m.left, m.right] for m in start_model.merges]
+    init = hashlib.sha256(repr(init_rules).encode()).hexdigest() if init_rules else None
+    saved = Checkpoint(directory, _identity(files, source, min_frequency=min_frequency,
+                                            init=init, **more), resume=resume)
+    if saved.rules_path.exists():
+        start_model = _init_model(load(saved.rules_path, trust_pattern=True))
+    return saved, start_model
+
+
+def _rules_writer(saved: Checkpoint, source: str | None):
+    """``on_rules`` of :func:`_learn`: the rules so far, written atomically at most
+    every :data:`CHECKPOINT_SECONDS` (and at the end: ``final``)."""
+    last = time.monotonic()
+
+    def write(rules: list[Merge], final: bool = False) -> None:
+        nonlocal last
+        if final or time.monotonic() - last >= CHECKPOINT_SECONDS:
+            ByteModel(rules, pattern=source).save(saved.rules_path)
+            last = time.monotonic()
+
+    return write
+
+
+def _check_limit_now(limit: int | None) -> None:
+    held = resident_bytes()
+    if limit is not None and held > limit:
+        raise MemoryLimitError(f"max_memory: {format_memory(limit)} is less than this process "
+                               f"holds before training ({format_memory(held)})")
 
 
 def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, min_frequency,
@@ -569,12 +735,12 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     if _as_tables(corpus) is not None:
         raise ValueError("corpus: SuperBPE training reads the documents twice (stage 2 cuts them "
                          "with another pattern), so it needs the documents, not piece counts")
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    corpus = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
     if not isinstance(corpus, Files):
         if client is not None:
             raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                            f"not {type(corpus).__name__}")
-        corpus = list(iter_documents(corpus, text=False))  # read twice: held in memory
+                            f"not {type(corpus.iterable).__name__}")
+        corpus = list(corpus.documents(text=False))  # read twice: held in memory
     options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
                    workers=workers, client=client, progress=progress)
     stages = Stages(transition, source, max_words)
@@ -657,6 +823,8 @@ def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) ->
         return model.encode_spans(data, starts)
     cuts = sorted({0, len(starts) - 1, *(bisect_left(starts, len(data) * k // threads)
                                           for k in range(1, threads))})
+    from concurrent.futures import ThreadPoolExecutor  # at first use, not at import (~5 ms)
+
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
                               cuts[:-1], cuts[1:]))
@@ -712,26 +880,35 @@ def _training_pattern(pretokenize, counts: PieceCounts | None, init: ByteModel |
 
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
-          start: ByteModel | None = None, progress: bool | None = False) -> list[Merge]:
+          start: ByteModel | None = None, progress: bool | None = False,
+          max_memory: int | str | None = None) -> list[Merge]:
     """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules.
 
     The order of the pieces does not matter (counts are sums), so they go to
     the engine as the table holds them, laid end to end in one flat buffer
-    (:meth:`PieceCounts.flat`).
+    (:meth:`PieceCounts.flat`). ``max_memory`` as in :func:`train`.
     """
+    limit = parse_memory(max_memory) if max_memory is not None else None
+    _check_limit_now(limit)
     return _learn(counts, merges, min_frequency=min_frequency, start=start, progress=progress,
-                  release=False)
+                  release=False, limit=limit)
 
 
 def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int,
-           start: ByteModel | None, progress: bool | None, release: bool) -> list[Merge]:
+           start: ByteModel | None, progress: bool | None, release: bool,
+           limit: int | None = None, on_rules=None) -> list[Merge]:
     """:func:`learn`; ``release`` empties ``counts`` once the engine is built, so that
-    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging."""
+    the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging;
+    ``limit``: the memory limit in bytes (checked before the engine is built and after
+    each chunk of merges), or None; ``on_rules`` (checkpoints) sees the rules so far after
+    each call into the engine."""
     if not isinstance(counts, PieceCounts):
         counts = PieceCounts._from_dict(dict(counts), None)
     rules = list(start.merges) if start is not None else []
     if start is not None and start.merges:
         pieces = list(counts)
+        # Encoding with the start's rules only shortens the pieces: their bytes bound it.
+        check_engine_fits(limit, sum(map(len, pieces)), len(pieces))
         weights = array("q", counts.values())
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
         _check_total(sequences, weights, "corpus pieces")
@@ -741,16 +918,19 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
     else:
         data, starts, weights = counts.flat()
         _check_flat_total(data, starts, weights)
+        check_engine_fits(limit, len(data), len(weights))
         trainer = incremental.IncrementalTrainer.from_arrays(data, starts, weights, _byte_token)
         del data, starts, weights
     if release:
         counts._release()
-    return _run(trainer, rules, merges, min_frequency, progress)
+    return _run(trainer, rules, merges, min_frequency, progress, limit, on_rules)
 
 
 def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
-         progress: bool | None) -> list[Merge]:
-    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``."""
+         progress: bool | None, limit: int | None = None, on_rules=None) -> list[Merge]:
+    """Step ``trainer`` until ``rules`` holds ``merges`` rules or no pair reaches ``min_frequency``;
+    ``limit``: the memory limit in bytes, checked after each chunk, or None; ``on_rules``
+    (checkpoints) sees the rules so far after each call into the engine."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     try:
         while len(rules) < merges:
@@ -758,8 +938,12 @@ def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
             chunk = min(merges - len(rules), LEARN_CHUNK)
             learned = trainer.steps(chunk, min_frequency)
             rules += learned
+            if len(rules) < merges:
+                check_still_fits(limit, len(rules))
             if bar is not None:
                 bar.update(len(learned))
+            if on_rules is not None:
+                on_rules(rules)
             if len(learned) < chunk:
                 break  # no pair left reaches min_frequency
     finally:

@@ -8,6 +8,7 @@ from libcpp.vector cimport vector
 cdef extern from *:
     """
     #include <algorithm>
+    #include <atomic>
     #include <cstdint>
     #include <cstdlib>
     #include <cstring>
@@ -15,62 +16,127 @@ cdef extern from *:
     #include <stdexcept>
     #include <utility>
     #include <vector>
+    #if defined(__GLIBC__)
+    #include <malloc.h>
+    #endif
 
-    // A pair's occurrence list in one pointer (a std::vector header is three):
-    // one heap block holding its size, its capacity and then the positions.
-    // Most pairs are rare, so the pair table's slot size is what this saves:
-    // 32 bytes a slot instead of 48.
+    // Bytes of occurrence lists freed since the last trim (all engines; a hint, so relaxed).
+    static std::atomic<size_t> positions_freed{0};
+
+    // Give the free pages inside the heap back to the system. The lists a merge
+    // frees lie between live ones, so glibc keeps them: at 100 MB of text, half
+    // of the heap was free at the end of training. Elsewhere a no-op.
+    static void trim_heap() {
+    #if defined(__GLIBC__)
+        malloc_trim(0);
+    #endif
+        positions_freed.store(0, std::memory_order_relaxed);
+    }
+
+    // A pair's occurrence list in one 8-byte word (a std::vector header is three
+    // words): most pairs are rare, so the pair table's slot size is what this
+    // saves (32 bytes a slot instead of 48). The word is either
+    //  - 0: no position;
+    //  - a heap block [size, capacity, positions...] (malloc aligns it, so bit 0 is 0);
+    //  - with bit 0 set, up to INLINE = 2 positions held in the word itself:
+    //    bits 1-31 and 32-62 each hold position + 1 (0: none). Most pairs a
+    //    merge creates are seen once or twice, and a heap block for them cost
+    //    a 32-byte allocation each on top of the slot.
+    // Positions are below 2**31 - 1 (the engine's limit), so position + 1 fits
+    // in 31 bits. begin()/end()/operator[] read a heap block only: call
+    // to_heap() first; get()/set() read either form.
     class Positions {
-        int32_t* block_ = nullptr;  // [size, capacity, positions...], or none
+        uint64_t word_ = 0;
+        static constexpr size_t INLINE = 2;
+        static constexpr uint64_t FIELD = 0x7FFFFFFFull;
 
-        // The header is 32-bit: a list holds at most INT32_MAX positions (the
-        // engine's positions are int32 anyway, and a compacted list is distinct).
+        bool is_inline() const { return word_ & 1; }
+        int32_t* block() const { return (word_ & 1) ? nullptr : (int32_t*)(uintptr_t)word_; }
+        static int shift(size_t k) { return k ? 32 : 1; }
+
+        // Make the list a heap block of at least `capacity` positions.
         void reallocate(size_t capacity) {
             capacity = std::min<size_t>(capacity, INT32_MAX);
             size_t n = size();
-            int32_t* grown = (int32_t*)std::realloc(block_, (capacity + 2) * sizeof(int32_t));
+            int32_t held[INLINE] = {0, 0};
+            int32_t* old = block();
+            if (is_inline()) for (size_t k = 0; k < n; ++k) held[k] = get(k);
+            int32_t* grown = (int32_t*)std::realloc(old, (capacity + 2) * sizeof(int32_t));
             if (grown == nullptr) throw std::bad_alloc();
-            block_ = grown;
-            block_[0] = (int32_t)n;
-            block_[1] = (int32_t)capacity;
+            if (old == nullptr) for (size_t k = 0; k < n; ++k) grown[2 + k] = held[k];
+            grown[0] = (int32_t)n;
+            grown[1] = (int32_t)capacity;
+            word_ = (uint64_t)(uintptr_t)grown;
         }
 
     public:
         Positions() = default;
         Positions(const Positions&) = delete;
         Positions& operator=(const Positions&) = delete;
-        Positions(Positions&& other) noexcept : block_(other.block_) { other.block_ = nullptr; }
-        ~Positions() { std::free(block_); }
-        void swap(Positions& other) noexcept { std::swap(block_, other.block_); }
+        Positions(Positions&& other) noexcept : word_(other.word_) { other.word_ = 0; }
+        ~Positions() { release(); }
+        void swap(Positions& other) noexcept { std::swap(word_, other.word_); }
 
-        size_t size() const { return block_ ? (size_t)block_[0] : 0; }
-        size_t capacity() const { return block_ ? (size_t)block_[1] : 0; }
-        int32_t* begin() { return block_ ? block_ + 2 : nullptr; }
-        int32_t* end() { return block_ ? block_ + 2 + block_[0] : nullptr; }
-        int32_t& operator[](size_t i) { return block_[2 + i]; }
+        size_t size() const {
+            if (is_inline()) return ((word_ >> 1) & FIELD ? 1 : 0) + ((word_ >> 32) & FIELD ? 1 : 0);
+            return word_ ? (size_t)block()[0] : 0;
+        }
+        // What the list holds without allocating (an empty list holds INLINE).
+        size_t capacity() const { return word_ && !is_inline() ? (size_t)block()[1] : INLINE; }
+        bool on_heap() const { return word_ && !is_inline(); }
+        int32_t get(size_t k) const {
+            if (is_inline()) return (int32_t)(((word_ >> shift(k)) & FIELD) - 1);
+            return block()[2 + k];
+        }
+        void set(size_t k, int32_t position) {
+            if (is_inline()) {
+                word_ = (word_ & ~(FIELD << shift(k))) | ((uint64_t)(position + 1) << shift(k));
+            } else {
+                block()[2 + k] = position;
+            }
+        }
+        // The positions as a heap block, so that begin()/end() can sort them in place.
+        void to_heap() { if (is_inline()) reallocate(size()); }
+        int32_t* begin() { return block() ? block() + 2 : nullptr; }
+        int32_t* end() { return block() ? block() + 2 + block()[0] : nullptr; }
+        int32_t& operator[](size_t i) { return block()[2 + i]; }
         bool contains(int32_t position) const {
-            for (size_t k = 0; k < size(); ++k) if (block_[2 + k] == position) return true;
+            for (size_t k = 0; k < size(); ++k) if (get(k) == position) return true;
             return false;
         }
         void reserve(size_t capacity) { if (capacity > this->capacity()) reallocate(capacity); }
-        void push_back(int32_t position) {
-            if (size() >= (size_t)INT32_MAX) throw std::length_error("occurrence list too long");
-            if (size() == capacity()) reallocate(capacity() ? 2 * capacity() : 2);
-            block_[2 + block_[0]++] = position;
-        }
+        void push_back(int32_t position) { append(&position, 1); }
         // Append n positions, growing like std::vector::insert does.
         void append(const int32_t* first, size_t n) {
             if (n == 0) return;
-            size_t need = size() + n;
+            size_t have = size(), need = have + n;
             if (need > (size_t)INT32_MAX) throw std::length_error("occurrence list too long");
-            if (need > capacity()) reallocate(std::max(need, size() + std::max(size(), n)));
-            std::memcpy(block_ + 2 + block_[0], first, n * sizeof(int32_t));
-            block_[0] = (int32_t)need;
+            if (!on_heap() && need <= INLINE) {
+                if (!word_) word_ = 1;
+                for (size_t k = 0; k < n; ++k) set(have + k, first[k]);
+                return;
+            }
+            if (need > capacity()) reallocate(std::max(need, have + std::max(have, n)));
+            std::memcpy(block() + 2 + have, first, n * sizeof(int32_t));
+            block()[0] = (int32_t)need;
         }
         // Keep the first `kept` positions (kept <= size()).
-        void truncate(size_t kept) { if (block_) block_[0] = (int32_t)kept; }
+        void truncate(size_t kept) {
+            if (is_inline()) {
+                for (size_t k = kept; k < INLINE; ++k) word_ &= ~(FIELD << shift(k));
+                if (kept == 0) word_ = 0;
+            } else if (word_) {
+                block()[0] = (int32_t)kept;
+            }
+        }
         // Forget every position and give the memory back.
-        void release() { std::free(block_); block_ = nullptr; }
+        void release() {
+            if (int32_t* b = block()) {
+                positions_freed.fetch_add((b[1] + 2) * sizeof(int32_t), std::memory_order_relaxed);
+                std::free(b);
+            }
+            word_ = 0;
+        }
     };
 
     // Everything known about one pair, in one slot of the pair table.
@@ -175,6 +241,10 @@ cdef extern from *:
     cdef cppclass Positions:
         size_t size() nogil
         size_t capacity() nogil
+        bint on_heap() nogil
+        int32_t get(size_t k) nogil
+        void set(size_t k, int32_t position) nogil
+        void to_heap() except + nogil
         int32_t* begin() nogil
         int32_t* end() nogil
         int32_t& operator[](size_t i) nogil
@@ -191,6 +261,9 @@ cdef extern from *:
         int64_t count
         int64_t queued
         Positions where
+
+    size_t positions_freed_load "positions_freed.load" () nogil
+    void trim_heap() nogil
 
     cdef cppclass PairTable:
         size_t size() nogil
@@ -240,6 +313,7 @@ cdef class PairEngine:
     # of packed priorities, and the floor below which pairs wait outside it.
     cdef readonly object queue
     cdef readonly int64_t floor
+    cdef bint first_fit             # no fit() call yet: trim the heap at the first
 
     # SuperBPE's word cap (limit_words): each token's shape, by ID
     # (words << 2 | first byte in a word << 1 | last byte in a word), and the

@@ -41,6 +41,11 @@ cdef int64_t MAX_POSITIONS = 2147483646
 # Token IDs below this find their merge slot in a direct table (4 bytes per ID
 # and side); larger, sparse IDs go through a hash map.
 cdef uint32_t DENSE_SLOTS = 1 << 22
+# Trim the heap once merges have freed this many bytes of occurrence lists: a
+# trim walks the free memory (about a millisecond at 100 MB of text), so it
+# runs a few dozen times in a whole fit, and the memory held free stays below
+# about this much.
+cdef size_t TRIM_BYTES = 2 << 20
 
 
 cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
@@ -81,6 +86,7 @@ cdef class PairEngine:
     """Linked token lists with exact pair counts and an occurrence index."""
 
     def __init__(self, tokens, starts, weights):
+        self.first_fit = True
         cdef Py_ssize_t n = len(tokens), count = len(weights), s, k, i, lo, hi, at
         if n > MAX_POSITIONS:
             raise ValueError(
@@ -312,6 +318,7 @@ cdef class PairEngine:
             self.shape[m] = joined_shape(self.shape[a], self.shape[b])
         if info != NULL:
             positions.swap(info.where)
+        positions.to_heap()  # a list of one or two held in its slot: sort in place below
         # Ascending positions are left to right within every sequence, which
         # is what makes overlapping matches (`aaa`) resolve like the naive pass.
         if not is_sorted(positions.begin(), positions.end()):
@@ -443,10 +450,10 @@ cdef class PairEngine:
         cdef size_t k, kept = 0
         cdef int32_t i, j
         for k in range(info.where.size()):
-            i = info.where[k]
+            i = info.where.get(k)
             j = self._next(i)
             if j >= 0 and self.pos[i].tok == a and self.pos[j].tok == b:
-                info.where[kept] = i
+                info.where.set(kept, i)
                 kept += 1
         info.where.truncate(kept)
 
@@ -468,6 +475,8 @@ cdef class PairEngine:
                 self.pairs.erase(info)  # kept only for its queue entry, now gone
         with nogil:
             replaced = self._merge(left, right, new, candidates)
+            if positions_freed_load() >= TRIM_BYTES:
+                trim_heap()
         raised = []
         for key in candidates:
             info = self.pairs.find(key)
@@ -555,6 +564,11 @@ cdef class PairEngine:
         add = queue.add
         if min_count < 1:
             min_count = 1
+        if self.first_fit:
+            # What the caller freed after building the engine (the count table, the
+            # flat arrays) is free heap memory from now on: give it back once.
+            self.first_fit = False
+            trim_heap()
         while <int64_t>lefts.size() < max_merges:
             found = self._take_front(&count, &left, &right)
             while not found or count < self.floor:
@@ -575,6 +589,8 @@ cdef class PairEngine:
             self.pairs.find(pair_key(left, right)).queued = 0
             with nogil:
                 replaced = self._merge(left, right, new, candidates)
+                if positions_freed_load() >= TRIM_BYTES:
+                    trim_heap()
             for key in candidates:
                 info = self.pairs.find(key)
                 if (info != NULL and info.count > info.queued and info.count >= self.floor
@@ -661,3 +677,4 @@ cdef class PairEngine:
         assert used == self.pairs.size(), "the pair table miscounts its pairs"
         assert recount == counts, "incremental counts differ from a recount"
         return counts, queued
+

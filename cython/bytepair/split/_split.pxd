@@ -5,8 +5,9 @@ Text is UTF-8 bytes ``s[0:n]``. A piece is found with ``piece_end``; the
 caller loops ``p = piece_end(pattern, s, n, p)`` from ``p = 0`` until ``p == n``.
 ``piece_end`` needs ``s[0:n]`` to be valid UTF-8 (lone surrogates, as
 ``str.encode("utf-8", "surrogatepass")`` writes them, are allowed): check
-untrusted bytes with ``utf8_error`` first. Importing the module builds the
-code-point class table from the ``regex`` module, so cimporting it is enough.
+untrusted bytes with ``utf8_error`` first. Importing the module installs the
+code-point class table (made from the ``regex`` module when the package was
+built), so cimporting it is enough.
 
 Counting: a ``PieceTable`` maps piece bytes to an int64 count. Its
 ``count_text``/``count_lines`` methods split and count a whole buffer

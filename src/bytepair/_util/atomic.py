@@ -12,9 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
-import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
@@ -92,6 +90,8 @@ def _open_temporary(directory: Path, prefix: str, unnamed: bool = True) -> tuple
         except OSError as exc:
             if exc.errno not in _NO_TMPFILE:
                 raise
+    import tempfile  # here: it imports shutil and random, slow at start-up
+
     fd, name = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".tmp")
     return fd, name
 
@@ -135,6 +135,8 @@ def open_atomically(path: str | os.PathLike) -> Iterator[BinaryIO]:
                 # link a fresh name, then rename it over the target. A
                 # dst_dir_fd makes os.link call linkat, which follows the
                 # /proc link to the open file (AT_SYMLINK_FOLLOW).
+                import secrets  # here: it imports hashlib and random, slow at startup
+
                 name = f".{target.name}.{secrets.token_hex(6)}.tmp"
                 temporary = str(parent / name)
                 os.link(f"/proc/self/fd/{handle.fileno()}", name, dst_dir_fd=directory,

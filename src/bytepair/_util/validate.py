@@ -118,3 +118,40 @@ def check_special_tokens(special_tokens, name: str = "special_tokens") -> list[s
         repeated = next(t for t in tokens if t in seen or seen.add(t))
         raise ValueError(f"{name} must not repeat a token, got {repeated!r} twice")
     return tokens
+
+
+#: Units of a memory size: decimal (kB, MB, GB, TB) and binary (KiB ... TiB; K, M, G, T as
+#: binary, as ``ulimit`` and container limits read them).
+_MEMORY_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+                 "k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40,
+                 "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_memory(value, name: str = "max_memory") -> int:
+    """A memory size in bytes from an int or a string such as ``"4GiB"``, ``"512MiB"``, ``"2GB"``.
+
+    >>> parse_memory("1.5GiB"), parse_memory("512 MB"), parse_memory(4096)
+    (1610612736, 512000000, 4096)
+    """
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        digits = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(digits):]
+        try:
+            number = float(digits) if unit in _MEMORY_UNITS else None
+        except ValueError:
+            number = None
+        if number is None or not 1 <= number * _MEMORY_UNITS[unit] < float("inf"):
+            raise ValueError(f"{name}: {value!r} is not a memory size (for example 4GiB, "
+                             "512MiB, 2GB, or a number of bytes)")
+        return int(number * _MEMORY_UNITS[unit])
+    return check_int(value, name, minimum=1)
+
+
+def format_memory(size: int) -> str:
+    """``size`` bytes for a reader: ``'1.4 GiB'``, ``'820 MiB'``, ``'12 KiB'``."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{size} B"

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-from bytepair._util.validate import plural
+from bytepair._util.validate import parse_memory, plural
 from bytepair.counts.cluster import connect
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -31,7 +31,7 @@ OPTION_NAMES = {
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
     "threads": "--threads", "text_column": "--text-column", "end_of_word": "--end-of-word",
     "superbpe": "--superbpe", "superbpe_pretokenize": "--superbpe-pretokenize",
-    "max_words": "--max-words",
+    "max_words": "--max-words", "max_memory": "--max-memory",
     # evaluate's
     "samples": "--sample", "sizes": "--sizes", "reference": "--reference", "plot": "--plot",
 }
@@ -99,6 +99,15 @@ def integer(text: str) -> int:
         return int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def memory_size(text: str) -> int:
+    """A memory size such as 4GiB, 512MiB or 2GB (bytepair._util.validate.parse_memory)."""
+    try:
+        return parse_memory(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a memory size such as 4GiB, 512MiB or 2GB, got {text!r}") from None
 
 
 def vocab_sizes(text: str) -> list[int]:

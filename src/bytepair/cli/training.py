@@ -11,13 +11,39 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
-                                 integer, load_tokenizer, naming, pattern_name, vocab_sizes)
+                                 integer, load_tokenizer, memory_size, naming, pattern_name,
+                                 vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
 
 #: The placeholder of -o that a list of vocabulary sizes fills in.
 SIZE_FIELD = "{vocab_size}"
+#: Suffixes of --count-memory.
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def memory_size(text: str) -> int:
+    """A size in bytes: an integer, optionally followed by K, M, G or T (powers of 1024)."""
+    number, unit = text.strip(), ""
+    if number[-1:].upper() in _UNITS:
+        number, unit = number[:-1], number[-1].upper()
+    try:
+        value = int(number) * _UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a size in bytes such as 500M or 4G, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return value
+
+
+def _checkpoint_options(args) -> dict:
+    """``count_memory``, ``checkpoint`` and ``resume`` as the library takes them."""
+    if args.resume and args.checkpoint is None:
+        raise ValueError("--resume: needs --checkpoint DIR (the checkpoint to continue)")
+    return {"count_memory": args.count_memory, "checkpoint": args.checkpoint,
+            "resume": args.resume}
 
 
 def _outputs(output: str, sizes: list[int] | None) -> dict[int | None, str]:
@@ -73,6 +99,7 @@ def run_train(args) -> None:
         requested = {None: args.merges}
         largest = None
     corpus = tables if tables is not None else files_of(args)
+    saving = _checkpoint_options(args)
     start = time.perf_counter()
     source = "--counts" if tables is not None else "FILE"
     with cluster(args.scheduler) as client, _skip_hint(args), _named(source):
@@ -86,6 +113,8 @@ def run_train(args) -> None:
             progress=not args.quiet and sys.stderr.isatty(),
             init=init,
             client=client,
+            **saving,
+            max_memory=args.max_memory,
             **pattern,
             **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
                     max_words=max_words) if superbpe is not None else {}),
@@ -150,7 +179,8 @@ def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
 
 def _load_counts(args) -> list[PieceCounts]:
     """The ``--counts`` tables; they replace FILEs and the options that read them."""
-    for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable"):
+    for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable",
+                   "count_memory"):
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: has no effect with --counts "
                              "(the counts are already made)")
@@ -166,10 +196,12 @@ def _load_counts(args) -> list[PieceCounts]:
 def run_count(args) -> None:
     output = check_target(args.output, "-o")
     corpus = files_of(args)
+    saving = _checkpoint_options(args)
     start = time.perf_counter()
     with cluster(args.scheduler) as client, _skip_hint(args), _named("FILE"):
         table = count_corpus(corpus, pretokenize=args.pretokenize, workers=args.workers,
-                             client=client, progress=not args.quiet and sys.stderr.isatty())
+                             client=client, progress=not args.quiet and sys.stderr.isatty(),
+                             **saving)
     table.save(output)
     if not args.quiet:
         print(
@@ -178,6 +210,21 @@ def run_count(args) -> None:
             f"({time.perf_counter() - start:.1f} s)",
             file=sys.stderr,
         )
+
+
+def _add_scale_options(command: argparse.ArgumentParser, result: str) -> None:
+    """--count-memory, --checkpoint and --resume."""
+    command.add_argument("--count-memory", type=memory_size, metavar="BYTES",
+                         help="bound the counting tables of all workers together (e.g. 2G): a "
+                         "table past its share goes to a temporary file in TMPDIR as a sorted "
+                         f"run, merged at the end; the {result} is the same (default: no bound)")
+    command.add_argument("--checkpoint", metavar="DIR",
+                         help="keep the run's progress in DIR (each counted part of the files"
+                         + (", the table, then the rules learned so far, every minute" if result == "model"
+                            else ", then the table") + ") so that an interrupted run can be resumed")
+    command.add_argument("--resume", action="store_true",
+                         help=f"continue the run in --checkpoint DIR; the {result} is the same as "
+                         "an uninterrupted run's (the corpus and options must be the same)")
 
 
 def add_commands(commands) -> None:
@@ -221,6 +268,12 @@ def add_commands(commands) -> None:
     train.add_argument("--workers", type=integer, default=None, metavar="N",
                        help="threads (plain and .gz text) or processes (JSON Lines, Parquet, URLs, "
                        "a custom regex) counting pieces (default: all cores); the model is the same")
+    train.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
+                       help="keep training within SIZE of memory (4GiB, 512MiB, 2GB): once the "
+                       "pieces are counted, stop at once, saying how much it needs, when the "
+                       "estimate for learning does not fit; and stop if it passes SIZE while "
+                       "learning (the model is the same when it fits; counting workers are "
+                       "not limited)")
     train.add_argument("--init", metavar="MODEL",
                        help="continue from this model; when it was trained on the same FILEs with "
                        "the same options, the result equals training from scratch to the larger "
@@ -230,6 +283,7 @@ def add_commands(commands) -> None:
     train.add_argument("--per-line", action="store_true",
                        help="each line of a text file is a document (default: each file)")
     corpus_options(train)
+    _add_scale_options(train, "model")
     train.add_argument("--quiet", "-q", action="store_true", help="no progress bars or summary")
     train.add_argument("-o", "--output", required=True, metavar="MODEL",
                        help="model file to write ({vocab_size} in it is replaced by the size)")
@@ -256,6 +310,7 @@ def add_commands(commands) -> None:
                          "URLs, a custom regex) counting pieces (default: all cores); the table "
                          "is the same")
     corpus_options(counter)
+    _add_scale_options(counter, "table")
     counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
     counter.set_defaults(run=run_count)

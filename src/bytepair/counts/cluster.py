@@ -16,11 +16,7 @@ called, on the summed table.
 
 from __future__ import annotations
 
-import os
-import uuid
-from concurrent.futures import CancelledError
-
-from bytepair.read.corpus import Files, RemoteFile
+from bytepair.read.corpus import Files, RemoteFile, portable_name
 from bytepair.counts.counting import count_part
 from bytepair.counts.piece_counts import PieceCounts
 
@@ -69,11 +65,6 @@ def add_tables(left: PieceCounts, right: PieceCounts) -> PieceCounts:
     return left + right
 
 
-def _portable(path) -> str:
-    """A name every worker resolves to the same file: the URL, or an absolute path."""
-    return str(path) if isinstance(path, RemoteFile) else os.path.abspath(path)
-
-
 def cluster_parts(client, files: Files, part_bytes: int | None = None) -> list[tuple]:
     """The parts of ``files`` the cluster counts, one task each: :meth:`Files.parts` of
     at least ``part_bytes`` (default :data:`PART_BYTES`), about four per worker thread."""
@@ -100,6 +91,9 @@ def count_on_cluster(client, files: Files, source: str | None, *,
     parts = cluster_parts(client, files, part_bytes)
     if not parts:
         return PieceCounts._from_dict({}, source)
+    import uuid
+    from concurrent.futures import CancelledError  # distributed has it loaded already
+
     run = uuid.uuid4().hex[:12]
     keys = {f"bytepair-count-{run}-{i}": part for i, part in enumerate(parts)}
     try:
@@ -122,7 +116,7 @@ def _count_parts(client, distributed, files: Files, source: str | None, parts: l
                  progress_bar) -> PieceCounts:
     """Submit one task per part and the reduction tree; wait for the total."""
     counted = [
-        client.submit(count_part_task, _portable(path), start, end, source, files.per_line,
+        client.submit(count_part_task, portable_name(path), start, end, source, files.per_line,
                       files.jsonl_field, files.text_column, key=f"bytepair-count-{run}-{i}")
         for i, (path, start, end) in enumerate(parts)
     ]

@@ -10,9 +10,13 @@ two and sum the tables itself):
   ``workers`` threads or processes and sum the tables. The sum does not
   depend on how the work was split, so every split gives the same table.
 
-Files and in-memory documents with a named pattern (or none) are split and
-counted in compiled code over large buffers (``bytepair.split._split.PieceTable``,
-fed by :mod:`bytepair.read.blocks`); custom regexes go through ``regex``.
+What is counted comes from the read stage, as it yields it: documents
+(:meth:`bytepair.Files.documents`, :func:`bytepair.read.corpus.read_file`) or
+blocks of local text files with their offsets
+(:func:`bytepair.read.blocks.file_blocks`, :meth:`bytepair.Files.blocks`);
+nothing here opens a file. Files and in-memory documents with a named
+pattern (or none) are split and counted in compiled code over large buffers
+(``bytepair.split._split.PieceTable``); custom regexes go through ``regex``.
 
 ``source`` is the pre-tokenizer's regex source (:func:`bytepair.split.pretokenize.resolve_pattern`);
 ``None`` means no split: each document is one piece, counted as bytes.
@@ -21,9 +25,6 @@ fed by :mod:`bytepair.read.blocks`); custom regexes go through ``regex``.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import gzip
-import multiprocessing
 import os
 import queue
 import signal
@@ -31,22 +32,23 @@ import sys
 import threading
 from bisect import bisect_right
 from collections import Counter, deque
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, ThreadPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
 from bytepair.read import blocks
+from bytepair.read.corpus import Files, RemoteFile, file_of, read_file, reads_in_blocks
 from bytepair.split import fastsplit
-from bytepair.read.corpus import Files, RemoteFile, file_of, is_jsonl, is_parquet, read_file
-from bytepair.counts.piece_counts import PieceCounts
+from bytepair.counts.spill import Spill
 from bytepair.split.pretokenize import PATTERNS, splitter
+from bytepair.counts.piece_counts import PieceCounts
 
 #: Documents are counted in batches of about this many characters.
 BATCH_CHARS = 1 << 21
 #: Files are counted by workers in byte ranges of at least this size.
 PART_BYTES = 1 << 20
+#: No bound: nothing is ever spilled (the default of the helpers below).
+NO_SPILL = Spill(None)
 
 
 class Partial(NamedTuple):
@@ -122,59 +124,26 @@ def _count_block(table, path: Path, offset: int, data: bytes, name: str | None,
         ) from None
 
 
-def _file_blocks(path: Path, start: int, end: int | None, name: str | None, per_line: bool,
-                 block_bytes: int | None = None) -> Iterator[tuple[int, bytes, int]]:
-    """``(offset, block, progress)`` covering bytes ``[start, end)`` of a plain or gzip file.
-
-    Per-line blocks end at line ends; whole-file blocks at cut points (each
-    block then is a document of its own, with the pieces it has in the whole
-    file). Byte mode reads a whole-file document at once: it is one piece.
-    ``progress`` is the block's share of the file on disk (compressed bytes
-    for gzip). Memory: one block (about ``block_bytes``) plus the carried tail.
-    """
-    try:
-        with blocks.open_binary(path) as handle:
-            if start:
-                handle.seek(start)
-            if name is None and not per_line:
-                data = handle.read() if end is None else handle.read(end - start)
-                yield start, data, len(data)
-                return
-            raw = getattr(handle, "fileobj", None)  # a gzip file's compressed stream
-            done = raw.tell() if raw is not None else start
-            for offset, data in blocks.read_blocks(handle, start, end, per_line=per_line,
-                                                   block_bytes=block_bytes):
-                seen, done = done, raw.tell() if raw is not None else offset + len(data)
-                yield offset, data, done - seen
-    except (gzip.BadGzipFile, EOFError) as exc:
-        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
-
-
-def _count_range(table, path: Path, start: int, end: int | None, name: str | None,
-                 per_line: bool) -> None:
-    """Count bytes ``[start, end)`` of a plain or gzip file into ``table``, block by block
-    (:func:`_file_blocks`, :func:`_count_block`). Memory: one block plus the table."""
-    for offset, data, _ in _file_blocks(path, start, end, name, per_line):
-        _count_block(table, path, offset, data, name, per_line)
-
-
 def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
     """Whether compiled code reads, splits and counts ``path`` in blocks (no Python object
     per document): local plain or gzip text, with a named pattern or none."""
-    return (_compiled(source) is not False and isinstance(path, Path) and not is_jsonl(path)
-            and not is_parquet(path))
+    return _compiled(source) is not False and reads_in_blocks(path)
 
 
 def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
                per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
     """Count one part: into ``table`` when compiled code can, else return its Counter.
 
-    Only local plain and gzip text is read in blocks; Parquet row groups, JSON
-    Lines and fsspec URLs come as documents from :func:`bytepair.read.corpus.read_file`.
+    Only local plain and gzip text is read in blocks
+    (:func:`bytepair.read.blocks.file_blocks`; memory: one block plus the
+    table); Parquet row groups, JSON Lines and fsspec URLs come as documents
+    from :func:`bytepair.read.corpus.read_file`.
     """
     name = _compiled(source)
     if table is not None and _in_blocks(path, source):
-        _count_range(table, path, start, end, name, per_line)
+        for offset, data, _ in blocks.file_blocks(path, start, end, per_line=per_line,
+                                                  cut_documents=name is not None):
+            _count_block(table, path, offset, data, name, per_line)
         return None
     documents = read_file(path, text=source is not None, per_line=per_line,
                           jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
@@ -221,6 +190,8 @@ def _start_worker(parent: int) -> None:
     # too would be reported as workers that died.
     os.setpgid(0, 0)
     if sys.platform.startswith("linux"):
+        import ctypes  # loaded by _pool before the fork: no import runs in the worker
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent:
@@ -239,6 +210,12 @@ def _pool(workers: int, initializer=_start_worker, initargs=()) -> Iterator[Proc
     (``multiprocessing.Pool.terminate`` could wait for ever for its result
     queue's lock, held by a worker it had just killed.)
     """
+    # Imported at first use, not with bytepair (they cost a third of its import
+    # time), and here in the parent, so that a forked worker imports nothing.
+    import ctypes  # noqa: F401 (for _start_worker)
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
                                initializer=initializer, initargs=(os.getpid(), *initargs))
     try:
@@ -261,6 +238,9 @@ def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window
     out of memory) raises OSError naming the input of a job it left undone
     (``name(job)``); a worker's own exception is raised as it is.
     """
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     jobs = iter(jobs)
     pending: dict = {}
 
@@ -304,7 +284,7 @@ def _batches(documents: Iterator, batch_chars: int) -> Iterator[list]:
 
 
 def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: int,
-                add: Callable[[Partial], None]) -> list:
+                add: Callable[[Partial], None], spill: Spill = NO_SPILL) -> list:
     """``add(count(table, job))`` for every job, on ``workers`` threads.
 
     Compiled counting releases the GIL, so the threads count at the same time,
@@ -312,17 +292,23 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
     lazily in this thread (reading the next block, joining the next batch)
     while the threads count, at most ``2 * workers`` waiting at a time: memory
     stays bounded, and after an interrupt the pool waits for the jobs already
-    running only (one block or batch each).
+    running only (one block or batch each). A table over ``spill``'s bound is
+    written out as a sorted run and replaced by an empty one.
     """
-    everyone = [fastsplit.table() for _ in range(workers)]
+    from concurrent.futures import ThreadPoolExecutor  # not at import: it costs ~8 ms
+
     free = queue.SimpleQueue()
-    for table in everyone:
-        free.put(table)
+    for _ in range(workers):
+        free.put(fastsplit.table())
 
     def run(job: tuple) -> Partial:
         table = free.get()
         try:
-            return count(table, job)
+            partial = count(table, job)
+            if spill.over(table):
+                spill.write(table)
+                table = fastsplit.table()
+            return partial
         finally:
             free.put(table)
 
@@ -339,7 +325,8 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
             for future in pending:
                 future.cancel()
             raise
-    return everyone
+    # Every thread has ended and given its table back.
+    return [free.get() for _ in range(workers)]
 
 
 def _merged(tables: list):
@@ -351,12 +338,12 @@ def _merged(tables: list):
 
 
 def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: int,
-                            add: Callable[[Partial], None]):
+                            add: Callable[[Partial], None], spill: Spill) -> list:
     """Count batches of ``bytes`` documents in compiled code, on ``workers`` threads.
 
     Each batch is joined into one buffer with its document bounds and counted
     without the GIL, so threads count in parallel while this thread joins
-    the next batch. One table per thread, merged at the end (returned).
+    the next batch. One table per thread (returned, to merge).
     """
 
     def count(table, job: tuple) -> Partial:
@@ -379,16 +366,20 @@ def _count_compiled_batches(batches: Iterator[list], name: str | None, workers: 
             yield b"".join(batch), fastsplit.bounds(starts, ends), first_index, ends[-1]
             first_index += len(batch)
 
-    return _merged(_on_threads(count, jobs(), workers, add))
+    return _on_threads(count, jobs(), workers, add, spill)
 
 
-def _collector(total: Counter, progress_bar,
-               on_partial: Callable[[Partial], None] | None) -> Callable[[Partial], None]:
-    """What both pools do with each Partial in this process: sum, show progress, report."""
+def _collector(total: Counter, progress_bar, on_partial: Callable[[Partial], None] | None,
+               spill: Spill = NO_SPILL) -> Callable[[Partial], None]:
+    """What both pools do with each Partial in this process: sum (spilling the sum
+    when it passes the bound), show progress, report."""
 
     def add(partial: Partial) -> None:
         if partial.counts is not None:
             total.update(partial.counts)
+            if spill.over(total):
+                spill.write(total)
+                total.clear()
         if progress_bar is not None:
             progress_bar.update(partial.size)
         if on_partial is not None:
@@ -397,13 +388,18 @@ def _collector(total: Counter, progress_bar,
     return add
 
 
-def _piece_counts(counts: Counter, tables: list, source: str | None) -> PieceCounts:
-    """``counts`` plus the compiled ``tables`` as one :class:`PieceCounts`.
+def _piece_counts(counts: Counter, tables: list, source: str | None,
+                  spill: Spill) -> PieceCounts:
+    """``counts`` plus the compiled ``tables`` (plus the runs ``spill`` wrote) as one
+    :class:`PieceCounts`.
 
     When the tables hold every count, the result keeps their flat arrays: no
-    Python object is made per piece on the way to the merge loop.
+    Python object is made per piece on the way to the merge loop. Spilled
+    runs are merged with the tables in one streaming pass.
     """
     tables = [table for table in tables if table is not None]
+    if spill.runs:
+        return spill.merge([counts, *tables], source)
     if tables and not counts:
         return PieceCounts._from_flat(*_merged(tables).arrays(), source)
     if tables:
@@ -413,7 +409,8 @@ def _piece_counts(counts: Counter, tables: list, source: str | None) -> PieceCou
 
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
                  batch_chars: int = BATCH_CHARS, progress_bar=None,
-                 on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
+                 on_partial: Callable[[Partial], None] | None = None,
+                 count_memory: int | None = None) -> PieceCounts:
     """Piece counts of a document stream, read once, in batches of about ``batch_chars``.
 
     With a named pattern (or none) and the compiled extension, ``documents``
@@ -421,38 +418,47 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
     with ``text=False``): each batch is joined and counted in compiled code on
     ``workers`` threads. Otherwise (a custom regex) batches of ``str`` go to
     ``workers`` processes. ``on_partial`` sees each batch's :class:`Partial`
-    in this process. O(total characters).
+    in this process. ``count_memory`` (bytes; None: no bound) bounds the
+    tables: one that passes its share is written to a temporary file as a
+    sorted run, and the runs are merged at the end (:mod:`bytepair.counts.spill`);
+    the table is the same. O(total characters).
     """
-    total: Counter = Counter()
-    add = _collector(total, progress_bar, on_partial)
-
-    name = _compiled(source)
-    if name is not False:
-        table = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
-                                        max(1, workers), add)
-        return _piece_counts(total, [table], source)
-    jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
-    if workers <= 1 or source is None:
-        for job in jobs:
-            add(_count_batch(job))
-    else:
-        with _pool(workers) as pool:
-            for partial in _unordered(pool, _count_batch, jobs, 2 * workers, lambda _: "corpus"):
-                add(partial)
-    return _piece_counts(total, [], source)
+    workers = max(1, workers)
+    with Spill(count_memory, workers + 1) as spill:
+        total: Counter = Counter()
+        add = _collector(total, progress_bar, on_partial, spill)
+        name = _compiled(source)
+        if name is not False:
+            tables = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
+                                             workers, add, spill)
+            return _piece_counts(total, tables, source, spill)
+        jobs = ((batch, source) for batch in _batches(iter(documents), batch_chars))
+        if workers <= 1 or source is None:
+            for job in jobs:
+                add(_count_batch(job))
+        else:
+            with _pool(workers) as pool:
+                for partial in _unordered(pool, _count_batch, jobs, 2 * workers,
+                                          lambda _: "corpus"):
+                    add(partial)
+        return _piece_counts(total, [], source, spill)
 
 
 # The table of a file-counting worker process, handed back once at the end.
 _WORKER_TABLE = None
 _WORKER_BARRIER = None
+_WORKER_SPILL: Spill | None = None
+_WORKER_RUNS: list = []
 
 
-def _start_file_worker(parent: int, barrier) -> None:
+def _start_file_worker(parent: int, barrier, spill: Spill) -> None:
     """Pool initializer of :func:`count_files`: the worker lifecycle, then one table."""
-    global _WORKER_TABLE, _WORKER_BARRIER
+    global _WORKER_TABLE, _WORKER_BARRIER, _WORKER_SPILL, _WORKER_RUNS
     _start_worker(parent)
     _WORKER_TABLE = fastsplit.table() if fastsplit.available() else None
     _WORKER_BARRIER = barrier
+    _WORKER_SPILL = spill
+    _WORKER_RUNS = []
 
 
 def _count_file_part_into(table, job: tuple) -> Partial:
@@ -468,7 +474,13 @@ def _count_file_block(table, job: tuple) -> Partial:
 
 
 def _count_file_part(job: tuple) -> Partial:
-    return _count_file_part_into(_WORKER_TABLE, job)
+    global _WORKER_TABLE
+    partial = _count_file_part_into(_WORKER_TABLE, job)
+    if _WORKER_SPILL.over(_WORKER_TABLE):
+        # Into the parent's temporary directory; the parent learns the name at the end.
+        _WORKER_RUNS.append(_WORKER_SPILL.write(_WORKER_TABLE))
+        _WORKER_TABLE = fastsplit.table()
+    return partial
 
 
 def _part_name(job: tuple) -> str:
@@ -477,14 +489,15 @@ def _part_name(job: tuple) -> str:
     return f"{path} (part from {start} to {'the end' if end is None else end})"
 
 
-def _hand_back(_) -> object:
+def _hand_back(_) -> tuple[object, list]:
     # Every worker takes exactly one of these: each waits until all have one.
     _WORKER_BARRIER.wait()
-    return _WORKER_TABLE
+    return _WORKER_TABLE, _WORKER_RUNS
 
 
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
-                progress_bar=None, on_partial: Callable[[Partial], None] | None = None) -> PieceCounts:
+                progress_bar=None, on_partial: Callable[[Partial], None] | None = None,
+                count_memory: int | None = None) -> PieceCounts:
     """Piece counts of ``files``, spread over ``workers``.
 
     Local plain and gzip text with a named pattern is read here, file after
@@ -500,25 +513,28 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
     tables travel between processes, never text). With one worker everything
     is counted in this thread. ``on_partial`` sees each block's or part's
     :class:`Partial` in this thread. O(total bytes) work; memory per worker:
-    about one block plus its table.
+    about one block plus its table. ``count_memory`` (bytes; None: no bound)
+    bounds all the tables together: one that passes its share is written to
+    a temporary file as a sorted run, and the runs are merged at the end
+    (:mod:`bytepair.counts.spill`); the table is the same.
     """
+    with Spill(count_memory, max(1, workers) + 1) as spill:
+        return _count_files(files, source, workers, part_bytes, progress_bar, on_partial, spill)
+
+
+def _count_files(files: Files, source: str | None, workers: int, part_bytes: int, progress_bar,
+                 on_partial: Callable[[Partial], None] | None, spill: Spill) -> PieceCounts:
+    """:func:`count_files` inside its spill directory."""
     total: Counter = Counter()
-    add = _collector(total, progress_bar, on_partial)
+    add = _collector(total, progress_bar, on_partial, spill)
     name = _compiled(source)
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.
     if workers > 1 and source is not None and all(_in_blocks(p, source) for p in files.paths):
-        def jobs() -> Iterator[tuple]:
-            for path in files.paths:
-                left = path.stat().st_size  # progress owed for this file (an empty gzip has some)
-                for offset, data, progress in _file_blocks(path, 0, None, name, files.per_line,
-                                                           part_bytes):
-                    left -= progress
-                    yield path, offset, data, name, files.per_line, progress
-                if left > 0:
-                    yield path, 0, b"", name, files.per_line, left
-
-        return _piece_counts(total, _on_threads(_count_file_block, jobs(), workers, add), source)
+        jobs = ((path, offset, data, name, files.per_line, progress)
+                for path, offset, data, progress in files.blocks(part_bytes, cut_documents=True))
+        tables = _on_threads(_count_file_block, jobs, workers, add, spill)
+        return _piece_counts(total, tables, source, spill)
 
     # Only the named patterns have proven cut points (docs/design.md 4.3.1).
     cut = bool(name)
@@ -531,12 +547,20 @@ def count_files(files: Files, source: str | None, *, workers: int, part_bytes: i
         table = fastsplit.table() if fastsplit.available() else None
         for job in jobs:
             add(_count_file_part_into(table, job))
+            if spill.over(table):
+                spill.write(table)
+                table = fastsplit.table()
         tables.append(table)
     else:
+        import multiprocessing
+
         barrier = multiprocessing.get_context("fork").Barrier(workers)
-        with _pool(workers, _start_file_worker, (barrier,)) as pool:
+        with _pool(workers, _start_file_worker, (barrier, spill)) as pool:
             for partial in _unordered(pool, _count_file_part, jobs, 2 * workers, _part_name):
                 add(partial)
             shown = ", ".join(map(str, files.paths[:2])) + (", ..." if len(files.paths) > 2 else "")
-            tables = list(_unordered(pool, _hand_back, range(workers), workers, lambda _: shown))
-    return _piece_counts(total, tables, source)
+            handed = list(_unordered(pool, _hand_back, range(workers), workers, lambda _: shown))
+        tables = [table for table, _ in handed]
+        for _, runs in handed:
+            spill.adopt(runs)
+    return _piece_counts(total, tables, source, spill)

@@ -17,11 +17,10 @@ import os
 from array import array
 from collections import Counter
 from itertools import accumulate
-from pathlib import Path
 from typing import Callable
 
 from bytepair.counts import counting
-from bytepair.read.corpus import Files, as_files, is_jsonl, is_parquet, iter_documents
+from bytepair.read.corpus import Files, read_corpus, reads_in_blocks
 from bytepair.split import fastsplit
 
 # The compiled word splitter counts into the compiled piece table.
@@ -35,8 +34,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0") and fastsplit.avail
 
 def _compiled_files(corpus) -> bool:
     return (_wordsplit is not None and isinstance(corpus, Files)
-            and all(isinstance(p, Path) and not is_jsonl(p) and not is_parquet(p)
-                    for p in corpus.paths))
+            and all(map(reads_in_blocks, corpus.paths)))
 
 
 def count_words(corpus, *, workers: int = 1, block_bytes: int = counting.PART_BYTES,
@@ -56,10 +54,10 @@ def count_words(corpus, *, workers: int = 1, block_bytes: int = counting.PART_BY
     >>> sorted((data[a:b].decode(), n) for a, b, n in zip(starts, starts[1:], counts))
     [('low', 2), ('lower', 1), ('lowest', 1)]
     """
-    corpus = as_files(corpus)
+    corpus = read_corpus(corpus)
     if _compiled_files(corpus):
         return _count_files(corpus, max(1, workers), block_bytes, progress_bar)
-    documents = iter_documents(corpus, text=_wordsplit is None)
+    documents = corpus.documents(text=_wordsplit is None)
     if _wordsplit is not None:
         table = fastsplit.table()
         for index, document in enumerate(documents):
@@ -90,16 +88,7 @@ def _count_files(files: Files, workers: int, block_bytes: int, progress_bar) -> 
             raise ValueError(f"{path}: invalid UTF-8 at byte offset {offset + bad}")
         return counting._partial(None, progress)
 
-    def jobs():
-        for path in files.paths:
-            left = path.stat().st_size  # progress owed for this file
-            # Blocks end at line ends, which are white space: no word is cut.
-            for offset, data, progress in counting._file_blocks(path, 0, None, None, True,
-                                                                block_bytes):
-                left -= progress
-                yield path, offset, data, progress
-            if left > 0:
-                yield path, 0, b"", left
-
-    tables = counting._on_threads(count, jobs(), workers, add)
+    # Blocks end at line ends, which are white space: no word is cut.
+    jobs = files.blocks(block_bytes, cut_documents=False, per_line=True)
+    tables = counting._on_threads(count, jobs, workers, add)
     return counting._merged(tables).arrays()

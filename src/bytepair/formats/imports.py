@@ -17,8 +17,6 @@ import base64
 import binascii
 import re
 
-import regex
-
 from bytepair.formats.export import bytes_to_unicode
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
@@ -224,6 +222,8 @@ def _pattern(pre_tokenizer, trust_pattern: bool) -> str | None:
         raise ImportRefused("Split invert: bytepair splits on the matches themselves")
     given = split.get("pattern")
     if isinstance(given, dict) and isinstance(given.get("String"), str) and given["String"]:
+        import regex  # at first use: importing it at start-up is slow
+
         return regex.escape(given["String"])
     if not (isinstance(given, dict) and isinstance(given.get("Regex"), str)):
         raise ImportRefused("the Split pattern must be {\"Regex\": ...} or {\"String\": ...}")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
 from bytepair.formats.export import as_tokenizer, tokenizers_json
@@ -132,6 +131,8 @@ def _write_directory(target: Path, files: dict[str, str]) -> None:
     rename(2) replaces an empty directory (POSIX) and fails on a non-empty one,
     so a directory that filled up meanwhile is never overwritten.
     """
+    import tempfile  # at first use: it imports shutil and random, slow at start-up
+
     temporary = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         umask = os.umask(0)

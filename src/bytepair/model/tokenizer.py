@@ -14,11 +14,9 @@ from __future__ import annotations
 import os
 from array import array
 from bisect import bisect_left
-from concurrent.futures import ThreadPoolExecutor
 from itertools import accumulate
 from typing import Collection, Iterable, Iterator, Sequence
 
-import regex
 
 from bytepair.model import codec
 from bytepair._util.validate import check_int, check_special_tokens
@@ -83,7 +81,7 @@ class Tokenizer:
         self._all_special = frozenset(self.special_tokens)
         # Special tokens that are not text are refused elsewhere; never fail here.
         self._special_bytes = tuple(t.encode("utf-8", "surrogatepass") for t in special_tokens)
-        self._matchers: dict[frozenset, regex.Pattern] = {}
+        self._matchers: dict = {}  # frozenset of tokens -> compiled regex
 
     def __repr__(self) -> str:
         return (f"<Tokenizer vocab_size={self.vocab_size} merges={len(self.merges)} "
@@ -212,6 +210,8 @@ class Tokenizer:
         if matcher is None:
             if len(self._matchers) >= MATCHER_CACHE:
                 self._matchers.clear()
+            import regex  # at first use: importing regex costs more than bytepair's own modules
+
             # Longest first, so that a special token containing another wins.
             matcher = regex.compile("(" + "|".join(
                 regex.escape(t) for t in sorted(tokens, key=len, reverse=True)) + ")")
@@ -480,5 +480,7 @@ def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
     parts = 4 * threads
     bounds = sorted({0, len(texts),
                      *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
+    from concurrent.futures import ThreadPoolExecutor  # only batches use threads
+
     with ThreadPoolExecutor(threads) as pool:
         yield from pool.map(encode_chunk, bounds[:-1], bounds[1:])

@@ -21,9 +21,8 @@ from __future__ import annotations
 import gzip
 import re
 from pathlib import Path
+from functools import lru_cache
 from typing import Iterator
-
-import regex
 
 #: Bytes read at a time; a block handed to compiled code holds about this much.
 BLOCK_BYTES = 1 << 22
@@ -36,8 +35,6 @@ CUTTABLE = ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")
 # newline after a byte that is not ASCII white space, before an ASCII letter
 # or the lead byte of a multi-byte character (rule N). is_cut decides.
 _CANDIDATE = re.compile(rb"[A-Za-z\x80-\xbf](?= )|[^\t-\r ]\n(?=[A-Za-z\xc0-\xf4])")
-_LETTER = regex.compile(r"\p{L}")
-_SPACE = regex.compile(r"\s")
 #: How far back from a block's end to look for a cut point, tried in turn.
 _WINDOWS = (1 << 12, 1 << 16, 1 << 20)
 
@@ -67,6 +64,15 @@ def _char_at(data, i: int) -> str | None:
     return char if len(char) == 1 else None
 
 
+@lru_cache(maxsize=None)
+def _classes():
+    """``(letter, space)``: regexes for ``\\p{L}`` and ``\\s``, compiled at first use (importing
+    ``regex`` costs more than all of bytepair's own modules)."""
+    import regex
+
+    return regex.compile(r"\p{L}"), regex.compile(r"\s")
+
+
 def is_cut(data, c: int) -> bool:
     """Whether the document ``data`` may be cut before byte ``c`` (0 < c < len(data)).
 
@@ -78,13 +84,14 @@ def is_cut(data, c: int) -> bool:
     """
     if not 0 < c < len(data):
         return False
+    letter, space = _classes()
     if data[c] == 0x20:
         char = _char_before(data, c)
-        return char is not None and _LETTER.match(char) is not None
+        return char is not None and letter.match(char) is not None
     if data[c - 1] == 0x0A and c >= 2:
         before, after = _char_before(data, c - 1), _char_at(data, c)
-        return (before is not None and after is not None and _SPACE.match(before) is None
-                and _LETTER.match(after) is not None)
+        return (before is not None and after is not None and space.match(before) is None
+                and letter.match(after) is not None)
     return False
 
 
@@ -120,6 +127,37 @@ def open_binary(path: Path):
     if Path(path).suffix == ".gz":
         return gzip.open(path, "rb")
     return open(path, "rb")
+
+
+def file_blocks(path: Path, start: int, end: int | None, *, per_line: bool, cut_documents: bool,
+                block_bytes: int | None = None) -> Iterator[tuple[int, bytes, int]]:
+    """``(offset, block, progress)`` covering bytes ``[start, end)`` of a plain or gzip file.
+
+    Per-line blocks end at line ends (:func:`read_blocks`). A whole-file
+    document is cut at cut points when ``cut_documents`` (each block then is
+    a document of its own, with the pieces it has in the whole file: only
+    the named patterns allow it), else read at once: in byte mode it is one
+    piece. ``offset`` is the block's first byte in the (decompressed) file;
+    ``progress`` is the block's share of the file on disk (compressed bytes
+    for gzip). An unreadable gzip file raises ValueError naming it. Memory:
+    one block (about ``block_bytes``) plus the carried tail. O(end - start).
+    """
+    try:
+        with open_binary(path) as handle:
+            if start:
+                handle.seek(start)
+            if not per_line and not cut_documents:
+                data = handle.read() if end is None else handle.read(end - start)
+                yield start, data, len(data)
+                return
+            raw = getattr(handle, "fileobj", None)  # a gzip file's compressed stream
+            done = raw.tell() if raw is not None else start
+            for offset, data in read_blocks(handle, start, end, per_line=per_line,
+                                            block_bytes=block_bytes):
+                seen, done = done, raw.tell() if raw is not None else offset + len(data)
+                yield offset, data, done - seen
+    except (gzip.BadGzipFile, EOFError) as exc:
+        raise ValueError(f"{path}: not a readable gzip file: {exc}") from None
 
 
 def read_blocks(handle, start: int, end: int | None, *, per_line: bool,

@@ -1,5 +1,13 @@
 """Reading a training corpus: files, globs, directories, JSON Lines, gzip, iterables.
 
+:func:`read_corpus` is where training starts: it turns what the caller gave
+into :class:`Files` (read later, in parts, by whoever counts them) or
+:class:`Documents` (an iterable read once). Counting consumes what this stage
+yields: the documents of a corpus or of one file part (:meth:`Files.documents`,
+:meth:`Documents.documents`, :func:`read_file`), or the blocks of local text
+files with their offsets (:meth:`Files.blocks`,
+:func:`bytepair.read.blocks.file_blocks`).
+
 Documents are streamed: only the document being read is held in memory (and,
 when worker processes count an iterable corpus, the batches in flight). A plain text file is one document, or one document per line with
 ``per_line=True``; a JSON Lines file (``.jsonl``, ``.ndjson``, optionally
@@ -168,6 +176,32 @@ class Files:
                                  jsonl_field=self.jsonl_field, text_column=self.text_column,
                                  keep_line_ends=keep_line_ends)
 
+    def blocks(self, block_bytes: int, *, cut_documents: bool,
+               per_line: bool | None = None) -> Iterator[tuple[Path, int, bytes, int]]:
+        """``(path, offset, block, progress)`` over every file, file after file, in blocks
+        of about ``block_bytes``.
+
+        Every file must be local plain or gzip text (:func:`reads_in_blocks`).
+        Per-line files are cut at line ends; a whole-file document at cut
+        points when ``cut_documents`` (the named patterns allow it), else it
+        is one block (see :func:`bytepair.read.blocks.file_blocks`).
+        ``per_line`` overrides how the files hold documents (None: as they
+        were given), for a reader that only needs blocks to end at line ends,
+        such as word counting. The
+        progress of a file adds up to its size on disk: what the blocks do not
+        account for (an empty gzip file has a size) comes with a last empty
+        block. O(total bytes); memory: one block plus the carried tail.
+        """
+        for path in self.paths:
+            left = path.stat().st_size
+            for offset, data, progress in blocks.file_blocks(
+                    path, 0, None, per_line=self.per_line if per_line is None else per_line,
+                    cut_documents=cut_documents, block_bytes=block_bytes):
+                left -= progress
+                yield path, offset, data, progress
+            if left > 0:
+                yield path, 0, b"", left
+
     def row_groups(self, path: Path) -> int | None:
         """The number of row groups of the Parquet file ``path`` of the corpus; None for other files."""
         return self._row_groups.get(path)
@@ -233,6 +267,18 @@ def _next_boundary(handle, offset: int, total: int, by_line: bool) -> int:
             return total
         at += window
     return total
+
+
+def reads_in_blocks(path: Path | RemoteFile) -> bool:
+    """Whether ``path`` is local plain or gzip text, which
+    :func:`bytepair.read.blocks.file_blocks` reads (JSON Lines, Parquet and
+    URLs are read as documents, with :func:`read_file`)."""
+    return isinstance(path, Path) and not is_jsonl(path) and not is_parquet(path)
+
+
+def portable_name(path: Path | RemoteFile) -> str:
+    """A name every machine resolves to the same file: the URL, or an absolute path."""
+    return str(path) if isinstance(path, RemoteFile) else os.path.abspath(path)
 
 
 def files_named(name: str, *patterns: str | os.PathLike, **options) -> Files:
@@ -485,23 +531,57 @@ def as_files(corpus, *, per_line: bool = False, jsonl_field: str | None = None,
     return corpus
 
 
+class Documents:
+    """A corpus given as an iterable of ``str`` or ``bytes`` documents, read once, as a stream.
+
+    >>> list(Documents(["a", b"b"]).documents(text=False))
+    [b'a', b'b']
+    """
+
+    def __init__(self, iterable):
+        if isinstance(iterable, (bytes, bytearray)):
+            raise TypeError("corpus must be an iterable of documents, a path or Files, not bytes")
+        if not isinstance(iterable, Iterable):
+            raise TypeError(f"corpus must be a path, Files or an iterable of str/bytes, "
+                            f"got {type(iterable).__name__}")
+        self.iterable = iterable
+
+    def __repr__(self) -> str:
+        return f"Documents({type(self.iterable).__name__})"
+
+    def documents(self, text: bool) -> Iterator[str | bytes]:
+        """Documents as ``str`` (``text=True``) or ``bytes``. A document that is not
+        text (a ``str`` that UTF-8 cannot hold, bytes that are not UTF-8 when
+        ``text``) raises ValueError, an item that is neither ``str`` nor bytes
+        TypeError, each naming ``corpus[index]``."""
+        return _checked(self.iterable, text)
+
+
+def read_corpus(corpus, *, per_line: bool = False, jsonl_field: str | None = None,
+                text_column: str | None = None) -> Files | Documents:
+    """The start of training: ``corpus`` as :class:`Files` or as :class:`Documents`.
+
+    ``corpus`` is a :class:`Files`, a path or glob (``str`` or ``os.PathLike``),
+    a list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents
+    (see :func:`as_files` for lists of strings that look like paths).
+    ``per_line``, ``jsonl_field`` and ``text_column`` say how files hold
+    documents. Files are found (and Parquet footers read) now, so that a
+    missing file is reported before any work starts; nothing else is read.
+    """
+    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+    return corpus if isinstance(corpus, (Files, Documents)) else Documents(corpus)
+
+
 def iter_documents(corpus, *, text: bool, per_line: bool = False,
                    jsonl_field: str | None = None,
                    text_column: str | None = None) -> Iterator[str | bytes]:
-    """Documents of any supported corpus.
+    """Documents of any supported corpus (see :func:`read_corpus`), as ``str`` or ``bytes``."""
+    yield from read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field,
+                           text_column=text_column).documents(text)
 
-    ``corpus`` is a :class:`Files`, a path or glob (``str`` or ``os.PathLike``),
-    a list of ``pathlib.Path``, or an iterable of ``str``/``bytes`` documents.
-    """
-    corpus = as_files(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
-    if isinstance(corpus, Files):
-        yield from corpus.documents(text)
-        return
-    if isinstance(corpus, (bytes, bytearray)):
-        raise TypeError("corpus must be an iterable of documents, a path or Files, not bytes")
-    if not isinstance(corpus, Iterable):
-        raise TypeError(f"corpus must be a path, Files or an iterable of str/bytes, got {type(corpus).__name__}")
-    for index, doc in enumerate(corpus):
+
+def _checked(iterable, text: bool) -> Iterator[str | bytes]:
+    for index, doc in enumerate(iterable):
         if isinstance(doc, str):
             try:
                 data = doc.encode("utf-8")

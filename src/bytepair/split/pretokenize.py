@@ -13,15 +13,16 @@ import difflib
 import re
 from typing import Callable, Iterable
 
-import regex
-
 from bytepair._util.validate import is_text
 from bytepair.split import fastsplit
 from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pretokenize.PATTERNS
 
+# ``regex`` is imported by the functions that use it, not here: importing it costs
+# more than all of bytepair's own modules, and the compiled splitters do not need it.
+
 #: What a custom regex in a ``str`` looks like: it holds a character that is not
 #: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
-_BARE_WORD = regex.compile(r"[\w-]+")
+_BARE_WORD = r"[\w-]+"
 #: Model and encoding names users type for a pattern (lower case, without ``-`` and ``_``),
 #: with the pattern that model uses and how to say it.
 _MODEL_PATTERNS = {
@@ -33,8 +34,6 @@ _MODEL_PATTERNS = {
 }
 #: Short texts on which a custom pattern must not match the empty string.
 _PROBES = ("", "a", "A b", " 1!", "é\n\t", "ab cd")
-#: The flags a pattern compiled without any has; others would be lost with the source.
-_DEFAULT_FLAGS = {regex.Pattern: regex.compile("").flags, re.Pattern: re.compile("").flags}
 
 
 def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
@@ -53,6 +52,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     literal word. A custom pattern that can match the empty string is refused.
     ``name`` is how errors name the argument.
 
+    >>> import regex
     >>> resolve_pattern("whitespace")
     '\\w+|[^\\w\\s]+'
     >>> resolve_pattern(regex.compile(r"\d+|\D+"))
@@ -64,11 +64,18 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     """
     if pretokenize is None or pretokenize == "none":
         return None
+    if isinstance(pretokenize, str) and pretokenize in PATTERNS:
+        return PATTERNS[pretokenize]
+    import regex
+
     if isinstance(pretokenize, (regex.Pattern, re.Pattern)):
         source = pretokenize.pattern
         if not isinstance(source, str):
             raise TypeError(f"{name}: a compiled pattern must be of str, not bytes")
-        if pretokenize.flags & ~_DEFAULT_FLAGS[type(pretokenize)]:
+        # The flags a pattern compiled without any has; others would be lost with the source.
+        default = regex.compile("").flags if isinstance(pretokenize, regex.Pattern) else \
+            re.compile("").flags
+        if pretokenize.flags & ~default:
             raise ValueError(
                 f"{name}: compile flags are not kept in the model; write them inside the "
                 f"pattern instead, e.g. (?i) for IGNORECASE"
@@ -79,9 +86,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
             f"{name} must be a pattern name, a compiled regex or a regex str, "
             f"got {type(pretokenize).__name__}"
         )
-    if pretokenize in PATTERNS:
-        return PATTERNS[pretokenize]
-    if _BARE_WORD.fullmatch(pretokenize):
+    if regex.fullmatch(_BARE_WORD, pretokenize):
         names = sorted([*PATTERNS, "none"])
         alias = _MODEL_PATTERNS.get(pretokenize.lower().replace("-", "").replace("_", ""))
         if alias is not None:
@@ -131,7 +136,9 @@ def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str |
         raise ValueError("'pattern' must be a string or null")
     if not is_text(pattern):
         raise ValueError("'pattern' is not text (a lone surrogate)")
-    word = _BARE_WORD.fullmatch(pattern)
+    import regex
+
+    word = regex.fullmatch(_BARE_WORD, pattern)
     if word and not bare_words:
         # bytepair writes a named pattern as its full source, never its name.
         raise ValueError(
@@ -149,6 +156,8 @@ def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str |
 
 def compile_pattern(source: str, name: str = "pretokenize"):
     """Compile ``source`` with ``regex``; a bad regex raises ValueError naming ``name``."""
+    import regex
+
     try:
         compiled = regex.compile(source)
     except regex.error as exc:
