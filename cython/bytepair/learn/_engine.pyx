@@ -144,7 +144,12 @@ cdef class PairEngine:
                 self.run_weight.push_back(-by_weight[count - 1].first)
             # Two passes: count the windows of each pair first, so that each
             # occurrence list is allocated once at its exact size.
+            # The table outgrows the CPU caches: each window's slot is asked
+            # for PREFETCH_AHEAD windows early, so the lookups overlap.
             for i in range(n):
+                if i + PREFETCH_AHEAD + 1 < n:
+                    self.pairs.prefetch(pair_key(self.pos[i + PREFETCH_AHEAD].tok,
+                                                 self.pos[i + PREFETCH_AHEAD + 1].tok))
                 if self.pos[i].nxt != LINK_BARRIER:
                     self.pairs.get(pair_key(self.pos[i].tok, self.pos[i + 1].tok)).queued += 1
             for i in range(<Py_ssize_t>self.pairs.capacity()):
@@ -152,7 +157,16 @@ cdef class PairEngine:
                 if info.queued > 0:
                     info.where.reserve(info.queued)
                     info.queued = 0
+            # Here each occurrence list is a heap block of its own, read at
+            # every push: its slot is asked for twice as early, then the block.
             for i in range(n):
+                if i + 2 * PREFETCH_AHEAD + 1 < n:
+                    self.pairs.prefetch(pair_key(self.pos[i + 2 * PREFETCH_AHEAD].tok,
+                                                 self.pos[i + 2 * PREFETCH_AHEAD + 1].tok))
+                if i + PREFETCH_AHEAD + 1 < n and self.pos[i + PREFETCH_AHEAD].nxt != LINK_BARRIER:
+                    info = self.pairs.find(pair_key(self.pos[i + PREFETCH_AHEAD].tok,
+                                                    self.pos[i + PREFETCH_AHEAD + 1].tok))
+                    __builtin_prefetch(info.where.begin())
                 if self.pos[i].nxt != LINK_BARRIER:
                     info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[i + 1].tok))
                     info.count += self._weight(<int32_t>i)

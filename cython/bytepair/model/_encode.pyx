@@ -34,9 +34,9 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport Py_UNICODE_ISSPACE
-from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memchr, memcmp, memcpy, memmove
+from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
@@ -83,6 +83,9 @@ cdef uint32_t NONE = 0xFFFFFFFFu
 cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
 cdef uint64_t LENGTH_CAP = 1u << 62
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
+# Bytes of the cache of one encode_spans call (one per thread): the parts it
+# caches are mostly words, whose working set is small.
+cdef Py_ssize_t SPAN_CACHE_BYTES = 1 << 22
 
 #: No pre-tokenizer: the whole input is one piece.
 PATTERN_NONE = -1
@@ -1123,16 +1126,50 @@ cdef class Encoder:
                 narrow[i] = <uint16_t>ids[i]
         return result
 
+    cdef void byte_joins(self, unsigned char* joins) noexcept nogil:
+        """Mark ``joins[a << 8 | b]`` for each byte pair ``a b`` that lies inside some token.
+
+        Every bigram inside a token lies where some rule joined its left
+        token's last byte to its right token's first byte, so one pass over
+        the rules in rank order finds them all. O(rules) time and memory.
+        """
+        cdef Py_ssize_t r, total = self.n_rules + 256
+        cdef unsigned char* first = <unsigned char*>malloc(2 * total)
+        cdef unsigned char* last
+        cdef uint32_t a, b
+        memset(joins, 0, 65536)
+        if first == NULL:  # no table: claim every join (no cut, still exact)
+            memset(joins, 1, 65536)
+            return
+        last = first + total
+        for r in range(256):
+            first[r] = <unsigned char>r
+            last[r] = <unsigned char>r
+        for r in range(self.n_rules):
+            a = <uint32_t>(self.rule_key[r] >> 32)
+            b = <uint32_t>self.rule_key[r]
+            first[256 + r] = first[a]
+            last[256 + r] = last[b]
+            joins[(<uint32_t>last[a] << 8) | first[b]] = 1
+        free(first)
+
     def encode_spans(self, data, starts):
         """Each piece ``data[starts[k]:starts[k + 1]]`` encoded whole, laid end to end.
 
         Returns ``(ids, offsets)``: ``array("I")`` of the IDs and ``array("q")``
         of where each piece's IDs begin, then their total. No Python object per
-        piece, and no cache (the pieces of a table are distinct). Runs without the GIL.
+        piece. Runs without the GIL.
+
+        Subtle: a piece is cut between two bytes that no token holds side by
+        side (:meth:`byte_joins`). No rule can ever join across such a cut, so
+        each part merges on its own exactly as it would inside the whole piece
+        (the rank-order passes of the parts interleave but never meet). The
+        parts repeat much more than the pieces (they are mostly words), so
+        they go through a cache of this call's own.
         """
         cdef const unsigned char[::1] view = data
         cdef const int64_t[::1] at = starts
-        cdef Py_ssize_t k, pieces = at.shape[0] - 1, n = view.shape[0]
+        cdef Py_ssize_t k, i, cut, pieces = at.shape[0] - 1, n = view.shape[0]
         if pieces < 0:
             raise ValueError("starts must hold one offset per piece plus the total")
         for k in range(pieces):
@@ -1142,11 +1179,20 @@ cdef class Encoder:
         offsets = array("q", bytes(8 * (pieces + 1)))
         cdef int64_t[::1] out_at = offsets
         cdef vector[uint32_t] ids
+        cdef vector[uint8_t] joins
+        cdef PieceCache cache = PieceCache(SPAN_CACHE_BYTES)
+        joins.resize(65536)
         with nogil:
+            self.byte_joins(joins.data())
             for k in range(pieces):
                 out_at[k] = <int64_t>ids.size()
-                if at[k + 1] > at[k]:
-                    self.merge_piece(s + at[k], at[k + 1] - at[k], NULL, &ids)
+                cut = at[k]
+                for i in range(at[k] + 1, at[k + 1]):
+                    if not joins[(<uint32_t>s[i - 1] << 8) | s[i]]:
+                        self.merge_piece(s + cut, i - cut, &cache.state, &ids)
+                        cut = i
+                if at[k + 1] > cut:
+                    self.merge_piece(s + cut, at[k + 1] - cut, &cache.state, &ids)
             out_at[pieces] = <int64_t>ids.size()
         out = array("I", bytes(4 * ids.size()))
         cdef uint32_t[::1] out_ids = out
