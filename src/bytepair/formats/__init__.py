@@ -1,1 +1,2 @@
-"""Files: loading model files, exports to other libraries and training arrays."""
+"""Files: loading model files, imports of Hugging Face and tiktoken tokenizers, exports to
+other libraries (tokenizers, tiktoken, transformers directories) and training arrays."""
