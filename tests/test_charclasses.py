@@ -88,6 +88,7 @@ def test_write_header_leaves_a_current_file_alone(tmp_path):
 def test_import_leaves_slow_modules_unimported():
     # What makes `import bytepair` slow is kept for first use (benches/import_time.py times it).
     slow = ["regex", "tqdm", "multiprocessing", "concurrent.futures", "secrets", "uuid", "ctypes",
+            "hashlib", "shutil", "tempfile",
             "pyarrow", "fsspec", "dask", "distributed", "bytepair.evaluation.report"]
     code = f"import sys, bytepair; print([m for m in {slow!r} if m in sys.modules])"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

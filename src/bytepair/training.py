@@ -13,7 +13,6 @@ Each stage hands its output to the next::
 
 from __future__ import annotations
 
-import hashlib
 import operator
 import os
 import sys
@@ -660,6 +659,8 @@ def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | 
                          **options) -> tuple[Checkpoint, ByteModel]:
     """The checkpoint of a training run, and the model to start from: the rules it
     holds when it got that far, else ``start_model``."""
+    import hashlib  # at first use: its OpenSSL binding is slow to import
+
     files = None
     if counts is None:
         files = _checkpoint_files(corpus, client, **options)

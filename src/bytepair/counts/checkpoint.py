@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 from bytepair._util.atomic import write_atomically
@@ -134,6 +133,8 @@ class Checkpoint:
 
     def save_counts(self, table: PieceCounts) -> None:
         """Keep the whole table; the unit runs it was merged from are no longer needed."""
+        import shutil  # at first use: slow at start-up
+
         table.save(self.counts_path)
         shutil.rmtree(self.directory / "units", ignore_errors=True)
 

@@ -20,7 +20,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
-import shutil
 import struct
 import sys
 import threading
@@ -173,6 +172,8 @@ class Spill:
 
     def __exit__(self, *exc) -> None:
         if self._directory is not None:
+            import shutil  # at first use: slow at start-up
+
             shutil.rmtree(self._directory, ignore_errors=True)
             self._directory = None
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 from bytepair.formats.export import as_tokenizer, tokenizers_json
@@ -131,7 +130,8 @@ def _write_directory(target: Path, files: dict[str, str]) -> None:
     rename(2) replaces an empty directory (POSIX) and fails on a non-empty one,
     so a directory that filled up meanwhile is never overwritten.
     """
-    import tempfile  # at first use: it imports shutil and random, slow at start-up
+    import shutil  # at first use, as tempfile: slow at start-up
+    import tempfile
 
     temporary = tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
