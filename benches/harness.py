@@ -522,6 +522,20 @@ def _fmt_rate(x: float) -> str:
     return f"{x:,.0f}" if x >= 100 else (f"{x:.1f}" if x >= 1 else f"{x:.3f}")
 
 
+def publish(report: dict, args, render, begin: str, end: str, *, save: bool = True) -> str:
+    """Print ``render(report)``; unless ``--no-write``, save the report as ``args.json``
+    (``save=False``: a re-render, the JSON is already there) and put the table between
+    ``begin`` and ``end`` in ``args.doc``. Returns the table."""
+    table = render(report)
+    print(table)
+    if not args.no_write:
+        if save:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(report, indent=1) + "\n")
+        write_doc(table, args.doc, begin, end)
+    return table
+
+
 def write_doc(table: str, path: Path = DOC, begin: str = BEGIN, end: str = END) -> None:
     """Replace the text between the report markers (create the file if needed)."""
     block = f"{begin}\n{table}\n{end}"

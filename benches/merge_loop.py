@@ -27,7 +27,6 @@ docs/benchmarks.md and benches/results/merge-loop.json.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -245,19 +244,12 @@ def run(args, argv, library: Path | None) -> int:
                                  results, [], started, scale=scale,
                                  short_lines=str(short_lines_path(10 * MB, args.corpus)))
     report["goals"] = goals(results, scale)
-    table = render(report)
-    print(table)
+    harness.publish(report, args, render, BEGIN, END)
     if not args.no_write:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=1) + "\n")
-        harness.write_doc(table, args.doc, BEGIN, END)
         print(f"wrote {args.json} and {args.doc}", file=sys.stderr)
     return 0 if all(r["status"] == "ok" for r in results) else 1
 
 
 def rerender(report: dict, args) -> int:
-    table = render(report)
-    print(table)
-    if not args.no_write:
-        harness.write_doc(table, args.doc, BEGIN, END)
+    harness.publish(report, args, render, BEGIN, END, save=False)
     return 0
