@@ -47,7 +47,7 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport move
 from libcpp.vector cimport vector
 
-from bytepair.split._split cimport utf8_error
+from bytepair.split._split cimport mix, utf8_error, utf8_width
 
 
 cdef extern from *:
@@ -83,26 +83,6 @@ cdef struct Entry:
 
 cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
-
-
-cdef inline uint64_t mix(uint64_t h) noexcept nogil:
-    # murmur3's 64-bit finaliser
-    h ^= h >> 33
-    h *= 0xFF51AFD7ED558CCDULL
-    h ^= h >> 33
-    h *= 0xC4CEB9FE1A85EC53ULL
-    h ^= h >> 33
-    return h
-
-
-cdef inline Py_ssize_t utf8_width(uint8_t lead) noexcept nogil:
-    if lead < 0x80:
-        return 1
-    if lead < 0xE0:
-        return 2
-    if lead < 0xF0:
-        return 3
-    return 4
 
 
 cdef class WordEngine:

@@ -16,7 +16,7 @@ at a time may count into a table; give each worker thread its own and
 ``merge_from`` them.
 """
 
-from libc.stdint cimport int64_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 # Pattern IDs (names as in bytepair.split.pretokenize.PATTERNS); PAT_NONE: no split,
 # each document is one piece.
@@ -100,3 +100,25 @@ cdef class PieceTable:
     cdef Py_ssize_t count_lines(self, int pattern, const unsigned char* s, Py_ssize_t n) except -2 nogil
     # Add every count of `other` into this table.
     cdef int merge_from(self, PieceTable other) except -1
+
+
+# Helpers shared by the compiled modules that hash pieces or walk UTF-8 (split, word counting,
+# the word engine): defined once here, inlined where they are used.
+cdef inline uint64_t mix(uint64_t h) noexcept nogil:
+    # murmur3's 64-bit finaliser
+    h ^= h >> 33
+    h *= 0xFF51AFD7ED558CCDULL
+    h ^= h >> 33
+    h *= 0xC4CEB9FE1A85EC53ULL
+    h ^= h >> 33
+    return h
+
+
+cdef inline Py_ssize_t utf8_width(uint8_t lead) noexcept nogil:
+    if lead < 0x80:
+        return 1
+    if lead < 0xE0:
+        return 2
+    if lead < 0xF0:
+        return 3
+    return 4

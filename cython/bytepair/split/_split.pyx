@@ -585,16 +585,6 @@ cdef extern from *:
     void* zeroed_slots "bytepair_zeroed_slots"(size_t bytes) noexcept nogil
 
 
-cdef inline uint64_t mix(uint64_t h) noexcept nogil:
-    # murmur3's 64-bit finaliser
-    h ^= h >> 33
-    h *= 0xFF51AFD7ED558CCDULL
-    h ^= h >> 33
-    h *= 0xC4CEB9FE1A85EC53ULL
-    h ^= h >> 33
-    return h
-
-
 cdef inline uint32_t fingerprint_of(uint64_t h) noexcept nogil:
     # Never 0 (an empty slot); holds the slot's place too, so growing needs no key.
     return <uint32_t>(h >> 32) | 1

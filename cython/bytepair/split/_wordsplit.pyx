@@ -11,17 +11,7 @@ tables of their own and merge them, as piece counting does.
 
 from libc.stdint cimport uint8_t
 
-from bytepair.split._split cimport PieceTable, Ring, utf8_error
-
-
-cdef inline Py_ssize_t utf8_width(uint8_t lead) noexcept nogil:
-    if lead < 0x80:
-        return 1
-    if lead < 0xE0:
-        return 2
-    if lead < 0xF0:
-        return 3
-    return 4
+from bytepair.split._split cimport PieceTable, Ring, utf8_error, utf8_width
 
 
 def count_words(PieceTable table, data):
