@@ -533,6 +533,7 @@ def publish(report: dict, args, render, begin: str, end: str, *, save: bool = Tr
             args.json.parent.mkdir(parents=True, exist_ok=True)
             args.json.write_text(json.dumps(report, indent=1) + "\n")
         write_doc(table, args.doc, begin, end)
+        print(f"wrote {args.json} and {args.doc}" if save else f"wrote {args.doc}", file=sys.stderr)
     return table
 
 

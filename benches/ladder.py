@@ -254,8 +254,6 @@ def run(args, argv, library: Path | None) -> int:
     report["phases"] = phases(results)
     report["goals"] = goals(results)
     harness.publish(report, args, render, BEGIN, END)
-    if not args.no_write:
-        print(f"wrote {args.json} and {args.doc}", file=sys.stderr)
     return 0 if all(r["status"] == "ok" for r in results) else 1
 
 

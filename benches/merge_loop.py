@@ -245,8 +245,6 @@ def run(args, argv, library: Path | None) -> int:
                                  short_lines=str(short_lines_path(10 * MB, args.corpus)))
     report["goals"] = goals(results, scale)
     harness.publish(report, args, render, BEGIN, END)
-    if not args.no_write:
-        print(f"wrote {args.json} and {args.doc}", file=sys.stderr)
     return 0 if all(r["status"] == "ok" for r in results) else 1
 
 

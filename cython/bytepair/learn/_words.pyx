@@ -330,14 +330,17 @@ cdef class WordEngine:
 
     cdef void push(self, uint32_t p) noexcept nogil:
         cdef Entry entry
-        cdef size_t i, parent
         entry.count = self.counts[p]
         entry.left = <uint32_t>(self.pair_keys[p] >> 32)
         entry.right = <uint32_t>self.pair_keys[p]
         entry.pair = p
         self.queued[p] = entry.count
         self.heap.push_back(entry)
-        i = self.heap.size() - 1
+        self.sift_up(self.heap.size() - 1, entry)
+
+    cdef void sift_up(self, size_t i, Entry entry) noexcept nogil:
+        # Put `entry` at hole i, or above it while it comes before its parent.
+        cdef size_t parent
         while i > 0:
             parent = (i - 1) // 2
             if not self.before(&entry, &self.heap[parent]):
@@ -351,7 +354,7 @@ cdef class WordEngine:
         # better children (one comparison a level), then the last entry rises
         # from there; it belongs near the bottom, so it rarely rises far.
         cdef Entry last = self.heap.back()
-        cdef size_t n = self.heap.size() - 1, i = 0, child, parent
+        cdef size_t n = self.heap.size() - 1, i = 0, child
         self.heap.pop_back()
         if n == 0:
             return
@@ -363,13 +366,7 @@ cdef class WordEngine:
                 child += 1
             self.heap[i] = self.heap[child]
             i = child
-        while i > 0:
-            parent = (i - 1) // 2
-            if not self.before(&last, &self.heap[parent]):
-                break
-            self.heap[i] = self.heap[parent]
-            i = parent
-        self.heap[i] = last
+        self.sift_up(i, last)
 
     cdef void queue_raised(self) noexcept nogil:
         cdef uint32_t p
