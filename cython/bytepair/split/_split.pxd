@@ -16,6 +16,7 @@ at a time may count into a table; give each worker thread its own and
 ``merge_from`` them.
 """
 
+cimport cython
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 # Pattern IDs (names as in bytepair.split.pretokenize.PATTERNS); PAT_NONE: no split,
@@ -58,7 +59,7 @@ cdef struct Piece:
     uint64_t word[2]
 
 cdef enum:
-    AHEAD = 8  # pieces found ahead of the one being counted
+    AHEAD = 16  # pieces found ahead of the one being counted
 
 # Pieces found but not yet counted (their slots are being prefetched).
 cdef struct Ring:
@@ -66,6 +67,8 @@ cdef struct Ring:
     Py_ssize_t found
     Py_ssize_t done
 
+# Final: its methods are called directly (and inlined in the hot loop), not through a vtable.
+@cython.final
 cdef class PieceTable:
     cdef Slot* slots
     cdef Py_ssize_t capacity  # a power of two

@@ -165,6 +165,59 @@ cdef inline Py_ssize_t run_without(const unsigned char* s, Py_ssize_t n, Py_ssiz
     return p
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* Each byte of w that is an ASCII letter (A-Z, a-z) as 0x80, every other byte as 0.
+       With x = byte | 0x20 (upper case to lower, nothing else into a..z), x < 0x80
+       and 'a' <= x <= 'z' are tested for eight bytes at once: adding 0x1F sets a
+       byte's top bit when x >= 'a', adding 0x05 when x > 'z'; no byte carries. */
+    static inline uint64_t bytepair_ascii_letters(uint64_t w) {
+        const uint64_t high = 0x8080808080808080ULL;
+        uint64_t x = w | 0x2020202020202020ULL;
+        uint64_t low7 = x & ~high;
+        return (low7 + 0x1F1F1F1F1F1F1F1FULL) & ~(low7 + 0x0505050505050505ULL) & ~x & high;
+    }
+    /* Eight bytes as a number whose lowest byte is the first (the order the masks above count in). */
+    static inline uint64_t bytepair_load8(const unsigned char* s) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        return w;
+    }
+    static inline int bytepair_trailing_zeros(uint64_t w) { return __builtin_ctzll(w); }
+    """
+    uint64_t load8 "bytepair_load8"(const unsigned char* s) noexcept nogil
+    uint64_t ascii_letters "bytepair_ascii_letters"(uint64_t w) noexcept nogil
+    int trailing_zeros "bytepair_trailing_zeros"(uint64_t w) noexcept nogil
+
+
+cdef inline bint ascii_letter(unsigned char c) noexcept nogil:
+    # A-Z or a-z: the only ASCII characters in \p{L}.
+    return <unsigned char>((c | 0x20) - 97) < 26
+
+
+cdef inline Py_ssize_t letter_run(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    # run_of(s, n, p, LETTER), eight ASCII bytes at a time: the end of a word
+    # is found by counting its letters, not by a branch on every byte.
+    cdef uint64_t others
+    while p + 8 <= n:
+        others = ~ascii_letters(load8(s + p)) & 0x8080808080808080ULL
+        if others:
+            p += trailing_zeros(others) >> 3
+            break
+        p += 8
+    else:
+        while p < n and ascii_letter(s[p]):
+            p += 1
+    if p < n and s[p] >= 0x80:  # a letter outside ASCII may go on with the run
+        return run_of(s, n, p, LETTER)
+    return p
+
+
 cdef inline Py_ssize_t run_of_bytes(const unsigned char* s, Py_ssize_t n, Py_ssize_t p, bint slash) noexcept nogil:
     # End of the run of "\r", "\n" (and "/" when `slash`) from p.
     while p < n and (s[p] == 13 or s[p] == 10 or (slash and s[p] == 47)):
@@ -248,6 +301,10 @@ cdef inline Py_ssize_t space_end(const unsigned char* s, Py_ssize_t n, Py_ssize_
 cdef inline Py_ssize_t gpt2_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
+    # Most pieces of most text: an ASCII word, with or without its space.
+    cdef Py_ssize_t q = p + (s[p] == 32)
+    if q < n and ascii_letter(s[q]):
+        return letter_run(s, n, q + 1)
     end = contraction_end(s, n, p, False)
     if end > p:
         return end
@@ -255,13 +312,13 @@ cdef inline Py_ssize_t gpt2_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t
     if s[p] == 32 and p + 1 < n:  # an optional space before a letter, number or symbol run
         k2 = klass(s, p + 1, &width2)
         if k2 & LETTER:
-            return run_of(s, n, p + 1, LETTER)
+            return letter_run(s, n, p + 1)
         if k2 & NUMBER:
             return run_of(s, n, p + 1, NUMBER)
         if not (k2 & (LETTER | NUMBER | SPACE)):
             return run_without(s, n, p + 1, LETTER | NUMBER | SPACE)
     if k & LETTER:
-        return run_of(s, n, p, LETTER)
+        return letter_run(s, n, p)
     if k & NUMBER:
         return run_of(s, n, p, NUMBER)
     if not (k & SPACE):
@@ -281,17 +338,21 @@ cdef inline Py_ssize_t gpt4_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
     cdef unsigned char c = s[p]
+    # Most pieces of most text: an ASCII word, with or without its space.
+    cdef Py_ssize_t q = p + (c == 32)
+    if q < n and ascii_letter(s[q]):
+        return letter_run(s, n, q + 1)
     end = contraction_end(s, n, p, True)
     if end > p:
         return end
     k = klass(s, p, &width)
     if k & LETTER:
-        return run_of(s, n, p, LETTER)
+        return letter_run(s, n, p)
     # [^\r\n\p{L}\p{N}]?+\p{L}+: one such character, then letters. The prefix
     # is possessive, and a non-letter cannot start the letter run anyway.
     if not (k & NUMBER) and c != 13 and c != 10 and p + width < n:
         if klass(s, p + width, &width2) & LETTER:
-            return run_of(s, n, p + width, LETTER)
+            return letter_run(s, n, p + width)
     if k & NUMBER:
         return run_of_numbers(s, n, p, digits)
     #  ?[^\s\p{L}\p{N}]+[\r\n]*

@@ -1,0 +1,69 @@
+"""The fast paths of compiled counting give exactly the regex's pieces and counts.
+
+The scanners take a shortcut for words of ASCII letters (eight bytes at a
+time), so these inputs put letter runs of every length next to every other
+kind of character: ASCII bytes of every class, letters and marks outside
+ASCII that continue a run, apostrophes, digits, white space.
+"""
+
+from collections import Counter
+
+import pytest
+import regex
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bytepair.split import fastsplit
+from bytepair.split.pretokenize import PATTERNS, splitter
+
+pytestmark = pytest.mark.skipif(not fastsplit.available(), reason="compiled splitter not installed")
+if fastsplit.available():
+    from bytepair.split import _split
+
+NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat", "superbpe"]
+ISOLATED = ("whitespace", "superbpe")
+ASCII = "".join(map(chr, range(128)))
+
+
+def expected(name, text):
+    if name in ISOLATED:
+        return splitter(PATTERNS[name])(text)
+    return regex.findall(PATTERNS[name], text)
+
+
+# Words of ASCII letters, short and long (the 8-byte steps and the byte tail),
+# glued to what may or may not continue them.
+WORDS = st.text(st.sampled_from("abcXYZ"), min_size=1, max_size=20)
+GLUE = st.one_of(
+    st.sampled_from(ASCII),
+    st.sampled_from(["é", "ß", "ǅ", "日", "\u0301", "ʰ", "٣", "\u00a0", "'s", "'LL", " '", "  ", "\r\n"]),
+)
+TEXTS = st.lists(st.one_of(WORDS, GLUE), max_size=30).map("".join)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(text=TEXTS)
+def test_split_of_ascii_words_equals_regex(name, text):
+    assert fastsplit.split(text, name) == expected(name, text)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_ascii_character_at_every_place_in_a_word(name):
+    # The 8-byte letter test against each ASCII character at each of 16 places,
+    # with and without a space before the word, and with a letter outside ASCII after.
+    for char in ASCII:
+        for before in range(16):
+            for lead, tail in (("", ""), (" ", ""), ("x ", "é"), (" ", "日b")):
+                text = lead + "q" * before + char + "w" * (15 - before) + tail
+                assert fastsplit.split(text, name) == expected(name, text), repr(text)
+
+
+@given(lines=st.lists(TEXTS, max_size=8))
+def test_table_counts_equal_regex_counts_per_line(lines):
+    text = "\n".join(lines)
+    table = _split.PieceTable()
+    table.count(text.encode("utf-8"), "gpt2", per_line=True)
+    # Documents as per_line cuts them: at "\n", less one "\r" before it.
+    documents = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    want = Counter(piece.encode("utf-8") for doc in documents for piece in expected("gpt2", doc))
+    assert table.items() == dict(want)
