@@ -67,3 +67,56 @@ def test_table_counts_equal_regex_counts_per_line(lines):
     documents = [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
     want = Counter(piece.encode("utf-8") for doc in documents for piece in expected("gpt2", doc))
     assert table.items() == dict(want)
+
+
+def _table(documents):
+    table = _split.PieceTable()
+    for doc in documents:
+        table.add_text(doc, "gpt2")
+    return table
+
+
+def _as_dict(arrays):
+    data, starts, counts = arrays
+    assert len(starts) == len(counts) + 1 and starts[0] == 0 and starts[-1] == len(data)
+    pieces = [data[a:b] for a, b in zip(starts, starts[1:])]
+    assert len(set(pieces)) == len(pieces)  # each piece written once
+    return dict(zip(pieces, counts))
+
+
+# Short and long pieces (past the 16 bytes a slot holds), repeated and shared between tables.
+DOCS = st.lists(st.text(st.sampled_from("ab é\n"), max_size=40), max_size=6)
+
+
+@given(shards=st.lists(DOCS, min_size=1, max_size=4))
+def test_merged_arrays_equal_the_sum_of_the_tables(shards):
+    tables = [_table(docs) for docs in shards]
+    want = Counter()
+    for table in tables:
+        want.update(table.items())
+    assert _as_dict(_split.merged_arrays(tables)) == dict(want)
+    assert [len(table) for table in tables] == [0] * len(tables)
+    tables[0].add_text("still usable", "gpt2")
+    assert tables[0].items() == {b"still": 1, b" usable": 1}
+
+
+def test_merged_arrays_of_large_tables_released_as_read():
+    # Tables of more than 2 MiB of slots give their pages back while being read.
+    a = _table(f"w{i} x{i % 7}" for i in range(0, 120_000))
+    b = _table(f"w{i} y{'z' * (i % 30)}" for i in range(60_000, 200_000))
+    want = Counter(a.items())
+    want.update(b.items())
+    assert _as_dict(_split.merged_arrays([a, b, _split.PieceTable()])) == dict(want)
+    assert len(a) == len(b) == 0
+
+
+def test_merged_arrays_of_no_tables_is_empty():
+    data, starts, counts = _split.merged_arrays([])
+    assert (data, list(starts), list(counts)) == (b"", [0], [])
+
+
+def test_merged_arrays_refuses_what_is_not_a_table_before_emptying_any():
+    table = _table(["a b"])
+    with pytest.raises(TypeError):
+        _split.merged_arrays([table, {}])
+    assert len(table) == 2

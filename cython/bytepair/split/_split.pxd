@@ -76,7 +76,10 @@ cdef class PieceTable:
     cdef unsigned char* arena  # every key, one after the other
     cdef Py_ssize_t arena_used
     cdef Py_ssize_t arena_capacity
+    cdef Py_ssize_t key_bytes  # the length of every key, added up
 
+    # Free everything and start again empty (as a new table).
+    cdef int clear(self) except -1
     # The bytes of the key in `slot`.
     cdef const unsigned char* key_of(self, Slot* slot) noexcept nogil
     # Double the slots (each moves by its fingerprint; no key is read).

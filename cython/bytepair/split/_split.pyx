@@ -16,9 +16,10 @@ Splitting costs O(n) for n bytes of text; counting adds one hash-table probe
 per piece (expected O(1), amortised over growth).
 """
 
+cimport cpython.array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from array import array
@@ -694,18 +695,27 @@ cdef class PieceTable:
     """
 
     def __cinit__(self):
+        self.slots = NULL
+        self.arena = NULL
+        self.clear()
+
+    def __dealloc__(self):
+        free(self.slots)
+        free(self.arena)
+
+    cdef int clear(self) except -1:
+        free(self.slots)
+        free(self.arena)
         self.capacity = 1024
         self.size = 0
+        self.key_bytes = 0
         self.slots = <Slot*>zeroed_slots(self.capacity * sizeof(Slot))
         self.arena_capacity = 1 << 14
         self.arena_used = 0
         self.arena = <unsigned char*>realloc(NULL, self.arena_capacity)
         if self.slots == NULL or self.arena == NULL:
             raise MemoryError()
-
-    def __dealloc__(self):
-        free(self.slots)
-        free(self.arena)
+        return 0
 
     cdef const unsigned char* key_of(self, Slot* slot) noexcept nogil:
         if slot.length <= SHORT_KEY:
@@ -791,6 +801,7 @@ cdef class PieceTable:
         slot.length = <uint32_t>n
         slot.count = count
         self.size += 1
+        self.key_bytes += n
         if self.size * 5 >= self.capacity * 3:
             self.grow()
         return 0
@@ -1036,6 +1047,165 @@ cdef class PieceTable:
 
     def __reduce__(self):
         return (PieceTable.from_bytes, (self.to_bytes(),))
+
+
+cdef extern from *:
+    """
+    /* Give the whole pages inside [start, end) back to the OS; they read as zeros
+       afterwards. Only for memory nothing will read again before it is freed. */
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    static void bytepair_release(const void* start, const void* end) {
+        const uintptr_t page = 4096;
+        uintptr_t from = ((uintptr_t)start + page - 1) & ~(page - 1);
+        uintptr_t to = (uintptr_t)end & ~(page - 1);
+        if (to > from) madvise((void*)from, to - from, MADV_DONTNEED);
+    }
+    #else
+    static void bytepair_release(const void* start, const void* end) { (void)start; (void)end; }
+    #endif
+    """
+    void release "bytepair_release"(const void* start, const void* end) noexcept nogil
+
+
+# A table as merged_arrays reads it, without a Python object.
+cdef struct View:
+    Slot* slots
+    Py_ssize_t mask
+    const unsigned char* arena
+
+
+cdef inline Slot* lookup(View* table, Piece* piece) noexcept nogil:
+    # The slot of the prepared `piece` in `table`, or NULL.
+    cdef uint32_t fingerprint = fingerprint_of(piece.hash)
+    cdef Py_ssize_t i = home(fingerprint, table.mask)
+    cdef Slot* slot
+    while True:
+        slot = &table.slots[i]
+        if slot.fingerprint == 0:
+            return NULL
+        if slot.fingerprint == fingerprint and slot.length == piece.n:
+            if piece.n <= SHORT_KEY:
+                if slot.word[0] == piece.word[0] and slot.word[1] == piece.word[1]:
+                    return slot
+            elif memcmp(table.arena + slot.word[0], piece.s, piece.n) == 0:
+                return slot
+        i = (i + 1) & table.mask
+
+
+# A piece of the table being read, with its count, waiting for its slots in the
+# later tables (prefetched meanwhile).
+cdef struct Pending:
+    Piece piece
+    int64_t count
+
+
+#: Slots read between two releases of what was read (2 MiB of them).
+cdef enum:
+    RELEASE_SLOTS = (1 << 21) // sizeof(Slot)
+
+
+def merged_arrays(tables):
+    """``(data, starts, counts)`` of the sum of the :class:`PieceTable` s ``tables``,
+    laid out as :meth:`PieceTable.arrays` lays out one table; the tables are left empty.
+
+    Each table is read once, in slot order: every piece not already written is
+    looked up in the tables after it, its counts are added up (and zeroed
+    there), and it is written out. The slots already read are given back to
+    the OS as the reading goes on, and each table is freed when it is read, so
+    no merged table is built and the peak stays near the tables' own size
+    rather than tables plus a merged copy plus the arrays. O(d * t) probes for
+    d distinct pieces in t tables.
+
+    >>> a, b = PieceTable(), PieceTable()
+    >>> a.count(b"ab ab c", "gpt2")
+    >>> b.count(b"c ab", "gpt2")
+    >>> data, starts, counts = merged_arrays([a, b])
+    >>> sorted((data[i:j], n) for i, j, n in zip(starts, starts[1:], counts))
+    [(b' ab', 2), (b' c', 1), (b'ab', 1), (b'c', 1)]
+    >>> len(a), len(b)
+    (0, 0)
+    """
+    cdef list order = list(tables)
+    cdef PieceTable table
+    cdef Py_ssize_t m = len(order), pieces = 0, key_bytes = 0
+    for table in order:  # a type error before anything is emptied
+        pieces += table.size
+        key_bytes += table.key_bytes
+    cdef View* views = <View*>malloc(max(m, 1) * sizeof(View))
+    # Bounds, not sizes: pieces in several tables are written once. Memory past
+    # what is written is never touched, so it costs address space, not RSS.
+    cdef unsigned char* buffer = <unsigned char*>malloc(max(key_bytes, 1))
+    cdef cpython.array.array starts = cpython.array.clone(array("q"), pieces + 1, False)
+    cdef cpython.array.array counts = cpython.array.clone(array("q"), pieces, False)
+    if views == NULL or buffer == NULL:
+        free(views)
+        free(buffer)
+        raise MemoryError()
+    cdef int64_t* at_of = <int64_t*>starts.data.as_longlongs
+    cdef int64_t* count_of = <int64_t*>counts.data.as_longlongs
+    cdef Py_ssize_t i, j, index, k = 0, at = 0, released = 0, capacity
+    cdef Slot* slot
+    cdef Slot* found
+    cdef Pending ring[AHEAD]
+    cdef Pending* pending
+    cdef Py_ssize_t queued = 0, done = 0
+    cdef bint huge
+    try:
+        for i in range(m):
+            table = order[i]
+            views[i].slots = table.slots
+            views[i].mask = table.capacity - 1
+            views[i].arena = table.arena
+        for i in range(m):
+            table = order[i]
+            capacity = table.capacity
+            huge = capacity * sizeof(Slot) >= (1 << 21)  # allocated apart, on whole pages
+            released = 0
+            with nogil:
+                index = 0
+                while index < capacity or done < queued:
+                    if index < capacity and queued - done < AHEAD:
+                        slot = &views[i].slots[index]
+                        index += 1
+                        if slot.fingerprint == 0 or slot.count == 0:  # empty, or added in already
+                            continue
+                        pending = &ring[queued % AHEAD]
+                        # The key is copied (or, past 16 bytes, stays in the arena): the
+                        # slot itself is not read again and may be released.
+                        table.prepare(&pending.piece, table.key_of(slot), slot.length)
+                        pending.count = slot.count
+                        for j in range(i + 1, m):
+                            prefetch(&views[j].slots[home(fingerprint_of(pending.piece.hash), views[j].mask)])
+                        queued += 1
+                        if huge and index - released >= RELEASE_SLOTS:
+                            release(&views[i].slots[released], &views[i].slots[index])
+                            released = index
+                        continue
+                    pending = &ring[done % AHEAD]
+                    done += 1
+                    for j in range(i + 1, m):
+                        found = lookup(&views[j], &pending.piece)
+                        if found != NULL:
+                            pending.count += found.count
+                            found.count = 0  # written out with this piece
+                    if pending.piece.n <= SHORT_KEY:
+                        memcpy(buffer + at, pending.piece.word, pending.piece.n)
+                    else:
+                        memcpy(buffer + at, pending.piece.s, pending.piece.n)
+                    at_of[k] = at
+                    count_of[k] = pending.count
+                    at += pending.piece.n
+                    k += 1
+            table.clear()
+        at_of[k] = at
+        cpython.array.resize(starts, k + 1)
+        cpython.array.resize(counts, k)
+        data = PyBytes_FromStringAndSize(<const char*>buffer, at)
+    finally:
+        free(views)
+        free(buffer)
+    return data, starts, counts
 
 
 def number_of_pieces(data, pattern):

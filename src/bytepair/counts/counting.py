@@ -401,7 +401,8 @@ def _piece_counts(counts: Counter, tables: list, source: str | None,
     if spill.runs:
         return spill.merge([counts, *tables], source)
     if tables and not counts:
-        return PieceCounts._from_flat(*_merged(tables).arrays(), source)
+        # Summed straight into the flat arrays, each table freed as it is read.
+        return PieceCounts._from_flat(*fastsplit.merged_arrays(tables), source)
     if tables:
         counts.update(_table_counter(_merged(tables)))
     return PieceCounts._from_dict(dict(counts), source)
