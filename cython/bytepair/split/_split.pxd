@@ -66,6 +66,7 @@ cdef struct Ring:
     Piece pieces[AHEAD]
     Py_ssize_t found
     Py_ssize_t done
+    const unsigned char* limit  # bytes before it may be read past a piece's end (NULL: none)
 
 # Final: its methods are called directly (and inlined in the hot loop), not through a vtable.
 @cython.final

@@ -618,6 +618,24 @@ cdef extern from *:
         memcpy(w, s, (size_t)n);
     #endif
     }
+    /* The same words when 16 bytes from s may be read: two loads and two masks, no
+       branch on the length (piece lengths vary too much for one to be predicted).
+       Returns 0 where that does not apply (big-endian), and the caller loads16. */
+    static inline int bytepair_load16_over(const unsigned char* s, Py_ssize_t n, uint64_t* w) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t a, b;
+        unsigned la = n < 8 ? (unsigned)n : 8u, lb = n > 8 ? (unsigned)n - 8u : 0u;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + 8, 8);
+        /* k low bytes kept: (1 << 8k) - 1, and all of them for k = 8 */
+        w[0] = a & ((((uint64_t)(la < 8)) << ((8u * la) & 63u)) - 1u);
+        w[1] = b & ((((uint64_t)(lb < 8)) << ((8u * lb) & 63u)) - 1u);
+        return 1;
+    #else
+        (void)s; (void)n; (void)w;
+        return 0;
+    #endif
+    }
     /* Zeroed memory for the slots (free() releases it). Tables of 2 MiB and
        more ask for transparent huge pages: a probe lands anywhere in the
        table, and with 4 KiB pages most probes of a large table also miss the TLB. */
@@ -644,6 +662,7 @@ cdef extern from *:
     """
     void prefetch "BYTEPAIR_PREFETCH"(const void* address) noexcept nogil
     void load16 "bytepair_load16"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
+    bint load16_over "bytepair_load16_over"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
     void* zeroed_slots "bytepair_zeroed_slots"(size_t bytes) noexcept nogil
 
 
@@ -814,10 +833,18 @@ cdef class PieceTable:
     cdef int push(self, Ring* ring, const unsigned char* s, Py_ssize_t n) except -1 nogil:
         # Each piece's slot is prefetched while the next AHEAD pieces are
         # found, which hides most cache misses of a large table behind the scanning.
+        cdef Piece* piece
         if ring.found - ring.done == AHEAD:
             self.add_prepared(&ring.pieces[ring.done % AHEAD], 1)
             ring.done += 1
-        self.prepare(&ring.pieces[ring.found % AHEAD], s, n)
+        piece = &ring.pieces[ring.found % AHEAD]
+        if n <= SHORT_KEY and s + 16 <= ring.limit and load16_over(s, n, piece.word):
+            piece.s = s
+            piece.n = n
+            piece.hash = hash_short(piece.word[0], piece.word[1], n)
+            prefetch(&self.slots[home(fingerprint_of(piece.hash), self.capacity - 1)])
+        else:
+            self.prepare(piece, s, n)
         ring.found += 1
         return 0
 
@@ -842,6 +869,7 @@ cdef class PieceTable:
     cdef int count_valid(self, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil:
         cdef Ring ring
         ring.found = ring.done = 0
+        ring.limit = s + n
         self.scan(&ring, pattern, s, n)
         return self.drain(&ring)
 
@@ -859,6 +887,7 @@ cdef class PieceTable:
         cdef const unsigned char* newline
         cdef Ring ring
         ring.found = ring.done = 0
+        ring.limit = s + n
         if pattern != PAT_NONE:
             # "\n" is never part of a multi-byte sequence, so the first bad
             # byte of the buffer is the first bad byte of the first bad line.
