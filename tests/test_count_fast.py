@@ -120,3 +120,26 @@ def test_merged_arrays_refuses_what_is_not_a_table_before_emptying_any():
     with pytest.raises(TypeError):
         _split.merged_arrays([table, {}])
     assert len(table) == 2
+
+
+def test_a_table_doubled_in_place_finds_every_piece_again():
+    # Growing from 1024 slots to 2**20 moves every slot in place, many times over,
+    # with runs that wrap around the end of the table. A piece that could not be
+    # found again after a doubling would be added a second time: the size would
+    # pass the number of distinct pieces and the counts would be split.
+    table = _split.PieceTable()
+    pieces = [f"p{i}".encode() * (1 + i % 9) for i in range(400_000)]  # short and long keys
+    for _ in range(2):
+        for piece in pieces:
+            table.count(piece, None)
+    assert len(table) == len(pieces)
+    assert table.items() == dict.fromkeys(pieces, 2)
+
+
+@given(documents=st.lists(st.text(st.sampled_from("ab \u00e9"), max_size=12), max_size=300))
+def test_growing_tables_count_like_a_counter(documents):
+    table = _split.PieceTable()
+    for doc in documents + documents:
+        table.add_text(doc, "gpt2")
+    want = Counter(piece.encode() for doc in documents + documents for piece in expected("gpt2", doc))
+    assert table.items() == dict(want)

@@ -636,23 +636,69 @@ cdef extern from *:
         return 0;
     #endif
     }
-    /* Zeroed memory for the slots (free() releases it). Tables of 2 MiB and
-       more ask for transparent huge pages: a probe lands anywhere in the
-       table, and with 4 KiB pages most probes of a large table also miss the TLB. */
+    /* Zeroed memory for the slots; bytepair_free_slots releases it. Tables of 2 MiB
+       and more are their own mappings, aligned to 2 MiB, and ask for transparent
+       huge pages: a probe lands anywhere in the table, and with 4 KiB pages most
+       probes of a large table also miss the TLB. Their pages are zero until
+       written, and bytepair_grown_slots moves them to a larger mapping (mremap)
+       instead of copying them, so a doubling never holds the old and new slots. */
     #if defined(__linux__)
     #include <stdlib.h>
     #include <sys/mman.h>
+    #define BYTEPAIR_HUGE ((size_t)1 << 21)
+    static void* bytepair_aligned_area(size_t bytes) {
+        unsigned char* area = (unsigned char*)mmap(NULL, bytes + BYTEPAIR_HUGE, PROT_READ | PROT_WRITE,
+                                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uintptr_t start, end;
+        if (area == MAP_FAILED) return NULL;
+        start = ((uintptr_t)area + BYTEPAIR_HUGE - 1) & ~(uintptr_t)(BYTEPAIR_HUGE - 1);
+        end = (uintptr_t)area + bytes + BYTEPAIR_HUGE;
+        if (start > (uintptr_t)area) munmap(area, start - (uintptr_t)area);
+        if (end > start + bytes) munmap((void*)(start + bytes), end - (start + bytes));
+        madvise((void*)start, bytes, MADV_HUGEPAGE);
+        return (void*)start;
+    }
     static void* bytepair_zeroed_slots(size_t bytes) {
-        const size_t huge = (size_t)1 << 21;
-        void* memory = NULL;
-        if (bytes < huge) return calloc(1, bytes);
-        if (posix_memalign(&memory, huge, bytes) != 0) return NULL;
-        madvise(memory, bytes, MADV_HUGEPAGE);
-        memset(memory, 0, bytes);
+        if (bytes < BYTEPAIR_HUGE) return calloc(1, bytes);
+        return bytepair_aligned_area(bytes);
+    }
+    static void bytepair_free_slots(void* slots, size_t bytes) {
+        if (slots == NULL) return;
+        if (bytes < BYTEPAIR_HUGE) free(slots);
+        else munmap(slots, bytes);
+    }
+    static void* bytepair_grown_slots(void* old, size_t old_bytes, size_t new_bytes) {
+        unsigned char* memory;
+        if (new_bytes < BYTEPAIR_HUGE) {
+            memory = (unsigned char*)realloc(old, new_bytes);
+            if (memory != NULL) memset(memory + old_bytes, 0, new_bytes - old_bytes);
+            return memory;
+        }
+        if (old_bytes < BYTEPAIR_HUGE) {  /* from the heap to a mapping: a small copy */
+            memory = (unsigned char*)bytepair_aligned_area(new_bytes);
+            if (memory == NULL) return NULL;
+            memcpy(memory, old, old_bytes);
+            free(old);
+            return memory;
+        }
+        memory = (unsigned char*)bytepair_aligned_area(new_bytes);
+        if (memory == NULL) return NULL;
+        /* The old pages move onto the start of the new area; the rest stays zero. */
+        if (mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, memory) == MAP_FAILED) {
+            munmap(memory, new_bytes);
+            return NULL;
+        }
+        madvise(memory, new_bytes, MADV_HUGEPAGE);
         return memory;
     }
     #else
     static void* bytepair_zeroed_slots(size_t bytes) { return calloc(1, bytes); }
+    static void bytepair_free_slots(void* slots, size_t bytes) { (void)bytes; free(slots); }
+    static void* bytepair_grown_slots(void* old, size_t old_bytes, size_t new_bytes) {
+        unsigned char* memory = (unsigned char*)realloc(old, new_bytes);
+        if (memory != NULL) memset(memory + old_bytes, 0, new_bytes - old_bytes);
+        return memory;
+    }
     #endif
     #if defined(__GNUC__) || defined(__clang__)
     #define BYTEPAIR_PREFETCH(address) __builtin_prefetch(address)
@@ -664,6 +710,8 @@ cdef extern from *:
     void load16 "bytepair_load16"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
     bint load16_over "bytepair_load16_over"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
     void* zeroed_slots "bytepair_zeroed_slots"(size_t bytes) noexcept nogil
+    void* grown_slots "bytepair_grown_slots"(void* old, size_t old_bytes, size_t new_bytes) noexcept nogil
+    void free_slots "bytepair_free_slots"(void* slots, size_t bytes) noexcept nogil
 
 
 cdef inline uint32_t fingerprint_of(uint64_t h) noexcept nogil:
@@ -698,6 +746,19 @@ cdef inline uint64_t hash_long(const unsigned char* s, Py_ssize_t n) noexcept no
     return mix(h)
 
 
+cdef inline void reseat(Slot* slots, Py_ssize_t i, Py_ssize_t mask) noexcept nogil:
+    # Take slot i out and put it back at the first free slot from its home.
+    cdef Slot moving = slots[i]
+    cdef Py_ssize_t j
+    if moving.fingerprint == 0:
+        return
+    slots[i].fingerprint = 0
+    j = home(moving.fingerprint, mask)
+    while slots[j].fingerprint:
+        j = (j + 1) & mask
+    slots[j] = moving
+
+
 cdef class PieceTable:
     """Counts of pieces (UTF-8 bytes -> int), in an open-addressing hash table.
 
@@ -719,12 +780,14 @@ cdef class PieceTable:
         self.clear()
 
     def __dealloc__(self):
-        free(self.slots)
+        free_slots(self.slots, self.capacity * sizeof(Slot))
         free(self.arena)
 
     cdef int clear(self) except -1:
-        free(self.slots)
+        free_slots(self.slots, self.capacity * sizeof(Slot))
         free(self.arena)
+        self.slots = NULL
+        self.arena = NULL
         self.capacity = 1024
         self.size = 0
         self.key_bytes = 0
@@ -742,23 +805,34 @@ cdef class PieceTable:
         return self.arena + slot.word[0]
 
     cdef int grow(self) except -1 nogil:
-        cdef Py_ssize_t capacity = self.capacity * 2, i, j
-        cdef Py_ssize_t mask = capacity - 1
-        cdef Slot* slots = <Slot*>zeroed_slots(capacity * sizeof(Slot))
-        cdef Slot* old
+        # Doubled in place, so the old and the new slots are never both held (at 1 GB
+        # that was a third of counting's peak). A slot's home in the doubled table
+        # is its old home, or that plus the old capacity. Each slot is taken out
+        # and put back from its new home, in an order that never leaves a gap in
+        # a probe run: first the slots after the first empty one (a run never
+        # crosses an empty slot, so each run is entered at its start, and a slot
+        # put back never lands past the one being moved), then the run at the
+        # start of the table once more, which now may also hold slots that
+        # wrapped around from the end of the doubled table. Proof: docs/design.md.
+        cdef Py_ssize_t old_capacity = self.capacity, capacity = old_capacity * 2
+        cdef Py_ssize_t mask = capacity - 1, i, first_empty
+        cdef Slot* slots = <Slot*>grown_slots(self.slots, old_capacity * sizeof(Slot),
+                                              capacity * sizeof(Slot))
         if slots == NULL:
             with gil:
                 raise MemoryError()
-        for i in range(self.capacity):
-            old = &self.slots[i]
-            if old.fingerprint:
-                j = home(old.fingerprint, mask)
-                while slots[j].fingerprint:
-                    j = (j + 1) & mask
-                slots[j] = old[0]
-        free(self.slots)
         self.slots = slots
         self.capacity = capacity
+        first_empty = 0
+        while slots[first_empty].fingerprint:  # there is one: the table is at most 60% full
+            first_empty += 1
+        for i in range(first_empty + 1, old_capacity):
+            reseat(slots, i, mask)
+        first_empty = 0
+        while slots[first_empty].fingerprint:
+            first_empty += 1
+        for i in range(first_empty):
+            reseat(slots, i, mask)
         return 0
 
     cdef void prepare(self, Piece* piece, const unsigned char* s, Py_ssize_t n) noexcept nogil:
