@@ -1,5 +1,5 @@
 # Declarations of the compiled pair engine; the work is in _engine.pyx.
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -277,26 +277,20 @@ cdef extern from *:
         void erase(PairSlot* slot) nogil
 
 
-# One token position of the linked token lists: 8 bytes. Links are
-# distances: 0 at a barrier, LINK_REMOVED once consumed, LINK_FAR when the
-# distance does not fit (then the position is in far_prev / far_next). The
-# weight of a position is found from where it lies (sequences are laid out
-# by weight).
-cdef struct Position:
-    uint32_t tok    # the token here
-    uint16_t prev   # distance back to the previous live position
-    uint16_t nxt    # distance on to the next live position
+# One token position is one uint32 slot of PairEngine.pos (see "Positions" in
+# _engine.pyx): a live token below GONE, a consumed position marked with the
+# length of the run of consumed positions it belongs to, or a BARRIER slot
+# between two sequences. There are no links: the next and previous live
+# positions are read from the marker next to a position.
 
 
 cdef class PairEngine:
-    cdef vector[Position] pos
+    cdef vector[uint32_t] pos       # token, GONE | run length, or BARRIER, per slot
     cdef vector[int64_t] starts     # first position of each laid-out sequence, then the total
     cdef vector[int64_t] order      # the caller's index of each laid-out sequence
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
     cdef PairTable pairs
-    cdef unordered_map[int32_t, int32_t] far_prev   # links of tokens longer than a
-    cdef unordered_map[int32_t, int32_t] far_next   # 16-bit distance
 
     # Scratch space of one merge. Each token seen next to a replacement gets
     # a slot (left and right neighbours apart): the token, the weight moving
@@ -321,11 +315,15 @@ cdef class PairEngine:
     cdef vector[uint32_t] shape
     cdef int64_t max_words
 
+    cdef uint32_t _lay_out(self, const unsigned char[:] narrow, const uint32_t[:] wide,
+                           vector[int64_t]& given_starts,
+                           vector[int64_t]& given_weights) noexcept nogil
+    cdef void _index_pairs(self) noexcept nogil
     cdef int64_t _weight(self, int32_t i) noexcept nogil
+    cdef int32_t _after(self, int32_t i) noexcept nogil
     cdef int32_t _next(self, int32_t i) noexcept nogil
     cdef int32_t _prev(self, int32_t i) noexcept nogil
-    cdef void _set_next(self, int32_t i, int32_t j) noexcept nogil
-    cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil
+    cdef void _consume(self, int32_t i, int32_t j, int32_t end) noexcept nogil
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
     cdef bint _eligible(self, uint64_t key) noexcept nogil
