@@ -100,3 +100,24 @@ def test_both_twins_count_sequence_ends_toward_the_position_limit(monkeypatch):
                                          r"at most 5 positions and sequence ends together"):
         _engine_py.PairEngine(array("I", [1, 2, 3, 4]), array("q", [0, 2, 4]), array("q", [1, 1]))
     _engine_py.PairEngine(array("I", [1, 2, 3, 4]), array("q", [0, 4]), array("q", [1]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, TOP_ID), min_size=1, max_size=40),
+       st.lists(st.integers(0, 39), max_size=400), st.integers(1, 6))
+def test_hyp_a_growing_pair_table_finds_every_pair(alphabet, picks, parts):
+    # Many distinct pairs of spread-out IDs: the table doubles several times,
+    # with probe runs that wrap around its end, while merges add and erase pairs.
+    if incremental.BACKENDS["compiled"] is None or os.environ.get("BYTEPAIR_SKIP_COMPILED"):
+        pytest.skip("the compiled engine is not built")
+    tokens = array("I", [alphabet[p % len(alphabet)] for p in picks])
+    starts = sorted({0, len(tokens)} | {len(tokens) * k // parts for k in range(parts)})
+    weights = [1 + k % 3 for k in range(len(starts) - 1)]
+    engines = [engine(twin, tokens, starts, weights) for twin in ("compiled", "python")]
+    results = []
+    for e in engines:
+        e.open_queue(1)
+        results.append(e.fit(60, 1, lambda left, right, rank: TOP_ID - rank, 0, 4))
+    assert results[0] == results[1]
+    assert engines[0].check() == engines[1].check()
+    assert engines[0].sequences() == engines[1].sequences()
