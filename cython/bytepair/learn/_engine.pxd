@@ -377,8 +377,8 @@ cdef extern from *:
 
 cdef class PairEngine:
     cdef vector[uint32_t] pos       # token, GONE | run length, or BARRIER, per slot
-    cdef vector[int64_t] starts     # first position of each laid-out sequence, then the total
-    cdef vector[int64_t] order      # the caller's index of each laid-out sequence
+    cdef vector[int32_t] starts     # first position of each laid-out sequence, then the total
+    cdef vector[int32_t] order      # the caller's index of each laid-out sequence
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
     cdef PairTable pairs

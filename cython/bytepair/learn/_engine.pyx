@@ -134,6 +134,11 @@ cdef class PairEngine:
         cdef uint32_t top
         with nogil:
             top = self._lay_out(narrow, wide, given_starts, given_weights)
+            # Not needed any more: free them before the pair table grows.
+            given_starts.clear()
+            given_starts.shrink_to_fit()
+            given_weights.clear()
+            given_weights.shrink_to_fit()
         if top >= GONE:
             self.pos.clear()
             self.pos.shrink_to_fit()
@@ -165,8 +170,8 @@ cdef class PairEngine:
             if k and by_weight[k].first != by_weight[k - 1].first:
                 self.run_end.push_back(at)
                 self.run_weight.push_back(-by_weight[k - 1].first)
-            self.order.push_back(s)
-            self.starts.push_back(at)
+            self.order.push_back(<int32_t>s)
+            self.starts.push_back(<int32_t>at)
             lo = given_starts[s]
             hi = given_starts[s + 1]
             for i in range(lo, hi):
@@ -176,7 +181,7 @@ cdef class PairEngine:
             at += hi - lo
             self.pos[at] = BARRIER
             at += 1
-        self.starts.push_back(at)
+        self.starts.push_back(<int32_t>at)
         if count:
             self.run_end.push_back(at)
             self.run_weight.push_back(-by_weight[count - 1].first)
@@ -662,7 +667,7 @@ cdef class PairEngine:
         cdef list out = [None] * <Py_ssize_t>self.order.size()
         for k in range(<Py_ssize_t>self.order.size()):
             seq = []
-            i = <int32_t>self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
+            i = self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
             while i >= 0:
                 seq.append(ints[self.pos[i]] if ints is not None else self.pos[i])
                 i = self._next(i)
@@ -680,7 +685,7 @@ cdef class PairEngine:
         cdef int32_t i, j
         cdef PairSlot* info
         for k in range(<Py_ssize_t>self.order.size()):
-            i = <int32_t>self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
+            i = self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
             assert i < 0 or self._prev(i) == -1, "sequence start has a predecessor"
             while i >= 0:
                 j = self._next(i)
