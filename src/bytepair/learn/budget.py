@@ -8,7 +8,7 @@ do not give: at 100 MB of English (GPT-2 split, vocabulary 32768) it ends at
 485,000 pairs for 4.96 M positions, and its slots (it doubles in place) cost
 about 7 bytes per position. :data:`BYTES_PER_POSITION` and
 :data:`BYTES_PER_PIECE` cover all of it with a margin: at 100 MB the
-estimate is 151 MiB, the peak measured 131 MiB (``python -m
+estimate is 151 MiB, the peak measured 128 MiB (``python -m
 benches.phase_memory --size 100MB``). It is a calibrated estimate, not a
 bound: other text may need more, which the check while merging catches.
 
