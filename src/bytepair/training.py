@@ -829,11 +829,14 @@ def _encode_spans(model: ByteModel, data: bytes, starts: array, threads: int) ->
     with ThreadPoolExecutor(threads) as pool:
         parts = list(pool.map(lambda a, b: model.encode_spans(data, starts[a:b + 1]),
                               cuts[:-1], cuts[1:]))
-    tokens, offsets = array("I"), array("q")
-    for ids, at in parts:
-        base = len(tokens)
-        offsets.extend(at[:-1] if base == 0 else array("q", (x + base for x in at[:-1])))
+    # The first part's arrays grow in place (a large array is remapped, not copied).
+    tokens, offsets = parts.pop(0)
+    del offsets[-1]
+    while parts:
+        ids, at = parts.pop(0)
+        offsets.extend(map(len(tokens).__add__, at[:-1]))
         tokens.extend(ids)
+        del ids, at
     offsets.append(len(tokens))
     return tokens, offsets
 
