@@ -3,6 +3,7 @@ stage 2) and left empty, on both backends."""
 
 import threading
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,11 +31,21 @@ def test_release_leaves_an_empty_engine(backend, sequences, merges):
     assert trainer.sequences() == []
 
 
-def test_superbpe_frees_its_engine_on_a_thread_that_ends():
+@pytest.mark.parametrize("on_thread", [True, False])
+def test_superbpe_frees_its_engine_the_same_either_way(monkeypatch, on_thread):
+    # A large engine is freed on a thread (here: any engine), a small one at once.
+    from bytepair import training
+
     lines = KJV.read_text(encoding="utf-8").splitlines()[:300]
+    expected = bytepair.train(lines, vocab_size=600, superbpe=500, progress=False)
+    started = []
+    monkeypatch.setattr(training, "RELEASE_ON_THREAD_POSITIONS", 0 if on_thread else 10**12)
+    monkeypatch.setattr(threading.Thread, "start",
+                        lambda self, start=threading.Thread.start: (started.append(self), start(self)))
     tok = bytepair.train(lines, vocab_size=600, superbpe=500, progress=False)
-    released = [t for t in threading.enumerate() if t.name == "bytepair-release"]
-    for thread in released:
+    releases = [t for t in started if t.name == "bytepair-release"]
+    assert len(releases) == (1 if on_thread else 0)
+    for thread in releases:
         thread.join(timeout=60)
         assert not thread.is_alive()
-    assert len(tok.merges) == 600 - 256
+    assert tok.merges == expected.merges

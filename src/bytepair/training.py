@@ -808,20 +808,31 @@ def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_w
     trainer = incremental.IncrementalTrainer.from_arrays(
         tokens, token_starts, weights, _byte_token, first_rank=len(rules),
         word_limit=(shapes, max_words))
+    positions = len(tokens)
     del tokens, token_starts, weights
     rules = _run(trainer, list(rules), merges, min_frequency, progress)
-    _release_meanwhile(trainer)
+    _release_meanwhile(trainer, positions)
     return rules
 
 
-def _release_meanwhile(trainer: incremental.IncrementalTrainer) -> None:
-    """Free a trainer's memory on a thread of its own while the caller makes the model.
+#: Engines of at least this many token positions are freed on a thread of their own.
+RELEASE_ON_THREAD_POSITIONS = 1 << 20
 
-    Stage 2's engine holds about a million occurrence lists at 100 MB of text,
-    each a block of its own: freeing them took 0.3 to 0.5 s in the caller's
-    thread. The compiled engine frees without the GIL; the thread is not a
-    daemon, so the interpreter waits for it before it exits.
+
+def _release_meanwhile(trainer: incremental.IncrementalTrainer, positions: int) -> None:
+    """Free a trainer's memory, on a thread of its own when it is large, while the
+    caller makes the model.
+
+    Stage 2's engine holds an occurrence list per pair seen more than twice,
+    each a block of its own: at 100 MB of text, freeing them took 0.3 s of CPU
+    in the caller's thread. The compiled engine frees without the GIL; the
+    thread is not a daemon, so the interpreter waits for it before it exits.
+    A small engine is freed at once: no thread outlives a small training (a
+    fork right after would find it running).
     """
+    if positions < RELEASE_ON_THREAD_POSITIONS:
+        trainer.release()
+        return
     import threading  # at first use, not at import
 
     threading.Thread(target=trainer.release, name="bytepair-release").start()
