@@ -611,9 +611,8 @@ cdef class PairEngine:
 
         The engine is empty afterwards (no sequences, no pairs) and cannot
         merge. Freeing takes a while for a large engine, whose occurrence
-        lists are blocks of their own (about a million after SuperBPE's stage
-        2 at 100 MB of text), so a caller that is done with it may run this
-        on another thread and go on.
+        lists are blocks of their own, so a caller that is done with it may
+        run this on another thread and go on.
         """
         self.queue = None
         with nogil:

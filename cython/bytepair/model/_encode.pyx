@@ -1185,14 +1185,15 @@ cdef class Encoder:
         cdef PieceCache cache = PieceCache(SPAN_CACHE_BYTES)
         joins.resize(65536)
         with nogil:
-            # A token holds one byte at least: room for as many IDs as bytes
-            # up front, so the vector never grows by copying. Only the pages
-            # written are ever backed by memory (a large block is mapped
-            # lazily), and a block this large is given back to the system when
-            # freed; grown step by step on a thread, its smaller old blocks
-            # stayed in the thread's malloc arena, which trimming never reaches.
+            # Room for one ID per two bytes up front (tokens of a trained
+            # vocabulary average more; when they do not, the vector grows once).
+            # Only the pages written are backed by memory (a large block is
+            # mapped lazily) and a block this large goes back to the system
+            # when freed. Grown from small on a thread, the vector's old blocks
+            # stayed in that thread's malloc arena, whose top malloc_trim does
+            # not give back.
             if pieces:
-                ids.reserve(at[pieces] - at[0])
+                ids.reserve((at[pieces] - at[0]) // 2 + 1)
             self.byte_joins(joins.data())
             for k in range(pieces):
                 out_at[k] = <int64_t>ids.size()
