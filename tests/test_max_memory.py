@@ -87,7 +87,8 @@ def test_a_limit_below_what_is_held_stops_before_counting(monkeypatch):
 def test_growing_past_the_limit_while_merging_stops_after_a_chunk(monkeypatch):
     expected = bytepair.train(TEXT, merges=60, workers=1, progress=False).merges
     monkeypatch.setattr(training, "LEARN_CHUNK", 10)
-    sizes = iter([10 * 2**20] * 4 + [2**40] * 100)  # before counting, the estimate, 2 chunks fit
+    # Before counting, the counting plan, the estimate and 2 chunks fit.
+    sizes = iter([10 * 2**20] * 5 + [2**40] * 100)
     monkeypatch.setattr(budget, "resident_bytes", lambda: next(sizes))
     monkeypatch.setattr(training, "resident_bytes", lambda: next(sizes))
     steps = []

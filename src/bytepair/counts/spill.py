@@ -201,7 +201,17 @@ class Spill:
         with self._lock:
             self.runs.extend(map(Path, paths))
 
-    def merge(self, tables: Iterable, source: str | None) -> PieceCounts:
-        """The sum of every run written and the ``tables`` still in memory."""
-        in_memory = [sorted_items(table) for table in tables if table is not None and len(table)]
-        return merge_runs([*map(read_run, self.runs), *in_memory], source)
+    def merge(self, tables: list, source: str | None) -> PieceCounts:
+        """The sum of every run written and the ``tables`` still in memory.
+
+        ``tables`` (a list) is emptied: each table is written as a run in turn and let go
+        (a Counter is cleared), so that the merge holds the result and one record per
+        run, not the tables and their sorted items besides."""
+        while tables:
+            table = tables.pop()
+            if table is not None and len(table):
+                self.write(table)
+                if isinstance(table, dict):
+                    table.clear()  # the caller's Counter
+            del table
+        return merge_runs(map(read_run, self.runs), source)
