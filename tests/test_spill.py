@@ -152,14 +152,15 @@ SLOW_SPILL = textwrap.dedent("""
     import bytepair.counts.spill as spill
     from bytepair.cli.main import main
 
-    real = spill.save_run
+    real = spill.Spill.write
 
-    def slow(*args):
-        real(*args)
+    def slow(self, table):
+        path = real(self, table)
         os.write(1, b"SPILLED\\n")
         time.sleep(60)
+        return path
 
-    spill.save_run = slow
+    spill.Spill.write = slow
     sys.exit(main(sys.argv[1:]))
 """)
 

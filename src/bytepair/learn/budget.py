@@ -63,7 +63,7 @@ SAMPLE_BLOCKS = 64
 #: ... of this many bytes each (and on to the next line end): 4 MiB in all.
 SAMPLE_BLOCK = 1 << 16
 #: Inputs smaller than this are not forecast: counting them is the quick way to know.
-FORECAST_FROM = 16 * SAMPLE_BLOCKS * SAMPLE_BLOCK
+FORECAST_FROM = 4 * SAMPLE_BLOCKS * SAMPLE_BLOCK
 #: The growth exponent measured inside the sample, times this, decides whether to refuse.
 OPTIMISTIC_GROWTH = 0.8
 #: ... and times this gives the expected need that the message names.
