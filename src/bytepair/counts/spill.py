@@ -128,6 +128,8 @@ def read_run(path: str | os.PathLike) -> Iterator[tuple[bytes, int]]:
 
 #: The chunks of all runs being merged together hold about this many bytes.
 MERGE_BYTES = 4 << 20
+#: ... and each run's chunk at least this many (a longer record is read whole all the same).
+MIN_CHUNK = 1 << 12
 
 
 class _Chunks:
@@ -181,7 +183,7 @@ def merge_run_files(paths: list, source: str | None, chunks: int = MERGE_BYTES) 
     O(records) in C plus O(log records) Python per key range."""
     if _runs is None:
         return merge_runs(map(read_run, paths), source)
-    size = max(1 << 12, chunks // max(1, len(paths)))
+    size = max(MIN_CHUNK, chunks // max(1, len(paths)))
     data, starts, counts = bytearray(), array("q", [0]), array("q")
     with contextlib.ExitStack() as stack:
         runs = [_Chunks(stack.enter_context(open(path, "rb")), os.fspath(path), size)

@@ -174,10 +174,13 @@ def _plain(path) -> bool:
             and not is_parquet(path))
 
 
-def sample_blocks(files: Files, blocks: int = SAMPLE_BLOCKS,
-                  block: int = SAMPLE_BLOCK) -> list[bytes]:
-    """``blocks`` reads of about ``block`` bytes at places spread evenly over the files (as
-    if laid end to end), each from a line start to a line end. O(blocks) small reads."""
+def sample_blocks(files: Files, blocks: int | None = None,
+                  block: int | None = None) -> list[bytes]:
+    """``blocks`` reads of about ``block`` bytes (default :data:`SAMPLE_BLOCKS` and
+    :data:`SAMPLE_BLOCK`) at places spread evenly over the files (as if laid end to end),
+    each from a line start to a line end. O(blocks) small reads."""
+    blocks = SAMPLE_BLOCKS if blocks is None else blocks
+    block = SAMPLE_BLOCK if block is None else block
     sizes = [path.stat().st_size for path in files.paths]
     total = sum(sizes)
     out = []
