@@ -49,7 +49,7 @@ from bytepair.learn import incremental
 
 #: Bytes per token position: the 8-byte record, occurrence lists (4 per entry, with room for
 #: their growth), the copy of the tokens the engine is built from, and the pair table.
-BYTES_PER_POSITION = 15
+BYTES_PER_POSITION = 16
 #: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout.
 BYTES_PER_PIECE = 32
 #: Bytes per merge: the rule (a Python object in the list of rules) and the pairs it creates.
