@@ -579,13 +579,16 @@ def train(
         With ``superbpe``: no token may hold more than this many words (runs of bytes that
         are not ASCII white space); default 4.
     ``max_memory``
-        A limit on this process's memory while learning: bytes, or a size such as
-        ``"4GiB"``, ``"512MiB"`` or ``"2GB"``. Once the pieces are counted, and before the
-        merge engine is built, training stops at once with :class:`bytepair.MemoryLimitError`
-        (a ``MemoryError`` and a ``ValueError``) saying how much it needs when the engine's
-        estimate does not fit; while merging it stops the same way if the process passes the
-        limit all the same. The rules do not depend on it. Counting workers are other
-        processes and are not limited. Not yet with ``superbpe``.
+        A limit on this process's memory: bytes, or a size such as ``"4GiB"``, ``"512MiB"``
+        or ``"2GB"``. Training stops with :class:`bytepair.MemoryLimitError` (a
+        ``MemoryError`` and a ``ValueError``) and one line saying how much it needs: before
+        any work when even the optimistic forecast from a sample of the files does not fit
+        (plain local text with a named pattern, 16 MiB and more; see
+        :mod:`bytepair.learn.budget`); once the pieces are counted, before the merge engine is
+        built, when the engine's estimate does not fit; while merging, if the process passes
+        the limit all the same. Counting keeps within it: its tables spill to disk as with
+        ``count_memory`` (the smaller bound wins), with fewer ``workers`` when each one's
+        table would be too small. The rules do not depend on it. Not yet with ``superbpe``.
     """
     if superbpe is not None and (checkpoint is not None or count_memory is not None):
         raise ValueError(f"{'checkpoint' if checkpoint is not None else 'count_memory'}: "
