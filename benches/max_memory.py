@@ -13,13 +13,13 @@ Three parts, each a subcommand, each measurement in a fresh process:
     ``/proc/self/clear_refs`` once counting is done; Linux).
 ``limit``
     ``bytepair train FILE --per-line --vocab-size V --workers W --max-memory SIZE``
-    and the same without the limit, each under ``/usr/bin/time -v``: wall time, peak
-    RSS (the process and its waited-for children), exit status, the message, and
-    whether the two model files are byte for byte the same.
+    for each SIZE, then the same without a limit, each under ``/usr/bin/time -v``: wall
+    time, peak RSS (the process and its waited-for children), exit status, the message,
+    and whether the model file is byte for byte the one without a limit.
 
     python -m benches.max_memory forecast --size 10MB 100MB 1GB
     python -m benches.max_memory calibrate --size 10MB 100MB 1GB
-    python -m benches.max_memory limit --size 1GB --max-memory 512MiB
+    python -m benches.max_memory limit --size 1GB --max-memory 512MiB 900MiB
 
 Each writes benches/results/max-memory-<part>.json (``limit``: max-memory-<size>.json;
 ``--no-write`` to skip) and prints its table.
@@ -141,25 +141,29 @@ def _timed(command: list[str]) -> dict:
 
 
 def limit(args) -> dict:
+    """Each ``--max-memory`` in turn, then no limit; the models compared with the free one's."""
     path = _path(args.size[0])
     bytepair = str(Path(sys.executable).with_name("bytepair"))
     rows = []
     with tempfile.TemporaryDirectory(prefix="bytepair-bench-limit-") as tmp:
         common = [bytepair, "train", str(path), "--per-line", "--vocab-size", str(args.vocab_size),
                   "--workers", str(args.workers), "-q"]
-        limited = Path(tmp) / "limited.json"
-        free = Path(tmp) / "free.json"
-        rows.append({"way": f"--max-memory {args.max_memory}", "load_before": os.getloadavg()[0],
-                     **_timed(common + ["--max-memory", args.max_memory, "-o", str(limited)])})
-        rows.append({"way": "no limit", "load_before": os.getloadavg()[0],
-                     **_timed(common + ["-o", str(free)])})
-        same = limited.exists() and free.exists() and limited.read_bytes() == free.read_bytes()
+        ways = [(f"--max-memory {size}", ["--max-memory", size], Path(tmp) / f"limited-{size}.json")
+                for size in args.max_memory]
+        ways.append(("no limit", [], Path(tmp) / "free.json"))
+        for way, options, model in ways:
+            rows.append({"way": way, "load_before": round(os.getloadavg()[0], 2),
+                         **_timed(common + options + ["-o", str(model)])})
+        free = ways[-1][2].read_bytes() if ways[-1][2].exists() else None
+        for row, (_, _, model) in zip(rows, ways):
+            row["same_model_as_no_limit"] = model.exists() and model.read_bytes() == free
+            row["command"] = row["command"].replace(str(path), path.name).replace(tmp, "OUT")
+            row["command"] = row["command"].replace(bytepair, "bytepair")
     for row in rows:
-        row["command"] = row["command"].replace(str(path), path.name).replace(tmp, "OUT")
         print(f"{row['way']:>22}: {row['seconds']:.1f} s, peak RSS {row['peak_rss_mib']} MiB, exit "
-              f"{row['exit']} {row['message']}", flush=True)
-    print(f"same model: {same}" if rows[0]["exit"] == 0 else "the limit stopped the run", flush=True)
-    return {"rows": rows, "same_model": same, "corpus": path.name, "bytes": path.stat().st_size}
+              f"{row['exit']}, same model: {row['same_model_as_no_limit']} {row['message']}", flush=True)
+    return {"rows": rows, "corpus": path.name, "bytes": path.stat().st_size,
+            "vocab_size": args.vocab_size}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -169,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", nargs="+", default=["100MB"])
     parser.add_argument("--vocab-size", type=int, default=32768)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--max-memory", default="512MiB")
+    parser.add_argument("--max-memory", nargs="+", default=["512MiB"])
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
     load = os.getloadavg()
