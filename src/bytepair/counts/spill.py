@@ -105,6 +105,17 @@ def save_run(path: str | os.PathLike, items: Iterable[tuple[bytes, int]]) -> Non
         write_run(handle, items)
 
 
+def save_table(path: str | os.PathLike, table) -> None:
+    """``table`` (a Counter, dict or compiled ``PieceTable``) as a run at ``path``, atomically;
+    a compiled table is sorted in C, with no Python object per piece."""
+    if _runs is None or isinstance(table, dict):
+        save_run(path, sorted_items(table))
+        return
+    with open_atomically(path) as handle:
+        handle.write(MAGIC)
+        handle.write(_runs.sorted_records(table))
+
+
 def read_run(path: str | os.PathLike) -> Iterator[tuple[bytes, int]]:
     """The ``(piece, count)`` records of the run at ``path``, streamed. A file that
     is not a whole run raises ValueError naming it."""
@@ -285,12 +296,7 @@ class Spill:
         caller empties the table. Safe from several threads."""
         with self._lock:
             path = Path(self._directory) / f"run-{os.getpid()}-{next(self._names)}"
-        if _runs is not None and not isinstance(table, dict):
-            with open_atomically(path) as handle:  # sorted in C: no Python object per piece
-                handle.write(MAGIC)
-                handle.write(_runs.sorted_records(table))
-        else:
-            save_run(path, sorted_items(table))
+        save_table(path, table)
         with self._lock:
             self.runs.append(path)
         return path
