@@ -9,12 +9,13 @@ Three checks, each with one line that says how much is needed:
    ``x(n) = x(s) * (n / s) ** beta``, ``beta`` measured inside the sample (the
    sample against its every other block). The number of distinct pieces grows
    more slowly the more text is read, so ``beta`` measured on a small sample is
-   too large: on seven corpora of 10 MB to 1 GB the exponent from the sample to
-   the whole input was 0.87 to 0.99 times the one measured inside the sample
-   (``python -m benches.max_memory forecast``). The forecast that decides uses
-   :data:`OPTIMISTIC_GROWTH` times it (below every one measured), so that a run
-   that could fit is never refused on a guess; the expected need, shown in the
-   message, uses :data:`EXPECTED_GROWTH`.
+   too large. The forecast that decides uses :data:`OPTIMISTIC_GROWTH` times it,
+   so that a run that could fit is not refused on a guess; the expected need,
+   shown in the message, uses :data:`EXPECTED_GROWTH`. On English of 10 MB to
+   1 GB the optimistic forecast was 0.67 to 0.99 of the real values, the expected
+   one 0.85 to 1.49 (``python -m benches.max_memory forecast --size 10MB 30MB
+   100MB 1GB``). A corpus that repeats itself is what it misjudges: blocks from
+   its copies look like new text, so its forecast is high.
 2. *While counting* (:func:`counting_plan`): the counting tables spill to disk
    as sorted runs (:mod:`bytepair.counts.spill`) within a share of what the
    limit leaves, with fewer workers when each one's table would be too small.
@@ -30,8 +31,8 @@ and weight, and a pair table that grows while merging (with the rules, a
 Python object each). :data:`BYTES_PER_POSITION`, :data:`BYTES_PER_PIECE` and
 :data:`BYTES_PER_MERGE` are calibrated on what the process grows by from the
 end of counting to its peak (``python -m benches.max_memory calibrate``: GPT-2
-split, vocabulary 32768): the estimate was 4% to 11% above the measured growth
-at 100 MB and 1 GB of text, up to twice it at 10 MB, where the pair table's
+split, vocabulary 32768): the estimate was 7% and 14% above the measured growth
+at 100 MB and 1 GB of text, up to 1.9 times it at 10 MB, where the pair table's
 doublings are coarse. It is a calibrated estimate, not a bound: other text
 may need more, which the check while merging catches.
 """
@@ -46,6 +47,10 @@ from bytepair._util.validate import format_memory
 from bytepair.read.corpus import Files, is_jsonl, is_parquet
 from bytepair.split import fastsplit
 from bytepair.learn import incremental
+
+# Calibrated on the engine as it is: when its layout changes, measure again with
+# ``python -m benches.max_memory calibrate --size 10MB 30MB 100MB 1GB`` and keep the
+# estimate at or above the growth at 100 MB and 1 GB.
 
 #: Bytes per token position: the 8-byte record, occurrence lists (4 per entry, with room for
 #: their growth), the copy of the tokens the engine is built from, and the pair table.
