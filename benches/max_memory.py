@@ -19,7 +19,8 @@ Three parts, each a subcommand, each measurement in a fresh process:
 
     python -m benches.max_memory forecast --size 10MB 100MB 1GB
     python -m benches.max_memory calibrate --size 10MB 100MB 1GB
-    python -m benches.max_memory limit --size 1GB --max-memory 512MiB 900MiB
+    python -m benches.max_memory limit --size 1GB --max-memory 512MiB 1GiB
+    python -m benches.max_memory render --json benches/results/max-memory-1GB.json
 
 Each writes benches/results/max-memory-<part>.json (``limit``: max-memory-<size>.json;
 ``--no-write`` to skip) and prints its table.
@@ -166,16 +167,37 @@ def limit(args) -> dict:
             "vocab_size": args.vocab_size}
 
 
+def render(path: Path) -> str:
+    """The Markdown table of a ``limit`` result (docs/benchmarks.md)."""
+    r = json.loads(Path(path).read_text())
+    lines = [f"`{r['command']}` ({r['date'][:16].replace('T', ' ')} UTC, commit {r['commit']}, "
+             f"load {r['load_average_start'][0]:.1f} before, {r['load_average_end'][0]:.1f} after, "
+             f"on {r['cpus']} cores):", "",
+             "| command | wall time | peak RSS | exit | same model as without a limit | message |",
+             "|---|---:|---:|---:|---|---|"]
+    for row in r["rows"]:
+        same = ("(stopped, no model)" if row["exit"] else "(the reference)" if row["way"] == "no limit"
+                else "yes" if row["same_model_as_no_limit"] else "NO")
+        lines.append(f"| `{row['command']}` | {row['seconds']:.1f} s | {row['peak_rss_mib']:.0f} MiB "
+                     f"| {row['exit']} | {same} | {row['message']} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.max_memory",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=["forecast", "calibrate", "limit"])
+    parser.add_argument("part", choices=["forecast", "calibrate", "limit", "render"],
+                        help="render: print the table of the limit result --json names")
+    parser.add_argument("--json", type=Path, help="with render: a limit result file")
     parser.add_argument("--size", nargs="+", default=["100MB"])
     parser.add_argument("--vocab-size", type=int, default=32768)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-memory", nargs="+", default=["512MiB"])
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
+    if args.part == "render":
+        print(render(args.json))
+        return 0
     load = os.getloadavg()
     report = {"suite": "max-memory", "part": args.part,
               "command": "python -m benches.max_memory " + " ".join(argv if argv is not None else sys.argv[1:]),
