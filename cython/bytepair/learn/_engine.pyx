@@ -606,6 +606,27 @@ cdef class PairEngine:
         return (array("I", lefts), array("I", rights), array("I", new_ids),
                 array("q", counts), array("q", replacements))
 
+    def release(self):
+        """Free the pair table, the occurrence lists and the positions, without the GIL.
+
+        The engine is empty afterwards (no sequences, no pairs) and cannot
+        merge. Freeing takes a while for a large engine, whose occurrence
+        lists are blocks of their own, so a caller that is done with it may
+        run this on another thread and go on.
+        """
+        self.queue = None
+        with nogil:
+            self.pairs.clear()
+            self.pos.clear()
+            self.pos.shrink_to_fit()
+            self.starts.clear()
+            self.starts.shrink_to_fit()
+            self.order.clear()
+            self.order.shrink_to_fit()
+            self.slot_new.clear()
+            self.slot_new.shrink_to_fit()
+            trim_heap()
+
     def sequences(self, bint release=False):
         """The current token sequences, by walking the links, in the caller's order.
 

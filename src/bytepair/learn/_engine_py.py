@@ -285,6 +285,13 @@ class PairEngine:
             replacements.append(replaced)
         return lefts, rights, new_ids, counts, replacements
 
+    def release(self) -> None:
+        """Drop the counts, the index, the queue and the positions: the engine is empty
+        afterwards and cannot merge (the compiled twin frees them without the GIL)."""
+        self._count, self._queued, self._where = {}, {}, defaultdict(list)
+        self.queue = None
+        self._starts, self._tok, self._prev, self._next, self._weight_at = [0], [], [], [], []
+
     def sequences(self, release: bool = False) -> list[list[int]]:
         """The current token sequences, by walking the links.
 
