@@ -26,14 +26,14 @@ Three checks, each with one line that says how much is needed:
    OOM killer ends it.
 
 The engine's memory is set by its input (docs/design.md §6): per token
-position an 8-byte record and occurrence lists, per piece its start offset
+position a 4-byte slot and occurrence lists, per piece its start offset
 and weight, and a pair table that grows while merging (with the rules, a
 Python object each). :data:`BYTES_PER_POSITION`, :data:`BYTES_PER_PIECE` and
 :data:`BYTES_PER_MERGE` are calibrated on what the process grows by from the
 end of counting to its peak (``python -m benches.max_memory calibrate``: GPT-2
-split, vocabulary 32768): the estimate was 7% and 14% above the measured growth
-at 100 MB and 1 GB of text, up to 1.9 times it at 10 MB, where the pair table's
-doublings are coarse. It is a calibrated estimate, not a bound: other text
+split, vocabulary 32768): the estimate was 8% and 38% above the measured growth
+at 100 MB and 1 GB of text, 1.3 to 1.6 times it at 10 and 30 MB, where the pair
+table's doublings are coarse. It is a calibrated estimate, not a bound: other text
 may need more, which the check while merging catches.
 """
 
@@ -52,11 +52,12 @@ from bytepair.learn import incremental
 # ``python -m benches.max_memory calibrate --size 10MB 30MB 100MB 1GB`` and keep the
 # estimate at or above the growth at 100 MB and 1 GB.
 
-#: Bytes per token position: the 8-byte record, occurrence lists (4 per entry, with room for
+#: Bytes per token position: the 4-byte slot, occurrence lists (4 per entry, with room for
 #: their growth), the copy of the tokens the engine is built from, and the pair table.
-BYTES_PER_POSITION = 16
-#: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout.
-BYTES_PER_PIECE = 32
+BYTES_PER_POSITION = 12
+#: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout,
+#: and the 4-byte slot that ends it there.
+BYTES_PER_PIECE = 36
 #: Bytes per merge: the rule (a Python object in the list of rules) and the pairs it creates.
 BYTES_PER_MERGE = 400
 #: The pure-Python twin keeps four Python lists of Python ints per position and dicts of pairs:
