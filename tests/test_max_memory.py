@@ -246,8 +246,9 @@ def test_a_forecast_over_the_limit_stops_before_any_work(words, small_sample, mo
         bytepair.train(words, merges=500, per_line=True, max_memory=least - 1)
     message = str(caught.value)
     assert message == (
-        f"max_memory: training this corpus needs about {format_memory(expected)} (at least "
-        f"{format_memory(least)}, forecast from {format_memory(seen.sample)} read across its "
+        f"max_memory: training this corpus needs about {format_memory(expected)} ("
+        f"{format_memory(least)} on the most hopeful forecast, from "
+        f"{format_memory(seen.sample)} read across its "
         f"{format_memory(seen.total)}), more than the limit of {format_memory(least - 1)}; "
         "nothing was counted")
 

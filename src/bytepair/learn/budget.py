@@ -264,8 +264,9 @@ def check_forecast(limit: int | None, files, source: str | None, merges: int) ->
     least, expected = seen.need(merges, resident_bytes())
     if least > limit:
         raise MemoryLimitError(
-            f"max_memory: training this corpus needs about {format_memory(expected)} (at least "
-            f"{format_memory(least)}, forecast from {format_memory(seen.sample)} read across its "
+            f"max_memory: training this corpus needs about {format_memory(expected)} ("
+            f"{format_memory(least)} on the most hopeful forecast, from "
+            f"{format_memory(seen.sample)} read across its "
             f"{format_memory(seen.total)}), more than the limit of {format_memory(limit)}; "
             "nothing was counted")
 
