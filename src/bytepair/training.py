@@ -21,7 +21,7 @@ from array import array
 from bisect import bisect_left
 from collections import Counter
 from itertools import accumulate, repeat
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from bytepair._util.validate import (
     MAX_BYTE_MERGES,
@@ -41,7 +41,7 @@ from bytepair.read.corpus import Documents, Files, as_files, read_corpus
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
 from bytepair.counts.checkpoint import Checkpoint, corpus_identity
 from bytepair.counts.cluster import count_on_cluster
-from bytepair.counts.counting import count_files, count_pieces, counts_bytes
+from bytepair.counts.counting import count_files, count_pieces, counted_in_blocks, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.counts.words import count_words
 from bytepair.learn import incremental, naive
@@ -776,18 +776,53 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
         if not counts:
             raise ValueError("corpus: no text to train on (empty corpus)")
         check_matches_something(source, counts)
-        rules = _learn(counts, transition - BYTE_TOKENS, min_frequency=min_frequency,
-                       start=start_model, progress=progress, release=True)
-        del counts
+
+        def learn_stage1() -> list[Merge]:
+            nonlocal counts
+            learned = _learn(counts, transition - BYTE_TOKENS, min_frequency=min_frequency,
+                             start=start_model, progress=progress, release=True)
+            del counts
+            return learned
+
+        rules, pieces = _learn_while_counting(learn_stage1, corpus, stage2, options)
+    else:
+        pieces = _count(corpus, stage2, **options)
     # Stage 2 starts where stage 1 ended (early, when pairs ran out).
     stages = stages._replace(transition=BYTE_TOKENS + len(rules)) if start_model.stages is None \
         else start_model.stages
-    pieces = _count(corpus, stage2, **options)
     if not pieces:
         raise ValueError("corpus: no text to train on (empty corpus)")
     rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
                           progress=progress, threads=workers or os.cpu_count() or 1)
     return Tokenizer(ByteModel(rules, pattern=stage2, stages=stages), special)
+
+
+def _learn_while_counting(learn: Callable[[], list[Merge]], corpus: Files | list[bytes],
+                          stage2: str, options: dict) -> tuple[list[Merge], PieceCounts]:
+    """``learn()`` (stage 1) and the stage-2 count of ``corpus``: at the same time when
+    that count runs in compiled code, one after the other otherwise.
+
+    Stage-1 learning keeps one core busy; the count, which releases the GIL,
+    takes the other ``workers - 1`` meanwhile (with all of them it would
+    compete with learning for the cores). Only a count that starts no
+    processes runs beside it (no fork while a thread runs). Its errors are
+    raised here after learning, as they would be when run in turn, and the
+    counting thread is joined on every way out (an interrupt waits for it).
+    It draws no progress bar: two bars on two threads would write over each
+    other.
+    """
+    workers = options["workers"] or os.cpu_count() or 1
+    if workers == 1 or not (isinstance(corpus, Files) and options["client"] is None
+                            and counted_in_blocks(corpus, stage2)):
+        rules = learn()
+        return rules, _count(corpus, stage2, **options)
+    from concurrent.futures import ThreadPoolExecutor  # at first use, not at import (~5 ms)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="bytepair-stage2") as pool:
+        counting = pool.submit(_count, corpus, stage2,
+                               **{**options, "workers": workers - 1, "progress": False})
+        rules = learn()
+        return rules, counting.result()
 
 
 def _initial_superbpe_model(model: ByteModel | None, source: str, stages: Stages) -> ByteModel:

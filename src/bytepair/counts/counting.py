@@ -498,6 +498,14 @@ def _hand_back(_) -> tuple[object, list]:
     return _WORKER_TABLE, _WORKER_RUNS
 
 
+def counted_in_blocks(files: Files, source: str | None) -> bool:
+    """Whether :func:`count_files` reads, splits and counts all of ``files`` in blocks,
+    in compiled code that releases the GIL (local plain or gzip text, a named
+    pattern): then it starts no processes (it counts on threads, or in the
+    caller's thread with one worker), and other work may run beside it."""
+    return source is not None and all(_in_blocks(p, source) for p in files.paths)
+
+
 def count_files(files: Files, source: str | None, *, workers: int, part_bytes: int = PART_BYTES,
                 progress_bar=None, on_partial: Callable[[Partial], None] | None = None,
                 count_memory: int | None = None) -> PieceCounts:
@@ -533,7 +541,7 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
     name = _compiled(source)
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.
-    if workers > 1 and source is not None and all(_in_blocks(p, source) for p in files.paths):
+    if workers > 1 and counted_in_blocks(files, source):
         jobs = ((path, offset, data, name, files.per_line, progress)
                 for path, offset, data, progress in files.blocks(part_bytes, cut_documents=True))
         tables = _on_threads(_count_file_block, jobs, workers, add, spill)
