@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.split.pretokenize import PATTERNS
-from helpers import KJV, MULTILINGUAL, assert_bad_input, run
+from helpers import KJV, MULTILINGUAL, assert_bad_input, run, spy_on_workers
 
 GPT2, SUPERBPE = PATTERNS["gpt2"], PATTERNS["superbpe"]
 UNITS = ["a", "b", "ab", " ", "  ", ",", "!!", "...", "1", "42", "\n", "\t", "é", "日本"]
@@ -242,3 +242,16 @@ def test_readme_commands_run_as_written(tmp_path, capsys, monkeypatch):
     # A corpus this small runs out of pairs in both stages; the model is still the same.
     want = bytepair.train(lines, vocab_size=65536, superbpe=49152, progress=False)
     assert bytepair.load(tmp_path / "super.json") == want
+
+
+def test_two_workers_share_both_stages_and_give_the_same_model(tmp_path, monkeypatch):
+    path = tmp_path / "verses.txt"
+    path.write_text("\n".join(KJV.read_text(encoding="utf-8").splitlines()[:500]) + "\n",
+                    encoding="utf-8")
+    files = bytepair.Files(path, per_line=True)
+    one = bytepair.train(files, vocab_size=700, superbpe=500, workers=1, progress=False)
+    spy = spy_on_workers(monkeypatch, part_bytes=1000)
+    two = bytepair.train(files, vocab_size=700, superbpe=500, workers=2, progress=False)
+    assert spy.shared_by(2)
+    assert sum(spy.sizes) == 2 * path.stat().st_size  # every byte once in each stage
+    assert one == two
