@@ -119,6 +119,21 @@ def test_a_pattern_name_is_not_compiled_as_a_literal_regex(tmp_path):
         bytepair.load(path, trust_pattern=True)
 
 
+def test_a_literal_word_regex_from_a_count_table_saves_and_loads(tmp_path):
+    # Found: a table counted with regex.compile("ab") trained a model whose file held the
+    # bare word "ab", which loading refused as a pattern name.
+    import regex
+
+    table = bytepair.count(["abab xab ab", "ab"], pretokenize=regex.compile("ab"))
+    table.save(tmp_path / "t.counts")
+    tok = bytepair.train([bytepair.PieceCounts.load(tmp_path / "t.counts")], merges=1)
+    tok.save(tmp_path / "m.json")
+    assert '"(?:ab)"' in (tmp_path / "m.json").read_text()
+    loaded = bytepair.load(tmp_path / "m.json")  # a literal word needs no trust
+    assert loaded == tok and loaded.model.pattern == "ab"
+    assert loaded.encode("abab") == tok.encode("abab") == [256, 256]
+
+
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_named_pattern_sources_load_without_trust(tmp_path, name):
     model = bytepair.train_bytes(["low lower lowest"], 3, pretokenize=name)

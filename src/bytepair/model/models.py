@@ -11,7 +11,7 @@ from typing import Iterable, NamedTuple, Sequence
 from bytepair.model import codec
 from bytepair._util.validate import check_end_of_word, check_int
 from bytepair.model.modelfile import write_model_file
-from bytepair.split.pretokenize import splitter
+from bytepair.split.pretokenize import file_pattern, splitter
 from bytepair.learn.rules import Merge, replace_pair
 
 BYTE_TOKENS = 256
@@ -273,9 +273,10 @@ class ByteModel:
 
 def model_fields(model: ByteModel) -> dict:
     """The header fields of a byte model's file: its pattern, and a SuperBPE model's stages."""
-    fields: dict = {"pattern": model.pattern}
+    fields: dict = {"pattern": file_pattern(model.pattern)}
     if model.stages is not None:
-        fields["superbpe"] = dict(model.stages._asdict())
+        fields["superbpe"] = dict(model.stages._replace(
+            pretokenize=file_pattern(model.stages.pretokenize))._asdict())
     return fields
 
 

@@ -23,6 +23,9 @@ from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pret
 #: What a custom regex in a ``str`` looks like: it holds a character that is not
 #: a letter, digit, ``_`` or ``-``. A bare word must name a pattern (or be ``none``).
 _BARE_WORD = r"[\w-]+"
+#: How files write a custom regex that is a bare word (``regex.compile("ab")``): as the same
+#: regex in a non-capturing group, which no reader can take for a pattern name.
+_GROUPED_WORD = r"\(\?:([\w-]+)\)"
 #: Model and encoding names users type for a pattern (lower case, without ``-`` and ``_``),
 #: with the pattern that model uses and how to say it.
 _MODEL_PATTERNS = {
@@ -138,6 +141,9 @@ def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str |
         raise ValueError("'pattern' is not text (a lone surrogate)")
     import regex
 
+    grouped = regex.fullmatch(_GROUPED_WORD, pattern)
+    if grouped:  # a literal word written by file_pattern: that regex, and it needs no trust
+        return grouped.group(1)
     word = regex.fullmatch(_BARE_WORD, pattern)
     if word and not bare_words:
         # bytepair writes a named pattern as its full source, never its name.
@@ -152,6 +158,21 @@ def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str |
             f"time on some text, so pass trust_pattern=True if the file comes from a trusted source"
         )
     return check_custom_pattern(pattern, "'pattern'")
+
+
+def file_pattern(source: str | None) -> str | None:
+    r"""``source`` as a file stores it: a custom regex that is a bare word (``"ab"``, from
+    ``regex.compile("ab")``) is written as ``"(?:ab)"``, the same regex, since a file's bare word
+    would read as a pattern name; :func:`stored_pattern` reads it back as ``"ab"``.
+
+    >>> file_pattern("ab"), file_pattern(r"\w+")
+    ('(?:ab)', '\\w+')
+    """
+    import re  # ``re`` is imported at startup anyway; ``regex`` is not
+
+    if source is not None and re.fullmatch(_BARE_WORD, source) and source not in PATTERNS.values():
+        return f"(?:{source})"
+    return source
 
 
 def compile_pattern(source: str, name: str = "pretokenize"):
