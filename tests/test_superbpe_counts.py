@@ -139,6 +139,14 @@ def test_bad_table_sets(patterns, options, message):
     assert "\n" not in str(caught.value)
 
 
+def test_a_stage_whose_tables_add_up_past_64_bits_is_refused_before_any_work():
+    big = [bytepair.PieceCounts({"a b": 2**62}, pattern="superbpe") for _ in range(2)]
+    tables = [bytepair.PieceCounts({"a": 1}, pattern="gpt2"), *big]
+    with pytest.raises(ValueError, match="corpus: the tables cut with superbpe count more than "
+                                         r"2\*\*63 - 1 pieces together"):
+        bytepair.train(tables, vocab_size=400, superbpe=300, progress=False)
+
+
 def test_empty_tables_are_refused():
     tables = [bytepair.PieceCounts({}, pattern="gpt2"), bytepair.PieceCounts({}, pattern="superbpe")]
     with pytest.raises(ValueError, match="corpus: no text to train on"):
