@@ -287,7 +287,9 @@ def add_commands(commands) -> None:
     counter.add_argument("files", nargs="+", metavar="FILE",
                          help="corpus files, directories, globs or fsspec URLs")
     counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
-                         help="split pattern (default: gpt2); none: each document is one piece")
+                         help="split pattern (default: gpt2); none: each document is one piece; "
+                         "a SuperBPE run trains from two tables, one counted with its stage-1 "
+                         "pattern and one with superbpe (its stage-2 pattern)")
     counter.add_argument("--per-line", action="store_true",
                          help="each line of a text file is a document (default: each file)")
     counter.add_argument("--jsonl-field", metavar="NAME",
