@@ -164,7 +164,8 @@ def main(argv=None) -> int:
                         "peers: filters its matrix)")
     parser.add_argument("--merges", nargs="+", type=int, default=None,
                         help=f"merge counts (engines default: "
-                        f"{' '.join(map(str, DEFAULT_MERGES))}; peers: filters its matrix)")
+                        f"{' '.join(map(str, DEFAULT_MERGES))}; peers: filters its matrix; ladder: "
+                        f"vocabularies of 256 + each, default {ladder.VOCAB})")
     parser.add_argument("--trainers", nargs="+", default=None, choices=list(TRAINERS),
                         help="default: the suite's trainers")
     parser.add_argument("--patterns", nargs="+", choices=ingest.ALL_PATTERNS, default=None,

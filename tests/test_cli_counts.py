@@ -208,7 +208,8 @@ def test_problems_with_a_count_files_pattern_are_not_blamed_on_an_option(capsys,
     bytepair.count(["ab abab"], pretokenize=regex.compile("ab"), progress=False).save(word)
     out = tmp_path / "m.json"
     assert run(capsys, "train", "--counts", word, "--merges", "2", "-q", "-o", out)[0] == 0
-    assert json.loads(out.read_text())["pattern"] == "ab"
+    assert json.loads(out.read_text())["pattern"] == "(?:ab)"  # the same regex, not a name
+    assert bytepair.load(out).model.pattern == "ab"
     out.unlink()
     nothing = tmp_path / "n.counts"
     PieceCounts({"xyz": 3}, pattern="q+").save(nothing)

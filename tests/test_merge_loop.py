@@ -153,8 +153,8 @@ def test_hyp_packed_priority_orders_like_the_tuple(entries):
 
 @st.composite
 def engine_inputs(draw):
-    """Sequences laid end to end, with IDs up to 2**32 - 1 and weights beyond 2**32."""
-    symbols = draw(st.sampled_from([[0, 1], [97, 98, 32], [7, 2**32 - 300, 2**32 - 299]]))
+    """Sequences laid end to end, with IDs up to 2**31 - 1 and weights beyond 2**32."""
+    symbols = draw(st.sampled_from([[0, 1], [97, 98, 32], [7, 2**31 - 300, 2**31 - 299]]))
     sequences = draw(st.lists(st.lists(st.sampled_from(symbols), max_size=12), max_size=6))
     weights = draw(st.lists(st.one_of(st.integers(1, 3), st.integers(2**31, 2**40)),
                             min_size=len(sequences), max_size=len(sequences)))
@@ -177,8 +177,8 @@ def test_hyp_twins_fit_call_for_call(inputs, floor, calls):
     python.open_queue(floor)
     assert list(compiled.queue) == list(python.queue)
     rank = 0
-    # New IDs go up to the top of the 32-bit range.
-    join = lambda left, right, r: 2**32 - 290 + r  # noqa: E731
+    # New IDs go up to the top of the engine's range (2**31 - 1).
+    join = lambda left, right, r: 2**31 - 290 + r  # noqa: E731
     for max_merges, min_count, divisor in calls + [(10**6, 1, 8)]:
         got = compiled.fit(max_merges, min_count, join, rank, divisor)
         assert got == python.fit(max_merges, min_count, join, rank, divisor)
@@ -199,10 +199,10 @@ def test_fit_needs_an_open_queue(twin):
         engine.fit(1, 1, byte_token, 0, 8)
 
 
-def test_tokens_longer_than_a_16_bit_link_equal_naive(backend):
-    # The compiled engine stores links as 16-bit distances; a token spanning
-    # 65534 bytes or more is linked through a side table. Runs of 2**17 + 3
-    # bytes merge into tokens of 2**16 and 2**17 bytes.
+def test_tokens_longer_than_a_16_bit_run_equal_naive(backend):
+    # The compiled engine marks the consumed run inside a token with its
+    # length: runs of 2**17 + 3 bytes merge into tokens of 2**16 and 2**17
+    # bytes, whose runs need more than 16 bits.
     documents = [b"a" * (2**17 + 3), b"xa" + b"a" * 70000 + b"ax", b"ab"]
     expected, sequences = naive.fit(documents, [1, 2, 1], 40, byte_token)
     trainer = incremental.IncrementalTrainer(documents, [1, 2, 1], byte_token, backend=backend)

@@ -1,5 +1,5 @@
 # Declarations of the compiled pair engine; the work is in _engine.pyx.
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -74,6 +74,7 @@ cdef extern from *:
         Positions(const Positions&) = delete;
         Positions& operator=(const Positions&) = delete;
         Positions(Positions&& other) noexcept : word_(other.word_) { other.word_ = 0; }
+        Positions& operator=(Positions&& other) noexcept { swap(other); return *this; }
         ~Positions() { release(); }
         void swap(Positions& other) noexcept { std::swap(word_, other.word_); }
 
@@ -152,50 +153,71 @@ cdef extern from *:
     // counts and the occurrence list's header share it) instead of a
     // bucket and then a node. Erasing shifts the following run back, so
     // there are no tombstones. Slot pointers stay valid until the next get().
+    //
+    // The table doubles in place (grow()): its slots are one malloc block,
+    // which realloc extends; a block this large is a memory mapping of its
+    // own, so the C library extends it by remapping pages, without a copy.
+    // The pairs are then laid out anew inside the doubled block. A table
+    // that moved into a new vector held old and new slots at once, 1.5x
+    // the grown table, at the moment the process peaked.
     class PairTable {
-        std::vector<PairSlot> slots_;
+        PairSlot* slots_ = nullptr;
+        size_t capacity_ = 0;
         size_t used_ = 0;
         int shift_ = 60;  // 64 - log2(capacity)
 
         size_t home(uint64_t key) const {
             return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift_);
         }
-        void grow() {
-            std::vector<PairSlot> old(slots_.size() * 2);
-            old.swap(slots_);
-            --shift_;
-            size_t mask = slots_.size() - 1;
-            for (PairSlot& s : old) {
-                if (s.queued < 0) continue;
-                size_t i = home(s.key);
-                while (slots_[i].queued >= 0) i = (i + 1) & mask;
-                slots_[i].key = s.key;
-                slots_[i].count = s.count;
-                slots_[i].queued = s.queued;
-                slots_[i].where.swap(s.where);
-            }
+        static void empty(PairSlot* first, size_t n) {
+            for (size_t i = 0; i < n; ++i) new (&first[i]) PairSlot();
         }
+        // Move a pair into an empty slot and empty its old one.
+        static void move_slot(PairSlot& to, PairSlot& from) {
+            to.key = from.key;
+            to.count = from.count;
+            to.queued = from.queued;
+            to.where.swap(from.where);
+            from.queued = -1;
+        }
+        void allocate(size_t n) {
+            slots_ = (PairSlot*)std::malloc(n * sizeof(PairSlot));
+            if (slots_ == nullptr) throw std::bad_alloc();
+            empty(slots_, n);
+            capacity_ = n;
+            used_ = 0;
+            shift_ = 64 - __builtin_ctzll(n);
+        }
+        void release() {
+            for (size_t i = 0; i < capacity_; ++i) slots_[i].~PairSlot();
+            std::free(slots_);
+            slots_ = nullptr;
+            capacity_ = 0;
+        }
+        void grow();
 
     public:
-        PairTable() : slots_(16) {}
+        PairTable() { allocate(16); }
+        ~PairTable() { release(); }
+        PairTable(const PairTable&) = delete;
+        PairTable& operator=(const PairTable&) = delete;
         // Forget every pair and give the memory back.
         void clear() {
-            std::vector<PairSlot>(16).swap(slots_);
-            used_ = 0;
-            shift_ = 60;
+            release();
+            allocate(16);
         }
         size_t size() const { return used_; }
-        size_t capacity() const { return slots_.size(); }
+        size_t capacity() const { return capacity_; }
         PairSlot* at(size_t i) { return &slots_[i]; }
         void reserve(size_t pairs) {
-            while (4 * pairs > 3 * slots_.size()) grow();
+            while (4 * pairs > 3 * capacity_) grow();
         }
         // Ask for the slot key probes first, ahead of a lookup.
         void prefetch(uint64_t key) const {
             __builtin_prefetch(&slots_[home(key)]);
         }
         PairSlot* find(uint64_t key) {
-            size_t mask = slots_.size() - 1;
+            size_t mask = capacity_ - 1;
             for (size_t i = home(key);; i = (i + 1) & mask) {
                 PairSlot* s = &slots_[i];
                 if (s->queued < 0) return nullptr;
@@ -204,8 +226,8 @@ cdef extern from *:
         }
         // The slot of key, made empty-counted (count 0, not queued) when new.
         PairSlot* get(uint64_t key) {
-            if (4 * (used_ + 1) > 3 * slots_.size()) grow();
-            size_t mask = slots_.size() - 1;
+            if (4 * (used_ + 1) > 3 * capacity_) grow();
+            size_t mask = capacity_ - 1;
             for (size_t i = home(key);; i = (i + 1) & mask) {
                 PairSlot* s = &slots_[i];
                 if (s->queued < 0) {
@@ -219,17 +241,14 @@ cdef extern from *:
             }
         }
         void erase(PairSlot* gone) {
-            size_t mask = slots_.size() - 1;
-            size_t hole = gone - slots_.data();
+            size_t mask = capacity_ - 1;
+            size_t hole = gone - slots_;
             slots_[hole].where.release();
             for (size_t j = (hole + 1) & mask; slots_[j].queued >= 0; j = (j + 1) & mask) {
                 // Move slot j into the hole unless its home lies in (hole, j].
                 size_t h = home(slots_[j].key);
                 if (((j - h) & mask) >= ((j - hole) & mask)) {
-                    slots_[hole].key = slots_[j].key;
-                    slots_[hole].count = slots_[j].count;
-                    slots_[hole].queued = slots_[j].queued;
-                    slots_[hole].where.swap(slots_[j].where);
+                    move_slot(slots_[hole], slots_[j]);
                     hole = j;
                 }
             }
@@ -237,6 +256,78 @@ cdef extern from *:
             --used_;
         }
     };
+
+    // Double the table in place. A pair's home is the top bits of its hash,
+    // and a table without wrap-around is valid when each pair sits at or
+    // after its home with no empty slot between: pairs sorted by home, each
+    // at max(its home, the previous pair's slot + 1), is such a layout. One
+    // more bit of hash refines the homes, and a probe run only holds pairs
+    // out of home order among themselves, so after taking the pairs that
+    // wrapped around from the end to the back, an insertion sort by new home
+    // is expected linear. The pairs are then moved from the last to the
+    // first, each to a slot at or after its own index, which the pairs after
+    // it have left empty; pairs that would run past the end go in last by
+    // probing (they wrap to the front). O(pairs) expected, plus 4 bytes per
+    // pair while it runs.
+    inline void PairTable::grow() {
+        size_t old = capacity_, n = 2 * old;
+        if (n > ((size_t)1 << 32)) throw std::length_error("pair table too large");
+        PairSlot* s = (PairSlot*)std::realloc((void*)slots_, n * sizeof(PairSlot));
+        if (s == nullptr) throw std::bad_alloc();
+        slots_ = s;
+        capacity_ = n;
+        empty(s + old, n - old);
+        // The pairs to the front, in table order; those of the first probe run
+        // that wrapped around from the end (a home after their slot) to the back.
+        std::vector<PairSlot> wrapped;
+        size_t k = 0;
+        bool first_run = true;
+        for (size_t i = 0; i < old; ++i) {
+            if (s[i].queued < 0) {
+                first_run = false;
+                continue;
+            }
+            if (first_run && home(s[i].key) > i) {
+                wrapped.emplace_back();
+                move_slot(wrapped.back(), s[i]);
+                continue;
+            }
+            if (k != i) move_slot(s[k], s[i]);
+            ++k;
+        }
+        for (PairSlot& p : wrapped) move_slot(s[k++], p);
+        std::vector<PairSlot>().swap(wrapped);
+        --shift_;
+        for (size_t i = 1; i < k; ++i) {
+            size_t h = home(s[i].key);
+            if (home(s[i - 1].key) <= h) continue;
+            PairSlot held;
+            move_slot(held, s[i]);
+            size_t j = i;
+            for (; j > 0 && home(s[j - 1].key) > h; --j) move_slot(s[j], s[j - 1]);
+            move_slot(s[j], held);
+        }
+        std::vector<uint32_t> target(k);
+        size_t fits = 0;
+        for (size_t next = 0; fits < k; ++fits) {
+            size_t t = std::max(home(s[fits].key), next);
+            if (t >= n) break;
+            target[fits] = (uint32_t)t;
+            next = t + 1;
+        }
+        std::vector<PairSlot> past_end(k - fits);
+        for (size_t i = fits; i < k; ++i) move_slot(past_end[i - fits], s[i]);
+        for (size_t i = fits; i-- > 0;) {
+            if (target[i] != i) move_slot(s[target[i]], s[i]);
+        }
+        std::vector<uint32_t>().swap(target);
+        size_t mask = n - 1;
+        for (PairSlot& p : past_end) {
+            size_t i = home(p.key);
+            while (s[i].queued >= 0) i = (i + 1) & mask;
+            move_slot(s[i], p);
+        }
+    }
     """
     cdef cppclass Positions:
         size_t size() nogil
@@ -277,26 +368,20 @@ cdef extern from *:
         void erase(PairSlot* slot) nogil
 
 
-# One token position of the linked token lists: 8 bytes. Links are
-# distances: 0 at a barrier, LINK_REMOVED once consumed, LINK_FAR when the
-# distance does not fit (then the position is in far_prev / far_next). The
-# weight of a position is found from where it lies (sequences are laid out
-# by weight).
-cdef struct Position:
-    uint32_t tok    # the token here
-    uint16_t prev   # distance back to the previous live position
-    uint16_t nxt    # distance on to the next live position
+# One token position is one uint32 slot of PairEngine.pos (see "Positions" in
+# _engine.pyx): a live token below GONE, a consumed position marked with the
+# length of the run of consumed positions it belongs to, or a BARRIER slot
+# between two sequences. There are no links: the next and previous live
+# positions are read from the marker next to a position.
 
 
 cdef class PairEngine:
-    cdef vector[Position] pos
-    cdef vector[int64_t] starts     # first position of each laid-out sequence, then the total
-    cdef vector[int64_t] order      # the caller's index of each laid-out sequence
+    cdef vector[uint32_t] pos       # token, GONE | run length, or BARRIER, per slot
+    cdef vector[int32_t] starts     # first position of each laid-out sequence, then the total
+    cdef vector[int32_t] order      # the caller's index of each laid-out sequence
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
     cdef PairTable pairs
-    cdef unordered_map[int32_t, int32_t] far_prev   # links of tokens longer than a
-    cdef unordered_map[int32_t, int32_t] far_next   # 16-bit distance
 
     # Scratch space of one merge. Each token seen next to a replacement gets
     # a slot (left and right neighbours apart): the token, the weight moving
@@ -321,11 +406,15 @@ cdef class PairEngine:
     cdef vector[uint32_t] shape
     cdef int64_t max_words
 
+    cdef uint32_t _lay_out(self, const unsigned char[:] narrow, const uint32_t[:] wide,
+                           vector[int64_t]& given_starts,
+                           vector[int64_t]& given_weights) noexcept nogil
+    cdef void _index_pairs(self) noexcept nogil
     cdef int64_t _weight(self, int32_t i) noexcept nogil
+    cdef int32_t _after(self, int32_t i) noexcept nogil
     cdef int32_t _next(self, int32_t i) noexcept nogil
     cdef int32_t _prev(self, int32_t i) noexcept nogil
-    cdef void _set_next(self, int32_t i, int32_t j) noexcept nogil
-    cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil
+    cdef void _consume(self, int32_t i, int32_t j, int32_t end) noexcept nogil
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
     cdef bint _eligible(self, uint64_t key) noexcept nogil

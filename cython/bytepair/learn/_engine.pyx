@@ -30,13 +30,25 @@ cdef extern from *:
     void __builtin_prefetch(const void* address) nogil
 
 cdef int32_t REMOVED = -2
-# Link distances with a meaning of their own (see Position in _engine.pxd).
-cdef uint16_t LINK_BARRIER = 0
-cdef uint16_t LINK_FAR = 0xFFFE
-cdef uint16_t LINK_REMOVED = 0xFFFF
+# Positions: PairEngine.pos holds one uint32 per slot. Sequences lie heaviest
+# first, each followed by a BARRIER slot, and slot 0 is a BARRIER too, so every
+# sequence sits between two barriers. A slot holds
+#  - below GONE: the live token there;
+#  - GONE | L: a position consumed by a merge. Consumed positions form runs
+#    between two live positions (a merge consumes the position right after a
+#    live one); the first and the last slot of each run hold the run's length
+#    L, so next(i) = i + 1 + L and prev(k) = k - 1 - L read one slot each.
+#    The other slots of a run hold some older GONE | L: only the ends count;
+#  - BARRIER: a sequence end.
+# Token IDs are therefore below GONE (2**31), which both twins check.
+cdef uint32_t GONE = 0x80000000u
+cdef uint32_t LENGTH = 0x7FFFFFFFu
+cdef uint32_t BARRIER = 0xFFFFFFFFu
 # A merge's occurrences lie anywhere in the corpus; reading each record is a
 # cache miss. Asking for the record this many occurrences ahead overlaps them.
 cdef size_t PREFETCH_AHEAD = 16
+# Slots are int32 (positions + 1 in 31 bits in an occurrence list): positions
+# and sequence ends together stay below 2**31 - 1.
 cdef int64_t MAX_POSITIONS = 2147483646
 # Token IDs below this find their merge slot in a direct table (4 bytes per ID
 # and side); larger, sparse IDs go through a hash map.
@@ -46,6 +58,14 @@ cdef uint32_t DENSE_SLOTS = 1 << 22
 # runs a few dozen times in a whole fit, and the memory held free stays below
 # about this much.
 cdef size_t TRIM_BYTES = 2 << 20
+
+
+cdef uint32_t _token_id(object new) except? 0:
+    # A merge's new token, as the twin's token_id: an ID below GONE, or one clear line.
+    if not 0 <= new < GONE:
+        raise ValueError(f"new token ID {new} is out of range: the pair engine holds IDs "
+                         f"from 0 to {GONE - 1}")
+    return new
 
 
 cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
@@ -87,10 +107,11 @@ cdef class PairEngine:
 
     def __init__(self, tokens, starts, weights):
         self.first_fit = True
-        cdef Py_ssize_t n = len(tokens), count = len(weights), s, k, i, lo, hi, at
-        if n > MAX_POSITIONS:
+        cdef Py_ssize_t n = len(tokens), count = len(weights), s
+        if n + count > MAX_POSITIONS:
             raise ValueError(
-                f"the corpus has {n} token positions; one engine holds at most {MAX_POSITIONS}"
+                f"the corpus has {n} token positions in {count} sequences; one engine holds "
+                f"at most {MAX_POSITIONS} positions and sequence ends together"
             )
         if len(starts) != count + 1 or starts[len(starts) - 1] != n:
             raise ValueError("starts must hold one offset per sequence plus the total length")
@@ -110,67 +131,97 @@ cdef class PairEngine:
             given_starts.push_back(starts[s])
         for s in range(count):
             given_weights.push_back(weights[s])
-        cdef vector[pair[int64_t, int64_t]] by_weight
-        cdef Position* p
-        cdef PairSlot* info
+        cdef uint32_t top
         with nogil:
-            # Heaviest first, ties in the caller's order.
-            by_weight.reserve(count)
-            for s in range(count):
-                by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
-            stable_sort(by_weight.begin(), by_weight.end())
-            self.pos.resize(n)
-            self.starts.reserve(count + 1)
-            self.order.reserve(count)
-            at = 0
-            for k in range(count):
-                s = by_weight[k].second
-                if k and by_weight[k].first != by_weight[k - 1].first:
-                    self.run_end.push_back(at)
-                    self.run_weight.push_back(-by_weight[k - 1].first)
-                self.order.push_back(s)
-                self.starts.push_back(at)
-                lo = given_starts[s]
-                hi = given_starts[s + 1]
-                for i in range(lo, hi):
-                    p = &self.pos[at + i - lo]
-                    p.tok = narrow[i] if narrow is not None else wide[i]
-                    p.prev = 1 if i > lo else LINK_BARRIER
-                    p.nxt = 1 if i + 1 < hi else LINK_BARRIER
-                at += hi - lo
-            self.starts.push_back(at)
-            if count:
+            top = self._lay_out(narrow, wide, given_starts, given_weights)
+            # Not needed any more: free them before the pair table grows.
+            given_starts.clear()
+            given_starts.shrink_to_fit()
+            given_weights.clear()
+            given_weights.shrink_to_fit()
+        if top >= GONE:
+            self.pos.clear()
+            self.pos.shrink_to_fit()
+            raise ValueError(f"tokens: token ID {top} is too large; the pair engine holds "
+                             f"IDs below {GONE}")
+        with nogil:
+            self._index_pairs()
+
+    cdef uint32_t _lay_out(self, const unsigned char[:] narrow, const uint32_t[:] wide,
+                           vector[int64_t]& given_starts,
+                           vector[int64_t]& given_weights) noexcept nogil:
+        # Fill pos: sequences heaviest first (ties in the caller's order), each
+        # after a BARRIER slot, and one BARRIER at the end. Returns the largest token.
+        cdef Py_ssize_t count = given_weights.size(), n = given_starts[count]
+        cdef Py_ssize_t s, k, i, lo, hi, at
+        cdef uint32_t t, top = 0
+        cdef vector[pair[int64_t, int64_t]] by_weight
+        by_weight.reserve(count)
+        for s in range(count):
+            by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
+        stable_sort(by_weight.begin(), by_weight.end())
+        self.pos.resize(n + count + 1)
+        self.starts.reserve(count + 1)
+        self.order.reserve(count)
+        self.pos[0] = BARRIER
+        at = 1
+        for k in range(count):
+            s = by_weight[k].second
+            if k and by_weight[k].first != by_weight[k - 1].first:
                 self.run_end.push_back(at)
-                self.run_weight.push_back(-by_weight[count - 1].first)
-            # Two passes: count the windows of each pair first, so that each
-            # occurrence list is allocated once at its exact size.
-            # The table outgrows the CPU caches: each window's slot is asked
-            # for PREFETCH_AHEAD windows early, so the lookups overlap.
-            for i in range(n):
-                if i + PREFETCH_AHEAD + 1 < n:
-                    self.pairs.prefetch(pair_key(self.pos[i + PREFETCH_AHEAD].tok,
-                                                 self.pos[i + PREFETCH_AHEAD + 1].tok))
-                if self.pos[i].nxt != LINK_BARRIER:
-                    self.pairs.get(pair_key(self.pos[i].tok, self.pos[i + 1].tok)).queued += 1
-            for i in range(<Py_ssize_t>self.pairs.capacity()):
-                info = self.pairs.at(i)
-                if info.queued > 0:
-                    info.where.reserve(info.queued)
-                    info.queued = 0
-            # Here each occurrence list is a heap block of its own, read at
-            # every push: its slot is asked for twice as early, then the block.
-            for i in range(n):
-                if i + 2 * PREFETCH_AHEAD + 1 < n:
-                    self.pairs.prefetch(pair_key(self.pos[i + 2 * PREFETCH_AHEAD].tok,
-                                                 self.pos[i + 2 * PREFETCH_AHEAD + 1].tok))
-                if i + PREFETCH_AHEAD + 1 < n and self.pos[i + PREFETCH_AHEAD].nxt != LINK_BARRIER:
-                    info = self.pairs.find(pair_key(self.pos[i + PREFETCH_AHEAD].tok,
-                                                    self.pos[i + PREFETCH_AHEAD + 1].tok))
-                    __builtin_prefetch(info.where.begin())
-                if self.pos[i].nxt != LINK_BARRIER:
-                    info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[i + 1].tok))
-                    info.count += self._weight(<int32_t>i)
-                    info.where.push_back(<int32_t>i)
+                self.run_weight.push_back(-by_weight[k - 1].first)
+            self.order.push_back(<int32_t>s)
+            self.starts.push_back(<int32_t>at)
+            lo = given_starts[s]
+            hi = given_starts[s + 1]
+            for i in range(lo, hi):
+                t = narrow[i] if narrow is not None else wide[i]
+                top = max(top, t)
+                self.pos[at + i - lo] = t
+            at += hi - lo
+            self.pos[at] = BARRIER
+            at += 1
+        self.starts.push_back(<int32_t>at)
+        if count:
+            self.run_end.push_back(at)
+            self.run_weight.push_back(-by_weight[count - 1].first)
+        return top
+
+    cdef void _index_pairs(self) noexcept nogil:
+        # Count every window and record where it lies. Two passes: count the
+        # windows of each pair first, so that each occurrence list is allocated
+        # once at its exact size. The table outgrows the CPU caches: each
+        # window's slot is asked for PREFETCH_AHEAD windows early, so the
+        # lookups overlap. A window is two live slots side by side (no
+        # position is consumed yet).
+        cdef Py_ssize_t i, n = self.pos.size()
+        cdef PairSlot* info
+        for i in range(n - 1):
+            if i + PREFETCH_AHEAD + 1 < n:
+                self.pairs.prefetch(pair_key(self.pos[i + PREFETCH_AHEAD],
+                                             self.pos[i + PREFETCH_AHEAD + 1]))
+            if self.pos[i] < GONE and self.pos[i + 1] < GONE:
+                self.pairs.get(pair_key(self.pos[i], self.pos[i + 1])).queued += 1
+        for i in range(<Py_ssize_t>self.pairs.capacity()):
+            info = self.pairs.at(i)
+            if info.queued > 0:
+                info.where.reserve(info.queued)
+                info.queued = 0
+        # Here each occurrence list is a heap block of its own, read at
+        # every push: its slot is asked for twice as early, then the block.
+        for i in range(n - 1):
+            if i + 2 * PREFETCH_AHEAD + 1 < n:
+                self.pairs.prefetch(pair_key(self.pos[i + 2 * PREFETCH_AHEAD],
+                                             self.pos[i + 2 * PREFETCH_AHEAD + 1]))
+            if (i + PREFETCH_AHEAD + 1 < n and self.pos[i + PREFETCH_AHEAD] < GONE
+                    and self.pos[i + PREFETCH_AHEAD + 1] < GONE):
+                info = self.pairs.find(pair_key(self.pos[i + PREFETCH_AHEAD],
+                                                self.pos[i + PREFETCH_AHEAD + 1]))
+                __builtin_prefetch(info.where.begin())
+            if self.pos[i] < GONE and self.pos[i + 1] < GONE:
+                info = self.pairs.find(pair_key(self.pos[i], self.pos[i + 1]))
+                info.count += self._weight(<int32_t>i)
+                info.where.push_back(<int32_t>i)
 
     cdef int64_t _weight(self, int32_t i) noexcept nogil:
         # The run holding position i: most positions are in the last, lightest one.
@@ -180,48 +231,36 @@ cdef class PairEngine:
         return self.run_weight[upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i)
                                - self.run_end.begin()]
 
+    cdef int32_t _after(self, int32_t i) noexcept nogil:
+        # The first slot after i that is not consumed: the next live position or a barrier.
+        cdef uint32_t x = self.pos[i + 1]
+        if x < GONE or x == BARRIER:
+            return i + 1
+        return i + 1 + <int32_t>(x & LENGTH)
+
     cdef int32_t _next(self, int32_t i) noexcept nogil:
         # The next live position, -1 at a barrier, REMOVED when i was consumed.
-        cdef uint16_t d = self.pos[i].nxt
-        if d == LINK_BARRIER:
-            return -1
-        if d == LINK_REMOVED:
+        if self.pos[i] >= GONE:
             return REMOVED
-        if d == LINK_FAR:
-            return deref(self.far_next.find(i)).second
-        return i + d
+        cdef int32_t k = self._after(i)
+        return -1 if self.pos[k] == BARRIER else k
 
     cdef int32_t _prev(self, int32_t i) noexcept nogil:
-        cdef uint16_t d = self.pos[i].prev
-        if d == LINK_BARRIER:
-            return -1
-        if d == LINK_REMOVED:
-            return REMOVED
-        if d == LINK_FAR:
-            return deref(self.far_prev.find(i)).second
-        return i - d
+        # The previous live position of a live i, -1 at a barrier.
+        cdef uint32_t x = self.pos[i - 1]
+        cdef int32_t k = i - 1
+        if x >= GONE and x != BARRIER:
+            k -= <int32_t>(x & LENGTH)
+        return -1 if self.pos[k] == BARRIER else k
 
-    cdef void _set_next(self, int32_t i, int32_t j) noexcept nogil:
-        if j == -1:
-            self.pos[i].nxt = LINK_BARRIER
-        elif j == REMOVED:
-            self.pos[i].nxt = LINK_REMOVED
-        elif j - i < LINK_FAR:
-            self.pos[i].nxt = <uint16_t>(j - i)
-        else:
-            self.pos[i].nxt = LINK_FAR
-            self.far_next[i] = j
-
-    cdef void _set_prev(self, int32_t i, int32_t j) noexcept nogil:
-        if j == -1:
-            self.pos[i].prev = LINK_BARRIER
-        elif j == REMOVED:
-            self.pos[i].prev = LINK_REMOVED
-        elif i - j < LINK_FAR:
-            self.pos[i].prev = <uint16_t>(i - j)
-        else:
-            self.pos[i].prev = LINK_FAR
-            self.far_prev[i] = j
+    cdef void _consume(self, int32_t i, int32_t j, int32_t end) noexcept nogil:
+        # A merge at i took j = next(i); end = _after(j). The runs before and
+        # after j and j itself become one run, i + 1 .. end - 1: its two end
+        # slots get its length, and j is marked too (it may now lie inside). O(1).
+        cdef uint32_t run = GONE | <uint32_t>(end - 1 - i)
+        self.pos[i + 1] = run
+        self.pos[j] = run
+        self.pos[end - 1] = run
 
     def pair_counts(self):
         """Every pair with a nonzero count, as ``(left, right, count)``; marks each as queued."""
@@ -325,7 +364,7 @@ cdef class PairEngine:
             sort(positions.begin(), positions.end())
         positions.truncate(unique(positions.begin(), positions.end()) - positions.begin())
         cdef int64_t replaced = 0, w, d
-        cdef int32_t i, j, before, after
+        cdef int32_t i, j, before, end
         cdef uint32_t slot, t
         cdef uint64_t RIGHT = <uint64_t>1 << 32
         cdef size_t k
@@ -334,27 +373,26 @@ cdef class PairEngine:
             if k + PREFETCH_AHEAD < count:
                 __builtin_prefetch(&self.pos[positions[k + PREFETCH_AHEAD]])
             i = positions[k]
-            j = self._next(i)
-            # Skip stale entries: consumed positions and changed tokens.
-            if j < 0 or self.pos[i].tok != a or self.pos[j].tok != b:
+            # Skip stale entries: consumed positions and changed tokens (a
+            # marker is never a token, and b is not a barrier).
+            if self.pos[i] != a:
+                continue
+            j = self._after(i)
+            if self.pos[j] != b:
                 continue
             w = self._weight(i)
             before = self._prev(i)
-            after = self._next(j)
+            end = self._after(j)  # the position after the pair, or a barrier
             if before >= 0:
-                slot = self._slot(self.pos[before].tok)
+                slot = self._slot(self.pos[before])
                 self.slot_delta[slot] += w
                 self.slot_new[slot].push_back(before)
-            if after >= 0:
-                slot = self._slot(RIGHT | self.pos[after].tok)
+            if self.pos[end] != BARRIER:
+                slot = self._slot(RIGHT | self.pos[end])
                 self.slot_delta[slot] += w
                 self.slot_new[slot].push_back(i)
-            self.pos[i].tok = m
-            self._set_next(i, after)
-            if after >= 0:
-                self._set_prev(after, i)
-            self.pos[j].nxt = LINK_REMOVED
-            self.pos[j].prev = LINK_REMOVED
+            self.pos[i] = m
+            self._consume(i, j, end)
             replaced += w
 
         # Net change per pair, one lookup each: (t, a) and (b, t) lose what
@@ -429,8 +467,8 @@ cdef class PairEngine:
         cdef uint32_t top = 0
         cdef size_t i
         for i in range(self.pos.size()):
-            if self.pos[i].nxt != LINK_REMOVED and self.pos[i].tok > top:
-                top = self.pos[i].tok
+            if self.pos[i] < GONE and self.pos[i] > top:
+                top = self.pos[i]
         if self.pos.size() and len(shapes) <= top:
             raise ValueError(f"shapes: {len(shapes)} given, but the sequences hold token {top}")
         self.shape.clear()
@@ -452,12 +490,12 @@ cdef class PairEngine:
         for k in range(info.where.size()):
             i = info.where.get(k)
             j = self._next(i)
-            if j >= 0 and self.pos[i].tok == a and self.pos[j].tok == b:
+            if j >= 0 and self.pos[i] == a and self.pos[j] == b:
                 info.where.set(kept, i)
                 kept += 1
         info.where.truncate(kept)
 
-    def merge(self, uint32_t left, uint32_t right, uint32_t new, int64_t floor=1):
+    def merge(self, uint32_t left, uint32_t right, new, int64_t floor=1):
         """Replace ``(left, right)`` by ``new`` everywhere, left to right.
 
         Returns ``(replacements, raised)``: ``raised`` lists, in pair order,
@@ -465,6 +503,7 @@ cdef class PairEngine:
         its queued count and is at least ``floor`` (its queued count becomes
         ``count``). The merged pair itself is taken to be off the queue.
         """
+        cdef uint32_t m = _token_id(new)
         cdef vector[uint64_t] candidates
         cdef uint64_t key = pair_key(left, right)
         cdef int64_t replaced
@@ -474,7 +513,7 @@ cdef class PairEngine:
             if info.count == 0:
                 self.pairs.erase(info)  # kept only for its queue entry, now gone
         with nogil:
-            replaced = self._merge(left, right, new, candidates)
+            replaced = self._merge(left, right, m, candidates)
             if positions_freed_load() >= TRIM_BYTES:
                 trim_heap()
         raised = []
@@ -585,7 +624,7 @@ cdef class PairEngine:
                 if found:  # not learned: it stays queued
                     add(packed(count, pair_key(left, right)))
                 break
-            new = join(left, right, first_rank + <int64_t>lefts.size())
+            new = _token_id(join(left, right, first_rank + <int64_t>lefts.size()))
             self.pairs.find(pair_key(left, right)).queued = 0
             with nogil:
                 replaced = self._merge(left, right, new, candidates)
@@ -606,6 +645,27 @@ cdef class PairEngine:
         return (array("I", lefts), array("I", rights), array("I", new_ids),
                 array("q", counts), array("q", replacements))
 
+    def release(self):
+        """Free the pair table, the occurrence lists and the positions, without the GIL.
+
+        The engine is empty afterwards (no sequences, no pairs) and cannot
+        merge. Freeing takes a while for a large engine, whose occurrence
+        lists are blocks of their own, so a caller that is done with it may
+        run this on another thread and go on.
+        """
+        self.queue = None
+        with nogil:
+            self.pairs.clear()
+            self.pos.clear()
+            self.pos.shrink_to_fit()
+            self.starts.clear()
+            self.starts.shrink_to_fit()
+            self.order.clear()
+            self.order.shrink_to_fit()
+            self.slot_new.clear()
+            self.slot_new.shrink_to_fit()
+            trim_heap()
+
     def sequences(self, bint release=False):
         """The current token sequences, by walking the links, in the caller's order.
 
@@ -614,7 +674,6 @@ cdef class PairEngine:
         """
         if release:
             self.pairs.clear()
-            self.far_prev.clear()  # sequences() follows only the next links
             self.queue = None
             self.slot_new.clear()
             self.slot_new.shrink_to_fit()
@@ -622,16 +681,16 @@ cdef class PairEngine:
         cdef int32_t i
         cdef uint32_t top = 0
         for i in range(<int32_t>self.pos.size()):
-            if self.pos[i].nxt != LINK_REMOVED and self.pos[i].tok > top:
-                top = self.pos[i].tok
+            if self.pos[i] < GONE and self.pos[i] > top:
+                top = self.pos[i]
         # One int object per token ID, shared by every list (not one per position).
         cdef list ints = list(range(top + 1)) if top < DENSE_SLOTS else None
         cdef list out = [None] * <Py_ssize_t>self.order.size()
         for k in range(<Py_ssize_t>self.order.size()):
             seq = []
-            i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
+            i = self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
             while i >= 0:
-                seq.append(ints[self.pos[i].tok] if ints is not None else self.pos[i].tok)
+                seq.append(ints[self.pos[i]] if ints is not None else self.pos[i])
                 i = self._next(i)
             out[self.order[k]] = seq
         return out
@@ -647,15 +706,17 @@ cdef class PairEngine:
         cdef int32_t i, j
         cdef PairSlot* info
         for k in range(<Py_ssize_t>self.order.size()):
-            i = <int32_t>self.starts[k] if self.starts[k] < self.starts[k + 1] else -1
+            i = self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
             assert i < 0 or self._prev(i) == -1, "sequence start has a predecessor"
             while i >= 0:
                 j = self._next(i)
+                for gone in range(i + 1, self._after(i)):
+                    assert GONE <= self.pos[gone] < BARRIER, f"slot {gone} is not consumed"
                 if j >= 0:
                     assert self._prev(j) == i, f"links disagree at {i}->{j}"
-                    pair_ids = (self.pos[i].tok, self.pos[j].tok)
+                    pair_ids = (self.pos[i], self.pos[j])
                     recount[pair_ids] = recount.get(pair_ids, 0) + self._weight(i)
-                    info = self.pairs.find(pair_key(self.pos[i].tok, self.pos[j].tok))
+                    info = self.pairs.find(pair_key(self.pos[i], self.pos[j]))
                     assert info != NULL and info.where.contains(i), \
                         f"occurrence {pair_ids} at {i} not indexed"
                 i = j

@@ -30,6 +30,7 @@ import operator
 from array import array
 
 from cython.operator cimport dereference as deref
+cimport cpython.array as carray
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.ref cimport PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
@@ -1176,13 +1177,23 @@ cdef class Encoder:
             if not 0 <= at[k] <= at[k + 1] <= n:
                 raise ValueError(f"starts: piece {k} ({at[k]}, {at[k + 1]}) is outside 0..{n}")
         cdef const unsigned char* s = &view[0] if n else <const unsigned char*>b""
-        offsets = array("q", bytes(8 * (pieces + 1)))
+        # Every entry is written below: no need to zero them first.
+        offsets = carray.clone(array("q"), pieces + 1, False)
         cdef int64_t[::1] out_at = offsets
         cdef vector[uint32_t] ids
         cdef vector[uint8_t] joins
         cdef PieceCache cache = PieceCache(SPAN_CACHE_BYTES)
         joins.resize(65536)
         with nogil:
+            # Room for one ID per two bytes up front (tokens of a trained
+            # vocabulary average more; when they do not, the vector grows once).
+            # Only the pages written are backed by memory (a large block is
+            # mapped lazily) and a block this large goes back to the system
+            # when freed. Grown from small on a thread, the vector's old blocks
+            # stayed in that thread's malloc arena, whose top malloc_trim does
+            # not give back.
+            if pieces:
+                ids.reserve((at[pieces] - at[0]) // 2 + 1)
             self.byte_joins(joins.data())
             for k in range(pieces):
                 out_at[k] = <int64_t>ids.size()
@@ -1194,10 +1205,9 @@ cdef class Encoder:
                 if at[k + 1] > cut:
                     self.merge_piece(s + cut, at[k + 1] - cut, &cache.state, &ids)
             out_at[pieces] = <int64_t>ids.size()
-        out = array("I", bytes(4 * ids.size()))
-        cdef uint32_t[::1] out_ids = out
+        out = carray.clone(array("I"), ids.size(), False)
         if ids.size():
-            memcpy(&out_ids[0], ids.data(), 4 * ids.size())
+            memcpy((<carray.array>out).data.as_voidptr, ids.data(), 4 * ids.size())
         return out, offsets
 
     def encode_pieces(self, pieces, PieceCache cache=None):

@@ -417,7 +417,20 @@ cdef inline Py_ssize_t superbpe_end(const unsigned char* s, Py_ssize_t n, Py_ssi
     # Between matches: up to the next position where the pattern matches.
     klass(s, p, &width)
     end = p + width
-    while end < n and superbpe_match(s, n, end) == end:
+    cdef unsigned char c
+    while end < n:
+        # Most of the text between matches is words: no match starts at an
+        # ASCII letter, nor at a space before one (" ?" then needs a character
+        # outside \s\p{L}\p{N}, and " +(?!\S)" gives back its last space).
+        c = s[end]
+        if <unsigned char>((c | 0x20) - 97) < 26:
+            end += 1
+            continue
+        if c == 32 and end + 1 < n and <unsigned char>((s[end + 1] | 0x20) - 97) < 26:
+            end += 2
+            continue
+        if superbpe_match(s, n, end) != end:
+            break
         klass(s, end, &width)
         end += width
     return end

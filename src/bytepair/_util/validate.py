@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import operator
 
-#: Byte mode IDs are unsigned 32-bit: 256 byte tokens plus this many merges.
-MAX_BYTE_MERGES = 2**32 - 1 - 255
+#: Byte mode IDs are below 2**31 (the pair engine keeps the top bit of a 32-bit slot for
+#: its markers): 256 byte tokens plus this many merges.
+MAX_BYTE_MERGES = 2**31 - 256
 #: Pair counts are 64-bit signed integers in the compiled engine.
 MAX_COUNT = 2**63 - 1
 

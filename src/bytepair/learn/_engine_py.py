@@ -39,8 +39,20 @@ from bytepair.learn.rules import packed_priority, unpack_priority
 from bytepair.learn.superbpe import joined_shape
 
 REMOVED = -2
-#: Positions are 32-bit signed in the compiled engine; both twins refuse more.
+#: Positions are 32-bit signed in the compiled engine, with one slot per sequence end: both
+#: twins refuse more positions and sequences together.
 MAX_POSITIONS = 2**31 - 2
+#: Token IDs are below 2**31: the compiled engine marks consumed positions and sequence
+#: ends with the top bit of a position's 32-bit slot. Both twins refuse larger IDs.
+TOKEN_LIMIT = 2**31
+
+
+def token_id(new: int) -> int:
+    """``new``, the ID a merge gives its token, checked to fit the engine's range."""
+    if not 0 <= new < TOKEN_LIMIT:
+        raise ValueError(f"new token ID {new} is out of range: the pair engine holds IDs "
+                         f"from 0 to {TOKEN_LIMIT - 1}")
+    return new
 
 
 class PairEngine:
@@ -61,12 +73,17 @@ class PairEngine:
 
     def __init__(self, tokens, starts, weights):
         n = len(tokens)
-        if n > MAX_POSITIONS:
+        if n + len(weights) > MAX_POSITIONS:
             raise ValueError(
-                f"the corpus has {n} token positions; one engine holds at most {MAX_POSITIONS}"
+                f"the corpus has {n} token positions in {len(weights)} sequences; one engine "
+                f"holds at most {MAX_POSITIONS} positions and sequence ends together"
             )
         if len(starts) != len(weights) + 1 or starts[len(starts) - 1] != n:
             raise ValueError("starts must hold one offset per sequence plus the total length")
+        top = max(tokens, default=0)
+        if top >= TOKEN_LIMIT:
+            raise ValueError(f"tokens: token ID {top} is too large; the pair engine holds "
+                             f"IDs below {TOKEN_LIMIT}")
         self._starts = list(starts)
         self._tok = list(tokens)
         self._prev = list(range(-1, n - 1))
@@ -166,6 +183,7 @@ class PairEngine:
         pair itself is taken to be off the queue. Cost: O(k log k) for the k
         recorded occurrences of the pair.
         """
+        new = token_id(new)
         tok, prev, nxt, weight_at = self._tok, self._prev, self._next, self._weight_at
         pair = (left, right)
         if self._max_words:
@@ -274,7 +292,7 @@ class PairEngine:
             if count < min_count:
                 break
             queue.pop(0)
-            new = join(left, right, first_rank + len(lefts))
+            new = token_id(join(left, right, first_rank + len(lefts)))
             replaced, raised = self.merge(left, right, new, self.floor)
             for raised_left, raised_right, _, c in raised:
                 queue.add(packed_priority(c, raised_left, raised_right))
@@ -284,6 +302,13 @@ class PairEngine:
             counts.append(count)
             replacements.append(replaced)
         return lefts, rights, new_ids, counts, replacements
+
+    def release(self) -> None:
+        """Drop the counts, the index, the queue and the positions: the engine is empty
+        afterwards and cannot merge (the compiled twin frees them without the GIL)."""
+        self._count, self._queued, self._where = {}, {}, defaultdict(list)
+        self.queue = None
+        self._starts, self._tok, self._prev, self._next, self._weight_at = [0], [], [], [], []
 
     def sequences(self, release: bool = False) -> list[list[int]]:
         """The current token sequences, by walking the links.

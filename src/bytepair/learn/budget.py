@@ -1,14 +1,14 @@
 """A memory limit for training: what the engine will need, told before it is built.
 
 The engine's memory is set by the input it is given (docs/design.md §6): per
-token position an 8-byte record and about 4 bytes of occurrence lists, the
+token position a 4-byte slot and about 4 bytes of occurrence lists, the
 flat arrays it is built from (1 byte per position and 16 per piece), and a
 pair table that grows while merging. That table is the one part the counts
 do not give: at 100 MB of English (GPT-2 split, vocabulary 32768) it ends at
-485,000 pairs for 4.96 M positions, and its slots, while it doubles, cost
-about 10 bytes per position. :data:`BYTES_PER_POSITION` and
+485,000 pairs for 4.96 M positions, and its slots (it doubles in place) cost
+about 7 bytes per position. :data:`BYTES_PER_POSITION` and
 :data:`BYTES_PER_PIECE` cover all of it with a margin: at 100 MB the
-estimate is 179 MiB, the peak measured 148 MiB (``python -m
+estimate is 151 MiB, the peak measured 128 MiB (``python -m
 benches.phase_memory --size 100MB``). It is a calibrated estimate, not a
 bound: other text may need more, which the check while merging catches.
 
@@ -26,11 +26,12 @@ import os
 from bytepair._util.validate import format_memory
 from bytepair.learn import incremental
 
-#: Bytes per token position: the 8-byte record, occurrence lists (4 per entry, with room for
-#: their growth), the flat arrays the engine is built from, and the pair table as it doubles.
-BYTES_PER_POSITION = 24
-#: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout.
-BYTES_PER_PIECE = 32
+#: Bytes per token position: the 4-byte slot, occurrence lists (4 per entry, with room for
+#: their growth), the flat arrays the engine is built from, and the pair table.
+BYTES_PER_POSITION = 18
+#: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout,
+#: and the 4-byte slot that ends it there.
+BYTES_PER_PIECE = 36
 #: The pure-Python twin keeps four Python lists of Python ints per position and dicts of pairs:
 #: several times the compiled engine's size.
 PYTHON_BYTES_PER_POSITION = 160

@@ -235,6 +235,11 @@ class IncrementalTrainer:
                 queue.remove(priority(old, left_key, right_key))
             queue.add(priority(count, left_key, right_key))
 
+    def release(self) -> None:
+        """End training and free the engine's memory (the compiled engine frees it
+        without the GIL, so this may run on another thread). O(pairs + positions)."""
+        self._engine.release()
+
     def sequences(self, release: bool = False) -> list[list[int]]:
         """The current transformed sequences; ``release=True`` ends training and frees its state first."""
         return self._engine.sequences(release)
