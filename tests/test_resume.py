@@ -47,7 +47,7 @@ CLI = textwrap.dedent("""
     training.CHECKPOINT_SECONDS = 0
     training.LEARN_CHUNK = 7
     units, rules = [], []
-    real_run, real_save = checkpoint.save_run, ByteModel.save
+    real_run, real_save = checkpoint.save_table, ByteModel.save
 
     signalled, real_terminate = threading.Event(), cli._terminate
 
@@ -57,7 +57,7 @@ CLI = textwrap.dedent("""
 
     cli._terminate = terminate  # main() installs it, and sets its owner, by this name
 
-    def save_run(*args):
+    def save_table(*args):
         real_run(*args)
         units.append(1)
         os.write(1, b"UNIT\\n")  # one write(2): the threads' lines never mix
@@ -71,7 +71,7 @@ CLI = textwrap.dedent("""
         if mode == "stop_learn" and len(rules) == 3:
             time.sleep(60)
 
-    checkpoint.save_run = save_run
+    checkpoint.save_table = save_table
     ByteModel.save = save
     sys.exit(main(sys.argv[2:]))
 """ % UNIT_BYTES)
@@ -294,21 +294,21 @@ def test_checkpointed_count_equals_a_plain_count(tmp_path, corpus, monkeypatch, 
                           checkpoint=saved) == plain
     # Interrupted after its first unit, then resumed: the same sum again.
     shutil.rmtree(saved)
-    real, kept, lock = checkpoint.save_run, [], threading.Lock()
+    real, kept, lock = checkpoint.save_table, [], threading.Lock()
 
-    def save_run(path, items):
+    def save_table(path, table):
         with lock:  # the threads race for the first unit: one wins
             kept.append(path)
             first = len(kept) == 1
         if not first:
             raise KeyboardInterrupt
-        real(path, items)
+        real(path, table)
 
-    monkeypatch.setattr(checkpoint, "save_run", save_run)
+    monkeypatch.setattr(checkpoint, "save_table", save_table)
     with pytest.raises(KeyboardInterrupt):
         bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
                        checkpoint=saved)
-    monkeypatch.setattr(checkpoint, "save_run", real)
+    monkeypatch.setattr(checkpoint, "save_table", real)
     assert os.listdir(saved / "units") == [kept[0].name]
     assert bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
                           checkpoint=saved, resume=True) == plain

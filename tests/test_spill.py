@@ -4,6 +4,7 @@ merged; the table, and the model trained from it, equal in-memory counting's."""
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import signal
 import subprocess
@@ -152,14 +153,15 @@ SLOW_SPILL = textwrap.dedent("""
     import bytepair.counts.spill as spill
     from bytepair.cli.main import main
 
-    real = spill.save_run
+    real = spill.Spill.write
 
-    def slow(*args):
-        real(*args)
+    def slow(self, table):
+        path = real(self, table)
         os.write(1, b"SPILLED\\n")
         time.sleep(60)
+        return path
 
-    spill.save_run = slow
+    spill.Spill.write = slow
     sys.exit(main(sys.argv[1:]))
 """)
 
@@ -198,3 +200,70 @@ def test_count_memory_without_effect_is_refused(capsys, tmp_path):
         bytepair.count(KJV, client=object(), count_memory=1 << 30)
     with pytest.raises(ValueError, match="count_memory: not available with superbpe"):
         bytepair.train(KJV, vocab_size=400, superbpe=300, count_memory=1 << 30)
+
+
+# -- the compiled runs: written sorted in C, merged in key ranges --------------------------------
+
+needs_runs = pytest.mark.skipif(spill._runs is None, reason="the compiled modules are not installed")
+# Pieces from a tiny alphabet (ties, prefixes of one another, multi-byte UTF-8), sometimes long.
+some_pieces = st.one_of(st.binary(min_size=1, max_size=4).map(lambda b: b.translate(
+    bytes.maketrans(bytes(range(256)), b"ab\xc3\xa9" * 64))), st.binary(min_size=20, max_size=90))
+tables = st.lists(st.dictionaries(some_pieces, st.integers(1, 2**40), max_size=40), max_size=6)
+
+
+@needs_runs
+@given(tables)
+def test_a_compiled_table_is_written_in_the_reference_order(table_list):
+    for counts in table_list:
+        table = fastsplit_table(counts)
+        reference = io.BytesIO()
+        spill.write_run(reference, spill.sorted_items(counts))
+        assert spill.MAGIC + spill._runs.sorted_records(table) == reference.getvalue()
+
+
+def fastsplit_table(counts: dict):
+    """A compiled table holding ``counts``."""
+    from bytepair.split._split import PieceTable
+
+    return PieceTable.from_bytes(b"".join(
+        count.to_bytes(8, "little") + len(piece).to_bytes(4, "little") + piece
+        for piece, count in counts.items()))
+
+
+@needs_runs
+@given(tables, st.sampled_from([1, 40, 1 << 20]))
+def test_the_key_range_merge_equals_the_reference_merge(tmp_path_factory, table_list, chunks):
+    directory = tmp_path_factory.mktemp("runs")
+    paths = []
+    for number, counts in enumerate(table_list):
+        paths.append(directory / f"run-{number}")
+        save_run(paths[-1], spill.sorted_items(counts))
+    # Chunks of a few records: many key ranges, records longer than a chunk.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(spill, "MIN_CHUNK", 16)
+        merged = spill.merge_run_files(paths, GPT2, chunks)
+    expected = merge_runs(map(read_run, paths), GPT2)
+    assert merged == expected == PieceCounts(sum(map(Counter, table_list), Counter()), pattern="gpt2")
+    data, starts, counts = merged.flat()
+    assert starts[-1] == len(data) and len(starts) == len(counts) + 1
+
+
+@needs_runs
+def test_the_key_range_merge_names_a_bad_run(tmp_path):
+    save_run(tmp_path / "r", [(b"piece", 5), (b"pieces", 1)])
+    data = (tmp_path / "r").read_bytes()
+    (tmp_path / "r").write_bytes(data[:-2])
+    with pytest.raises(ValueError, match="'.*r' is truncated"):
+        spill.merge_run_files([tmp_path / "r"], None)
+    (tmp_path / "r").write_bytes(b"not a run")
+    with pytest.raises(ValueError, match="is not a bytepair run file"):
+        spill.merge_run_files([tmp_path / "r"], None)
+
+
+@needs_runs
+def test_a_spilled_count_is_the_same_with_either_writer_and_merger(monkeypatch, spills):
+    files = Files(KJV, per_line=True)
+    compiled = count_files(files, GPT2, workers=2, count_memory=pieces(1500) * 3)
+    assert spills
+    monkeypatch.setattr(spill, "_runs", None)
+    assert count_files(files, GPT2, workers=2, count_memory=pieces(1500) * 3) == compiled

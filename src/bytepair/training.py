@@ -45,7 +45,8 @@ from bytepair.counts.counting import count_files, count_pieces, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.counts.words import count_words
 from bytepair.learn import incremental, naive
-from bytepair.learn.budget import MemoryLimitError, check_engine_fits, check_still_fits, resident_bytes
+from bytepair.learn.budget import (MemoryLimitError, check_engine_fits, check_forecast,
+                                   check_still_fits, counting_plan, resident_bytes)
 from bytepair.learn import superbpe as superwords
 from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
@@ -583,13 +584,16 @@ def train(
         With ``superbpe``: no token may hold more than this many words (runs of bytes that
         are not ASCII white space); default 4.
     ``max_memory``
-        A limit on this process's memory while learning: bytes, or a size such as
-        ``"4GiB"``, ``"512MiB"`` or ``"2GB"``. Once the pieces are counted, and before the
-        merge engine is built, training stops at once with :class:`bytepair.MemoryLimitError`
-        (a ``MemoryError`` and a ``ValueError``) saying how much it needs when the engine's
-        estimate does not fit; while merging it stops the same way if the process passes the
-        limit all the same. The rules do not depend on it. Counting workers are other
-        processes and are not limited. Not yet with ``superbpe``.
+        A limit on this process's memory: bytes, or a size such as ``"4GiB"``, ``"512MiB"``
+        or ``"2GB"``. Training stops with :class:`bytepair.MemoryLimitError` (a
+        ``MemoryError`` and a ``ValueError``) and one line saying how much it needs: before
+        any work when even the optimistic forecast from a sample of the files does not fit
+        (plain local text with a named pattern, 16 MiB and more; see
+        :mod:`bytepair.learn.budget`); once the pieces are counted, before the merge engine is
+        built, when the engine's estimate does not fit; while merging, if the process passes
+        the limit all the same. Counting keeps within it: its tables spill to disk as with
+        ``count_memory`` (the smaller bound wins), with fewer ``workers`` when each one's
+        table would be too small. The rules do not depend on it. Not yet with ``superbpe``.
     """
     if superbpe is not None and (checkpoint is not None or count_memory is not None):
         raise ValueError(f"{'checkpoint' if checkpoint is not None else 'count_memory'}: "
@@ -642,6 +646,10 @@ def train(
             raise ValueError(f"checkpoint: it already holds {len(start_model.merges)} merges, "
                              f"more than the {merges} requested")
     if counts is None:  # read, split and count
+        if limit is not None:
+            corpus, count_memory, workers = _count_within(
+                limit, corpus, source, merges - len(start_model.merges), count_memory, workers,
+                client, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
         counts = _count(corpus, source, per_line=per_line, jsonl_field=jsonl_field,
                         text_column=text_column, workers=workers, client=client, progress=progress,
                         count_memory=count_memory, checkpoint=saved)
@@ -697,6 +705,20 @@ def _rules_writer(saved: Checkpoint, source: str | None):
             last = time.monotonic()
 
     return write
+
+
+def _count_within(limit: int, corpus, source: str | None, merges: int, count_memory: int | None,
+                  workers: int | None, client, **options):
+    """``(corpus, count_memory, workers)`` to count ``corpus`` within ``limit``: first the
+    forecast from a sample refuses at once what cannot fit (files only), then the counting
+    tables get a bound that keeps them inside the limit (they spill to disk past it), with
+    fewer workers when each one's table would be too small. A cluster's workers are not
+    this process: only the forecast applies to them."""
+    corpus = read_corpus(corpus, **options)  # the files are found once, here
+    check_forecast(limit, corpus, source, merges)
+    if client is None:
+        count_memory, workers = counting_plan(limit, count_memory, workers or os.cpu_count() or 1)
+    return corpus, count_memory, workers
 
 
 def _check_limit_now(limit: int | None) -> None:
@@ -1013,7 +1035,7 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
     if start is not None and start.merges:
         pieces = list(counts)
         # Encoding with the start's rules only shortens the pieces: their bytes bound it.
-        check_engine_fits(limit, sum(map(len, pieces)), len(pieces))
+        check_engine_fits(limit, sum(map(len, pieces)), len(pieces), merges - len(rules))
         weights = array("q", counts.values())
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
         _check_total(sequences, weights, "corpus pieces")
@@ -1023,7 +1045,7 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
     else:
         data, starts, weights = counts.flat()
         _check_flat_total(data, starts, weights)
-        check_engine_fits(limit, len(data), len(weights))
+        check_engine_fits(limit, len(data), len(weights), merges - len(rules))
         trainer = incremental.IncrementalTrainer.from_arrays(data, starts, weights, _byte_token)
         del data, starts, weights
     if release:

@@ -16,6 +16,7 @@ at a time may count into a table; give each worker thread its own and
 ``merge_from`` them.
 """
 
+cimport cython
 from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
 
 # Pattern IDs (names as in bytepair.split.pretokenize.PATTERNS); PAT_NONE: no split,
@@ -58,14 +59,17 @@ cdef struct Piece:
     uint64_t word[2]
 
 cdef enum:
-    AHEAD = 8  # pieces found ahead of the one being counted
+    AHEAD = 16  # pieces found ahead of the one being counted
 
 # Pieces found but not yet counted (their slots are being prefetched).
 cdef struct Ring:
     Piece pieces[AHEAD]
     Py_ssize_t found
     Py_ssize_t done
+    const unsigned char* limit  # bytes before it may be read past a piece's end (NULL: none)
 
+# Final: its methods are called directly (and inlined in the hot loop), not through a vtable.
+@cython.final
 cdef class PieceTable:
     cdef Slot* slots
     cdef Py_ssize_t capacity  # a power of two
@@ -73,7 +77,10 @@ cdef class PieceTable:
     cdef unsigned char* arena  # every key, one after the other
     cdef Py_ssize_t arena_used
     cdef Py_ssize_t arena_capacity
+    cdef Py_ssize_t key_bytes  # the length of every key, added up
 
+    # Free everything and start again empty (as a new table).
+    cdef int clear(self) except -1
     # The bytes of the key in `slot`.
     cdef const unsigned char* key_of(self, Slot* slot) noexcept nogil
     # Double the slots (each moves by its fingerprint; no key is read).

@@ -16,9 +16,10 @@ Splitting costs O(n) for n bytes of text; counting adds one hash-table probe
 per piece (expected O(1), amortised over growth).
 """
 
+cimport cpython.array
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.stdint cimport int64_t, uint32_t, uint64_t
-from libc.stdlib cimport free, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memset
 
 from array import array
@@ -165,6 +166,59 @@ cdef inline Py_ssize_t run_without(const unsigned char* s, Py_ssize_t n, Py_ssiz
     return p
 
 
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    /* Each byte of w that is an ASCII letter (A-Z, a-z) as 0x80, every other byte as 0.
+       With x = byte | 0x20 (upper case to lower, nothing else into a..z), x < 0x80
+       and 'a' <= x <= 'z' are tested for eight bytes at once: adding 0x1F sets a
+       byte's top bit when x >= 'a', adding 0x05 when x > 'z'; no byte carries. */
+    static inline uint64_t bytepair_ascii_letters(uint64_t w) {
+        const uint64_t high = 0x8080808080808080ULL;
+        uint64_t x = w | 0x2020202020202020ULL;
+        uint64_t low7 = x & ~high;
+        return (low7 + 0x1F1F1F1F1F1F1F1FULL) & ~(low7 + 0x0505050505050505ULL) & ~x & high;
+    }
+    /* Eight bytes as a number whose lowest byte is the first (the order the masks above count in). */
+    static inline uint64_t bytepair_load8(const unsigned char* s) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+    #endif
+        return w;
+    }
+    static inline int bytepair_trailing_zeros(uint64_t w) { return __builtin_ctzll(w); }
+    """
+    uint64_t load8 "bytepair_load8"(const unsigned char* s) noexcept nogil
+    uint64_t ascii_letters "bytepair_ascii_letters"(uint64_t w) noexcept nogil
+    int trailing_zeros "bytepair_trailing_zeros"(uint64_t w) noexcept nogil
+
+
+cdef inline bint ascii_letter(unsigned char c) noexcept nogil:
+    # A-Z or a-z: the only ASCII characters in \p{L}.
+    return <unsigned char>((c | 0x20) - 97) < 26
+
+
+cdef inline Py_ssize_t letter_run(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    # run_of(s, n, p, LETTER), eight ASCII bytes at a time: the end of a word
+    # is found by counting its letters, not by a branch on every byte.
+    cdef uint64_t others
+    while p + 8 <= n:
+        others = ~ascii_letters(load8(s + p)) & 0x8080808080808080ULL
+        if others:
+            p += trailing_zeros(others) >> 3
+            break
+        p += 8
+    else:
+        while p < n and ascii_letter(s[p]):
+            p += 1
+    if p < n and s[p] >= 0x80:  # a letter outside ASCII may go on with the run
+        return run_of(s, n, p, LETTER)
+    return p
+
+
 cdef inline Py_ssize_t run_of_bytes(const unsigned char* s, Py_ssize_t n, Py_ssize_t p, bint slash) noexcept nogil:
     # End of the run of "\r", "\n" (and "/" when `slash`) from p.
     while p < n and (s[p] == 13 or s[p] == 10 or (slash and s[p] == 47)):
@@ -248,6 +302,10 @@ cdef inline Py_ssize_t space_end(const unsigned char* s, Py_ssize_t n, Py_ssize_
 cdef inline Py_ssize_t gpt2_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
+    # Most pieces of most text: an ASCII word, with or without its space.
+    cdef Py_ssize_t q = p + (s[p] == 32)
+    if q < n and ascii_letter(s[q]):
+        return letter_run(s, n, q + 1)
     end = contraction_end(s, n, p, False)
     if end > p:
         return end
@@ -255,13 +313,13 @@ cdef inline Py_ssize_t gpt2_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t
     if s[p] == 32 and p + 1 < n:  # an optional space before a letter, number or symbol run
         k2 = klass(s, p + 1, &width2)
         if k2 & LETTER:
-            return run_of(s, n, p + 1, LETTER)
+            return letter_run(s, n, p + 1)
         if k2 & NUMBER:
             return run_of(s, n, p + 1, NUMBER)
         if not (k2 & (LETTER | NUMBER | SPACE)):
             return run_without(s, n, p + 1, LETTER | NUMBER | SPACE)
     if k & LETTER:
-        return run_of(s, n, p, LETTER)
+        return letter_run(s, n, p)
     if k & NUMBER:
         return run_of(s, n, p, NUMBER)
     if not (k & SPACE):
@@ -281,17 +339,21 @@ cdef inline Py_ssize_t gpt4_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
     cdef unsigned char c = s[p]
+    # Most pieces of most text: an ASCII word, with or without its space.
+    cdef Py_ssize_t q = p + (c == 32)
+    if q < n and ascii_letter(s[q]):
+        return letter_run(s, n, q + 1)
     end = contraction_end(s, n, p, True)
     if end > p:
         return end
     k = klass(s, p, &width)
     if k & LETTER:
-        return run_of(s, n, p, LETTER)
+        return letter_run(s, n, p)
     # [^\r\n\p{L}\p{N}]?+\p{L}+: one such character, then letters. The prefix
     # is possessive, and a non-letter cannot start the letter run anyway.
     if not (k & NUMBER) and c != 13 and c != 10 and p + width < n:
         if klass(s, p + width, &width2) & LETTER:
-            return run_of(s, n, p + width, LETTER)
+            return letter_run(s, n, p + width)
     if k & NUMBER:
         return run_of_numbers(s, n, p, digits)
     #  ?[^\s\p{L}\p{N}]+[\r\n]*
@@ -569,23 +631,87 @@ cdef extern from *:
         memcpy(w, s, (size_t)n);
     #endif
     }
-    /* Zeroed memory for the slots (free() releases it). Tables of 2 MiB and
-       more ask for transparent huge pages: a probe lands anywhere in the
-       table, and with 4 KiB pages most probes of a large table also miss the TLB. */
+    /* The same words when 16 bytes from s may be read: two loads and two masks, no
+       branch on the length (piece lengths vary too much for one to be predicted).
+       Returns 0 where that does not apply (big-endian), and the caller loads16. */
+    static inline int bytepair_load16_over(const unsigned char* s, Py_ssize_t n, uint64_t* w) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        uint64_t a, b;
+        unsigned la = n < 8 ? (unsigned)n : 8u, lb = n > 8 ? (unsigned)n - 8u : 0u;
+        memcpy(&a, s, 8);
+        memcpy(&b, s + 8, 8);
+        /* k low bytes kept: (1 << 8k) - 1, and all of them for k = 8 */
+        w[0] = a & ((((uint64_t)(la < 8)) << ((8u * la) & 63u)) - 1u);
+        w[1] = b & ((((uint64_t)(lb < 8)) << ((8u * lb) & 63u)) - 1u);
+        return 1;
+    #else
+        (void)s; (void)n; (void)w;
+        return 0;
+    #endif
+    }
+    /* Zeroed memory for the slots; bytepair_free_slots releases it. Tables of 2 MiB
+       and more are their own mappings, aligned to 2 MiB, and ask for transparent
+       huge pages: a probe lands anywhere in the table, and with 4 KiB pages most
+       probes of a large table also miss the TLB. Their pages are zero until
+       written, and bytepair_grown_slots moves them to a larger mapping (mremap)
+       instead of copying them, so a doubling never holds the old and new slots. */
     #if defined(__linux__)
     #include <stdlib.h>
     #include <sys/mman.h>
+    #define BYTEPAIR_HUGE ((size_t)1 << 21)
+    static void* bytepair_aligned_area(size_t bytes) {
+        unsigned char* area = (unsigned char*)mmap(NULL, bytes + BYTEPAIR_HUGE, PROT_READ | PROT_WRITE,
+                                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        uintptr_t start, end;
+        if (area == MAP_FAILED) return NULL;
+        start = ((uintptr_t)area + BYTEPAIR_HUGE - 1) & ~(uintptr_t)(BYTEPAIR_HUGE - 1);
+        end = (uintptr_t)area + bytes + BYTEPAIR_HUGE;
+        if (start > (uintptr_t)area) munmap(area, start - (uintptr_t)area);
+        if (end > start + bytes) munmap((void*)(start + bytes), end - (start + bytes));
+        madvise((void*)start, bytes, MADV_HUGEPAGE);
+        return (void*)start;
+    }
     static void* bytepair_zeroed_slots(size_t bytes) {
-        const size_t huge = (size_t)1 << 21;
-        void* memory = NULL;
-        if (bytes < huge) return calloc(1, bytes);
-        if (posix_memalign(&memory, huge, bytes) != 0) return NULL;
-        madvise(memory, bytes, MADV_HUGEPAGE);
-        memset(memory, 0, bytes);
+        if (bytes < BYTEPAIR_HUGE) return calloc(1, bytes);
+        return bytepair_aligned_area(bytes);
+    }
+    static void bytepair_free_slots(void* slots, size_t bytes) {
+        if (slots == NULL) return;
+        if (bytes < BYTEPAIR_HUGE) free(slots);
+        else munmap(slots, bytes);
+    }
+    static void* bytepair_grown_slots(void* old, size_t old_bytes, size_t new_bytes) {
+        unsigned char* memory;
+        if (new_bytes < BYTEPAIR_HUGE) {
+            memory = (unsigned char*)realloc(old, new_bytes);
+            if (memory != NULL) memset(memory + old_bytes, 0, new_bytes - old_bytes);
+            return memory;
+        }
+        if (old_bytes < BYTEPAIR_HUGE) {  /* from the heap to a mapping: a small copy */
+            memory = (unsigned char*)bytepair_aligned_area(new_bytes);
+            if (memory == NULL) return NULL;
+            memcpy(memory, old, old_bytes);
+            free(old);
+            return memory;
+        }
+        memory = (unsigned char*)bytepair_aligned_area(new_bytes);
+        if (memory == NULL) return NULL;
+        /* The old pages move onto the start of the new area; the rest stays zero. */
+        if (mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, memory) == MAP_FAILED) {
+            munmap(memory, new_bytes);
+            return NULL;
+        }
+        madvise(memory, new_bytes, MADV_HUGEPAGE);
         return memory;
     }
     #else
     static void* bytepair_zeroed_slots(size_t bytes) { return calloc(1, bytes); }
+    static void bytepair_free_slots(void* slots, size_t bytes) { (void)bytes; free(slots); }
+    static void* bytepair_grown_slots(void* old, size_t old_bytes, size_t new_bytes) {
+        unsigned char* memory = (unsigned char*)realloc(old, new_bytes);
+        if (memory != NULL) memset(memory + old_bytes, 0, new_bytes - old_bytes);
+        return memory;
+    }
     #endif
     #if defined(__GNUC__) || defined(__clang__)
     #define BYTEPAIR_PREFETCH(address) __builtin_prefetch(address)
@@ -595,7 +721,10 @@ cdef extern from *:
     """
     void prefetch "BYTEPAIR_PREFETCH"(const void* address) noexcept nogil
     void load16 "bytepair_load16"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
+    bint load16_over "bytepair_load16_over"(const unsigned char* s, Py_ssize_t n, uint64_t* words) noexcept nogil
     void* zeroed_slots "bytepair_zeroed_slots"(size_t bytes) noexcept nogil
+    void* grown_slots "bytepair_grown_slots"(void* old, size_t old_bytes, size_t new_bytes) noexcept nogil
+    void free_slots "bytepair_free_slots"(void* slots, size_t bytes) noexcept nogil
 
 
 cdef inline uint32_t fingerprint_of(uint64_t h) noexcept nogil:
@@ -630,6 +759,19 @@ cdef inline uint64_t hash_long(const unsigned char* s, Py_ssize_t n) noexcept no
     return mix(h)
 
 
+cdef inline void reseat(Slot* slots, Py_ssize_t i, Py_ssize_t mask) noexcept nogil:
+    # Take slot i out and put it back at the first free slot from its home.
+    cdef Slot moving = slots[i]
+    cdef Py_ssize_t j
+    if moving.fingerprint == 0:
+        return
+    slots[i].fingerprint = 0
+    j = home(moving.fingerprint, mask)
+    while slots[j].fingerprint:
+        j = (j + 1) & mask
+    slots[j] = moving
+
+
 cdef class PieceTable:
     """Counts of pieces (UTF-8 bytes -> int), in an open-addressing hash table.
 
@@ -646,18 +788,29 @@ cdef class PieceTable:
     """
 
     def __cinit__(self):
+        self.slots = NULL
+        self.arena = NULL
+        self.clear()
+
+    def __dealloc__(self):
+        free_slots(self.slots, self.capacity * sizeof(Slot))
+        free(self.arena)
+
+    cdef int clear(self) except -1:
+        free_slots(self.slots, self.capacity * sizeof(Slot))
+        free(self.arena)
+        self.slots = NULL
+        self.arena = NULL
         self.capacity = 1024
         self.size = 0
+        self.key_bytes = 0
         self.slots = <Slot*>zeroed_slots(self.capacity * sizeof(Slot))
         self.arena_capacity = 1 << 14
         self.arena_used = 0
         self.arena = <unsigned char*>realloc(NULL, self.arena_capacity)
         if self.slots == NULL or self.arena == NULL:
             raise MemoryError()
-
-    def __dealloc__(self):
-        free(self.slots)
-        free(self.arena)
+        return 0
 
     cdef const unsigned char* key_of(self, Slot* slot) noexcept nogil:
         if slot.length <= SHORT_KEY:
@@ -665,23 +818,34 @@ cdef class PieceTable:
         return self.arena + slot.word[0]
 
     cdef int grow(self) except -1 nogil:
-        cdef Py_ssize_t capacity = self.capacity * 2, i, j
-        cdef Py_ssize_t mask = capacity - 1
-        cdef Slot* slots = <Slot*>zeroed_slots(capacity * sizeof(Slot))
-        cdef Slot* old
+        # Doubled in place, so the old and the new slots are never both held (at 1 GB
+        # that was a third of counting's peak). A slot's home in the doubled table
+        # is its old home, or that plus the old capacity. Each slot is taken out
+        # and put back from its new home, in an order that never leaves a gap in
+        # a probe run: first the slots after the first empty one (a run never
+        # crosses an empty slot, so each run is entered at its start, and a slot
+        # put back never lands past the one being moved), then the run at the
+        # start of the table once more, which now may also hold slots that
+        # wrapped around from the end of the doubled table. Proof: docs/design.md.
+        cdef Py_ssize_t old_capacity = self.capacity, capacity = old_capacity * 2
+        cdef Py_ssize_t mask = capacity - 1, i, first_empty
+        cdef Slot* slots = <Slot*>grown_slots(self.slots, old_capacity * sizeof(Slot),
+                                              capacity * sizeof(Slot))
         if slots == NULL:
             with gil:
                 raise MemoryError()
-        for i in range(self.capacity):
-            old = &self.slots[i]
-            if old.fingerprint:
-                j = home(old.fingerprint, mask)
-                while slots[j].fingerprint:
-                    j = (j + 1) & mask
-                slots[j] = old[0]
-        free(self.slots)
         self.slots = slots
         self.capacity = capacity
+        first_empty = 0
+        while slots[first_empty].fingerprint:  # there is one: the table is at most 60% full
+            first_empty += 1
+        for i in range(first_empty + 1, old_capacity):
+            reseat(slots, i, mask)
+        first_empty = 0
+        while slots[first_empty].fingerprint:
+            first_empty += 1
+        for i in range(first_empty):
+            reseat(slots, i, mask)
         return 0
 
     cdef void prepare(self, Piece* piece, const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -743,6 +907,7 @@ cdef class PieceTable:
         slot.length = <uint32_t>n
         slot.count = count
         self.size += 1
+        self.key_bytes += n
         if self.size * 5 >= self.capacity * 3:
             self.grow()
         return 0
@@ -755,10 +920,18 @@ cdef class PieceTable:
     cdef int push(self, Ring* ring, const unsigned char* s, Py_ssize_t n) except -1 nogil:
         # Each piece's slot is prefetched while the next AHEAD pieces are
         # found, which hides most cache misses of a large table behind the scanning.
+        cdef Piece* piece
         if ring.found - ring.done == AHEAD:
             self.add_prepared(&ring.pieces[ring.done % AHEAD], 1)
             ring.done += 1
-        self.prepare(&ring.pieces[ring.found % AHEAD], s, n)
+        piece = &ring.pieces[ring.found % AHEAD]
+        if n <= SHORT_KEY and s + 16 <= ring.limit and load16_over(s, n, piece.word):
+            piece.s = s
+            piece.n = n
+            piece.hash = hash_short(piece.word[0], piece.word[1], n)
+            prefetch(&self.slots[home(fingerprint_of(piece.hash), self.capacity - 1)])
+        else:
+            self.prepare(piece, s, n)
         ring.found += 1
         return 0
 
@@ -783,6 +956,7 @@ cdef class PieceTable:
     cdef int count_valid(self, int pattern, const unsigned char* s, Py_ssize_t n) except -1 nogil:
         cdef Ring ring
         ring.found = ring.done = 0
+        ring.limit = s + n
         self.scan(&ring, pattern, s, n)
         return self.drain(&ring)
 
@@ -800,6 +974,7 @@ cdef class PieceTable:
         cdef const unsigned char* newline
         cdef Ring ring
         ring.found = ring.done = 0
+        ring.limit = s + n
         if pattern != PAT_NONE:
             # "\n" is never part of a multi-byte sequence, so the first bad
             # byte of the buffer is the first bad byte of the first bad line.
@@ -988,6 +1163,165 @@ cdef class PieceTable:
 
     def __reduce__(self):
         return (PieceTable.from_bytes, (self.to_bytes(),))
+
+
+cdef extern from *:
+    """
+    /* Give the whole pages inside [start, end) back to the OS; they read as zeros
+       afterwards. Only for memory nothing will read again before it is freed. */
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    static void bytepair_release(const void* start, const void* end) {
+        const uintptr_t page = 4096;
+        uintptr_t from = ((uintptr_t)start + page - 1) & ~(page - 1);
+        uintptr_t to = (uintptr_t)end & ~(page - 1);
+        if (to > from) madvise((void*)from, to - from, MADV_DONTNEED);
+    }
+    #else
+    static void bytepair_release(const void* start, const void* end) { (void)start; (void)end; }
+    #endif
+    """
+    void release "bytepair_release"(const void* start, const void* end) noexcept nogil
+
+
+# A table as merged_arrays reads it, without a Python object.
+cdef struct View:
+    Slot* slots
+    Py_ssize_t mask
+    const unsigned char* arena
+
+
+cdef inline Slot* lookup(View* table, Piece* piece) noexcept nogil:
+    # The slot of the prepared `piece` in `table`, or NULL.
+    cdef uint32_t fingerprint = fingerprint_of(piece.hash)
+    cdef Py_ssize_t i = home(fingerprint, table.mask)
+    cdef Slot* slot
+    while True:
+        slot = &table.slots[i]
+        if slot.fingerprint == 0:
+            return NULL
+        if slot.fingerprint == fingerprint and slot.length == piece.n:
+            if piece.n <= SHORT_KEY:
+                if slot.word[0] == piece.word[0] and slot.word[1] == piece.word[1]:
+                    return slot
+            elif memcmp(table.arena + slot.word[0], piece.s, piece.n) == 0:
+                return slot
+        i = (i + 1) & table.mask
+
+
+# A piece of the table being read, with its count, waiting for its slots in the
+# later tables (prefetched meanwhile).
+cdef struct Pending:
+    Piece piece
+    int64_t count
+
+
+#: Slots read between two releases of what was read (2 MiB of them).
+cdef enum:
+    RELEASE_SLOTS = (1 << 21) // sizeof(Slot)
+
+
+def merged_arrays(tables):
+    """``(data, starts, counts)`` of the sum of the :class:`PieceTable` s ``tables``,
+    laid out as :meth:`PieceTable.arrays` lays out one table; the tables are left empty.
+
+    Each table is read once, in slot order: every piece not already written is
+    looked up in the tables after it, its counts are added up (and zeroed
+    there), and it is written out. The slots already read are given back to
+    the OS as the reading goes on, and each table is freed when it is read, so
+    no merged table is built and the peak stays near the tables' own size
+    rather than tables plus a merged copy plus the arrays. O(d * t) probes for
+    d distinct pieces in t tables.
+
+    >>> a, b = PieceTable(), PieceTable()
+    >>> a.count(b"ab ab c", "gpt2")
+    >>> b.count(b"c ab", "gpt2")
+    >>> data, starts, counts = merged_arrays([a, b])
+    >>> sorted((data[i:j], n) for i, j, n in zip(starts, starts[1:], counts))
+    [(b' ab', 2), (b' c', 1), (b'ab', 1), (b'c', 1)]
+    >>> len(a), len(b)
+    (0, 0)
+    """
+    cdef list order = list(tables)
+    cdef PieceTable table
+    cdef Py_ssize_t m = len(order), pieces = 0, key_bytes = 0
+    for table in order:  # a type error before anything is emptied
+        pieces += table.size
+        key_bytes += table.key_bytes
+    cdef View* views = <View*>malloc(max(m, 1) * sizeof(View))
+    # Bounds, not sizes: pieces in several tables are written once. Memory past
+    # what is written is never touched, so it costs address space, not RSS.
+    cdef unsigned char* buffer = <unsigned char*>malloc(max(key_bytes, 1))
+    cdef cpython.array.array starts = cpython.array.clone(array("q"), pieces + 1, False)
+    cdef cpython.array.array counts = cpython.array.clone(array("q"), pieces, False)
+    if views == NULL or buffer == NULL:
+        free(views)
+        free(buffer)
+        raise MemoryError()
+    cdef int64_t* at_of = <int64_t*>starts.data.as_longlongs
+    cdef int64_t* count_of = <int64_t*>counts.data.as_longlongs
+    cdef Py_ssize_t i, j, index, k = 0, at = 0, released = 0, capacity
+    cdef Slot* slot
+    cdef Slot* found
+    cdef Pending ring[AHEAD]
+    cdef Pending* pending
+    cdef Py_ssize_t queued = 0, done = 0
+    cdef bint huge
+    try:
+        for i in range(m):
+            table = order[i]
+            views[i].slots = table.slots
+            views[i].mask = table.capacity - 1
+            views[i].arena = table.arena
+        for i in range(m):
+            table = order[i]
+            capacity = table.capacity
+            huge = capacity * sizeof(Slot) >= (1 << 21)  # allocated apart, on whole pages
+            released = 0
+            with nogil:
+                index = 0
+                while index < capacity or done < queued:
+                    if index < capacity and queued - done < AHEAD:
+                        slot = &views[i].slots[index]
+                        index += 1
+                        if slot.fingerprint == 0 or slot.count == 0:  # empty, or added in already
+                            continue
+                        pending = &ring[queued % AHEAD]
+                        # The key is copied (or, past 16 bytes, stays in the arena): the
+                        # slot itself is not read again and may be released.
+                        table.prepare(&pending.piece, table.key_of(slot), slot.length)
+                        pending.count = slot.count
+                        for j in range(i + 1, m):
+                            prefetch(&views[j].slots[home(fingerprint_of(pending.piece.hash), views[j].mask)])
+                        queued += 1
+                        if huge and index - released >= RELEASE_SLOTS:
+                            release(&views[i].slots[released], &views[i].slots[index])
+                            released = index
+                        continue
+                    pending = &ring[done % AHEAD]
+                    done += 1
+                    for j in range(i + 1, m):
+                        found = lookup(&views[j], &pending.piece)
+                        if found != NULL:
+                            pending.count += found.count
+                            found.count = 0  # written out with this piece
+                    if pending.piece.n <= SHORT_KEY:
+                        memcpy(buffer + at, pending.piece.word, pending.piece.n)
+                    else:
+                        memcpy(buffer + at, pending.piece.s, pending.piece.n)
+                    at_of[k] = at
+                    count_of[k] = pending.count
+                    at += pending.piece.n
+                    k += 1
+            table.clear()
+        at_of[k] = at
+        cpython.array.resize(starts, k + 1)
+        cpython.array.resize(counts, k)
+        data = PyBytes_FromStringAndSize(<const char*>buffer, at)
+    finally:
+        free(views)
+        free(buffer)
+    return data, starts, counts
 
 
 def number_of_pieces(data, pattern):

@@ -71,6 +71,7 @@ cdef int scan_words(PieceTable table, const uint8_t* s, Py_ssize_t n) except -1 
     cdef Ring ring
     cdef Py_ssize_t p = 0, start, width
     ring.found = ring.done = 0
+    ring.limit = s + n
     while p < n:
         width = space_width(s, n, p)
         if width:

@@ -256,11 +256,11 @@ def add_commands(commands) -> None:
                        help="threads (plain and .gz text) or processes (JSON Lines, Parquet, URLs, "
                        "a custom regex) counting pieces (default: all cores); the model is the same")
     train.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
-                       help="keep training within SIZE of memory (4GiB, 512MiB, 2GB): once the "
-                       "pieces are counted, stop at once, saying how much it needs, when the "
-                       "estimate for learning does not fit; and stop if it passes SIZE while "
-                       "learning (the model is the same when it fits; counting workers are "
-                       "not limited)")
+                       help="keep training within SIZE of memory (4GiB, 512MiB, 2GB), or stop "
+                       "with one line saying how much it needs: before any work when a forecast "
+                       "from a sample of the files does not fit, after counting (which spills to "
+                       "TMPDIR to stay within it) when the estimate for learning does not, and "
+                       "while learning if it passes SIZE (the model is the same when it fits)")
     train.add_argument("--init", metavar="MODEL",
                        help="continue from this model; when it was trained on the same FILEs with "
                        "the same options, the result equals training from scratch to the larger "

@@ -30,7 +30,7 @@ from pathlib import Path
 from bytepair._util.atomic import write_atomically
 from bytepair.counts import counting
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.counts.spill import give_freed_tables_back, merge_runs, read_run, save_run, sorted_items
+from bytepair.counts.spill import give_freed_tables_back, merge_run_files, save_table
 from bytepair.read.corpus import Files, file_of
 from bytepair.split import fastsplit
 
@@ -162,7 +162,7 @@ class Checkpoint:
             table = fastsplit.table() if fastsplit.available() else None
             counts = counting._part_into(table, file_of(path), start, end, source, files.per_line,
                                          files.jsonl_field, files.text_column)
-            save_run(self._unit_path(index), sorted_items(counts if counts is not None else table))
+            save_table(self._unit_path(index), counts if counts is not None else table)
             return files.part_size(path, start, end)
 
         from concurrent.futures import ThreadPoolExecutor  # at first use, not at import
@@ -178,4 +178,4 @@ class Checkpoint:
                 for future in futures:
                     future.cancel()
                 raise
-        return merge_runs([read_run(self._unit_path(i)) for i in range(len(units))], source)
+        return merge_run_files([self._unit_path(i) for i in range(len(units))], source)

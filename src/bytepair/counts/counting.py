@@ -397,11 +397,14 @@ def _piece_counts(counts: Counter, tables: list, source: str | None,
     Python object is made per piece on the way to the merge loop. Spilled
     runs are merged with the tables in one streaming pass.
     """
-    tables = [table for table in tables if table is not None]
     if spill.runs:
-        return spill.merge([counts, *tables], source)
+        everything = [counts, *tables]
+        tables.clear()  # the caller's list: the tables go as they are written out
+        return spill.merge(everything, source)
+    tables = [table for table in tables if table is not None]
     if tables and not counts:
-        return PieceCounts._from_flat(*_merged(tables).arrays(), source)
+        # Summed straight into the flat arrays, each table freed as it is read.
+        return PieceCounts._from_flat(*fastsplit.merged_arrays(tables), source)
     if tables:
         counts.update(_table_counter(_merged(tables)))
     return PieceCounts._from_dict(dict(counts), source)
@@ -563,4 +566,5 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
         tables = [table for table, _ in handed]
         for _, runs in handed:
             spill.adopt(runs)
+        del handed  # the tables are in ``tables`` only: a merge past a spill lets them go
     return _piece_counts(total, tables, source, spill)

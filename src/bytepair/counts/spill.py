@@ -9,6 +9,15 @@ summed, and the result is built directly as flat arrays. A sum does not
 depend on how the counts were split into runs, so a spilled count equals an
 in-memory count, piece for piece.
 
+With the compiled modules, a compiled table is written out sorted in C
+(``bytepair.counts._runs``), and runs are merged in key ranges
+(:func:`merge_run_files`): each run is read in chunks of whole records; the
+smallest of the chunks' last pieces bounds a range, every run's records up to
+it are summed in a compiled table, and the ranges, disjoint, are laid end to
+end. No Python object is made per piece on either side, and memory is the
+result plus one chunk per run and one range's table. The pure-Python
+:func:`merge_runs` is the reference it is tested against.
+
 :class:`Spill` holds a temporary directory (under ``TMPDIR``) and the bound;
 counting asks it whether a table is over the bound and hands it the table to
 write. The directory is removed when the ``with`` block ends, by success,
@@ -17,6 +26,8 @@ error, Ctrl-C or SIGTERM (which the command line turns into Ctrl-C).
 
 from __future__ import annotations
 
+import bisect
+import contextlib
 import heapq
 import itertools
 import os
@@ -29,6 +40,15 @@ from typing import Iterable, Iterator
 
 from bytepair._util.atomic import open_atomically
 from bytepair.counts.piece_counts import PieceCounts
+from bytepair.split import fastsplit
+
+_runs = None
+if fastsplit.available():  # as BYTEPAIR_NO_EXTENSIONS says
+    try:
+        from bytepair.counts import _runs
+        from bytepair.split._split import PieceTable
+    except ImportError:  # pragma: no cover - a pure-Python install: the twin does it all
+        _runs = None
 
 #: What one distinct piece costs in a counting table, as an estimate: a 32-byte
 #: slot of the compiled table at 30..60% load, or a Counter entry with its
@@ -85,6 +105,17 @@ def save_run(path: str | os.PathLike, items: Iterable[tuple[bytes, int]]) -> Non
         write_run(handle, items)
 
 
+def save_table(path: str | os.PathLike, table) -> None:
+    """``table`` (a Counter, dict or compiled ``PieceTable``) as a run at ``path``, atomically;
+    a compiled table is sorted in C, with no Python object per piece."""
+    if _runs is None or isinstance(table, dict):
+        save_run(path, sorted_items(table))
+        return
+    with open_atomically(path) as handle:
+        handle.write(MAGIC)
+        handle.write(_runs.sorted_records(table))
+
+
 def read_run(path: str | os.PathLike) -> Iterator[tuple[bytes, int]]:
     """The ``(piece, count)`` records of the run at ``path``, streamed. A file that
     is not a whole run raises ValueError naming it."""
@@ -104,6 +135,79 @@ def read_run(path: str | os.PathLike) -> Iterator[tuple[bytes, int]]:
             if len(piece) < length:
                 raise ValueError(f"{os.fspath(path)!r} is truncated")
             yield piece, count
+
+
+#: The chunks of all runs being merged together hold about this many bytes.
+MERGE_BYTES = 4 << 20
+#: ... and each run's chunk at least this many (a longer record is read whole all the same).
+MIN_CHUNK = 1 << 12
+
+
+class _Chunks:
+    """The records of one run file, a chunk of whole records at a time (compiled merge)."""
+
+    def __init__(self, handle, name: str, size: int):
+        if handle.read(len(MAGIC)) != MAGIC:
+            raise ValueError(f"{name!r} is not a bytepair run file")
+        self.handle, self.name, self.size = handle, name, size
+        self.buffer, self.starts, self.first = b"", array("q", [0]), 0
+
+    def fill(self) -> bool:
+        """Whether records are left; reads the next chunk when this one is used up."""
+        if self.first < len(self.starts) - 1:
+            return True
+        tail = self.buffer[self.starts[-1]:]
+        while True:
+            more = self.handle.read(self.size)
+            buffer = tail + more if tail else more
+            starts = _runs.record_starts(buffer)
+            if len(starts) > 1:
+                self.buffer, self.starts, self.first = buffer, starts, 0
+                return True
+            if not more:
+                if buffer:
+                    raise ValueError(f"{self.name!r} is truncated")
+                return False
+            tail = buffer  # one record longer than a chunk: read on
+
+    def key(self, index: int) -> bytes:
+        """The piece of record ``index`` of the chunk."""
+        at = self.starts[index]
+        (length,) = _LENGTH.unpack_from(self.buffer, at + 8)
+        return self.buffer[at + 12:at + 12 + length]
+
+    def take_through(self, bound: bytes) -> bytes:
+        """The chunk's records whose piece is at most ``bound``, taken off the chunk."""
+        end = bisect.bisect_right(range(len(self.starts) - 1), bound, lo=self.first, key=self.key)
+        taken = self.buffer[self.starts[self.first]:self.starts[end]]
+        self.first = end
+        return taken
+
+
+_LENGTH = struct.Struct("<I")
+
+
+def merge_run_files(paths: list, source: str | None, chunks: int = MERGE_BYTES) -> PieceCounts:
+    """:func:`merge_runs` of the run files at ``paths``, in compiled code where it can
+    (see the module's docstring); the same table either way. ``chunks``: the bytes of
+    all runs' chunks together (a key range's table takes about five times that).
+    O(records) in C plus O(log records) Python per key range."""
+    if _runs is None:
+        return merge_runs(map(read_run, paths), source)
+    size = max(MIN_CHUNK, chunks // max(1, len(paths)))
+    data, starts, counts = bytearray(), array("q", [0]), array("q")
+    with contextlib.ExitStack() as stack:
+        runs = [_Chunks(stack.enter_context(open(path, "rb")), os.fspath(path), size)
+                for path in paths]
+        while runs := [run for run in runs if run.fill()]:
+            bound = min(run.key(len(run.starts) - 2) for run in runs)
+            summed = PieceTable.from_bytes(b"".join([run.take_through(bound) for run in runs]))
+            piece_data, piece_starts, piece_counts = summed.arrays()
+            del summed
+            starts.extend(map(len(data).__add__, piece_starts[1:]))
+            data += piece_data
+            counts.extend(piece_counts)
+    return PieceCounts._from_flat(bytes(data), starts, counts, source)
 
 
 def sorted_items(table) -> list[tuple[bytes, int]]:
@@ -156,6 +260,7 @@ class Spill:
     """
 
     def __init__(self, memory: int | None, tables: int = 1):
+        self.memory = memory or 0
         self.limit = None if memory is None else max(1, memory // (BYTES_PER_PIECE * max(1, tables)))
         self.runs: list[Path] = []
         self._directory: str | None = None
@@ -191,7 +296,7 @@ class Spill:
         caller empties the table. Safe from several threads."""
         with self._lock:
             path = Path(self._directory) / f"run-{os.getpid()}-{next(self._names)}"
-        save_run(path, sorted_items(table))
+        save_table(path, table)
         with self._lock:
             self.runs.append(path)
         return path
@@ -201,7 +306,18 @@ class Spill:
         with self._lock:
             self.runs.extend(map(Path, paths))
 
-    def merge(self, tables: Iterable, source: str | None) -> PieceCounts:
-        """The sum of every run written and the ``tables`` still in memory."""
-        in_memory = [sorted_items(table) for table in tables if table is not None and len(table)]
-        return merge_runs([*map(read_run, self.runs), *in_memory], source)
+    def merge(self, tables: list, source: str | None) -> PieceCounts:
+        """The sum of every run written and the ``tables`` still in memory.
+
+        ``tables`` (a list) is emptied: each table is written as a run in turn and let go
+        (a Counter is cleared), so that the merge holds the result and one record per
+        run, not the tables and their sorted items besides."""
+        while tables:
+            table = tables.pop()
+            if table is not None and len(table):
+                self.write(table)
+                if isinstance(table, dict):
+                    table.clear()  # the caller's Counter
+            del table
+        # A key range's table costs about five times its chunks: a small share of the bound.
+        return merge_run_files(self.runs, source, min(MERGE_BYTES, max(1 << 18, self.memory // 8)))

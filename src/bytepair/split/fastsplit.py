@@ -84,6 +84,13 @@ def table():
     return _split.PieceTable()
 
 
+def merged_arrays(tables: list) -> tuple[bytes, array, array]:
+    """``(data, starts, counts)`` of the sum of compiled piece ``tables`` (as
+    ``PieceTable.arrays`` gives one table's), emptying each table as it is read:
+    the peak memory stays near the tables' own (``_split.merged_arrays``)."""
+    return _split.merged_arrays(tables)
+
+
 def bounds(starts: list[int], ends: list[int]):
     """``(start, end)`` pairs as the flat int64 buffer ``PieceTable.count(offsets=...)`` reads."""
     flat = array("q", bytes(16 * len(starts)))
