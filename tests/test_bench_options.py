@@ -70,3 +70,20 @@ def test_merge_loop_reads_the_given_corpus(tmp_path, monkeypatch):
     # The file is smaller than every size: it is used whole, and its short-line version too.
     assert str(text.resolve()) in paths
     assert any("-short-" in p and p.startswith(str(tmp_path / "cache")) for p in paths)
+
+
+def test_superbpe_bench_holds_out_a_seeded_share_or_nothing(tmp_path):
+    from benches import superbpe
+
+    text = tmp_path / "text.txt"
+    lines = [b"line %d\n" % i for i in range(2000)]
+    text.write_bytes(b"".join(lines))
+    # Share 0 (the large corpus): the file itself, no copy.
+    assert superbpe.split_lines(text, 0, tmp_path, 0.0) == (text, None)
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    train, held = superbpe.split_lines(text, 3, first)
+    kept, apart = train.read_bytes().splitlines(True), held.read_bytes().splitlines(True)
+    assert sorted(kept + apart) == sorted(lines) and 40 < len(apart) < 180  # about 5%
+    assert superbpe.split_lines(text, 3, second)[1].read_bytes() == held.read_bytes()  # seeded

@@ -306,12 +306,6 @@ def test_bad_arguments(options, message):
     assert "\n" not in str(caught.value)
 
 
-def test_counts_tables_are_refused():
-    table = bytepair.count(["some text"], workers=1)
-    with pytest.raises(ValueError, match="corpus: SuperBPE training reads the documents twice"):
-        bytepair.train(table, vocab_size=400, superbpe=300)
-
-
 def test_empty_corpus_is_refused():
     with pytest.raises(ValueError, match="corpus: no text to train on"):
         bytepair.train(["", ""], vocab_size=400, superbpe=300, progress=False)

@@ -569,9 +569,14 @@ def train(
         on over the pieces that ``superbpe_pretokenize`` cuts, so that tokens may span
         spaces; the tokenizer then splits with ``superbpe_pretokenize``. Documents are read
         twice (once per stage); documents given as an iterable are held in memory for that.
+        Count tables stand for the documents when they were counted with both patterns
+        (``count(corpus)`` and ``count(corpus, pretokenize="superbpe")``): each stage adds up
+        the tables cut with its pattern, and the model is the same; when ``pretokenize`` is not
+        given, stage 1's pattern is that of the tables not cut with ``superbpe_pretokenize``.
         With ``init``: a model trained elsewhere with ``pretokenize``'s pattern is stage 1
         (when smaller than ``superbpe``, stage 1 goes on up to it first); a SuperBPE model
-        trained with the same settings is continued in stage 2. Count tables are refused.
+        trained with the same settings is continued in stage 2. Either way, stage 2's tables
+        are enough when ``init`` covers stage 1.
     ``superbpe_pretokenize``
         The stage-2 pattern (a name or a custom regex; default ``"superbpe"``): a match is a
         piece, and so is the text between two matches.
@@ -726,12 +731,15 @@ def _check_limit_now(limit: int | None) -> None:
 def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, min_frequency,
                     workers, progress, init, per_line, jsonl_field, text_column, client,
                     superbpe, superbpe_pretokenize, max_words) -> Tokenizer:
-    """:func:`train` with ``superbpe``: stage 1 as ever, then the warm start over stage-2 pieces."""
+    """:func:`train` with ``superbpe``: stage 1 as ever, then the warm start over stage-2 pieces.
+
+    From documents, each stage counts them with its own pattern; from count tables, each
+    stage takes the tables cut with its pattern (:func:`_stage_tables`), added up.
+    """
     start = _init_model(init)
-    if pretokenize is DEFAULT_PATTERN and start is not None:  # init's stage-1 pattern
-        source = start.stages.pretokenize if start.stages is not None else start.pattern
-    else:
-        source = resolve_pattern(pretokenize)
+    tables = _as_tables(corpus)
+    stage2 = resolve_pattern(superbpe_pretokenize, "superbpe_pretokenize")
+    source = _stage1_pattern(pretokenize, tables, stage2, start)
     special = check_special_tokens(special_tokens)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     if (vocab_size is None) == (merges is None):
@@ -749,21 +757,21 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     if source is None:
         raise ValueError("superbpe: SuperBPE needs a stage-1 pretokenize pattern; with none (byte "
                          "mode) every document is one piece and there is no stage 1 to go beyond")
-    stage2 = resolve_pattern(superbpe_pretokenize, "superbpe_pretokenize")
     if stage2 is None:
         raise ValueError("superbpe_pretokenize: stage 2 needs a pattern (none would make every "
                          "document one piece)")
     if workers is not None:
         check_int(workers, "workers", minimum=1)
-    if _as_tables(corpus) is not None:
-        raise ValueError("corpus: SuperBPE training reads the documents twice (stage 2 cuts them "
-                         "with another pattern), so it needs the documents, not piece counts")
-    corpus = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
-    if not isinstance(corpus, Files):
-        if client is not None:
-            raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
-                            f"not {type(corpus.iterable).__name__}")
-        corpus = list(corpus.documents(text=False))  # read twice: held in memory
+    if tables is not None:
+        stage1_tables, stage2_tables = _stage_tables(tables, source, stage2)
+    else:
+        corpus = read_corpus(corpus, per_line=per_line, jsonl_field=jsonl_field,
+                             text_column=text_column)
+        if not isinstance(corpus, Files):
+            if client is not None:
+                raise TypeError("client: a cluster counts files (paths, globs, URLs or Files), "
+                                f"not {type(corpus.iterable).__name__}")
+            corpus = list(corpus.documents(text=False))  # read twice: held in memory
     options = dict(per_line=per_line, jsonl_field=jsonl_field, text_column=text_column,
                    workers=workers, client=client, progress=progress)
     stages = Stages(transition, source, max_words)
@@ -772,24 +780,37 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     if len(rules) > merges:
         raise ValueError(f"init already has {len(rules)} merges, more than the {merges} requested")
     if start_model.stages is None and len(rules) < transition - BYTE_TOKENS:
-        counts = _count(corpus, source, **options)
+        if tables is None:
+            counts, made_here = _count(corpus, source, **options), True
+        else:
+            counts, made_here = _added(stage1_tables, source, "stage-1")
+            made_here = made_here and source != stage2  # one table serves both stages
         if not counts:
             raise ValueError("corpus: no text to train on (empty corpus)")
-        check_matches_something(source, counts)
+        check_matches_something(source, counts, "pretokenize" if tables is None else "counts")
 
         def learn_stage1() -> list[Merge]:
             nonlocal counts
             learned = _learn(counts, transition - BYTE_TOKENS, min_frequency=min_frequency,
-                             start=start_model, progress=progress, release=True)
+                             start=start_model, progress=progress, release=made_here)
             del counts
             return learned
 
-        rules, pieces = _learn_while_counting(learn_stage1, corpus, stage2, options)
+        if tables is None:
+            rules, pieces = _learn_while_counting(learn_stage1, corpus, stage2, options)
+        else:
+            rules, pieces = learn_stage1(), None
     else:
-        pieces = _count(corpus, stage2, **options)
+        pieces = _count(corpus, stage2, **options) if tables is None else None
     # Stage 2 starts where stage 1 ended (early, when pairs ran out).
     stages = stages._replace(transition=BYTE_TOKENS + len(rules)) if start_model.stages is None \
         else start_model.stages
+    if tables is not None:
+        pieces, made_here = _added(stage2_tables, stage2, "stage-2")
+        if not made_here:
+            # Stage 2 empties the table it learns from: a new table over the same arrays
+            # leaves the caller's whole.
+            pieces = PieceCounts._from_flat(*pieces.flat(), pieces.pattern)
     if not pieces:
         raise ValueError("corpus: no text to train on (empty corpus)")
     rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
@@ -823,6 +844,62 @@ def _learn_while_counting(learn: Callable[[], list[Merge]], corpus: Files | list
                                **{**options, "workers": workers - 1, "progress": False})
         rules = learn()
         return rules, counting.result()
+
+
+def _stage1_pattern(pretokenize, tables: list[PieceCounts] | None, stage2: str | None,
+                    start: ByteModel | None) -> str | None:
+    """SuperBPE's stage-1 pattern: the one given, else that of the count tables not cut with
+    the stage-2 pattern, else ``init``'s, else gpt2 (as :func:`_training_pattern`)."""
+    if pretokenize is not DEFAULT_PATTERN:
+        return resolve_pattern(pretokenize)
+    others = {table.pattern for table in tables or ()} - {stage2}
+    if len(others) > 1:
+        names = sorted(map(describe_pattern, others))
+        raise ValueError(f"corpus: the count tables were cut with {', '.join(names[:-1])} and "
+                         f"{names[-1]} besides the stage-2 pattern {describe_pattern(stage2)}; "
+                         f"SuperBPE's stage 1 has one (pretokenize names which)")
+    if others:
+        return others.pop()
+    if start is not None:
+        return start.stages.pretokenize if start.stages is not None else start.pattern
+    return resolve_pattern(pretokenize)
+
+
+def _stage_tables(tables: list[PieceCounts], source: str,
+                  stage2: str) -> tuple[list[PieceCounts], list[PieceCounts]]:
+    """The count tables of each SuperBPE stage: those cut with its pattern (a table serves both
+    when the patterns are equal). A table cut with neither, or no table for stage 2, is an
+    error; stage 1's tables are checked when stage 1 runs (``init`` may stand for it)."""
+    for table in tables:
+        if table.pattern not in (source, stage2):
+            raise ValueError(
+                f"corpus: a count table was cut with {describe_pattern(table.pattern)}, neither "
+                f"the stage-1 pattern {describe_pattern(source)} nor the stage-2 pattern "
+                f"{describe_pattern(stage2)}")
+    stage1 = [table for table in tables if table.pattern == source]
+    stage2_tables = [table for table in tables if table.pattern == stage2]
+    if not stage2_tables:
+        raise ValueError(_missing_stage("stage-2", stage2))
+    for group in (stage1, stage2_tables):
+        if sum(table.total() for table in group) > MAX_COUNT:
+            raise ValueError(f"corpus: the tables cut with {describe_pattern(group[0].pattern)} "
+                             "count more than 2**63 - 1 pieces together (counts are 64-bit)")
+    return stage1, stage2_tables
+
+
+def _missing_stage(stage: str, pattern: str) -> str:
+    return (f"corpus: no count table was cut with the {stage} pattern {describe_pattern(pattern)}; "
+            f"SuperBPE needs the documents counted with each stage's pattern")
+
+
+def _added(tables: list[PieceCounts], pattern: str, stage: str) -> tuple[PieceCounts, bool]:
+    """The tables of one stage as one table, and whether it was made here (a sum) rather
+    than being the caller's own."""
+    if not tables:
+        raise ValueError(_missing_stage(stage, pattern))
+    if len(tables) == 1:
+        return tables[0], False
+    return sum(tables), True
 
 
 def _initial_superbpe_model(model: ByteModel | None, source: str, stages: Stages) -> ByteModel:

@@ -44,7 +44,6 @@ def run_train(args) -> None:
     outputs = _outputs(args.output, args.vocab_size)
     for path in outputs.values():
         check_target(path, "-o")
-    tables = _load_counts(args) if args.counts else None
     init = (load_tokenizer(args.init, args.trust_pattern, "--init", need=" to continue from")
             if args.init is not None else None)
     # A warm start continues the init model: its special tokens are the
@@ -66,6 +65,7 @@ def run_train(args) -> None:
         for option in ("superbpe_pretokenize", "max_words"):
             if getattr(args, option) is not None:
                 raise ValueError(f"--{option.replace('_', '-')}: has no effect without --superbpe")
+    tables = _load_counts(args, superbpe is not None) if args.counts else None
     if args.special is not None:
         special = args.special
     else:
@@ -160,8 +160,9 @@ def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
         parser.error("argument --counts: not allowed with FILE")
 
 
-def _load_counts(args) -> list[PieceCounts]:
-    """The ``--counts`` tables; they replace FILEs and the options that read them."""
+def _load_counts(args, superbpe: bool) -> list[PieceCounts]:
+    """The ``--counts`` tables; they replace FILEs and the options that read them. With
+    ``superbpe`` they hold two patterns, one per stage, which the library tells apart."""
     for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable",
                    "count_memory"):
         if getattr(args, option):
@@ -169,6 +170,8 @@ def _load_counts(args) -> list[PieceCounts]:
                              "(the counts are already made)")
     with naming("--counts"):
         tables = [PieceCounts.load(path, trust_pattern=args.trust_pattern) for path in args.counts]
+    if superbpe:
+        return tables  # train checks each stage's tables before any work
     try:
         sum(tables)  # mixed patterns or a total beyond 64 bits fail here, before any work
     except ValueError as exc:
@@ -222,7 +225,8 @@ def add_commands(commands) -> None:
                        help="corpus files, directories, globs or fsspec URLs (or use --counts)")
     train.add_argument("--counts", nargs="+", metavar="COUNTS",
                        help="train from piece-count tables written by 'bytepair count' (added up) "
-                       "instead of FILEs")
+                       "instead of FILEs; with --superbpe, tables of both stages' patterns (each "
+                       "stage adds up those cut with its own)")
     size = train.add_mutually_exclusive_group(required=True)
     size.add_argument("--vocab-size", type=vocab_sizes, metavar="N[,N...]",
                       help="256 bytes + merges + special tokens (at least 256 + the special "
@@ -283,7 +287,9 @@ def add_commands(commands) -> None:
     counter.add_argument("files", nargs="+", metavar="FILE",
                          help="corpus files, directories, globs or fsspec URLs")
     counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
-                         help="split pattern (default: gpt2); none: each document is one piece")
+                         help="split pattern (default: gpt2); none: each document is one piece; "
+                         "a SuperBPE run trains from two tables, one counted with its stage-1 "
+                         "pattern and one with superbpe (its stage-2 pattern)")
     counter.add_argument("--per-line", action="store_true",
                          help="each line of a text file is a document (default: each file)")
     counter.add_argument("--jsonl-field", metavar="NAME",
