@@ -154,8 +154,8 @@ def test_model_names_point_at_their_pattern(capsys, tmp_path, name, pattern, mod
                                                name, "-o", tmp_path / "m.json"])
     assert line == (f"bytepair: error: --pretokenize: unknown pattern {name!r}, did you mean "
                     f"{pattern!r} ({model}'s pattern)? (known: cl100k, gpt2, nanochat, none, o200k, "
-                    "superbpe, whitespace; a custom regex is any value with a regex character, such as "
-                    "'\\w+|\\W+')")
+                    "superbpe, whitespace, whitespace-split; a custom regex is any value with a regex "
+                    "character, such as '\\w+|\\W+')")
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -20,8 +20,8 @@ pytestmark = pytest.mark.skipif(not fastsplit.available(), reason="compiled spli
 if fastsplit.available():
     from bytepair.split import _split
 
-NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat", "superbpe"]
-ISOLATED = ("whitespace", "superbpe")
+NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat", "superbpe"]
+ISOLATED = ("whitespace", "whitespace-split", "superbpe")
 ASCII = "".join(map(chr, range(128)))
 
 

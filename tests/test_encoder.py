@@ -202,7 +202,8 @@ def test_model_uses_the_compiled_encoder(genesis):
 # --- the tokenizer: every pattern, special tokens, batches ------------------
 
 SPECIALS = ["<|end|>", "<|end|>x", "<pad>"]
-PATTERN_NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat", None, r"\d+|[a-z]+"]
+PATTERN_NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat", None,
+                 r"\d+|[a-z]+"]
 
 
 @pytest.fixture(scope="module")

@@ -31,8 +31,8 @@ from helpers import DATA
 SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|é ü|>"]
 # Not covering: the text between matches (spaces, punctuation, CJK, ...) is a piece of its own.
 CUSTOM = r"[A-Za-z]+|\d"
-PATTERN_CASES = ["gpt2", "cl100k", "o200k", "whitespace", None, CUSTOM]
-PATTERN_IDS = ["gpt2", "cl100k", "o200k", "whitespace", "none", "custom"]
+PATTERN_CASES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", None, CUSTOM]
+PATTERN_IDS = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "none", "custom"]
 
 # Whitespace, digits and contractions that the pattern alternatives tell apart.
 EDGES = (

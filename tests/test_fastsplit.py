@@ -17,9 +17,9 @@ if fastsplit.available():
     from bytepair.split import _split
 
 DATA = Path(__file__).parent / "data"
-NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat", "superbpe"]
+NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat", "superbpe"]
 #: Patterns whose matches do not cover all text: the text between matches is cut too.
-ISOLATED = ("whitespace", "superbpe")
+ISOLATED = ("whitespace", "whitespace-split", "superbpe")
 COMPILED = {name: regex.compile(PATTERNS[name]) for name in NAMES}
 
 
@@ -33,7 +33,7 @@ def expected(name, text):
 def check(name, text):
     pieces = fastsplit.split(text, name)
     assert pieces == expected(name, text)
-    if name == "whitespace":
+    if name in ("whitespace", "whitespace-split"):
         assert [p for p in pieces if not regex.fullmatch(r"\s+", p)] == COMPILED[name].findall(text)
     return pieces
 
@@ -52,7 +52,7 @@ def _one_per_category():
 
 CATEGORIES = _one_per_category()
 TRICKY = sorted(set(CATEGORIES + list(
-    " \t\n\r\x0b\x0c\x1c\x85\xa0\u1680\u2028\u2029\u3000"
+    " \t\n\r\x0b\x0c\x1c\x1f\x85\xa0\u1680\u180e\u200b\u2028\u2029\u202f\u3000\ufeff"
     "'sStTdDmMlLvVeErRſK"
     "09٣¼²Ⅻ①aZéßǅᾈʰ々日本אñ"
     "\u0301\u0903\u20dd\u0300\u064b"

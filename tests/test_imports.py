@@ -447,7 +447,7 @@ def test_evaluate_an_imported_tokenizer(byte_level):
     assert full["tokens"] == sum(len(e.ids) for e in hf.encode_batch(lines))
 
 
-@pytest.mark.parametrize("name", ["whitespace", "nanochat", "o200k"])
+@pytest.mark.parametrize("name", ["whitespace", "whitespace-split", "nanochat", "o200k"])
 def test_own_export_with_each_named_pattern_reads_back(name, tmp_path):
     tok = bytepair.train([MULTILINGUAL] * 2, vocab_size=500, pretokenize=name,
                          special_tokens=[END], progress=False)

@@ -18,7 +18,7 @@ if fastsplit.available():
     from bytepair.split._split import InvalidUTF8, PieceTable, utf8_error_offset
 
 DATA = Path(__file__).parent / "data"
-NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "nanochat"]
+NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat"]
 SPLITTERS = {name: splitter(PATTERNS[name]) for name in NAMES}
 
 # Text full of pattern boundaries: CR/LF mixtures, apostrophes, digits,

@@ -523,8 +523,9 @@ def train(
         The total number of rules (``init``'s included).
     ``pretokenize``
         How documents are cut into pieces, each a barrier: ``"gpt2"``, ``"cl100k"``,
-        ``"o200k"``, ``"nanochat"``, ``"whitespace"``, None or ``"none"`` (no split), or a
-        custom regex (a compiled pattern, or a str with regex characters). When not given:
+        ``"o200k"``, ``"nanochat"``, ``"whitespace"``, ``"whitespace-split"``, ``"superbpe"``,
+        None or ``"none"`` (no split), or a custom regex (a compiled pattern, or a str with
+        regex characters). When not given:
         the pattern of the count tables, else of ``init``, else ``"gpt2"``; given, it must
         agree with them (the error names both).
     ``special_tokens``

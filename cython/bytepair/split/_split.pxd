@@ -29,10 +29,11 @@ cdef enum:
     PAT_WHITESPACE = 3
     PAT_NANOCHAT = 4
     PAT_SUPERBPE = 5
-    PAT_COUNT = 6
+    PAT_WHITESPACE_SPLIT = 6
+    PAT_COUNT = 7
 
 # End (exclusive) of the piece of `pattern` that starts at byte p < n of the
-# valid UTF-8 text s[0:n]; always > p. For "whitespace" and "superbpe", the text
+# valid UTF-8 text s[0:n]; always > p. For "whitespace", "whitespace-split" and "superbpe", the text
 # between matches is cut as pieces too (as bytepair.split.pretokenize.splitter gives them).
 cdef Py_ssize_t piece_end(int pattern, const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil
 

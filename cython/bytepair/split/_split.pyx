@@ -57,6 +57,7 @@ PATTERN_IDS = {
     "whitespace": PAT_WHITESPACE,
     "nanochat": PAT_NANOCHAT,
     "superbpe": PAT_SUPERBPE,
+    "whitespace-split": PAT_WHITESPACE_SPLIT,
 }
 
 cdef unsigned char CLASSES[0x110000]
@@ -448,6 +449,15 @@ cdef inline Py_ssize_t whitespace_end(const unsigned char* s, Py_ssize_t n, Py_s
     return run_of(s, n, p, SPACE)
 
 
+# whitespace-split: \S+, and the white space between matches as pieces: runs of
+# \s and runs of everything else, one after the other.
+cdef inline Py_ssize_t whitespace_split_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    cdef Py_ssize_t width
+    if klass(s, p, &width) & SPACE:
+        return run_of(s, n, p, SPACE)
+    return run_without(s, n, p, SPACE)
+
+
 # superbpe: \p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S), split isolated: a
 # match is a piece, and so is the text between two matches.
 cdef inline Py_ssize_t superbpe_match(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
@@ -511,6 +521,8 @@ cdef inline Py_ssize_t end_of(int pattern, const unsigned char* s, Py_ssize_t n,
         return gpt4_end(s, n, p, 2, False)
     if pattern == PAT_SUPERBPE:
         return superbpe_end(s, n, p)
+    if pattern == PAT_WHITESPACE_SPLIT:
+        return whitespace_split_end(s, n, p)
     return n
 
 

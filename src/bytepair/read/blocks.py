@@ -28,7 +28,7 @@ from typing import Iterator
 BLOCK_BYTES = 1 << 22
 
 #: Named patterns whose documents may be cut at :func:`is_cut` points.
-CUTTABLE = ("gpt2", "cl100k", "o200k", "whitespace", "nanochat")
+CUTTABLE = ("gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat")
 
 # Candidates for a cut point c, found by the end of a match: a space after an
 # ASCII letter or the last byte of a multi-byte character (rule S), or a

@@ -28,14 +28,17 @@ HF_PATTERNS = {
     PATTERNS["cl100k"]: PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}{1,3}"),
     PATTERNS["o200k"]: PATTERNS["o200k"],
     PATTERNS["whitespace"]: rf"[{_WORD}]+|[^{_WORD}\s]+",
+    PATTERNS["whitespace-split"]: PATTERNS["whitespace-split"],
 }
 #: bytepair's named patterns for tiktoken, whose splitter drops the text between matches where
-#: bytepair keeps it as pieces: ``whitespace`` gets its gaps (runs of ``\s``) as an alternative.
+#: bytepair keeps it as pieces: ``whitespace`` and ``whitespace-split`` get their gaps (runs of
+#: ``\s``) as an alternative.
 TIKTOKEN_PATTERNS = {
     PATTERNS["gpt2"]: PATTERNS["gpt2"],
     PATTERNS["cl100k"]: PATTERNS["cl100k"],
     PATTERNS["o200k"]: PATTERNS["o200k"],
     PATTERNS["whitespace"]: PATTERNS["whitespace"] + r"|\s+",
+    PATTERNS["whitespace-split"]: PATTERNS["whitespace-split"] + r"|\s+",
 }
 # Group references and named groups, which a pattern written out twice no longer resolves.
 _GROUP_REFERENCE = re.compile(r"\\[1-9]|\\[gk]|\(\?P?<(?![=!])|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[+-]?\d|\(\?\(")
@@ -89,7 +92,7 @@ def tiktoken_pattern(source: str | None) -> str:
 
     bytepair keeps the text between two matches of a pattern as a piece of
     its own; tiktoken drops it. Patterns that match every character (gpt2,
-    cl100k, o200k) pass unchanged, ``whitespace`` gains ``|\s+``, ``None``
+    cl100k, o200k) pass unchanged, ``whitespace`` and ``whitespace-split`` gain ``|\s+``, ``None``
     becomes :data:`WHOLE_INPUT_PATTERN`, and a custom regex ``S`` becomes
     ``(?:S)|(?:(?!(?:S))[\s\S])+``: at each position the match of ``S`` if
     there is one, else the run of characters up to the next position where

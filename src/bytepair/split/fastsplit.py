@@ -4,8 +4,9 @@ Splitting with the ``regex`` module bounds the whole training job on large
 corpora (about 1.4-8 MB/s per core, depending on the pattern); the compiled
 scanners split and count many times faster and give exactly the pieces
 ``regex`` gives (tests compare them on arbitrary Unicode). Only the named
-patterns ``gpt2``, ``cl100k``, ``o200k``, ``whitespace``, ``nanochat`` and
-``superbpe`` are compiled; :func:`compiled_name` tells whether a regex source is one of them.
+patterns ``gpt2``, ``cl100k``, ``o200k``, ``whitespace``, ``whitespace-split``,
+``nanochat`` and ``superbpe`` are compiled; :func:`compiled_name` tells whether a regex source
+is one of them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
 InvalidUTF8 = _split.InvalidUTF8 if _split is not None else ValueError
 
 #: Pattern names (keys of ``bytepair.split.patterns.PATTERNS``) that have a compiled scanner.
-NAMES = ("gpt2", "cl100k", "o200k", "whitespace", "nanochat", "superbpe")
+NAMES = ("gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat", "superbpe")
 
 
 def available() -> bool:
@@ -55,7 +56,7 @@ def compiled_name(source: str | None) -> str | None:
 def split(text: str, name: str) -> list[str]:
     """The pieces of ``text`` for the pattern called ``name``.
 
-    For ``whitespace`` and ``superbpe`` the text between matches is cut as
+    For ``whitespace``, ``whitespace-split`` and ``superbpe`` the text between matches is cut as
     pieces too, as :func:`bytepair.split.pretokenize.splitter` gives them; for the others the
     pieces are ``regex.findall(PATTERNS[name], text)``. O(len(text)).
     """

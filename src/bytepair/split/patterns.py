@@ -1,7 +1,9 @@
 """The named pre-tokenizer patterns, as regex sources (imports nothing from bytepair).
 
 GPT-2, GPT-4 (``cl100k``) and GPT-4o (``o200k``) as published with tiktoken,
-``whitespace`` (Hugging Face's ``Whitespace`` pre-tokenizer), ``nanochat`` and ``superbpe``
+``whitespace`` (Hugging Face's ``Whitespace`` pre-tokenizer), ``whitespace-split`` (Hugging
+Face's ``WhitespaceSplit``: runs of non-white-space, so ``ab,`` is one piece), ``nanochat`` and
+``superbpe``
 (the stage-2 pattern of SuperBPE superword training: its matches are digits, punctuation
 runs and trailing spaces, and the text between them, whole phrases, is cut as pieces of its
 own).
@@ -29,6 +31,9 @@ PATTERNS = {
         ]
     ),
     "whitespace": r"""\w+|[^\w\s]+""",
+    # The white space between two runs is a piece too, as bytepair keeps all text (the pieces are
+    # those of \S+|\s+); Hugging Face's WhitespaceSplit drops it.
+    "whitespace-split": r"""\S+""",
     "nanochat": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
     "superbpe": r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)""",
 }

@@ -2,7 +2,8 @@
 
 Named patterns are those of GPT-2, GPT-4 (``cl100k``) and GPT-4o (``o200k``)
 as published with tiktoken, plus ``whitespace`` (Hugging Face's
-``Whitespace`` pre-tokenizer). A custom regex is a compiled pattern or a
+``Whitespace`` pre-tokenizer) and ``whitespace-split`` (its ``WhitespaceSplit``: ``\\S+``), among
+others (:data:`PATTERNS`). A custom regex is a compiled pattern or a
 string with regex characters (see :func:`resolve_pattern`). ``None`` means no
 split: each document is one piece.
 """
@@ -63,7 +64,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     >>> resolve_pattern("GPT2")
     Traceback (most recent call last):
     ...
-    ValueError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, superbpe, whitespace; a custom regex is a regex.compile(...) pattern or a str with regex characters)
+    ValueError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, superbpe, whitespace, whitespace-split; a custom regex is a regex.compile(...) pattern or a str with regex characters)
     """
     if pretokenize is None or pretokenize == "none":
         return None
