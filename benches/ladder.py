@@ -20,9 +20,9 @@ time, the trainers of one input back to back:
   every trainer that reads it;
 * gigabpe's other split, ``pretokenizer="whitespace"`` (cut at white space
   only, as Hugging Face's ``WhitespaceSplit``), against bytepair with the
-  pattern ``\\S+``, at 10 MB, 1 and 2 threads. gigabpe learns characters
-  there and bytepair bytes (the same pieces, another alphabet), and
-  ``\\S+`` has no compiled scanner in bytepair (the ``regex`` module splits).
+  pattern ``whitespace-split`` (``\\S+``, compiled), at 10 MB and 100 MB,
+  1 and 2 threads. gigabpe learns characters there and bytepair bytes (the
+  same pieces, another alphabet).
 
 Sizes above 100 MB use benches/corpus.py's large corpus: all of the English
 recipe, then the multilingual text, then more Debian documentation, then the
@@ -92,7 +92,7 @@ def matrix(sizes, trainers, threads, named: bool = False, vocabs=(VOCAB,)) -> li
                 for t in ("bytepair", "gigabpe"):
                     if t in trainers:
                         cases.append(_case(t, size, BASE_MERGES, "gpt2", th))
-            if size <= 10 * MB:
+            if size <= 100 * MB:
                 for t in ("bytepair", "gigabpe"):
                     if t in trainers:
                         cases.append(_case(t, size, VOCAB - 256, "whitespace", th))

@@ -12,8 +12,9 @@ what bytepair learns). ``options`` holds ``mode`` and ``threads``:
   document (one "word"), without its line end.
 * ``mode="whitespace"``: gigabpe's ``pretokenizer="whitespace"``, which cuts at
   white space only (Hugging Face's ``WhitespaceSplit``: ``ab,`` is one piece),
-  one document per line; only bytepair (the custom pattern ``\\S+``, which has
-  no compiled scanner) and gigabpe run it. gigabpe learns characters there,
+  one document per line; only bytepair (the named pattern ``whitespace-split``,
+  ``\\S+``, which keeps the white space between pieces as pieces of their own)
+  and gigabpe run it. gigabpe learns characters there,
   not bytes: the same pieces, another alphabet.
 * ``threads``: bytepair's ``workers=``; ``RAYON_NUM_THREADS`` for the Rust
   peers (the runner sets it in the worker's environment); ``threads=`` for
@@ -119,7 +120,7 @@ def _bytepair_stages() -> dict:
 
 
 #: bytepair's ``pretokenize=`` for each mode.
-_BYTEPAIR_PATTERN = {"gpt2": "gpt2", "bytes": None, "whitespace": r"\S+"}
+_BYTEPAIR_PATTERN = {"gpt2": "gpt2", "bytes": None, "whitespace": "whitespace-split"}
 
 
 def _bytepair_train(path: Path, merges: int, options: dict):
