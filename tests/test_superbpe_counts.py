@@ -260,6 +260,8 @@ def test_two_workers_share_both_stages_and_give_the_same_model(tmp_path, monkeyp
     one = bytepair.train(files, vocab_size=700, superbpe=500, workers=1, progress=False)
     spy = spy_on_workers(monkeypatch, part_bytes=1000)
     two = bytepair.train(files, vocab_size=700, superbpe=500, workers=2, progress=False)
-    assert spy.shared_by(2)
+    # Workers, never the caller, counted both stages: two threads or processes per stage, or
+    # (compiled counting) one beside stage-1 learning for stage 2.
+    assert len(spy.workers) >= 2 and spy.caller not in spy.workers
     assert sum(spy.sizes) == 2 * path.stat().st_size  # every byte once in each stage
     assert one == two

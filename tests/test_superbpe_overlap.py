@@ -13,6 +13,8 @@ from bytepair import training
 from bytepair.learn.superbpe import fit_naive
 from bytepair.split.pretokenize import PATTERNS
 
+from helpers import needs_compiled_splitter
+
 UNITS = ["a", "b", "ab", " ", "  ", ",", "!!", "1", "42", "\t", "é", "日本"]
 LINES = st.lists(st.lists(st.sampled_from(UNITS), min_size=1, max_size=12).map("".join),
                  min_size=1, max_size=8)
@@ -59,6 +61,7 @@ def _watch_stage2(monkeypatch, fail=None):
     return seen
 
 
+@needs_compiled_splitter  # only compiled counting runs beside learning
 def test_stage2_counts_beside_learning_only_for_compiled_files(tmp_path, monkeypatch):
     lines = ["the cat sat, on the mat!! 12 cats", "the cat sat on the mat"] * 5
     files = _write(tmp_path, lines)
@@ -84,6 +87,7 @@ def test_stage2_count_error_is_raised_after_learning(tmp_path, monkeypatch):
     assert not _stage2_threads()
 
 
+@needs_compiled_splitter  # only compiled counting runs beside learning
 def test_interrupt_while_learning_joins_the_counting_thread(tmp_path, monkeypatch):
     files = _write(tmp_path, ["ab ab ab, ba ba"] * 4)
     seen = _watch_stage2(monkeypatch)

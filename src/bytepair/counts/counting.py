@@ -244,9 +244,16 @@ def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window
     jobs = iter(jobs)
     pending: dict = {}
 
+    def died(job) -> OSError:
+        return OSError(f"{name(job)}: a worker process ended abruptly while counting "
+                       f"(killed, or out of memory?)")
+
     def fill() -> None:
         for job in jobs:
-            pending[pool.submit(task, job)] = job
+            try:
+                pending[pool.submit(task, job)] = job
+            except BrokenProcessPool:  # a worker died before this job could be handed out
+                raise died(job) from None
             if len(pending) >= window:
                 return
 
@@ -260,8 +267,7 @@ def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window
             try:
                 result = future.result()
             except BrokenProcessPool:
-                raise OSError(f"{name(job)}: a worker process ended abruptly while counting "
-                              f"(killed, or out of memory?)") from None
+                raise died(job) from None
             yield result
         fill()
 
