@@ -610,13 +610,7 @@ def train(
             progress=progress, init=init, per_line=per_line, jsonl_field=jsonl_field,
             text_column=text_column, client=client, superbpe=superbpe,
             superbpe_pretokenize=superbpe_pretokenize, max_words=max_words)
-    special = check_special_tokens(special_tokens)
-    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
-    if (vocab_size is None) == (merges is None):
-        raise ValueError("give exactly one of vocab_size and merges")
-    if vocab_size is not None:
-        merges = merges_for_vocab_size(vocab_size, len(special))
-    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    special, merges, min_frequency = _sizes(vocab_size, merges, special_tokens, min_frequency)
     if workers is not None:
         check_int(workers, "workers", minimum=1)
     start_model = _init_model(init)
@@ -729,6 +723,18 @@ def _check_limit_now(limit: int | None) -> None:
                                f"holds before training ({format_memory(held)})")
 
 
+def _sizes(vocab_size, merges, special_tokens, min_frequency) -> tuple[list, int, int]:
+    """The checked special tokens, number of merges (from ``vocab_size`` or ``merges``,
+    exactly one given) and ``min_frequency`` of a training run."""
+    special = check_special_tokens(special_tokens)
+    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
+    if (vocab_size is None) == (merges is None):
+        raise ValueError("give exactly one of vocab_size and merges")
+    if vocab_size is not None:
+        merges = merges_for_vocab_size(vocab_size, len(special))
+    return special, check_int(merges, "merges", maximum=MAX_BYTE_MERGES), min_frequency
+
+
 def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, min_frequency,
                     workers, progress, init, per_line, jsonl_field, text_column, client,
                     superbpe, superbpe_pretokenize, max_words) -> Tokenizer:
@@ -741,13 +747,7 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     tables = _as_tables(corpus)
     stage2 = resolve_pattern(superbpe_pretokenize, "superbpe_pretokenize")
     source = _stage1_pattern(pretokenize, tables, stage2, start)
-    special = check_special_tokens(special_tokens)
-    min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
-    if (vocab_size is None) == (merges is None):
-        raise ValueError("give exactly one of vocab_size and merges")
-    if vocab_size is not None:
-        merges = merges_for_vocab_size(vocab_size, len(special))
-    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    special, merges, min_frequency = _sizes(vocab_size, merges, special_tokens, min_frequency)
     transition = check_int(superbpe, "superbpe", minimum=BYTE_TOKENS)
     if transition - BYTE_TOKENS >= merges:
         raise ValueError(
