@@ -47,6 +47,7 @@ from bytepair.counts.words import count_words
 from bytepair.learn import incremental, naive
 from bytepair.learn.budget import (MemoryLimitError, check_engine_fits, check_forecast,
                                    check_still_fits, counting_plan, resident_bytes)
+from bytepair.learn import segments
 from bytepair.learn import superbpe as superwords
 from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
@@ -937,17 +938,28 @@ def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_w
     pieces._release()
     _check_flat_total(data, starts, weights)
     start = ByteModel(rules)
-    tokens, token_starts = _encode_spans(start, data, starts, threads)
-    del data, starts
-    shapes = superwords.shapes([start.token_bytes(t) for t in range(start.vocab_size)])
-    trainer = incremental.IncrementalTrainer.from_arrays(
-        tokens, token_starts, weights, _byte_token, first_rank=len(rules),
-        word_limit=(shapes, max_words))
-    positions = len(tokens)
-    del tokens, token_starts, weights
-    rules = _run(trainer, list(rules), merges, min_frequency, progress)
-    _release_meanwhile(trainer, positions)
-    return rules
+    arrays = [*_encode_spans(start, data, starts, threads), weights]
+    del data, starts, weights
+    word_limit = (superwords.shapes([start.token_bytes(t) for t in range(start.vocab_size)]),
+                  max_words)
+
+    positions = 0  # of the engine built last
+
+    def build(tokens, starts, weights) -> incremental.IncrementalTrainer:
+        nonlocal positions
+        positions = len(tokens)
+        return incremental.IncrementalTrainer.from_arrays(
+            tokens, starts, weights, _byte_token, first_rank=len(rules), word_limit=word_limit)
+
+    def run(trainer: incremental.IncrementalTrainer, min_count: int) -> list[Merge]:
+        learned = _run(trainer, list(rules), merges, min_count, progress)
+        _release_meanwhile(trainer, positions)
+        return learned[len(rules):]
+
+    # Most of the pieces' windows hold pairs too rare ever to be learned: the
+    # engine gets only the stretches between them (bytepair.learn.segments).
+    return rules + segments.fit(arrays, merges - len(rules), build, run,
+                                min_count=min_frequency, word_limit=word_limit)
 
 
 #: Engines of at least this many token positions are freed on a thread of their own.

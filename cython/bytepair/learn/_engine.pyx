@@ -20,9 +20,12 @@ so a pair is looked up once per merge instead of once per occurrence.
 from array import array
 
 from cython.operator cimport dereference as deref, preincrement as inc
+cimport cpython.array as carray
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
+from libc.string cimport memcpy
 from sortedcontainers import SortedList
 from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
-from libcpp.algorithm cimport is_sorted, sort, stable_sort, unique, upper_bound
+from libcpp.algorithm cimport is_sorted, sort, unique, upper_bound
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
 
@@ -117,7 +120,7 @@ cdef class PairEngine:
             raise ValueError("starts must hold one offset per sequence plus the total length")
         cdef const unsigned char[:] narrow = None
         cdef const uint32_t[:] wide = None
-        if isinstance(tokens, bytes):
+        if isinstance(tokens, (bytes, bytearray)):
             narrow = tokens
         else:
             try:
@@ -159,7 +162,8 @@ cdef class PairEngine:
         by_weight.reserve(count)
         for s in range(count):
             by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
-        stable_sort(by_weight.begin(), by_weight.end())
+        # (-weight, index) pairs are all distinct: sort gives the stable order.
+        sort(by_weight.begin(), by_weight.end())
         self.pos.resize(n + count + 1)
         self.starts.reserve(count + 1)
         self.order.reserve(count)
@@ -739,3 +743,255 @@ cdef class PairEngine:
         assert recount == counts, "incremental counts differ from a recount"
         return counts, queued
 
+
+
+# The cold cut (bytepair.learn.segments documents it and holds its plain twin):
+# count every window's pair, then keep only the stretches of each sequence
+# joined by pairs seen at least `floor` times.
+cdef extern from *:
+    """
+    #include <algorithm>
+    #include <cstdint>
+    #include <vector>
+
+    // Pair counts without occurrences: 16 bytes a slot, open addressing with
+    // linear probing, doubled by rehashing at 3/4 full. Keys are below 2**63
+    // (token IDs below 2**31), so an all-ones key marks an empty slot.
+    class CountTable {
+        struct Slot { uint64_t key; int64_t count; };
+        static constexpr uint64_t EMPTY = ~0ull;
+        std::vector<Slot> slots_;
+        size_t used_ = 0;
+        int shift_ = 64;
+
+        size_t home(uint64_t key) const {
+            return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift_);
+        }
+        void rehash(size_t n) {
+            std::vector<Slot> old(n, Slot{EMPTY, 0});
+            old.swap(slots_);
+            shift_ = 64 - __builtin_ctzll(n);
+            size_t mask = n - 1;
+            for (const Slot& s : old) {
+                if (s.key == EMPTY) continue;
+                size_t i = home(s.key);
+                while (slots_[i].key != EMPTY) i = (i + 1) & mask;
+                slots_[i] = s;
+            }
+        }
+
+    public:
+        CountTable() { rehash(1 << 16); }
+        size_t size() const { return used_; }
+        // Room for `pairs` pairs without a rehash.
+        void reserve(size_t pairs) {
+            size_t n = slots_.size();
+            while (3 * n < 4 * pairs) n *= 2;
+            if (n > slots_.size()) rehash(n);
+        }
+        void prefetch(uint64_t key) const { __builtin_prefetch(&slots_[home(key)]); }
+        void add(uint64_t key, int64_t count) {
+            if (4 * (used_ + 1) > 3 * slots_.size()) rehash(2 * slots_.size());
+            size_t mask = slots_.size() - 1;
+            for (size_t i = home(key);; i = (i + 1) & mask) {
+                Slot& s = slots_[i];
+                if (s.key == key) { s.count += count; return; }
+                if (s.key == EMPTY) { s.key = key; s.count = count; ++used_; return; }
+            }
+        }
+        bool contains(uint64_t key) const {
+            size_t mask = slots_.size() - 1;
+            for (size_t i = home(key);; i = (i + 1) & mask) {
+                if (slots_[i].key == key) return true;
+                if (slots_[i].key == EMPTY) return false;
+            }
+        }
+        size_t at_least(int64_t floor) const {
+            size_t n = 0;
+            for (const Slot& s : slots_) n += s.key != EMPTY && s.count >= floor;
+            return n;
+        }
+        template <class Mark> void mark_at_least(int64_t floor, Mark& mark) const {
+            for (const Slot& s : slots_)
+                if (s.key != EMPTY && s.count >= floor) mark.set(s.key);
+        }
+        // Every count, of the pairs `keep(key)` accepts.
+        template <class Keep> void counts(std::vector<int64_t>& out, Keep keep) const {
+            for (const Slot& s : slots_)
+                if (s.key != EMPTY && keep(s.key)) out.push_back(s.count);
+        }
+        void clear() { std::vector<Slot>().swap(slots_); used_ = 0; }
+    };
+
+    // A set of pairs that may answer yes for a pair not in it (a one-hash
+    // Bloom filter), never no for one in it: at 32 bits a pair, one bit
+    // test in a table that stays in the CPU's caches, wrong for about 3%
+    // of the pairs not in it.
+    class PairBits {
+        std::vector<uint64_t> words_;
+        int shift_ = 58;
+        size_t bit(uint64_t key) const { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift_); }
+    public:
+        void size_for(size_t pairs) {
+            size_t bits = 1 << 16;
+            while (bits < 32 * pairs) bits *= 2;
+            words_.assign(bits / 64, 0);
+            shift_ = 64 - __builtin_ctzll(bits);
+        }
+        void set(uint64_t key) { size_t b = bit(key); words_[b >> 6] |= 1ull << (b & 63); }
+        bool may_hold(uint64_t key) const { size_t b = bit(key); return (words_[b >> 6] >> (b & 63)) & 1; }
+        void clear() { std::vector<uint64_t>().swap(words_); }
+    };
+
+    // Whether a pair passes a word cap, from its tokens' shapes (as the engine's).
+    struct WordCap {
+        const uint32_t* shape = nullptr;
+        size_t shapes = 0;
+        uint64_t max_words = 0;   // 0: no cap
+        bool operator()(uint64_t key) const {
+            if (!max_words) return true;
+            uint32_t left = shape[key >> 32], right = shape[(uint32_t)key];
+            uint64_t words = (left >> 2) + (right >> 2) - (left & (right >> 1) & 1);
+            return words <= max_words;
+        }
+    };
+
+    // The count of the k-th most counted pair (k >= 1), 0 when fewer pairs.
+    static int64_t kth_count(std::vector<int64_t>& counts, size_t k) {
+        if (k == 0 || counts.size() < k) return 0;
+        std::nth_element(counts.begin(), counts.begin() + (k - 1), counts.end(),
+                         std::greater<int64_t>());
+        return counts[k - 1];
+    }
+    """
+    cdef cppclass CountTable:
+        size_t size() nogil
+        void reserve(size_t pairs) except + nogil
+        void prefetch(uint64_t key) nogil
+        void add(uint64_t key, int64_t count) except + nogil
+        bint contains(uint64_t key) nogil
+        size_t at_least(int64_t floor) nogil
+        void mark_at_least(int64_t floor, PairBits& mark) nogil
+        void counts(vector[int64_t]& out, WordCap keep) except + nogil
+        void clear() nogil
+
+    cdef cppclass PairBits:
+        void size_for(size_t pairs) except + nogil
+        void set(uint64_t key) nogil
+        bint may_hold(uint64_t key) nogil
+        void clear() nogil
+
+    cdef cppclass WordCap:
+        const uint32_t* shape
+        size_t shapes
+        uint64_t max_words
+
+    int64_t kth_count(vector[int64_t]& counts, size_t k) except + nogil
+
+
+cdef inline uint32_t _token_at(const unsigned char[:] narrow, const uint32_t[:] wide,
+                               Py_ssize_t i) noexcept nogil:
+    return narrow[i] if narrow is not None else wide[i]
+
+
+def cut_cold(tokens, starts, weights, int64_t merges, int64_t divisor, int64_t floor=0,
+             int64_t min_count=1, shapes=None, int64_t max_words=0):
+    """The compiled :func:`bytepair.learn.segments.cut_cold` (the same arguments and result)."""
+    cdef const unsigned char[:] narrow = None
+    cdef const uint32_t[:] wide = None
+    if isinstance(tokens, (bytes, bytearray)):
+        narrow = tokens
+    else:
+        wide = tokens
+    cdef const int64_t[:] at = starts
+    cdef const int64_t[:] weight = weights
+    cdef Py_ssize_t count = len(weight), total = at[count], s, i, lo, hi, first, j
+    cdef CountTable table
+    cdef PairBits hot
+    cdef vector[int64_t] counted
+    cdef WordCap cap
+    cdef const uint32_t[:] shape_view
+    if max_words:
+        shape_view = shapes
+        cap.shape = &shape_view[0]
+        cap.shapes = len(shape_view)
+        cap.max_words = max_words
+    cdef uint32_t top = 0
+    with nogil:
+        # Every window's pair, weighted. The lookups miss the caches: each
+        # window's slot is asked for PREFETCH_AHEAD windows early, across
+        # sequence ends (a window that spans one only wastes a prefetch).
+        table.reserve(<size_t>(total // 16))
+        for s in range(count):
+            lo = at[s]
+            hi = at[s + 1]
+            for i in range(lo, hi - 1):
+                if i + PREFETCH_AHEAD + 1 < total:
+                    table.prefetch(pair_key(_token_at(narrow, wide, i + PREFETCH_AHEAD),
+                                            _token_at(narrow, wide, i + PREFETCH_AHEAD + 1)))
+                table.add(pair_key(_token_at(narrow, wide, i), _token_at(narrow, wide, i + 1)),
+                          weight[s])
+                top = max(top, _token_at(narrow, wide, i))
+            if hi > lo:
+                top = max(top, _token_at(narrow, wide, hi - 1))
+    if max_words and total and top >= <uint32_t>len(shape_view):
+        raise ValueError(f"shapes: {len(shape_view)} given, but the sequences hold token {top}")
+    with nogil:
+        if floor <= 0:
+            counted.reserve(table.size())
+            table.counts(counted, cap)
+            floor = kth_count(counted, <size_t>merges) // divisor
+            counted.clear()
+            counted.shrink_to_fit()
+        floor = max(floor, min_count, 1)
+        if floor > 1:
+            hot.size_for(table.at_least(floor))
+            table.mark_at_least(floor, hot)
+        table.clear()
+    if floor <= 1:
+        return 1, None
+    # Each stretch of two or more tokens joined by hot pairs becomes a sequence,
+    # written straight into the result arrays (sized for the most there can be,
+    # then cut to size: the pages never written are never touched).
+    cdef unsigned char* out_narrow = NULL
+    cdef uint32_t* out_wide = NULL
+    if narrow is not None:
+        out_tokens = bytearray(total)
+        out_narrow = <unsigned char*>PyByteArray_AS_STRING(out_tokens)
+    else:
+        out_tokens = carray.clone(array("I"), total, False)
+        out_wide = <uint32_t*>(<carray.array>out_tokens).data.as_voidptr
+    out_starts = carray.clone(array("q"), total // 2 + 1, False)
+    out_weights = carray.clone(array("q"), total // 2, False)
+    cdef int64_t* kept_starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
+    cdef int64_t* kept_weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
+    cdef Py_ssize_t n = 0, pieces = 0
+    kept_starts[0] = 0
+    with nogil:
+        for s in range(count):
+            lo = at[s]
+            hi = at[s + 1]
+            first = lo
+            for i in range(lo, hi):
+                if i + 1 < hi and hot.may_hold(pair_key(_token_at(narrow, wide, i),
+                                                        _token_at(narrow, wide, i + 1))):
+                    continue
+                # i ends a stretch that began at first.
+                if i > first:
+                    if out_narrow != NULL:
+                        memcpy(out_narrow + n, &narrow[first], i + 1 - first)
+                    else:
+                        memcpy(out_wide + n, &wide[first], 4 * (i + 1 - first))
+                    n += i + 1 - first
+                    kept_weights[pieces] = weight[s]
+                    pieces += 1
+                    kept_starts[pieces] = n
+                first = i + 1
+        hot.clear()
+    if out_narrow != NULL:
+        PyByteArray_Resize(out_tokens, n)
+    else:
+        carray.resize(out_tokens, n)
+    carray.resize(out_starts, pieces + 1)
+    carray.resize(out_weights, pieces)
+    return floor, (out_tokens, out_starts, out_weights)

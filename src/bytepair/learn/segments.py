@@ -1,0 +1,166 @@
+"""The cold cut: train on the stretches of the sequences that a rule can still reach.
+
+A *window* is two adjacent tokens of a sequence; its pair's count is the
+weighted number of windows holding that pair. Three facts make a warm start
+over many long sequences (SuperBPE's stage 2) much cheaper:
+
+1. A merge of ``(a, b)`` into ``m`` replaces windows; the windows it creates
+   are ``(t, m)`` where ``(t, a)`` was, and ``(m, u)`` where ``(b, u)`` was.
+   So the pair at any one window can only be seen as often as, or less often
+   than, the pair that was there before: *the count at a window never grows*.
+2. Hence a window whose pair was counted fewer than ``floor`` times at the
+   start (a *cold* window) holds a pair counted fewer than ``floor`` times for
+   ever after, and a pair counted ``floor`` times or more lies on no cold
+   window at all.
+3. So while every rule learned is counted at least ``floor`` times, no merge
+   replaces a cold window, and every pair that could be learned is counted
+   exactly without the cold windows.
+
+:func:`cut_cold` therefore cuts every sequence at its cold windows and keeps
+each stretch of two or more tokens as a sequence of its own, with the
+sequence's weight. Training on those stretches with ``min_count=floor`` learns
+exactly the rules that training on the whole sequences learns, for as long as
+the rules reach the floor. When a run stops short because no pair reaches
+the floor (and the floor is above the caller's own ``min_count``), the rules
+below it need the cold windows: :func:`fit` then trains again on the whole
+sequences. docs/design.md gives the proof in full.
+
+The floor is chosen so that this rarely happens: the count of the
+``merges``-th most counted pair at the start, divided by
+:data:`FLOOR_DIVISOR`. Rules learned later count less than that pair did,
+but the new pairs that merges create compete with it, so the last rule
+usually counts well above a quarter of it (at 100 MB of English, SuperBPE's
+stage 2 ends at 67 with a floor of 27).
+
+The compiled cut (``bytepair.learn._engine.cut_cold``) may keep a few cold
+windows more than this plain version does (its set of hot pairs answers
+"maybe" for about 3% of the others). Keeping a cold window costs a little
+time and changes nothing: a pair on it counts less than the floor wherever
+it is seen, so it is never learned above the floor.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections import Counter
+from typing import Callable
+
+from bytepair.learn.superbpe import joined_shape
+
+_compiled_cut = None
+if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+    try:
+        from bytepair.learn._engine import cut_cold as _compiled_cut
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        pass
+
+#: The floor is the count of the ``merges``-th most counted pair divided by this.
+FLOOR_DIVISOR = 4
+
+Arrays = tuple  # (tokens, starts, weights): flat sequences, as the engine reads them
+
+
+def pair_counts(tokens, starts, weights) -> Counter:
+    """The weighted count of every pair of adjacent tokens inside the sequences."""
+    counts: Counter = Counter()
+    for s, weight in enumerate(weights):
+        sequence = tokens[starts[s]:starts[s + 1]]
+        for window in zip(sequence, sequence[1:]):
+            counts[window] += weight
+    return counts
+
+
+def choose_floor(counts: Counter, merges: int, *, divisor: int = FLOOR_DIVISOR,
+                 word_limit: tuple | None = None) -> int:
+    """``merges``-th greatest count among the pairs a word cap allows, divided by ``divisor``;
+    0 when fewer pairs are counted."""
+    values = [c for (left, right), c in counts.items()
+              if word_limit is None or _within_cap(left, right, word_limit)]
+    if merges < 1 or len(values) < merges:
+        return 0
+    return sorted(values, reverse=True)[merges - 1] // divisor
+
+
+def _within_cap(left: int, right: int, word_limit: tuple) -> bool:
+    shapes, max_words = word_limit
+    return joined_shape(shapes[left], shapes[right]) >> 2 <= max_words
+
+
+def cut_cold_py(tokens, starts, weights, merges: int, *, floor: int = 0, min_count: int = 1,
+                word_limit: tuple | None = None) -> tuple[int, Arrays | None]:
+    """:func:`cut_cold` in plain Python: the specification of the compiled cut."""
+    if word_limit is not None and len(tokens) and max(tokens) >= len(word_limit[0]):
+        raise ValueError(f"shapes: {len(word_limit[0])} given, but the sequences hold token "
+                         f"{max(tokens)}")
+    counts = pair_counts(tokens, starts, weights)
+    if floor <= 0:
+        floor = choose_floor(counts, merges, word_limit=word_limit)
+    floor = max(floor, min_count, 1)
+    if floor <= 1:
+        return 1, None
+    narrow = isinstance(tokens, (bytes, bytearray))
+    kept = bytearray() if narrow else array("I")
+    kept_starts, kept_weights = array("q", [0]), array("q")
+    for s, weight in enumerate(weights):
+        lo, hi = starts[s], starts[s + 1]
+        first = lo
+        for i in range(lo, hi):
+            if i + 1 < hi and counts[tokens[i], tokens[i + 1]] >= floor:
+                continue  # a hot window: the stretch goes on
+            if i > first:
+                kept.extend(tokens[first:i + 1])
+                kept_starts.append(len(kept))
+                kept_weights.append(weight)
+            first = i + 1
+    return floor, (kept, kept_starts, kept_weights)
+
+
+def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_count: int = 1,
+             word_limit: tuple | None = None) -> tuple[int, Arrays | None]:
+    """The sequences' stretches joined by pairs counted at least ``floor`` times.
+
+    ``tokens`` (``bytes``, ``bytearray`` or ``array("I")``), ``starts`` (one
+    offset per sequence, then the total; ``array("q")``) and ``weights``
+    (``array("q")``) are flat sequences, as the pair engine reads them.
+    ``merges`` is how many rules the training will learn; ``floor`` (0: chosen,
+    see :func:`choose_floor`) is raised to ``min_count``; ``word_limit``
+    (``(shapes, max_words)``, SuperBPE's cap) leaves pairs over the cap out of
+    the choice, since they are never learned. Returns ``(floor, arrays)``, the
+    arrays in the same form with one sequence per stretch of two or more
+    tokens, or ``(1, None)`` when the floor is 1 and nothing is cut. O(tokens).
+    """
+    if _compiled_cut is None:
+        return cut_cold_py(tokens, starts, weights, merges, floor=floor, min_count=min_count,
+                           word_limit=word_limit)
+    shapes, max_words = word_limit if word_limit is not None else (None, 0)
+    return _compiled_cut(tokens, starts, weights, merges, FLOOR_DIVISOR, floor, min_count,
+                         shapes, max_words)
+
+
+def fit(arrays: list, merges: int, build: Callable, run: Callable[..., list], *,
+        min_count: int = 1, word_limit: tuple | None = None, floor: int = 0) -> list:
+    """Rules learned on the stretches :func:`cut_cold` keeps, exact as on the whole sequences.
+
+    ``arrays`` is the list ``[tokens, starts, weights]``; it is emptied once
+    they are no longer needed, so the caller should hold no other reference.
+    ``build(tokens, starts, weights)`` makes a trainer and ``run(trainer,
+    min_count)`` learns up to ``merges`` rules with it and returns them. The
+    first run is on the stretches, with ``min_count`` raised to the floor; a
+    second, on the whole sequences, follows only when the first stopped short
+    below a floor greater than ``min_count``.
+    """
+    tokens, starts, weights = arrays
+    floor, cut = cut_cold(tokens, starts, weights, merges, floor=floor, min_count=min_count,
+                          word_limit=word_limit)
+    if cut is not None:
+        trainer = build(*cut)
+        del cut
+        rules = run(trainer, floor)
+        del trainer
+        if len(rules) >= merges or floor <= min_count:
+            return rules
+    trainer = build(tokens, starts, weights)
+    del tokens, starts, weights
+    arrays.clear()
+    return run(trainer, min_count)
