@@ -118,6 +118,7 @@ def stage_times(train: str, args) -> dict:
     ``bytepair.training`` runs those two): seconds each."""
     import bytepair
     from bytepair import training
+    from bytepair.learn import segments
     from bytepair.learn import superbpe as superwords
     from bytepair.learn.incremental import IncrementalTrainer
     from bytepair.model.models import ByteModel
@@ -147,13 +148,25 @@ def stage_times(train: str, args) -> dict:
     times["stage 2: tokens"] = len(tokens)
     del data, starts, pieces
     lap("stage 2: encode pieces")
-    shapes = superwords.shapes([model.token_bytes(t) for t in range(model.vocab_size)])
+    word_limit = (superwords.shapes([model.token_bytes(t) for t in range(model.vocab_size)]),
+                  args.max_words)
+    merges = args.vocab - 256 - len(rules)
+    floor, cut = segments.cut_cold(tokens, token_starts, weights, merges, word_limit=word_limit,
+                                   threads=args.threads)
+    if cut is not None:
+        tokens, token_starts, weights = cut
+    del cut
+    times["stage 2: floor"] = floor
+    times["stage 2: tokens kept"] = len(tokens)
+    lap("stage 2: cut cold windows")
     trainer = IncrementalTrainer.from_arrays(tokens, token_starts, weights, training._byte_token,
-                                             first_rank=len(rules),
-                                             word_limit=(shapes, args.max_words))
+                                             first_rank=len(rules), word_limit=word_limit)
     del tokens, token_starts, weights
     lap("stage 2: build engine")
-    trainer.steps(args.vocab - 256 - len(rules))
+    learned = trainer.steps(merges, floor)
+    if len(learned) < merges:
+        raise SystemExit("the stage-2 run on the stretches stopped short of the floor; "
+                         "training would run again on the whole pieces")
     lap("stage 2: merges")
     del trainer
     # What training does instead of the two steps above taken in turn.

@@ -139,6 +139,27 @@ def test_the_cut_keeps_every_hot_window_and_cuts_inside_sequences(sequences, flo
                        for k, seq in enumerate(sequences))
 
 
+@given(SEQUENCES, st.integers(2, 7), st.booleans())
+def test_two_threads_cut_the_same_stretches(sequences, floor, wide):
+    if segments._compiled_cut is None:
+        pytest.skip("the compiled extensions are not built")
+    sequences = [[t % 256 for t in s] for s in sequences] if not wide else sequences
+    weights = array("q", [1 + i % 3 for i in range(len(sequences))])
+    tokens, starts = flat(sequences, wide)
+    one = segments.cut_cold(tokens, starts, weights, 5, floor=floor, threads=1)
+    assert segments.cut_cold(tokens, starts, weights, 5, floor=floor, threads=2) == one
+
+
+def test_two_threads_cut_real_text_the_same(real_text):
+    docs = real_text.splitlines()
+    data, offsets, weights = bytepair.count(docs, pretokenize="superbpe", progress=False).flat()
+    tokens, starts = bytepair.train(docs, vocab_size=1256, progress=False).model.encode_spans(
+        data, offsets)
+    one = segments.cut_cold(tokens, starts, weights, 1000, threads=1)
+    assert one[0] > 1
+    assert segments.cut_cold(tokens, starts, weights, 1000, threads=2) == one
+
+
 @given(SEQUENCES, st.integers(1, 30), st.sampled_from([None, 1, 2]))
 def test_compiled_and_plain_cut_choose_the_same_floor(sequences, merges, max_words):
     if segments._compiled_cut is None:

@@ -959,7 +959,7 @@ def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_w
     # Most of the pieces' windows hold pairs too rare ever to be learned: the
     # engine gets only the stretches between them (bytepair.learn.segments).
     return rules + segments.fit(arrays, merges - len(rules), build, run,
-                                min_count=min_frequency, word_limit=word_limit)
+                                min_count=min_frequency, word_limit=word_limit, threads=threads)
 
 
 #: Engines of at least this many token positions are freed on a thread of their own.

@@ -24,7 +24,7 @@ cimport cpython.array as carray
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_Resize
 from libc.string cimport memcpy
 from sortedcontainers import SortedList
-from libc.stdint cimport int32_t, int64_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 from libcpp.algorithm cimport is_sorted, sort, unique, upper_bound
 from libcpp.utility cimport pair
 from libcpp.vector cimport vector
@@ -159,11 +159,22 @@ cdef class PairEngine:
         cdef Py_ssize_t s, k, i, lo, hi, at
         cdef uint32_t t, top = 0
         cdef vector[pair[int64_t, int64_t]] by_weight
+        cdef int64_t lightest = 0
         by_weight.reserve(count)
+        if count:
+            lightest = given_weights[0]
         for s in range(count):
-            by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
-        # (-weight, index) pairs are all distinct: sort gives the stable order.
+            lightest = min(lightest, given_weights[s])
+        # Most sequences are usually the lightest (pieces seen once): they go
+        # last in the caller's order, and only the others are sorted. The
+        # (-weight, index) pairs are all distinct, so sort gives the stable order.
+        for s in range(count):
+            if given_weights[s] != lightest:
+                by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
         sort(by_weight.begin(), by_weight.end())
+        for s in range(count):
+            if given_weights[s] == lightest:
+                by_weight.push_back(pair[int64_t, int64_t](-lightest, s))
         self.pos.resize(n + count + 1)
         self.starts.reserve(count + 1)
         self.order.reserve(count)
@@ -752,6 +763,9 @@ cdef extern from *:
     """
     #include <algorithm>
     #include <cstdint>
+    #include <cstring>
+    #include <functional>
+    #include <thread>
     #include <vector>
 
     // Pair counts without occurrences: 16 bytes a slot, open addressing with
@@ -782,7 +796,6 @@ cdef extern from *:
 
     public:
         CountTable() { rehash(1 << 16); }
-        size_t size() const { return used_; }
         // Room for `pairs` pairs without a rehash.
         void reserve(size_t pairs) {
             size_t n = slots_.size();
@@ -799,13 +812,7 @@ cdef extern from *:
                 if (s.key == EMPTY) { s.key = key; s.count = count; ++used_; return; }
             }
         }
-        bool contains(uint64_t key) const {
-            size_t mask = slots_.size() - 1;
-            for (size_t i = home(key);; i = (i + 1) & mask) {
-                if (slots_[i].key == key) return true;
-                if (slots_[i].key == EMPTY) return false;
-            }
-        }
+        size_t size() const { return used_; }
         size_t at_least(int64_t floor) const {
             size_t n = 0;
             for (const Slot& s : slots_) n += s.key != EMPTY && s.count >= floor;
@@ -815,38 +822,42 @@ cdef extern from *:
             for (const Slot& s : slots_)
                 if (s.key != EMPTY && s.count >= floor) mark.set(s.key);
         }
-        // Every count, of the pairs `keep(key)` accepts.
-        template <class Keep> void counts(std::vector<int64_t>& out, Keep keep) const {
+        template <class Keep> void counts(std::vector<int64_t>& out, const Keep& keep) const {
             for (const Slot& s : slots_)
                 if (s.key != EMPTY && keep(s.key)) out.push_back(s.count);
         }
         void clear() { std::vector<Slot>().swap(slots_); used_ = 0; }
     };
 
-    // A set of pairs that may answer yes for a pair not in it (a one-hash
-    // Bloom filter), never no for one in it: at 32 bits a pair, one bit
-    // test in a table that stays in the CPU's caches, wrong for about 3%
-    // of the pairs not in it.
+    // A set of pairs that may answer yes for a pair not in it, never no for
+    // one in it (a blocked Bloom filter): 32 bits a pair, each pair sets 3
+    // bits of one 64-bit word, so a test reads one word of a table that stays
+    // in the CPU's caches. Wrong for well under 1% of the pairs not in it.
     class PairBits {
         std::vector<uint64_t> words_;
         int shift_ = 58;
-        size_t bit(uint64_t key) const { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift_); }
+        size_t word(uint64_t key) const { return (size_t)((key * 0x9E3779B97F4A7C15ull) >> shift_); }
+        static uint64_t bits(uint64_t key) {
+            uint64_t h = key * 0xD6E8FEB86659FD93ull;
+            return 1ull << (h >> 58) | 1ull << ((h >> 52) & 63) | 1ull << ((h >> 46) & 63);
+        }
     public:
         void size_for(size_t pairs) {
-            size_t bits = 1 << 16;
-            while (bits < 32 * pairs) bits *= 2;
-            words_.assign(bits / 64, 0);
-            shift_ = 64 - __builtin_ctzll(bits);
+            size_t n = 1 << 10;
+            while (64 * n < 32 * pairs) n *= 2;
+            words_.assign(n, 0);
+            shift_ = 64 - __builtin_ctzll(n);
         }
-        void set(uint64_t key) { size_t b = bit(key); words_[b >> 6] |= 1ull << (b & 63); }
-        bool may_hold(uint64_t key) const { size_t b = bit(key); return (words_[b >> 6] >> (b & 63)) & 1; }
-        void clear() { std::vector<uint64_t>().swap(words_); }
+        void set(uint64_t key) { words_[word(key)] |= bits(key); }
+        bool may_hold(uint64_t key) const {
+            uint64_t b = bits(key);
+            return (words_[word(key)] & b) == b;
+        }
     };
 
     // Whether a pair passes a word cap, from its tokens' shapes (as the engine's).
     struct WordCap {
         const uint32_t* shape = nullptr;
-        size_t shapes = 0;
         uint64_t max_words = 0;   // 0: no cap
         bool operator()(uint64_t key) const {
             if (!max_words) return true;
@@ -856,47 +867,158 @@ cdef extern from *:
         }
     };
 
-    // The count of the k-th most counted pair (k >= 1), 0 when fewer pairs.
-    static int64_t kth_count(std::vector<int64_t>& counts, size_t k) {
-        if (k == 0 || counts.size() < k) return 0;
-        std::nth_element(counts.begin(), counts.begin() + (k - 1), counts.end(),
-                         std::greater<int64_t>());
-        return counts[k - 1];
+    // Flat sequences (tokens of type T laid end to end, `count` + 1 offsets,
+    // `count` weights), and the result of a cut in the same form.
+    template <class T> struct Flat {
+        const T* tokens;
+        const int64_t* starts;
+        const int64_t* weights;
+        size_t count;
+    };
+    template <class T> struct Stretches {
+        T* tokens;
+        int64_t* starts;     // starts[0] = 0, then one end per stretch
+        int64_t* weights;
+        size_t n = 0, pieces = 0;
+    };
+
+    // Run job(0) and job(1) on two threads, or job(0) alone.
+    static void on_threads(int threads, const std::function<void(int)>& job) {
+        if (threads < 2) { job(0); return; }
+        std::thread other(job, 1);
+        job(0);
+        other.join();
+    }
+
+    static inline uint64_t window(uint64_t left, uint64_t right) { return left << 32 | right; }
+
+    // Count every window's pair, weighted; then the floor (chosen when 0: the
+    // merges-th greatest count of a pair the cap allows, over divisor, and at
+    // least min_count) and the hot pairs' bits. Returns the floor; 1 means
+    // that nothing is to be cut. One thread: the lookups wait on memory, and
+    // a second thread counting half of the pairs made it slower, not faster.
+    template <class T>
+    static int64_t count_and_choose(const Flat<T>& in, size_t merges, int64_t divisor,
+                                    int64_t floor, int64_t min_count, const WordCap& cap,
+                                    PairBits& hot) {
+        size_t total = (size_t)in.starts[in.count];
+        CountTable table;
+        // Room for a pair every 8 windows: no rehash on SuperBPE's pieces
+        // (1 distinct pair in 6 windows at 100 MB of English).
+        table.reserve(total / 8);
+        // The lookups miss the caches: each window's slot is asked for AHEAD
+        // windows early, across sequence ends (a window that spans one only
+        // wastes a prefetch).
+        const size_t AHEAD = 16;
+        for (size_t s = 0; s < in.count; ++s) {
+            size_t lo = (size_t)in.starts[s], hi = (size_t)in.starts[s + 1];
+            for (size_t i = lo; i + 1 < hi; ++i) {
+                if (i + AHEAD + 1 < total)
+                    table.prefetch(window(in.tokens[i + AHEAD], in.tokens[i + AHEAD + 1]));
+                table.add(window(in.tokens[i], in.tokens[i + 1]), in.weights[s]);
+            }
+        }
+        if (floor <= 0) {
+            std::vector<int64_t> counted;
+            counted.reserve(table.size());
+            table.counts(counted, cap);
+            floor = 0;
+            if (merges >= 1 && counted.size() >= merges) {
+                std::nth_element(counted.begin(), counted.begin() + (merges - 1), counted.end(),
+                                 std::greater<int64_t>());
+                floor = counted[merges - 1] / divisor;
+            }
+        }
+        floor = std::max<int64_t>({floor, min_count, 1});
+        if (floor > 1) {
+            hot.size_for(table.at_least(floor));
+            table.mark_at_least(floor, hot);
+        }
+        return floor;
+    }
+
+    // Keep each stretch of two or more tokens joined by hot pairs, as a
+    // sequence of the weight of the one it lies in. With two threads each
+    // cuts one half of the sequences; the second writes at its own input
+    // offsets (a cut never outgrows its input) and is then moved down.
+    template <class T>
+    static void cut_stretches(const Flat<T>& in, const PairBits& hot, int threads,
+                              Stretches<T>& out) {
+        size_t total = (size_t)in.starts[in.count];
+        size_t middle = (size_t)(std::upper_bound(in.starts, in.starts + in.count,
+                                                  (int64_t)(total / 2)) - in.starts);
+        if (threads < 2 || middle == 0 || middle >= in.count) middle = in.count;
+        size_t first_token[2] = {0, (size_t)in.starts[middle]};
+        size_t first_piece[2] = {0, (size_t)in.starts[middle] / 2};
+        size_t made[2] = {0, 0}, pieces[2] = {0, 0};
+        on_threads(middle < in.count ? 2 : 1, [&](int part) {
+            size_t from = part ? middle : 0, to = part ? in.count : middle;
+            T* tokens = out.tokens + first_token[part];
+            int64_t* ends = out.starts + 1 + first_piece[part];
+            int64_t* weights = out.weights + first_piece[part];
+            size_t n = 0, k = 0;
+            for (size_t s = from; s < to; ++s) {
+                size_t lo = (size_t)in.starts[s], hi = (size_t)in.starts[s + 1], first = lo;
+                for (size_t i = lo; i < hi; ++i) {
+                    if (i + 1 < hi && hot.may_hold(window(in.tokens[i], in.tokens[i + 1])))
+                        continue;
+                    if (i > first) {  // i ends a stretch that began at first
+                        std::memcpy(tokens + n, in.tokens + first, (i + 1 - first) * sizeof(T));
+                        n += i + 1 - first;
+                        weights[k] = in.weights[s];
+                        ends[k++] = (int64_t)n;
+                    }
+                    first = i + 1;
+                }
+            }
+            made[part] = n;
+            pieces[part] = k;
+        });
+        out.starts[0] = 0;
+        out.n = made[0];
+        out.pieces = pieces[0];
+        if (middle < in.count) {
+            std::memmove(out.tokens + made[0], out.tokens + first_token[1], made[1] * sizeof(T));
+            for (size_t k = 0; k < pieces[1]; ++k) {
+                out.starts[1 + pieces[0] + k] = out.starts[1 + first_piece[1] + k] + (int64_t)made[0];
+                out.weights[pieces[0] + k] = out.weights[first_piece[1] + k];
+            }
+            out.n += made[1];
+            out.pieces += pieces[1];
+        }
     }
     """
-    cdef cppclass CountTable:
-        size_t size() nogil
-        void reserve(size_t pairs) except + nogil
-        void prefetch(uint64_t key) nogil
-        void add(uint64_t key, int64_t count) except + nogil
-        bint contains(uint64_t key) nogil
-        size_t at_least(int64_t floor) nogil
-        void mark_at_least(int64_t floor, PairBits& mark) nogil
-        void counts(vector[int64_t]& out, WordCap keep) except + nogil
-        void clear() nogil
-
     cdef cppclass PairBits:
-        void size_for(size_t pairs) except + nogil
-        void set(uint64_t key) nogil
-        bint may_hold(uint64_t key) nogil
-        void clear() nogil
+        pass
 
     cdef cppclass WordCap:
         const uint32_t* shape
-        size_t shapes
         uint64_t max_words
 
-    int64_t kth_count(vector[int64_t]& counts, size_t k) except + nogil
+    cdef cppclass Flat[T]:
+        const T* tokens
+        const int64_t* starts
+        const int64_t* weights
+        size_t count
 
+    cdef cppclass Stretches[T]:
+        T* tokens
+        int64_t* starts
+        int64_t* weights
+        size_t n
+        size_t pieces
 
-cdef inline uint32_t _token_at(const unsigned char[:] narrow, const uint32_t[:] wide,
-                               Py_ssize_t i) noexcept nogil:
-    return narrow[i] if narrow is not None else wide[i]
+    int64_t count_and_choose[T](const Flat[T]& flat, size_t merges, int64_t divisor,
+                                int64_t floor, int64_t min_count, const WordCap& cap,
+                                PairBits& hot) except + nogil
+    void cut_stretches[T](const Flat[T]& flat, const PairBits& hot, int threads,
+                          Stretches[T]& out) except + nogil
 
 
 def cut_cold(tokens, starts, weights, int64_t merges, int64_t divisor, int64_t floor=0,
-             int64_t min_count=1, shapes=None, int64_t max_words=0):
-    """The compiled :func:`bytepair.learn.segments.cut_cold` (the same arguments and result)."""
+             int64_t min_count=1, shapes=None, int64_t max_words=0, int threads=1):
+    """The compiled :func:`bytepair.learn.segments.cut_cold` (the same arguments and result);
+    the stretches are cut on ``threads`` threads (two at most)."""
     cdef const unsigned char[:] narrow = None
     cdef const uint32_t[:] wide = None
     if isinstance(tokens, (bytes, bytearray)):
@@ -905,93 +1027,69 @@ def cut_cold(tokens, starts, weights, int64_t merges, int64_t divisor, int64_t f
         wide = tokens
     cdef const int64_t[:] at = starts
     cdef const int64_t[:] weight = weights
-    cdef Py_ssize_t count = len(weight), total = at[count], s, i, lo, hi, first, j
-    cdef CountTable table
-    cdef PairBits hot
-    cdef vector[int64_t] counted
+    cdef size_t count = len(weight)
+    if len(at) != count + 1 or at[count] != (len(narrow) if narrow is not None else len(wide)):
+        raise ValueError("starts must hold one offset per sequence plus the total length")
+    cdef size_t total = at[count]
     cdef WordCap cap
     cdef const uint32_t[:] shape_view
-    if max_words:
-        shape_view = shapes
-        cap.shape = &shape_view[0]
-        cap.shapes = len(shape_view)
-        cap.max_words = max_words
     cdef uint32_t top = 0
-    with nogil:
-        # Every window's pair, weighted. The lookups miss the caches: each
-        # window's slot is asked for PREFETCH_AHEAD windows early, across
-        # sequence ends (a window that spans one only wastes a prefetch).
-        table.reserve(<size_t>(total // 16))
-        for s in range(count):
-            lo = at[s]
-            hi = at[s + 1]
-            for i in range(lo, hi - 1):
-                if i + PREFETCH_AHEAD + 1 < total:
-                    table.prefetch(pair_key(_token_at(narrow, wide, i + PREFETCH_AHEAD),
-                                            _token_at(narrow, wide, i + PREFETCH_AHEAD + 1)))
-                table.add(pair_key(_token_at(narrow, wide, i), _token_at(narrow, wide, i + 1)),
-                          weight[s])
-                top = max(top, _token_at(narrow, wide, i))
-            if hi > lo:
-                top = max(top, _token_at(narrow, wide, hi - 1))
-    if max_words and total and top >= <uint32_t>len(shape_view):
-        raise ValueError(f"shapes: {len(shape_view)} given, but the sequences hold token {top}")
-    with nogil:
-        if floor <= 0:
-            counted.reserve(table.size())
-            table.counts(counted, cap)
-            floor = kth_count(counted, <size_t>merges) // divisor
-            counted.clear()
-            counted.shrink_to_fit()
-        floor = max(floor, min_count, 1)
-        if floor > 1:
-            hot.size_for(table.at_least(floor))
-            table.mark_at_least(floor, hot)
-        table.clear()
-    if floor <= 1:
-        return 1, None
-    # Each stretch of two or more tokens joined by hot pairs becomes a sequence,
-    # written straight into the result arrays (sized for the most there can be,
-    # then cut to size: the pages never written are never touched).
-    cdef unsigned char* out_narrow = NULL
-    cdef uint32_t* out_wide = NULL
+    cdef size_t i
+    if max_words and total:
+        shape_view = shapes
+        for i in range(total):
+            top = max(top, narrow[i] if narrow is not None else wide[i])
+        if top >= <uint32_t>len(shape_view):
+            raise ValueError(f"shapes: {len(shape_view)} given, but the sequences hold token {top}")
+        cap.shape = &shape_view[0]
+        cap.max_words = max_words
+    cdef PairBits hot
+    cdef Flat[uint8_t] in_narrow
+    cdef Flat[uint32_t] in_wide
+    cdef Stretches[uint8_t] out_narrow
+    cdef Stretches[uint32_t] out_wide
+    cdef const int64_t* at_data = &at[0]
+    cdef const int64_t* weight_data = &weight[0] if count else NULL
+    # The result arrays are sized for the most there can be, then cut to size
+    # (pages never written are never touched).
+    out_starts = carray.clone(array("q"), total // 2 + 2, False)
+    out_weights = carray.clone(array("q"), total // 2 + 1, False)
     if narrow is not None:
+        in_narrow.tokens = &narrow[0] if total else NULL
+        in_narrow.starts = at_data
+        in_narrow.weights = weight_data
+        in_narrow.count = count
+        with nogil:
+            floor = count_and_choose[uint8_t](in_narrow, merges, divisor, floor, min_count, cap,
+                                              hot)
+        if floor <= 1:
+            return 1, None
         out_tokens = bytearray(total)
-        out_narrow = <unsigned char*>PyByteArray_AS_STRING(out_tokens)
+        out_narrow.tokens = <uint8_t*>PyByteArray_AS_STRING(out_tokens)
+        out_narrow.starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
+        out_narrow.weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
+        with nogil:
+            cut_stretches[uint8_t](in_narrow, hot, threads, out_narrow)
+        PyByteArray_Resize(out_tokens, out_narrow.n)
+        pieces = out_narrow.pieces
     else:
+        in_wide.tokens = &wide[0] if total else NULL
+        in_wide.starts = at_data
+        in_wide.weights = weight_data
+        in_wide.count = count
+        with nogil:
+            floor = count_and_choose[uint32_t](in_wide, merges, divisor, floor, min_count, cap,
+                                               hot)
+        if floor <= 1:
+            return 1, None
         out_tokens = carray.clone(array("I"), total, False)
-        out_wide = <uint32_t*>(<carray.array>out_tokens).data.as_voidptr
-    out_starts = carray.clone(array("q"), total // 2 + 1, False)
-    out_weights = carray.clone(array("q"), total // 2, False)
-    cdef int64_t* kept_starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
-    cdef int64_t* kept_weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
-    cdef Py_ssize_t n = 0, pieces = 0
-    kept_starts[0] = 0
-    with nogil:
-        for s in range(count):
-            lo = at[s]
-            hi = at[s + 1]
-            first = lo
-            for i in range(lo, hi):
-                if i + 1 < hi and hot.may_hold(pair_key(_token_at(narrow, wide, i),
-                                                        _token_at(narrow, wide, i + 1))):
-                    continue
-                # i ends a stretch that began at first.
-                if i > first:
-                    if out_narrow != NULL:
-                        memcpy(out_narrow + n, &narrow[first], i + 1 - first)
-                    else:
-                        memcpy(out_wide + n, &wide[first], 4 * (i + 1 - first))
-                    n += i + 1 - first
-                    kept_weights[pieces] = weight[s]
-                    pieces += 1
-                    kept_starts[pieces] = n
-                first = i + 1
-        hot.clear()
-    if out_narrow != NULL:
-        PyByteArray_Resize(out_tokens, n)
-    else:
-        carray.resize(out_tokens, n)
+        out_wide.tokens = <uint32_t*>(<carray.array>out_tokens).data.as_voidptr
+        out_wide.starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
+        out_wide.weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
+        with nogil:
+            cut_stretches[uint32_t](in_wide, hot, threads, out_wide)
+        carray.resize(out_tokens, out_wide.n)
+        pieces = out_wide.pieces
     carray.resize(out_starts, pieces + 1)
     carray.resize(out_weights, pieces)
     return floor, (out_tokens, out_starts, out_weights)

@@ -117,7 +117,7 @@ def cut_cold_py(tokens, starts, weights, merges: int, *, floor: int = 0, min_cou
 
 
 def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_count: int = 1,
-             word_limit: tuple | None = None) -> tuple[int, Arrays | None]:
+             word_limit: tuple | None = None, threads: int = 1) -> tuple[int, Arrays | None]:
     """The sequences' stretches joined by pairs counted at least ``floor`` times.
 
     ``tokens`` (``bytes``, ``bytearray`` or ``array("I")``), ``starts`` (one
@@ -128,18 +128,20 @@ def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_count:
     (``(shapes, max_words)``, SuperBPE's cap) leaves pairs over the cap out of
     the choice, since they are never learned. Returns ``(floor, arrays)``, the
     arrays in the same form with one sequence per stretch of two or more
-    tokens, or ``(1, None)`` when the floor is 1 and nothing is cut. O(tokens).
+    tokens, or ``(1, None)`` when the floor is 1 and nothing is cut. The
+    compiled cut cuts on up to two ``threads``, with the same result. O(tokens).
     """
     if _compiled_cut is None:
         return cut_cold_py(tokens, starts, weights, merges, floor=floor, min_count=min_count,
                            word_limit=word_limit)
     shapes, max_words = word_limit if word_limit is not None else (None, 0)
     return _compiled_cut(tokens, starts, weights, merges, FLOOR_DIVISOR, floor, min_count,
-                         shapes, max_words)
+                         shapes, max_words, threads)
 
 
 def fit(arrays: list, merges: int, build: Callable, run: Callable[..., list], *,
-        min_count: int = 1, word_limit: tuple | None = None, floor: int = 0) -> list:
+        min_count: int = 1, word_limit: tuple | None = None, floor: int = 0,
+        threads: int = 1) -> list:
     """Rules learned on the stretches :func:`cut_cold` keeps, exact as on the whole sequences.
 
     ``arrays`` is the list ``[tokens, starts, weights]``; it is emptied once
@@ -148,11 +150,11 @@ def fit(arrays: list, merges: int, build: Callable, run: Callable[..., list], *,
     min_count)`` learns up to ``merges`` rules with it and returns them. The
     first run is on the stretches, with ``min_count`` raised to the floor; a
     second, on the whole sequences, follows only when the first stopped short
-    below a floor greater than ``min_count``.
+    below a floor greater than ``min_count``. ``threads``: for the cut.
     """
     tokens, starts, weights = arrays
     floor, cut = cut_cold(tokens, starts, weights, merges, floor=floor, min_count=min_count,
-                          word_limit=word_limit)
+                          word_limit=word_limit, threads=threads)
     if cut is not None:
         trainer = build(*cut)
         del cut
