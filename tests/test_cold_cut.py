@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import bytepair
 from bytepair.learn import naive, segments
 from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.rules import replace_pair
 from bytepair.learn.superbpe import count_words, fit_naive, shapes
 from bytepair.split.pretokenize import PATTERNS
 from helpers import KJV, MULTILINGUAL, byte_token
@@ -64,34 +65,61 @@ def word_cap_reference(sequences, weights, merges, max_words):
 
 
 def train_with_cut(sequences, weights, merges, *, floor, min_count, max_words, backend):
-    tokens, starts = flat(sequences)
-    word_limit = None if max_words is None else (shapes(token_bytes_of()), max_words)
+    """segments.fit over flat ``sequences``; returns the rules and each run's min_count."""
     runs = []
 
-    def build(tokens, starts, weights):
+    def current(learned):
+        # The sequences with the learned rules applied, as training replaces.
+        seqs = [list(s) for s in sequences]
+        token_bytes = token_bytes_of()
+        for rule in learned:
+            seqs = [replace_pair(s, rule.left, rule.right, rule.token_id)[0] for s in seqs]
+            token_bytes.append(token_bytes[rule.left] + token_bytes[rule.right])
+        tokens, starts = flat(seqs)
+        word_limit = None if max_words is None else (shapes(token_bytes), max_words)
+        return [tokens, starts, array("q", weights)], word_limit
+
+    def build(tokens, starts, weights, learned, word_limit):
         return IncrementalTrainer.from_arrays(tokens, starts, weights, lambda l, r, rank: 301 + rank,
-                                              backend=backend, word_limit=word_limit)
+                                              backend=backend, first_rank=len(learned),
+                                              word_limit=word_limit)
 
-    def run(trainer, min_count):
+    def run(trainer, learned, min_count):
         runs.append(min_count)
-        return trainer.steps(merges, min_count)
+        return trainer.steps(merges - len(learned), min_count)
 
-    rules = segments.fit([tokens, starts, array("q", weights)], merges, build, run,
-                         min_count=min_count, word_limit=word_limit, floor=floor)
+    rules = segments.fit(current, merges, build, run, min_count=min_count, floor=floor)
     return rules, runs
 
 
 @fixtures_ok
 @given(SEQUENCES, st.integers(0, 25), st.integers(0, 7), st.integers(1, 3),
-       st.sampled_from([None, 1, 2]))
-def test_fit_equals_naive_at_any_floor(cut, backend, sequences, merges, floor, min_count,
-                                       max_words):
+       st.sampled_from([None, 1, 2]), st.sampled_from([1, 2, 4]))
+def test_fit_equals_naive_at_any_floor(cut, backend, monkeypatch, sequences, merges, floor,
+                                       min_count, max_words, divisor):
+    # Divisor 1 puts each later floor at the count of the last rule still to
+    # come, so that runs stop short and the sequences are cut again, often.
+    monkeypatch.setattr(segments, "FLOOR_DIVISOR", divisor)
     weights = [1 + i % 3 for i in range(len(sequences))]
     want = word_cap_reference(sequences, weights, merges, max_words)
     want = want[:next((i for i, m in enumerate(want) if m.count < min_count), len(want))]
-    got, _ = train_with_cut(sequences, weights, merges, floor=floor, min_count=min_count,
-                            max_words=max_words, backend=backend)
+    got, runs = train_with_cut(sequences, weights, merges, floor=floor, min_count=min_count,
+                               max_words=max_words, backend=backend)
     assert got == want
+    assert runs == sorted(runs, reverse=True) and len(set(runs)) == len(runs)  # floors fall
+
+
+def test_runs_that_stop_short_cut_again_at_falling_floors(cut, backend, monkeypatch):
+    monkeypatch.setattr(segments, "FLOOR_DIVISOR", 1)
+    sequences = [[32, 32, 97, 98, 32, 97, 32, 98, 32], [98, 98, 32, 32, 32, 32],
+                 [97, 98, 32, 97, 32, 32, 98, 32, 97, 98, 32], [97, 32, 98, 98, 97, 97, 32, 97, 98, 98],
+                 [32, 98, 32, 32, 98, 97, 98, 98, 98, 97, 98, 32], [], [32, 97, 32, 32],
+                 [97, 98, 97, 32, 98, 97]]
+    weights = [1 + i % 3 for i in range(len(sequences))]
+    got, runs = train_with_cut(sequences, weights, 12, floor=6, min_count=1, max_words=None,
+                               backend=backend)
+    assert runs == [6, 3, 2]  # two more cuts after the first run stopped short
+    assert got == word_cap_reference(sequences, weights, 12, None)
 
 
 @fixtures_ok
@@ -175,10 +203,11 @@ def test_compiled_and_plain_cut_choose_the_same_floor(sequences, merges, max_wor
 
 def test_choose_floor_is_the_merges_th_count_over_the_divisor():
     counts = Counter({(1, 2): 100, (2, 3): 40, (3, 4): 40, (4, 5): 9})
-    assert segments.choose_floor(counts, 1) == 25
-    assert segments.choose_floor(counts, 3) == 10
-    assert segments.choose_floor(counts, 4) == 2
-    assert segments.choose_floor(counts, 5) == 0  # fewer pairs than merges: no cut
+    assert segments.choose_floor(counts, 1, divisor=4) == 25
+    assert segments.choose_floor(counts, 3, divisor=4) == 10
+    assert segments.choose_floor(counts, 4, divisor=4) == 2
+    assert segments.choose_floor(counts, 5, divisor=4) == 0  # fewer pairs than merges: no cut
+    assert segments.choose_floor(counts, 3) == 40 // segments.FLOOR_DIVISOR
 
 
 def test_shapes_must_cover_every_token(cut):
@@ -242,14 +271,18 @@ def test_real_text_cut_run_is_taken_and_cuts_positions():
     assert floor > 1 and len(kept) < len(tokens)
     runs = []
 
-    def build(tokens, starts, weights):
+    def current(learned):
+        assert not learned  # one run only
+        return [tokens, starts, weights], None
+
+    def build(tokens, starts, weights, learned=(), word_limit=None):
         return IncrementalTrainer.from_arrays(tokens, starts, weights,
                                               lambda l, r, rank: model.vocab_size + rank)
 
-    def run(trainer, min_count):
+    def run(trainer, learned, min_count):
         runs.append(min_count)
         return trainer.steps(merges, min_count)
 
-    got = segments.fit([tokens, starts, weights], merges, build, run)
+    got = segments.fit(current, merges, build, run)
     assert runs == [floor]
     assert got == build(tokens, starts, weights).steps(merges)

@@ -937,29 +937,34 @@ def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_w
     data, starts, weights = pieces.flat()
     pieces._release()
     _check_flat_total(data, starts, weights)
-    start = ByteModel(rules)
-    arrays = [*_encode_spans(start, data, starts, threads), weights]
-    del data, starts, weights
-    word_limit = (superwords.shapes([start.token_bytes(t) for t in range(start.vocab_size)]),
-                  max_words)
-
     positions = 0  # of the engine built last
 
-    def build(tokens, starts, weights) -> incremental.IncrementalTrainer:
+    def sequences(learned: list[Merge]) -> tuple[list, tuple]:
+        # The pieces encoded by every rule so far: where training stands (encoding
+        # with the rules in rank order is how training replaces), and the word cap.
+        model = ByteModel(rules + learned)
+        tokens, offsets = _encode_spans(model, data, starts, threads)
+        shapes = superwords.shapes([model.token_bytes(t) for t in range(model.vocab_size)])
+        return [tokens, offsets, weights], (shapes, max_words)
+
+    def build(tokens, starts, weights, learned: list[Merge], word_limit: tuple):
         nonlocal positions
         positions = len(tokens)
         return incremental.IncrementalTrainer.from_arrays(
-            tokens, starts, weights, _byte_token, first_rank=len(rules), word_limit=word_limit)
+            tokens, starts, weights, _byte_token, first_rank=len(rules) + len(learned),
+            word_limit=word_limit)
 
-    def run(trainer: incremental.IncrementalTrainer, min_count: int) -> list[Merge]:
-        learned = _run(trainer, list(rules), merges, min_count, progress)
+    def run(trainer: incremental.IncrementalTrainer, learned: list[Merge],
+            min_count: int) -> list[Merge]:
+        done = rules + learned
+        new = _run(trainer, list(done), merges, min_count, progress)[len(done):]
         _release_meanwhile(trainer, positions)
-        return learned[len(rules):]
+        return new
 
     # Most of the pieces' windows hold pairs too rare ever to be learned: the
     # engine gets only the stretches between them (bytepair.learn.segments).
-    return rules + segments.fit(arrays, merges - len(rules), build, run,
-                                min_count=min_frequency, word_limit=word_limit, threads=threads)
+    return rules + segments.fit(sequences, merges - len(rules), build, run,
+                                min_count=min_frequency, threads=threads)
 
 
 #: Engines of at least this many token positions are freed on a thread of their own.
