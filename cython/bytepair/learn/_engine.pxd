@@ -400,6 +400,15 @@ cdef class PairEngine:
     cdef readonly int64_t floor
     cdef bint first_fit             # no fit() call yet: trim the heap at the first
 
+    # Pairs a merge creates counted fewer than keep_floor times are not kept, and
+    # kept pairs below it go when the table would grow: no rule above it can be
+    # one of them (a pair's count never grows after the merge that made it).
+    # recounts: how often every pair was counted again because the rules came
+    # down to keep_floor (then 0: every pair is kept from there on).
+    cdef readonly int64_t keep_floor
+    cdef readonly int64_t recounts
+    cdef readonly int64_t forgotten     # kept pairs dropped to make room, in all
+
     # SuperBPE's word cap (limit_words): each token's shape, by ID
     # (words << 2 | first byte in a word << 1 | last byte in a word), and the
     # cap (0: none). A pair over the cap is counted but never queued.
@@ -410,6 +419,8 @@ cdef class PairEngine:
                            vector[int64_t]& given_starts,
                            vector[int64_t]& given_weights) noexcept nogil
     cdef void _index_pairs(self) noexcept nogil
+    cdef void _recount(self) noexcept nogil
+    cdef void _drop_below(self, int64_t floor) noexcept nogil
     cdef int64_t _weight(self, int32_t i) noexcept nogil
     cdef int32_t _after(self, int32_t i) noexcept nogil
     cdef int32_t _next(self, int32_t i) noexcept nogil

@@ -110,6 +110,9 @@ cdef class PairEngine:
 
     def __init__(self, tokens, starts, weights):
         self.first_fit = True
+        self.keep_floor = 0
+        self.recounts = 0
+        self.forgotten = 0
         cdef Py_ssize_t n = len(tokens), count = len(weights), s
         if n + count > MAX_POSITIONS:
             raise ValueError(
@@ -237,6 +240,60 @@ cdef class PairEngine:
                 info = self.pairs.find(pair_key(self.pos[i], self.pos[i + 1]))
                 info.count += self._weight(<int32_t>i)
                 info.where.push_back(<int32_t>i)
+
+    cdef void _drop_below(self, int64_t floor) noexcept nogil:
+        # Forget the pairs counted fewer than floor times: no rule at or above the
+        # floor can be one of them. Their queue entries are left to lazy deletion.
+        cdef vector[uint64_t] rare
+        cdef PairSlot* info
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            info = self.pairs.at(k)
+            if info.queued >= 0 and info.count < floor:
+                rare.push_back(info.key)
+        for k in range(rare.size()):
+            self.pairs.erase(self.pairs.find(rare[k]))
+        self.forgotten += rare.size()
+
+    cdef void _recount(self) noexcept nogil:
+        # Count and index every live window again, as _index_pairs does on a
+        # fresh layout, but stepping over consumed runs. Every pair is unqueued.
+        cdef Py_ssize_t i, n = self.pos.size()
+        cdef int32_t j
+        cdef PairSlot* info
+        self.pairs.clear()
+        for i in range(n - 1):
+            if self.pos[i] < GONE:
+                j = self._after(<int32_t>i)
+                if self.pos[j] != BARRIER:
+                    self.pairs.get(pair_key(self.pos[i], self.pos[j])).queued += 1
+        for i in range(<Py_ssize_t>self.pairs.capacity()):
+            info = self.pairs.at(i)
+            if info.queued > 0:
+                info.where.reserve(info.queued)
+                info.queued = 0
+        for i in range(n - 1):
+            if self.pos[i] < GONE:
+                j = self._after(<int32_t>i)
+                if self.pos[j] != BARRIER:
+                    info = self.pairs.find(pair_key(self.pos[i], self.pos[j]))
+                    info.count += self._weight(<int32_t>i)
+                    info.where.push_back(<int32_t>i)
+
+    def keep_pairs_from(self, int64_t count):
+        """Keep no new pair counted fewer than ``count`` times, and drop the kept ones
+        below it when the pair table would grow.
+
+        Exact for every rule counted ``count`` times or more (a pair's count never
+        grows after the merge that made it); when the rules come down below it,
+        :meth:`fit` counts every pair again and keeps all from then on. The floor
+        only rises, and this does nothing once such a recount happened. For the
+        engine's own queue (:meth:`open_queue`) only.
+        """
+        if self.queue is None:
+            raise RuntimeError("call open_queue before keep_pairs_from")
+        if self.recounts == 0 and count > self.keep_floor:
+            self.keep_floor = count
 
     cdef int64_t _weight(self, int32_t i) noexcept nogil:
         # The run holding position i: most positions are in the last, lightest one.
@@ -439,6 +496,15 @@ cdef class PairEngine:
                     self.pairs.prefetch(deref(deltas)[k + PREFETCH_AHEAD].first)
                 d += deref(deltas)[k].second
                 k += 1
+            if d > 0 and self.keep_floor > 1:
+                # A new pair (it holds m): too rare to be kept, or kept, making
+                # room first by dropping the kept pairs below the floor.
+                if d < self.keep_floor:
+                    continue
+                if 4 * (self.pairs.size() + 1) > 3 * self.pairs.capacity():
+                    self._drop_below(self.keep_floor)
+            elif d < 0 and self.keep_floor > 1 and self.pairs.find(key) == NULL:
+                continue  # a pair that was not kept
             if d:
                 self._add(key, d)
 
@@ -635,6 +701,18 @@ cdef class PairEngine:
                 self.floor = max(min_count, self.floor // floor_divisor)
                 queue.update(self._queue_above(self.floor))
                 found = self._take_front(&count, &left, &right)
+            if self.keep_floor > 1 and self.keep_floor > min_count and (
+                    not found or count < self.keep_floor):
+                # A pair that was not kept may count this much: count them all again
+                # (the queue is made anew).
+                with nogil:
+                    self._recount()
+                self.keep_floor = 0
+                self.recounts += 1
+                self.queue = SortedList(self._queue_above(self.floor))
+                queue = self.queue
+                add = queue.add
+                continue
             if not found or count < min_count:
                 if found:  # not learned: it stays queued
                     add(packed(count, pair_key(left, right)))
@@ -732,7 +810,8 @@ cdef class PairEngine:
                     pair_ids = (self.pos[i], self.pos[j])
                     recount[pair_ids] = recount.get(pair_ids, 0) + self._weight(i)
                     info = self.pairs.find(pair_key(self.pos[i], self.pos[j]))
-                    assert info != NULL and info.where.contains(i), \
+                    assert (info != NULL and info.where.contains(i)) or (
+                        info == NULL and self.keep_floor > 1), \
                         f"occurrence {pair_ids} at {i} not indexed"
                 i = j
         counts = {}
@@ -751,6 +830,11 @@ cdef class PairEngine:
             if info.queued:
                 queued[pair_ids] = info.queued
         assert used == self.pairs.size(), "the pair table miscounts its pairs"
+        if self.keep_floor > 1:
+            # Pairs not kept count fewer than keep_floor times; the kept ones exactly.
+            assert all(c < self.keep_floor for p, c in recount.items() if p not in counts), \
+                "a pair not kept counts keep_floor times or more"
+            recount = {p: c for p, c in recount.items() if p in counts}
         assert recount == counts, "incremental counts differ from a recount"
         return counts, queued
 

@@ -235,6 +235,19 @@ class IncrementalTrainer:
                 queue.remove(priority(old, left_key, right_key))
             queue.add(priority(count, left_key, right_key))
 
+    def keep_pairs_from(self, count: int) -> None:
+        """Let the engine forget pairs counted fewer than ``count`` times; the rules stay exact.
+
+        A pair's count never grows after the merge that made it, so none of
+        them can be a rule counted ``count`` times or more; if the rules come
+        down below ``count``, the engine counts every pair again (design.md
+        §2.6b). Only the compiled engine with its own queue (byte mode) keeps
+        fewer pairs; elsewhere this does nothing.
+        """
+        keep = getattr(self._engine, "keep_pairs_from", None)
+        if keep is not None and self._keys is None:
+            keep(count)
+
     def release(self) -> None:
         """End training and free the engine's memory (the compiled engine frees it
         without the GIL, so this may run on another thread). O(pairs + positions)."""
@@ -252,6 +265,7 @@ class IncrementalTrainer:
         """
         counts, queued = self._engine.check()
         if self._keys is None:
+            self._queue = self._engine.queue  # made anew when the engine counted again
             self._check_packed_queue(counts, queued)
             return
         entries = {(lk, rk): -nc for nc, lk, rk in self._queue}
