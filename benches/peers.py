@@ -89,10 +89,10 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
 
     ``train`` looks ``count_pieces`` / ``count_files`` (one worker / several)
     and ``_learn`` up in its module's globals at each call, and ``_learn``
-    calls ``PieceCounts.flat``, ``IncrementalTrainer.from_arrays`` (the engine
-    build) and ``IncrementalTrainer.steps`` (the merges) through their class,
-    so wrapping them there times the real calls at the cost of one Python
-    call each.
+    calls ``PieceCounts.flat``, ``IncrementalTrainer.taking_arrays`` or
+    ``from_arrays`` (the engine build) and ``IncrementalTrainer.steps`` (the
+    merges) through their class, so wrapping them there times the real calls
+    at the cost of one Python call each.
     """
     for name in ("count_pieces", "count_files", "_learn"):
         function = getattr(bytepair_trainers, name)
@@ -101,8 +101,11 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
     trainer = bytepair_trainers.incremental.IncrementalTrainer
     if not hasattr(trainer.steps, "__wrapped__"):
         trainer.steps = _timed("steps", trainer.steps)
-        # The bound classmethod, wrapped and put back as a plain function of the class.
-        trainer.from_arrays = staticmethod(_timed("build", trainer.from_arrays))
+        # The bound classmethods (the engine built from arrays, or from a list of them
+        # it empties), wrapped and put back as plain functions of the class.
+        for build in ("from_arrays", "taking_arrays"):
+            if hasattr(trainer, build):  # an older bytepair has no taking_arrays
+                setattr(trainer, build, staticmethod(_timed("build", getattr(trainer, build))))
         bytepair.PieceCounts.flat = _timed("flat", bytepair.PieceCounts.flat)
     return Path(path)
 

@@ -75,7 +75,9 @@ def worker(path: str, merges: int, threads: int) -> dict:
         setattr(training, name, timed("count", getattr(training, name)))
     trainer = incremental.IncrementalTrainer
     trainer.steps = timed("merges", trainer.steps)
-    trainer.from_arrays = staticmethod(timed("build", trainer.from_arrays))
+    for build in ("from_arrays", "taking_arrays"):  # an older bytepair has no taking_arrays
+        if hasattr(trainer, build):
+            setattr(trainer, build, staticmethod(timed("build", getattr(trainer, build))))
     bytepair.PieceCounts.flat = timed("flat", bytepair.PieceCounts.flat)
     start_mib = _status("VmRSS")
     started = time.perf_counter()

@@ -115,3 +115,17 @@ def test_the_guess_stays_below_the_last_rule_on_real_text():
     last = rules[-1].count
     for k in range(1024, len(rules) + 1, 1024):
         assert training._kept_pairs_floor(rules[k - 1].count, k, len(rules)) <= last
+
+
+@pytest.mark.parametrize("backend_name", ["compiled", "python"])
+def test_taking_arrays_empties_the_list_and_trains_as_from_arrays(backend_name):
+    if incremental.BACKENDS[backend_name] is None:
+        pytest.skip("the compiled extensions are not built")
+    data, starts, weights = bytepair.count(KJV.read_text(encoding="utf-8").splitlines()[:300],
+                                           progress=False).flat()
+    arrays = [data, starts, weights]
+    taken = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token, backend=backend_name)
+    assert arrays == []
+    given = incremental.IncrementalTrainer.from_arrays(data, starts, weights, byte_token,
+                                                      backend=backend_name)
+    assert taken.steps(200) == given.steps(200)

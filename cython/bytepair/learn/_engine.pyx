@@ -108,11 +108,20 @@ cdef inline uint64_t unpack(object entry, int64_t* count):
 cdef class PairEngine:
     """Linked token lists with exact pair counts and an occurrence index."""
 
-    def __init__(self, tokens, starts, weights):
+    def __init__(self, tokens, starts, weights, list owned=None):
+        """The sequences ``tokens[starts[s]:starts[s + 1]]`` with ``weights[s]``.
+
+        With ``owned`` (the list ``[tokens, starts, weights]``, the three
+        arguments then None), the list is emptied once the tokens are laid
+        out, before the pair index is built: when nothing else holds them, the
+        arrays are freed before the engine's largest allocations.
+        """
         self.first_fit = True
         self.keep_floor = 0
         self.recounts = 0
         self.forgotten = 0
+        if owned is not None:
+            tokens, starts, weights = owned
         cdef Py_ssize_t n = len(tokens), count = len(weights), s
         if n + count > MAX_POSITIONS:
             raise ValueError(
@@ -145,6 +154,10 @@ cdef class PairEngine:
             given_starts.shrink_to_fit()
             given_weights.clear()
             given_weights.shrink_to_fit()
+        narrow = wide = None
+        tokens = starts = weights = None
+        if owned is not None:
+            owned.clear()
         if top >= GONE:
             self.pos.clear()
             self.pos.shrink_to_fit()

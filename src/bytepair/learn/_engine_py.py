@@ -71,7 +71,9 @@ class PairEngine:
     [[256, 97], [97, 98, 97]]
     """
 
-    def __init__(self, tokens, starts, weights):
+    def __init__(self, tokens, starts, weights, owned: list | None = None):
+        if owned is not None:  # as the compiled engine: [tokens, starts, weights], emptied below
+            tokens, starts, weights = owned
         n = len(tokens)
         if n + len(weights) > MAX_POSITIONS:
             raise ValueError(
@@ -95,6 +97,8 @@ class PairEngine:
                 self._prev[lo] = -1
                 self._next[hi - 1] = -1
             self._weight_at[lo:hi] = [weight] * (hi - lo)
+        if owned is not None:
+            owned.clear()
         self.queue: SortedList | None = None  # owned once open_queue is called
         self.floor = 0
         self._shape: list[int] = []  # token shapes, by ID, under a word cap

@@ -146,6 +146,18 @@ class IncrementalTrainer:
         trainer._open(join, None, None, first_rank, word_limit)
         return trainer
 
+    @classmethod
+    def taking_arrays(cls, arrays: list, join: Callable[[int, int, int], int], *,
+                      backend: str | None = None, first_rank: int = 0,
+                      word_limit: tuple | None = None) -> "IncrementalTrainer":
+        """:meth:`from_arrays` of ``arrays = [tokens, starts, weights]``, which it empties
+        once the engine has laid the tokens out: when the caller holds them nowhere
+        else, they are freed before the engine's pair index is built."""
+        trainer = cls.__new__(cls)
+        trainer._engine = engine_class(backend)(None, None, None, owned=arrays)
+        trainer._open(join, None, None, first_rank, word_limit)
+        return trainer
+
     def _open(self, join, keys, key_to_id, first_rank: int, word_limit: tuple | None = None) -> None:
         if word_limit is not None:
             if keys is not None:
