@@ -1,4 +1,5 @@
 # Declarations of the compiled pair engine; the work is in _engine.pyx.
+cimport cython
 from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.unordered_map cimport unordered_map
 from libcpp.utility cimport pair
@@ -375,6 +376,9 @@ cdef extern from *:
 # positions are read from the marker next to a position.
 
 
+# Final: nothing derives from it, so its cdef methods are called directly (and
+# inlined) rather than through a table of function pointers.
+@cython.final
 cdef class PairEngine:
     cdef vector[uint32_t] pos       # token, GONE | run length, or BARRIER, per slot
     cdef vector[int32_t] starts     # first position of each laid-out sequence, then the total

@@ -37,6 +37,7 @@ lengths + u log H) for u pushes into a heap of H entries.
 
 from array import array
 
+cimport cython
 from cython.operator cimport dereference as deref
 
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -85,6 +86,9 @@ cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
 
 
+# Final: its cdef methods are called directly (and inlined), not through a
+# table of function pointers.
+@cython.final
 cdef class WordEngine:
     """Word-mode rules from distinct words laid end to end as UTF-8.
 
