@@ -385,6 +385,7 @@ cdef class PairEngine:
     cdef vector[int32_t] order      # the caller's index of each laid-out sequence
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
+    cdef size_t run_seen            # the run _weight found last (positions come in order)
     cdef PairTable pairs
 
     # Scratch space of one merge. Each token seen next to a replacement gets

@@ -120,6 +120,7 @@ cdef class PairEngine:
         self.keep_floor = 0
         self.recounts = 0
         self.forgotten = 0
+        self.run_seen = 0
         if owned is not None:
             tokens, starts, weights = owned
         cdef Py_ssize_t n = len(tokens), count = len(weights), s
@@ -309,12 +310,20 @@ cdef class PairEngine:
             self.keep_floor = count
 
     cdef int64_t _weight(self, int32_t i) noexcept nogil:
-        # The run holding position i: most positions are in the last, lightest one.
-        cdef size_t last = self.run_end.size() - 1
+        # The run holding position i: most positions are in the last, lightest one;
+        # the others come in increasing order within a merge or a scan, so the run
+        # found last, or the next, usually holds i; else a binary search.
+        cdef size_t last = self.run_end.size() - 1, r = self.run_seen
         if last == 0 or i >= self.run_end[last - 1]:
             return self.run_weight[last]
-        return self.run_weight[upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i)
-                               - self.run_end.begin()]
+        if r < last and i < self.run_end[r] and (r == 0 or i >= self.run_end[r - 1]):
+            return self.run_weight[r]
+        if r + 1 < last and i < self.run_end[r + 1] and i >= self.run_end[r]:
+            self.run_seen = r + 1
+            return self.run_weight[r + 1]
+        r = upper_bound(self.run_end.begin(), self.run_end.end(), <int64_t>i) - self.run_end.begin()
+        self.run_seen = r
+        return self.run_weight[r]
 
     cdef int32_t _after(self, int32_t i) noexcept nogil:
         # The first slot after i that is not consumed: the next live position or a barrier.
