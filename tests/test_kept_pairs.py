@@ -129,3 +129,27 @@ def test_taking_arrays_empties_the_list_and_trains_as_from_arrays(backend_name):
     given = incremental.IncrementalTrainer.from_arrays(data, starts, weights, byte_token,
                                                       backend=backend_name)
     assert taken.steps(200) == given.steps(200)
+
+
+def test_the_guess_counts_from_the_engines_own_rules(monkeypatch):
+    # SuperBPE's stage 2 and a warm start go on from rules learned before; the
+    # guess must use the rules of this engine only, or it rises too fast and
+    # the engine counts every pair again (the same model, but slower).
+    if incremental.BACKENDS["compiled"] is None:
+        pytest.skip("the compiled extensions are not built")
+    engines = []
+    run = training._run
+
+    def recorded(trainer, *args, **kwargs):
+        out = run(trainer, *args, **kwargs)
+        engines.append((trainer._engine.keep_floor, trainer._engine.recounts))
+        return out
+
+    monkeypatch.setattr(training, "_run", recorded)
+    docs = KJV.read_text(encoding="utf-8").splitlines()
+    bytepair.train(docs, vocab_size=4000, superbpe=3000, progress=False, workers=1)
+    small = bytepair.train(docs, vocab_size=2000, progress=False, workers=1)
+    bytepair.train(docs, vocab_size=4000, init=small, progress=False, workers=1)
+    assert len(engines) == 4
+    assert all(recounts == 0 for _, recounts in engines), engines
+    assert max(floor for floor, _ in engines) > 1, engines  # some pairs were not kept

@@ -1115,7 +1115,8 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
 
 def _kept_pairs_floor(count: int, learned: int, merges: int) -> int:
     """How often a pair must be counted for the engine to keep it, once ``learned`` of
-    ``merges`` rules are out and the last was counted ``count`` times.
+    the ``merges`` rules this engine learns are out and the last was counted ``count``
+    times.
 
     A guess at half the count of the last rule to come, from the counts'
     fall with the rank: the count of rule k fell like k ** -1.2 to k ** -1.6
@@ -1132,6 +1133,7 @@ def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
     ``limit``: the memory limit in bytes, checked after each chunk, or None; ``on_rules``
     (checkpoints) sees the rules so far after each call into the engine."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
+    first = len(rules)  # rules that were there before this engine (a warm start, stage 1)
     try:
         while len(rules) < merges:
             # Many merges per call into the engine; chunks keep the bar moving.
@@ -1139,7 +1141,8 @@ def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
             learned = trainer.steps(chunk, min_frequency)
             rules += learned
             if learned:
-                trainer.keep_pairs_from(_kept_pairs_floor(learned[-1].count, len(rules), merges))
+                trainer.keep_pairs_from(_kept_pairs_floor(learned[-1].count, len(rules) - first,
+                                                          merges - first))
             if len(rules) < merges:
                 check_still_fits(limit, len(rules))
             if bar is not None:
