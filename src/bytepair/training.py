@@ -1134,6 +1134,10 @@ def _run(trainer, rules: list[Merge], merges: int, min_frequency: int,
     (checkpoints) sees the rules so far after each call into the engine."""
     bar = _progress(progress, desc="merging", unit="merge", total=merges, initial=len(rules))
     first = len(rules)  # rules that were there before this engine (a warm start, stage 1)
+    if min_frequency > 1:
+        # No pair counted fewer times will be learned: the engine need not keep one
+        # (SuperBPE's stage 2 runs on its stretches with min_frequency at the cut's floor).
+        trainer.keep_pairs_from(min_frequency)
     try:
         while len(rules) < merges:
             # Many merges per call into the engine; chunks keep the bar moving.
