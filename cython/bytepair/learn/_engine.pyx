@@ -1149,53 +1149,52 @@ def cut_cold(tokens, starts, weights, int64_t merges, int64_t divisor, int64_t f
             raise ValueError(f"shapes: {len(shape_view)} given, but the sequences hold token {top}")
         cap.shape = &shape_view[0]
         cap.max_words = max_words
+    if narrow is not None:
+        return _cut(&narrow[0] if total else NULL, &at[0], &weight[0] if count else NULL, count,
+                    merges, divisor, floor, min_count, cap, threads)
+    return _cut(&wide[0] if total else NULL, &at[0], &weight[0] if count else NULL, count,
+                merges, divisor, floor, min_count, cap, threads)
+
+
+ctypedef fused token_t:
+    uint8_t
+    uint32_t
+
+
+cdef tuple _cut(const token_t* tokens, const int64_t* starts, const int64_t* weights,
+                size_t count, int64_t merges, int64_t divisor, int64_t floor, int64_t min_count,
+                WordCap cap, int threads):
+    # cut_cold for one token width: bytes in, a bytearray out; uint32, an array("I").
+    cdef size_t total = starts[count]
+    cdef Flat[token_t] flat
+    cdef Stretches[token_t] out
     cdef PairBits hot
-    cdef Flat[uint8_t] in_narrow
-    cdef Flat[uint32_t] in_wide
-    cdef Stretches[uint8_t] out_narrow
-    cdef Stretches[uint32_t] out_wide
-    cdef const int64_t* at_data = &at[0]
-    cdef const int64_t* weight_data = &weight[0] if count else NULL
+    flat.tokens = tokens
+    flat.starts = starts
+    flat.weights = weights
+    flat.count = count
+    with nogil:
+        floor = count_and_choose(flat, merges, divisor, floor, min_count, cap, hot)
+    if floor <= 1:
+        return 1, None
     # The result arrays are sized for the most there can be, then cut to size
     # (pages never written are never touched).
     out_starts = carray.clone(array("q"), total // 2 + 2, False)
     out_weights = carray.clone(array("q"), total // 2 + 1, False)
-    if narrow is not None:
-        in_narrow.tokens = &narrow[0] if total else NULL
-        in_narrow.starts = at_data
-        in_narrow.weights = weight_data
-        in_narrow.count = count
-        with nogil:
-            floor = count_and_choose[uint8_t](in_narrow, merges, divisor, floor, min_count, cap,
-                                              hot)
-        if floor <= 1:
-            return 1, None
+    if token_t is uint8_t:
         out_tokens = bytearray(total)
-        out_narrow.tokens = <uint8_t*>PyByteArray_AS_STRING(out_tokens)
-        out_narrow.starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
-        out_narrow.weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
-        with nogil:
-            cut_stretches[uint8_t](in_narrow, hot, threads, out_narrow)
-        PyByteArray_Resize(out_tokens, out_narrow.n)
-        pieces = out_narrow.pieces
+        out.tokens = <token_t*>PyByteArray_AS_STRING(out_tokens)
     else:
-        in_wide.tokens = &wide[0] if total else NULL
-        in_wide.starts = at_data
-        in_wide.weights = weight_data
-        in_wide.count = count
-        with nogil:
-            floor = count_and_choose[uint32_t](in_wide, merges, divisor, floor, min_count, cap,
-                                               hot)
-        if floor <= 1:
-            return 1, None
         out_tokens = carray.clone(array("I"), total, False)
-        out_wide.tokens = <uint32_t*>(<carray.array>out_tokens).data.as_voidptr
-        out_wide.starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
-        out_wide.weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
-        with nogil:
-            cut_stretches[uint32_t](in_wide, hot, threads, out_wide)
-        carray.resize(out_tokens, out_wide.n)
-        pieces = out_wide.pieces
-    carray.resize(out_starts, pieces + 1)
-    carray.resize(out_weights, pieces)
+        out.tokens = <token_t*>(<carray.array>out_tokens).data.as_voidptr
+    out.starts = <int64_t*>(<carray.array>out_starts).data.as_voidptr
+    out.weights = <int64_t*>(<carray.array>out_weights).data.as_voidptr
+    with nogil:
+        cut_stretches(flat, hot, threads, out)
+    if token_t is uint8_t:
+        PyByteArray_Resize(out_tokens, out.n)
+    else:
+        carray.resize(out_tokens, out.n)
+    carray.resize(out_starts, out.pieces + 1)
+    carray.resize(out_weights, out.pieces)
     return floor, (out_tokens, out_starts, out_weights)
