@@ -425,6 +425,7 @@ cdef class PairEngine:
                            vector[int64_t]& given_weights) noexcept nogil
     cdef void _index_pairs(self) noexcept nogil
     cdef void _recount(self) noexcept nogil
+    cdef void _size_lists(self) noexcept nogil
     cdef void _drop_below(self, int64_t floor) noexcept nogil
     cdef int64_t _weight(self, int32_t i) noexcept nogil
     cdef int32_t _after(self, int32_t i) noexcept nogil

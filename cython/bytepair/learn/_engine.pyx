@@ -234,11 +234,7 @@ cdef class PairEngine:
                                              self.pos[i + PREFETCH_AHEAD + 1]))
             if self.pos[i] < GONE and self.pos[i + 1] < GONE:
                 self.pairs.get(pair_key(self.pos[i], self.pos[i + 1])).queued += 1
-        for i in range(<Py_ssize_t>self.pairs.capacity()):
-            info = self.pairs.at(i)
-            if info.queued > 0:
-                info.where.reserve(info.queued)
-                info.queued = 0
+        self._size_lists()
         # Here each occurrence list is a heap block of its own, read at
         # every push: its slot is asked for twice as early, then the block.
         for i in range(n - 1):
@@ -254,6 +250,17 @@ cdef class PairEngine:
                 info = self.pairs.find(pair_key(self.pos[i], self.pos[i + 1]))
                 info.count += self._weight(<int32_t>i)
                 info.where.push_back(<int32_t>i)
+
+    cdef void _size_lists(self) noexcept nogil:
+        # Each pair's windows were counted into its queued field: allocate its
+        # occurrence list at that size, once, and leave the pair unqueued.
+        cdef PairSlot* info
+        cdef size_t k
+        for k in range(self.pairs.capacity()):
+            info = self.pairs.at(k)
+            if info.queued > 0:
+                info.where.reserve(info.queued)
+                info.queued = 0
 
     cdef void _drop_below(self, int64_t floor) noexcept nogil:
         # Forget the pairs counted fewer than floor times: no rule at or above the
@@ -281,11 +288,7 @@ cdef class PairEngine:
                 j = self._after(<int32_t>i)
                 if self.pos[j] != BARRIER:
                     self.pairs.get(pair_key(self.pos[i], self.pos[j])).queued += 1
-        for i in range(<Py_ssize_t>self.pairs.capacity()):
-            info = self.pairs.at(i)
-            if info.queued > 0:
-                info.where.reserve(info.queued)
-                info.queued = 0
+        self._size_lists()
         for i in range(n - 1):
             if self.pos[i] < GONE:
                 j = self._after(<int32_t>i)
