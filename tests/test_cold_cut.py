@@ -18,7 +18,7 @@ from bytepair.learn.incremental import IncrementalTrainer
 from bytepair.learn.rules import replace_pair
 from bytepair.learn.superbpe import count_words, fit_naive, shapes
 from bytepair.split.pretokenize import PATTERNS
-from helpers import KJV, MULTILINGUAL, byte_token
+from helpers import KJV, MULTILINGUAL
 
 SEQUENCES = st.lists(st.lists(st.sampled_from([97, 98, 32, 10, 300]), max_size=12), max_size=8)
 fixtures_ok = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
