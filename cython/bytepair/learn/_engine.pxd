@@ -20,6 +20,26 @@ cdef extern from *:
     #if defined(__GLIBC__)
     #include <malloc.h>
     #endif
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #endif
+
+    // Ask for 2 MiB pages under a large block not yet written to (Linux; a
+    // hint, elsewhere a no-op). The merge loop reads positions and pair slots
+    // all over these blocks, and with 4 KiB pages most of those reads also
+    // missed the TLB: at 100 MB of text, huge pages took the merges from
+    // 0.45-0.48 to 0.42-0.45 s and the build from 0.15 to 0.13 s. Only whole
+    // 2 MiB pages inside the block are marked.
+    static void want_huge_pages(void* block, size_t bytes) {
+    #if defined(__linux__) && defined(MADV_HUGEPAGE)
+        const uintptr_t huge = (uintptr_t)1 << 21;
+        uintptr_t start = ((uintptr_t)block + huge - 1) & ~(huge - 1);
+        uintptr_t end = ((uintptr_t)block + bytes) & ~(huge - 1);
+        if (end > start) madvise((void*)start, end - start, MADV_HUGEPAGE);
+    #else
+        (void)block; (void)bytes;
+    #endif
+    }
 
     // Bytes of occurrence lists freed since the last trim (all engines; a hint, so relaxed).
     static std::atomic<size_t> positions_freed{0};
@@ -184,6 +204,7 @@ cdef extern from *:
         void allocate(size_t n) {
             slots_ = (PairSlot*)std::malloc(n * sizeof(PairSlot));
             if (slots_ == nullptr) throw std::bad_alloc();
+            want_huge_pages(slots_, n * sizeof(PairSlot));
             empty(slots_, n);
             capacity_ = n;
             used_ = 0;
@@ -275,6 +296,7 @@ cdef extern from *:
         if (n > ((size_t)1 << 32)) throw std::length_error("pair table too large");
         PairSlot* s = (PairSlot*)std::realloc((void*)slots_, n * sizeof(PairSlot));
         if (s == nullptr) throw std::bad_alloc();
+        want_huge_pages(s, n * sizeof(PairSlot));
         slots_ = s;
         capacity_ = n;
         empty(s + old, n - old);
@@ -356,6 +378,7 @@ cdef extern from *:
 
     size_t positions_freed_load "positions_freed.load" () nogil
     void trim_heap() nogil
+    void want_huge_pages(void* block, size_t bytes) nogil
 
     cdef cppclass PairTable:
         size_t size() nogil

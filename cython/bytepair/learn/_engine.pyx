@@ -192,6 +192,8 @@ cdef class PairEngine:
         for s in range(count):
             if given_weights[s] == lightest:
                 by_weight.push_back(pair[int64_t, int64_t](-lightest, s))
+        self.pos.reserve(n + count + 1)  # a fresh block: huge pages before any write
+        want_huge_pages(self.pos.data(), (n + count + 1) * sizeof(uint32_t))
         self.pos.resize(n + count + 1)
         self.starts.reserve(count + 1)
         self.order.reserve(count)
