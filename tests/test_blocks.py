@@ -1,6 +1,7 @@
 """Block reading: cut points keep every named pattern's pieces; streamed counting equals in-memory."""
 
 import gzip
+import os
 from collections import Counter
 
 import pytest
@@ -198,3 +199,54 @@ def test_blocks_stay_bounded_on_prose(tmp_path, real_text, per_line):
                                                                 block_bytes=4096)]
     assert sum(sizes) == 3 * len(real_text)
     assert len(sizes) > 200 and max(sizes) < 2 * 4096
+
+
+@pytest.mark.parametrize("per_line", [False, True])
+@given(text=TEXTS, block=st.integers(1, 40), start=st.integers(0, 60),
+       length=st.none() | st.integers(0, 80))
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_mapped_blocks_cover_the_text_read_blocks_cover(tmp_path, per_line, text, block, start, length):
+    # Mapped windows may end at other line ends or cut points than reads do, never
+    # on other text; a part starts at a cut point, so it is cut as the part alone.
+    data = (text * 2).encode()
+    path = tmp_path / "doc.txt"
+    path.write_bytes(data)
+    start = min(start, len(data))
+    end = None if length is None else min(len(data), start + length)
+    with open(path, "rb") as handle:
+        mapped = [(offset, bytes(b)) for offset, b in blocks.mapped_blocks(
+            handle, start, end, per_line=per_line, block_bytes=block)]
+        handle.seek(start)
+        read = [(offset, b) for offset, b in blocks.read_blocks(
+            handle, start, end, per_line=per_line, block_bytes=block)]
+    assert b"".join(b for _, b in mapped) == b"".join(b for _, b in read) == data[start:end]
+    offset = start
+    for k, (at, b) in enumerate(mapped):
+        assert at == offset and b
+        offset += len(b)
+        if k < len(mapped) - 1:
+            assert b.endswith(b"\n") if per_line else blocks.is_cut(data[start:], offset - start)
+
+
+@pytest.mark.parametrize("per_line", [False, True])
+def test_mapped_file_blocks_fall_back_to_reading_what_cannot_be_mapped(tmp_path, per_line):
+    data = "one two\nthree four\n".encode() * 50
+    plain, packed, empty = tmp_path / "a.txt", tmp_path / "a.txt.gz", tmp_path / "e.txt"
+    plain.write_bytes(data)
+    packed.write_bytes(gzip.compress(data))
+    empty.write_bytes(b"")
+
+    def joined(path, mapped):
+        return b"".join(bytes(b) for _, b, _ in blocks.file_blocks(
+            path, 0, None, per_line=per_line, cut_documents=True, block_bytes=64, mapped=mapped))
+
+    assert joined(plain, True) == joined(packed, True) == joined(plain, False) == data
+    assert joined(empty, True) == b""
+    with open(plain, "rb") as handle:
+        assert blocks._mappable(handle)
+    with gzip.open(packed, "rb") as handle:
+        assert not blocks._mappable(handle)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with os.fdopen(os.open(fifo, os.O_RDWR), "rb") as handle:  # O_RDWR: opens without a writer
+        assert not blocks._mappable(handle)

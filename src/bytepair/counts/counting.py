@@ -142,7 +142,7 @@ def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, sour
     name = _compiled(source)
     if table is not None and _in_blocks(path, source):
         for offset, data, _ in blocks.file_blocks(path, start, end, per_line=per_line,
-                                                  cut_documents=name is not None):
+                                                  cut_documents=name is not None, mapped=True):
             _count_block(table, path, offset, data, name, per_line)
         return None
     documents = read_file(path, text=source is not None, per_line=per_line,
@@ -549,7 +549,8 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
     # tables would cost about what counting does; count here.
     if workers > 1 and counted_in_blocks(files, source):
         jobs = ((path, offset, data, name, files.per_line, progress)
-                for path, offset, data, progress in files.blocks(part_bytes, cut_documents=True))
+                for path, offset, data, progress in files.blocks(part_bytes, cut_documents=True,
+                                                                 mapped=True))
         tables = _on_threads(_count_file_block, jobs, workers, add, spill)
         return _piece_counts(total, tables, source, spill)
 

@@ -177,7 +177,8 @@ class Files:
                                  keep_line_ends=keep_line_ends)
 
     def blocks(self, block_bytes: int, *, cut_documents: bool,
-               per_line: bool | None = None) -> Iterator[tuple[Path, int, bytes, int]]:
+               per_line: bool | None = None,
+               mapped: bool = False) -> Iterator[tuple[Path, int, bytes | memoryview, int]]:
         """``(path, offset, block, progress)`` over every file, file after file, in blocks
         of about ``block_bytes``.
 
@@ -191,12 +192,14 @@ class Files:
         progress of a file adds up to its size on disk: what the blocks do not
         account for (an empty gzip file has a size) comes with a last empty
         block. O(total bytes); memory: one block plus the carried tail.
+        ``mapped``: a plain file's blocks are views of its mapped pages
+        (:func:`bytepair.read.blocks.mapped_blocks`), not copies.
         """
         for path in self.paths:
             left = path.stat().st_size
             for offset, data, progress in blocks.file_blocks(
                     path, 0, None, per_line=self.per_line if per_line is None else per_line,
-                    cut_documents=cut_documents, block_bytes=block_bytes):
+                    cut_documents=cut_documents, block_bytes=block_bytes, mapped=mapped):
                 left -= progress
                 yield path, offset, data, progress
             if left > 0:
