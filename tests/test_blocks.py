@@ -244,6 +244,12 @@ def test_mapped_file_blocks_fall_back_to_reading_what_cannot_be_mapped(tmp_path,
     assert joined(empty, True) == b""
     with open(plain, "rb") as handle:
         assert blocks._mappable(handle)
+    with open(empty, "rb") as handle:
+        assert not blocks._mappable(handle)
+    if os.path.exists("/proc/self/status"):  # a regular file of size 0 that has text
+        with open("/proc/self/status", "rb") as handle:
+            assert not blocks._mappable(handle)
+        assert b"Name:" in joined("/proc/self/status", True)
     with gzip.open(packed, "rb") as handle:
         assert not blocks._mappable(handle)
     fifo = tmp_path / "pipe"

@@ -209,13 +209,17 @@ def read_blocks(handle, start: int, end: int | None, *, per_line: bool,
 
 
 def _mappable(handle) -> bool:
-    """Whether ``handle`` is an uncompressed regular file, whose pages can be mapped."""
+    """Whether ``handle`` is an uncompressed regular file, whose pages can be mapped.
+
+    Not when it says it is empty: files in /proc and /sys do, and have text
+    all the same (and an empty file has nothing to map)."""
     if not hasattr(handle, "raw"):  # gzip and other decoding streams
         return False
     try:
-        return stat.S_ISREG(os.fstat(handle.fileno()).st_mode)
+        status = os.fstat(handle.fileno())
     except (OSError, ValueError):
         return False
+    return stat.S_ISREG(status.st_mode) and status.st_size > 0
 
 
 def mapped_blocks(handle, start: int, end: int | None, *, per_line: bool,
