@@ -121,3 +121,23 @@ def test_hyp_a_growing_pair_table_finds_every_pair(alphabet, picks, parts):
     assert results[0] == results[1]
     assert engines[0].check() == engines[1].check()
     assert engines[0].sequences() == engines[1].sequences()
+
+
+# Weights near the lightest go through a counting sort, those far above it through a
+# sort; both must lay sequences out heaviest first, ties in the caller's order.
+WIDE_WEIGHTS = st.sampled_from([1, 2, 3, 2**16 - 1, 2**16, 2**16 + 1, 2**16 + 2, 10**12, 2**40])
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(DOCUMENTS, st.lists(WIDE_WEIGHTS, min_size=6, max_size=6), st.integers(1, 40),
+       st.integers(0, 2**20))
+def test_hyp_weights_far_apart_equal_naive(backend, documents, weights, merges, shift):
+    # ``shift`` moves the lightest weight, so that the counting sort's range starts anywhere.
+    weights = [w + shift for w in weights[:len(documents)]]
+    expected, sequences = naive.fit(documents, weights, merges, byte_token)
+    trainer = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    got = trainer.steps(merges)
+    trainer._check()
+    assert got == expected
+    assert trainer.sequences() == sequences

@@ -50,6 +50,8 @@ cdef uint32_t BARRIER = 0xFFFFFFFFu
 # A merge's occurrences lie anywhere in the corpus; reading each record is a
 # cache miss. Asking for the record this many occurrences ahead overlaps them.
 cdef size_t PREFETCH_AHEAD = 16
+# Weights up to this far above the lightest are laid out by a counting sort.
+cdef Py_ssize_t DIRECT_WEIGHTS = 1 << 16
 # Slots are int32 (positions + 1 in 31 bits in an occurrence list): positions
 # and sequence ends together stay below 2**31 - 1.
 cdef int64_t MAX_POSITIONS = 2147483646
@@ -176,22 +178,36 @@ cdef class PairEngine:
         cdef Py_ssize_t s, k, i, lo, hi, at
         cdef uint32_t t, top = 0
         cdef vector[pair[int64_t, int64_t]] by_weight
+        cdef vector[int64_t] bucket_at
         cdef int64_t lightest = 0
-        by_weight.reserve(count)
+        cdef uint64_t above
         if count:
             lightest = given_weights[0]
         for s in range(count):
             lightest = min(lightest, given_weights[s])
-        # Most sequences are usually the lightest (pieces seen once): they go
-        # last in the caller's order, and only the others are sorted. The
-        # (-weight, index) pairs are all distinct, so sort gives the stable order.
+        # Sequences by weight, heaviest first, ties in the caller's order: a
+        # counting sort over the weights up to DIRECT_WEIGHTS above the lightest
+        # (nearly all: most pieces are seen a few times), after the heavier ones,
+        # which alone are sorted; the (-weight, index) pairs are all distinct, so
+        # sort gives the stable order. Sorting them all took 0.2 s at 1 GB.
+        bucket_at.resize(DIRECT_WEIGHTS, 0)
         for s in range(count):
-            if given_weights[s] != lightest:
+            above = <uint64_t>given_weights[s] - <uint64_t>lightest  # exact: w >= lightest
+            if above < <uint64_t>DIRECT_WEIGHTS:
+                bucket_at[above] += 1
+            else:
                 by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
         sort(by_weight.begin(), by_weight.end())
+        at = by_weight.size()
+        for k in range(DIRECT_WEIGHTS - 1, -1, -1):
+            bucket_at[k], at = at, at + bucket_at[k]
+        by_weight.resize(count)
         for s in range(count):
-            if given_weights[s] == lightest:
-                by_weight.push_back(pair[int64_t, int64_t](-lightest, s))
+            above = <uint64_t>given_weights[s] - <uint64_t>lightest
+            if above < <uint64_t>DIRECT_WEIGHTS:
+                by_weight[bucket_at[above]] = pair[int64_t, int64_t](-given_weights[s], s)
+                bucket_at[above] += 1
+        vector[int64_t]().swap(bucket_at)
         self.pos.reserve(n + count + 1)  # a fresh block: huge pages before any write
         want_huge_pages(self.pos.data(), (n + count + 1) * sizeof(uint32_t))
         self.pos.resize(n + count + 1)
