@@ -249,3 +249,16 @@ def test_rule_sides_must_be_ints_not_just_index_like():
     with pytest.raises(ValueError, match=r"merges\[0\] joins IndexLike\(97\), which is not a token"):
         ByteModel([(0, IndexLike(97), 98, 256, 5, 3)])
     assert ByteModel([(0, True, 98, 256, 5, 3)]).merges[0].left is True
+
+
+def test_a_trained_model_is_the_checked_model_of_its_rules(real_text):
+    # Training builds its model without the constructor's checks (the rules hold by
+    # construction); the checked constructor must accept them and give the same model.
+    from bytepair.model.models import ByteModel
+
+    tokenizer = bytepair.train(real_text.decode("utf-8").splitlines()[:2000], vocab_size=1200,
+                               progress=False)
+    checked = ByteModel(tokenizer.merges, pattern=tokenizer.model.pattern)
+    assert checked == tokenizer.model
+    text = real_text.decode("utf-8")[:20000]
+    assert checked.encode(text) == tokenizer.model.encode(text)

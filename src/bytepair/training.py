@@ -660,7 +660,7 @@ def train(
                    progress=progress, release=made_here, limit=limit, on_rules=on_rules)
     if on_rules is not None:
         on_rules(rules, final=True)
-    return Tokenizer(ByteModel(rules, pattern=source), special)
+    return Tokenizer(ByteModel._learned(rules, pattern=source), special)
 
 
 def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | None, client,
@@ -817,7 +817,7 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
         raise ValueError("corpus: no text to train on (empty corpus)")
     rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
                           progress=progress, threads=workers or os.cpu_count() or 1)
-    return Tokenizer(ByteModel(rules, pattern=stage2, stages=stages), special)
+    return Tokenizer(ByteModel._learned(rules, pattern=stage2, stages=stages), special)
 
 
 def _learn_while_counting(learn: Callable[[], list[Merge]], corpus: Files | list[bytes],
