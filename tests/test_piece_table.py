@@ -201,3 +201,33 @@ def test_count_documents_from_str():
     assert fastsplit.count(docs, "o200k") == Counter(
         p.encode("utf-8", "surrogatepass") for d in docs for p in regex.findall(PATTERNS["o200k"], d))
     assert fastsplit.count(docs, None) == Counter(d.encode("utf-8", "surrogatepass") for d in docs if d)
+
+
+# Valid text of one-, two-, three- and four-byte characters in runs (so that the
+# eight-byte steps of the validator start and stop anywhere), then one byte
+# changed, cut off or put in: the first bad offset must be Python's.
+MIXED = st.lists(st.sampled_from(["a", "word ", "  ", "é", "жж", "Ωμ", "ب", "中文", "€", "😀", "\u0800",
+                                  "\U00010000", "\U0010ffff", "\ud7ff", "\ue000"]),
+                 max_size=40).map("".join)
+
+
+@given(MIXED, st.integers(0, 400), st.sampled_from(["replace", "insert", "cut", "none"]),
+       st.integers(0, 255))
+@example("жжжжжжжжжж", 9, "replace", 0xC1)   # an overlong lead inside two-byte text
+@example("жжжжжжжжжж", 8, "replace", 0x41)   # a lead without its continuation byte
+def test_invalid_utf8_offset_equals_python_on_mixed_text(text, at, change, byte):
+    data = bytearray(text.encode("utf-8", "surrogatepass"))
+    at = min(at, len(data))
+    if change == "replace" and at < len(data):
+        data[at] = byte
+    elif change == "insert":
+        data[at:at] = bytes([byte])
+    elif change == "cut":
+        del data[at:]
+    data = bytes(data)
+    try:
+        data.decode("utf-8")
+        want = -1
+    except UnicodeDecodeError as exc:
+        want = exc.start
+    assert utf8_error_offset(data) == want
