@@ -102,18 +102,21 @@ def test_merged_arrays_equal_the_sum_of_the_tables(shards):
     assert tables[0].items() == {b"still": 1, b" usable": 1}
 
 
-def test_merged_arrays_of_large_tables_released_as_read():
-    # Tables of more than 2 MiB of slots give their pages back while being read.
+@pytest.mark.parametrize("threads", [1, 2])
+def test_merged_arrays_of_large_tables_released_as_read(threads):
+    # Tables of more than 2 MiB of slots give their pages back while being read,
+    # by both threads (each its own half) when there are two.
     a = _table(f"w{i} x{i % 7}" for i in range(0, 120_000))
     b = _table(f"w{i} y{'z' * (i % 30)}" for i in range(60_000, 200_000))
     want = Counter(a.items())
     want.update(b.items())
-    assert _as_dict(_split.merged_arrays([a, b, _split.PieceTable()])) == dict(want)
+    assert _as_dict(_split.merged_arrays([a, b, _split.PieceTable()], threads)) == dict(want)
     assert len(a) == len(b) == 0
 
 
-def test_merged_arrays_of_no_tables_is_empty():
-    data, starts, counts = _split.merged_arrays([])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_merged_arrays_of_no_tables_is_empty(threads):
+    data, starts, counts = _split.merged_arrays([], threads)
     assert (data, list(starts), list(counts)) == (b"", [0], [])
 
 

@@ -231,3 +231,32 @@ def test_invalid_utf8_offset_equals_python_on_mixed_text(text, at, change, byte)
     except UnicodeDecodeError as exc:
         want = exc.start
     assert utf8_error_offset(data) == want
+
+
+@pytest.mark.parametrize("tables", [1, 2, 3])
+def test_merged_arrays_on_two_threads_sum_what_one_thread_sums(tables):
+    # Tables large enough to be read as two halves on two threads (65,536 slots
+    # and more), overlapping, with short keys and keys past 16 bytes.
+    import random
+
+    rng = random.Random(tables)
+    words = [bytes(rng.choice(b"abcdefgh") for _ in range(rng.choice([3, 5, 9, 17, 30])))
+             for _ in range(60_000)]
+    texts = [b" ".join(rng.choice(words) for _ in range(40_000)) for _ in range(tables)]
+
+    def made():
+        made = []
+        for text in texts:
+            table = PieceTable()
+            table.count(text, "whitespace-split")
+            made.append(table)
+        return made
+
+    assert max(len(table) for table in made()) > 20_000
+    expected = Counter()
+    for table in made():
+        expected.update(table.items())
+    for threads in (1, 2, 4):
+        data, starts, counts = fastsplit.merged_arrays(made(), threads)
+        got = {data[i:j]: n for i, j, n in zip(starts, starts[1:], counts)}
+        assert len(got) == len(counts) and got == dict(expected)

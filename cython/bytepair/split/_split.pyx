@@ -794,6 +794,16 @@ cdef inline uint64_t hash_long(const unsigned char* s, Py_ssize_t n) noexcept no
     return mix(h)
 
 
+cdef inline void hash_piece(Piece* piece, const unsigned char* s, Py_ssize_t n) noexcept nogil:
+    piece.s = s
+    piece.n = n
+    if n <= SHORT_KEY:
+        load16(s, n, piece.word)
+        piece.hash = hash_short(piece.word[0], piece.word[1], n)
+    else:
+        piece.hash = hash_long(s, n)
+
+
 cdef inline void reseat(Slot* slots, Py_ssize_t i, Py_ssize_t mask) noexcept nogil:
     # Take slot i out and put it back at the first free slot from its home.
     cdef Slot moving = slots[i]
@@ -884,13 +894,7 @@ cdef class PieceTable:
         return 0
 
     cdef void prepare(self, Piece* piece, const unsigned char* s, Py_ssize_t n) noexcept nogil:
-        piece.s = s
-        piece.n = n
-        if n <= SHORT_KEY:
-            load16(s, n, piece.word)
-            piece.hash = hash_short(piece.word[0], piece.word[1], n)
-        else:
-            piece.hash = hash_long(s, n)
+        hash_piece(piece, s, n)
         prefetch(&self.slots[home(fingerprint_of(piece.hash), self.capacity - 1)])
 
     cdef int add_prepared(self, Piece* piece, int64_t count) except -1 nogil:
@@ -1255,8 +1259,89 @@ cdef struct Pending:
 cdef enum:
     RELEASE_SLOTS = (1 << 21) // sizeof(Slot)
 
+#: Tables of fewer slots are merged on one thread.
+cdef enum:
+    SPLIT_SLOTS = 1 << 16
 
-def merged_arrays(tables):
+
+# What one thread of merged_arrays reads (slots lo to hi of table i, looking the
+# pieces up in the tables after it) and where it writes.
+cdef struct MergeJob:
+    View* views
+    Py_ssize_t m, i, lo, hi
+    bint huge
+    unsigned char* buffer
+    int64_t* at_of
+    int64_t* count_of
+    Py_ssize_t k, at
+
+
+cdef extern from *:
+    """
+    #include <thread>
+    typedef void (*bytepair_job)(void*);
+    /* job(first) here and job(second) on a thread of its own, both to the end. */
+    static void bytepair_on_two_threads(bytepair_job job, void* first, void* second) {
+        std::thread other(job, second);
+        job(first);
+        other.join();
+    }
+    """
+    ctypedef void (*bytepair_job)(void*) noexcept nogil
+    void on_two_threads "bytepair_on_two_threads"(bytepair_job job, void* first, void* second) except + nogil
+
+
+cdef void merge_slots(void* argument) noexcept nogil:
+    # Each piece of the job's slots not written yet (its count not zeroed by an
+    # earlier table) is looked up in the tables after it (prefetched meanwhile),
+    # its counts are added up and zeroed there, and it is written out. Every
+    # piece has one slot in a table, so two jobs over other slots of the same
+    # table never write to one slot.
+    cdef MergeJob* job = <MergeJob*>argument
+    cdef View* views = job.views
+    cdef Py_ssize_t i = job.i, j, index = job.lo, released = job.lo, queued = 0, done = 0
+    cdef Pending ring[AHEAD]
+    cdef Pending* pending
+    cdef Slot* slot
+    cdef Slot* found
+    while index < job.hi or done < queued:
+        if index < job.hi and queued - done < AHEAD:
+            slot = &views[i].slots[index]
+            index += 1
+            if slot.fingerprint == 0 or slot.count == 0:  # empty, or added in already
+                continue
+            pending = &ring[queued % AHEAD]
+            # The key is copied (or, past 16 bytes, stays in the arena): the
+            # slot itself is not read again and may be released.
+            hash_piece(&pending.piece,
+                       <const unsigned char*>slot.word if slot.length <= SHORT_KEY
+                       else views[i].arena + slot.word[0], slot.length)
+            pending.count = slot.count
+            for j in range(i + 1, job.m):
+                prefetch(&views[j].slots[home(fingerprint_of(pending.piece.hash), views[j].mask)])
+            queued += 1
+            if job.huge and index - released >= RELEASE_SLOTS:
+                release(&views[i].slots[released], &views[i].slots[index])
+                released = index
+            continue
+        pending = &ring[done % AHEAD]
+        done += 1
+        for j in range(i + 1, job.m):
+            found = lookup(&views[j], &pending.piece)
+            if found != NULL:
+                pending.count += found.count
+                found.count = 0  # written out with this piece
+        if pending.piece.n <= SHORT_KEY:
+            memcpy(job.buffer + job.at, pending.piece.word, pending.piece.n)
+        else:
+            memcpy(job.buffer + job.at, pending.piece.s, pending.piece.n)
+        job.at_of[job.k] = job.at
+        job.count_of[job.k] = pending.count
+        job.at += pending.piece.n
+        job.k += 1
+
+
+def merged_arrays(tables, int threads=1):
     """``(data, starts, counts)`` of the sum of the :class:`PieceTable` s ``tables``,
     laid out as :meth:`PieceTable.arrays` lays out one table; the tables are left empty.
 
@@ -1265,8 +1350,11 @@ def merged_arrays(tables):
     there), and it is written out. The slots already read are given back to
     the OS as the reading goes on, and each table is freed when it is read, so
     no merged table is built and the peak stays near the tables' own size
-    rather than tables plus a merged copy plus the arrays. O(d * t) probes for
-    d distinct pieces in t tables.
+    rather than tables plus a merged copy plus the arrays. With ``threads`` of
+    2 or more, each large table is read as two halves on two threads (the
+    second half's pieces come after the first's; no piece is in both, so
+    neither waits on the other). O(d * t) probes for d distinct pieces in t
+    tables.
 
     >>> a, b = PieceTable(), PieceTable()
     >>> a.count(b"ab ab c", "gpt2")
@@ -1286,22 +1374,38 @@ def merged_arrays(tables):
     cdef View* views = <View*>malloc(max(m, 1) * sizeof(View))
     # Bounds, not sizes: pieces in several tables are written once. Memory past
     # what is written is never touched, so it costs address space, not RSS.
+    # The second thread writes apart, and its pieces are put after the first's.
     cdef unsigned char* buffer = <unsigned char*>malloc(max(key_bytes, 1))
+    cdef unsigned char* second_buffer = NULL
+    cdef int64_t* second_at = NULL
+    cdef int64_t* second_count = NULL
+    cdef bint two = threads >= 2
+    if two:
+        second_buffer = <unsigned char*>malloc(max(key_bytes, 1))
+        second_at = <int64_t*>malloc(max(pieces, 1) * sizeof(int64_t))
+        second_count = <int64_t*>malloc(max(pieces, 1) * sizeof(int64_t))
     cdef cpython.array.array starts = cpython.array.clone(array("q"), pieces + 1, False)
     cdef cpython.array.array counts = cpython.array.clone(array("q"), pieces, False)
-    if views == NULL or buffer == NULL:
+    if views == NULL or buffer == NULL or (two and (second_buffer == NULL or second_at == NULL
+                                                    or second_count == NULL)):
         free(views)
         free(buffer)
+        free(second_buffer)
+        free(second_at)
+        free(second_count)
         raise MemoryError()
-    cdef int64_t* at_of = <int64_t*>starts.data.as_longlongs
-    cdef int64_t* count_of = <int64_t*>counts.data.as_longlongs
-    cdef Py_ssize_t i, j, index, k = 0, at = 0, released = 0, capacity
-    cdef Slot* slot
-    cdef Slot* found
-    cdef Pending ring[AHEAD]
-    cdef Pending* pending
-    cdef Py_ssize_t queued = 0, done = 0
-    cdef bint huge
+    cdef MergeJob first, second
+    cdef Py_ssize_t i, x, capacity
+    first.views = second.views = views
+    first.m = second.m = m
+    first.buffer = buffer
+    first.at_of = <int64_t*>starts.data.as_longlongs
+    first.count_of = <int64_t*>counts.data.as_longlongs
+    first.k = first.at = 0
+    second.buffer = second_buffer
+    second.at_of = second_at
+    second.count_of = second_count
+    second.k = second.at = 0
     try:
         for i in range(m):
             table = order[i]
@@ -1311,51 +1415,33 @@ def merged_arrays(tables):
         for i in range(m):
             table = order[i]
             capacity = table.capacity
-            huge = capacity * sizeof(Slot) >= (1 << 21)  # allocated apart, on whole pages
-            released = 0
+            first.i = second.i = i
+            first.huge = second.huge = capacity * sizeof(Slot) >= (1 << 21)  # on whole pages
             with nogil:
-                index = 0
-                while index < capacity or done < queued:
-                    if index < capacity and queued - done < AHEAD:
-                        slot = &views[i].slots[index]
-                        index += 1
-                        if slot.fingerprint == 0 or slot.count == 0:  # empty, or added in already
-                            continue
-                        pending = &ring[queued % AHEAD]
-                        # The key is copied (or, past 16 bytes, stays in the arena): the
-                        # slot itself is not read again and may be released.
-                        table.prepare(&pending.piece, table.key_of(slot), slot.length)
-                        pending.count = slot.count
-                        for j in range(i + 1, m):
-                            prefetch(&views[j].slots[home(fingerprint_of(pending.piece.hash), views[j].mask)])
-                        queued += 1
-                        if huge and index - released >= RELEASE_SLOTS:
-                            release(&views[i].slots[released], &views[i].slots[index])
-                            released = index
-                        continue
-                    pending = &ring[done % AHEAD]
-                    done += 1
-                    for j in range(i + 1, m):
-                        found = lookup(&views[j], &pending.piece)
-                        if found != NULL:
-                            pending.count += found.count
-                            found.count = 0  # written out with this piece
-                    if pending.piece.n <= SHORT_KEY:
-                        memcpy(buffer + at, pending.piece.word, pending.piece.n)
-                    else:
-                        memcpy(buffer + at, pending.piece.s, pending.piece.n)
-                    at_of[k] = at
-                    count_of[k] = pending.count
-                    at += pending.piece.n
-                    k += 1
+                if two and capacity >= SPLIT_SLOTS:
+                    first.lo, first.hi = 0, capacity // 2
+                    second.lo, second.hi = capacity // 2, capacity
+                    on_two_threads(merge_slots, &first, &second)
+                else:
+                    first.lo, first.hi = 0, capacity
+                    merge_slots(&first)
             table.clear()
-        at_of[k] = at
-        cpython.array.resize(starts, k + 1)
-        cpython.array.resize(counts, k)
-        data = PyBytes_FromStringAndSize(<const char*>buffer, at)
+        data = PyBytes_FromStringAndSize(NULL, first.at + second.at)
+        memcpy(PyBytes_AS_STRING(data), buffer, first.at)
+        if second.at:
+            memcpy(PyBytes_AS_STRING(data) + first.at, second_buffer, second.at)
+        for x in range(second.k):
+            first.at_of[first.k + x] = first.at + second_at[x]
+            first.count_of[first.k + x] = second_count[x]
+        first.at_of[first.k + second.k] = first.at + second.at
+        cpython.array.resize(starts, first.k + second.k + 1)
+        cpython.array.resize(counts, first.k + second.k)
     finally:
         free(views)
         free(buffer)
+        free(second_buffer)
+        free(second_at)
+        free(second_count)
     return data, starts, counts
 
 

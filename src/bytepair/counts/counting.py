@@ -410,7 +410,8 @@ def _piece_counts(counts: Counter, tables: list, source: str | None,
     tables = [table for table in tables if table is not None]
     if tables and not counts:
         # Summed straight into the flat arrays, each table freed as it is read.
-        return PieceCounts._from_flat(*fastsplit.merged_arrays(tables), source)
+        # One table a counting thread: as many threads sum them.
+        return PieceCounts._from_flat(*fastsplit.merged_arrays(tables, len(tables)), source)
     if tables:
         counts.update(_table_counter(_merged(tables)))
     return PieceCounts._from_dict(dict(counts), source)

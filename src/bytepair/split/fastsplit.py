@@ -85,11 +85,12 @@ def table():
     return _split.PieceTable()
 
 
-def merged_arrays(tables: list) -> tuple[bytes, array, array]:
+def merged_arrays(tables: list, threads: int = 1) -> tuple[bytes, array, array]:
     """``(data, starts, counts)`` of the sum of compiled piece ``tables`` (as
     ``PieceTable.arrays`` gives one table's), emptying each table as it is read:
-    the peak memory stays near the tables' own (``_split.merged_arrays``)."""
-    return _split.merged_arrays(tables)
+    the peak memory stays near the tables' own (``_split.merged_arrays``).
+    ``threads`` of 2 or more read each large table on two threads."""
+    return _split.merged_arrays(tables, threads)
 
 
 def bounds(starts: list[int], ends: list[int]):
