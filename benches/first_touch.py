@@ -19,13 +19,12 @@ bytes among the piece's byte pairs. Results go to
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import time
 
 from . import corpus as corpora
-from .harness import ROOT
+from .harness import ROOT, save_result
 from .ladder import corpus_for
 
 NEVER = 1 << 62
@@ -90,11 +89,7 @@ def main(argv=None) -> None:
         "seconds": round(time.perf_counter() - clock, 1),
         "cpus": os.cpu_count(),
     }
-    print(json.dumps(result, indent=1))
-    if not args.no_write:
-        out = ROOT / "benches" / "results" / f"first-touch-{args.size}.json"
-        out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-        print(out)
+    save_result(result, f"first-touch-{args.size}", not args.no_write)
 
 
 if __name__ == "__main__":

@@ -508,6 +508,16 @@ def machine_info(trainers) -> dict:
 # --------------------------------------------------------------------------- rendering
 
 
+def save_result(result: dict, name: str, write: bool = True) -> None:
+    """Print ``result`` as JSON and, when ``write``, save it as benches/results/``name``.json
+    (the small benchmark scripts that are not report suites do this)."""
+    print(json.dumps(result, indent=1))
+    if write:
+        out = ROOT / "benches" / "results" / f"{name}.json"
+        out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+        print(out)
+
+
 def _fmt_time(seconds: float) -> str:
     if seconds >= 100:
         return f"{seconds:.0f}"

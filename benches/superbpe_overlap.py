@@ -16,12 +16,12 @@ for both. Results go to ``benches/results/superbpe-overlap-<--size>.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import time
 
 from . import corpus as corpora
+from .harness import save_result
 from .superbpe import ROOT, split_lines
 
 
@@ -75,11 +75,7 @@ def main(argv=None) -> None:
         "corpus": {"path": train.name, "train_bytes": train.stat().st_size},
         "transition": args.transition, "threads": args.threads, "pairs": pairs,
     }
-    print(json.dumps(result, indent=1))
-    if not args.no_write:
-        out = ROOT / "benches" / "results" / f"superbpe-overlap-{args.size}.json"
-        out.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
-        print(out)
+    save_result(result, f"superbpe-overlap-{args.size}", not args.no_write)
 
 
 if __name__ == "__main__":
