@@ -262,3 +262,25 @@ def test_a_trained_model_is_the_checked_model_of_its_rules(real_text):
     assert checked == tokenizer.model
     text = real_text.decode("utf-8")[:20000]
     assert checked.encode(text) == tokenizer.model.encode(text)
+
+
+def test_a_named_pattern_is_compiled_only_when_the_model_splits_with_it():
+    # Importing regex and compiling the pattern cost 20-25 ms per process; the
+    # compiled encoder splits named patterns itself. A bad custom pattern is still
+    # refused when the model is made.
+    import subprocess
+    import sys
+
+    from bytepair.model.models import ByteModel
+    from bytepair.split.pretokenize import PATTERNS
+
+    code = ("import sys, bytepair; from bytepair.split.pretokenize import PATTERNS; "
+            "bytepair.ByteModel([], pattern=PATTERNS['cl100k']); print('regex' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+    for name in ("gpt2", "cl100k", "o200k"):
+        model = ByteModel([], pattern=PATTERNS[name])
+        text = "Hello world's end!! 123 \u00e9t\u00e9\n\n  x"
+        assert model.decode(model.encode(text)) == text.encode()
+    with pytest.raises(ValueError, match="not a valid regex"):
+        ByteModel([], pattern="(")

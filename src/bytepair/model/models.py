@@ -11,7 +11,7 @@ from typing import Iterable, NamedTuple, Sequence
 from bytepair.model import codec
 from bytepair._util.validate import check_end_of_word, check_int
 from bytepair.model.modelfile import write_model_file
-from bytepair.split.pretokenize import file_pattern, splitter
+from bytepair.split.pretokenize import PATTERNS, file_pattern, splitter
 from bytepair.learn.rules import Merge, replace_pair
 
 BYTE_TOKENS = 256
@@ -86,7 +86,8 @@ class ByteModel:
         self.pattern = pattern
         #: For a SuperBPE model, how its two stages were trained (None otherwise).
         self.stages = Stages(*stages) if stages is not None else None
-        self._split = splitter(pattern) if pattern is not None else None
+        self._split = None if pattern is None else (
+            _SplitterAtFirstUse(pattern) if pattern in PATTERNS.values() else splitter(pattern))
         self.merges: list[Merge] = [m if type(m) is Merge else Merge(*m) for m in merges]
         if checked:
             lefts, rights = _checked_sides(self.merges)
@@ -324,6 +325,26 @@ def encode_word(word: str, rules: Sequence[tuple[str, str]], *, end_of_word: str
         if left in symbols and right in symbols:
             symbols, _ = replace_pair(symbols, left, right, left + right)
     return symbols
+
+
+class _SplitterAtFirstUse:
+    """``splitter(pattern)`` of a named pattern, made when it is first called.
+
+    Importing ``regex`` and compiling a named pattern took 20-25 ms, every
+    time a process made its first model, and the compiled encoder splits the
+    named patterns itself, so that splitter is often never called. A named
+    pattern is known to compile; any other is compiled at once, so that a bad
+    one is refused when the model is made.
+    """
+
+    def __init__(self, pattern: str):
+        self.pattern = pattern
+        self.split = None
+
+    def __call__(self, text: str) -> list[str]:
+        if self.split is None:
+            self.split = splitter(self.pattern)
+        return self.split(text)
 
 
 def _checked_sides(merges: list[Merge]) -> tuple[array, array]:
