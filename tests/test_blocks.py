@@ -256,3 +256,27 @@ def test_mapped_file_blocks_fall_back_to_reading_what_cannot_be_mapped(tmp_path,
     os.mkfifo(fifo)
     with os.fdopen(os.open(fifo, os.O_RDWR), "rb") as handle:  # O_RDWR: opens without a writer
         assert not blocks._mappable(handle)
+
+
+def test_a_file_that_cannot_be_mapped_is_read(tmp_path, monkeypatch):
+    # Some file systems refuse mmap: counting reads such a file instead.
+    import mmap as mmap_module
+
+    data = "one two\nthree four\n".encode() * 50
+    path = tmp_path / "a.txt"
+    path.write_bytes(data)
+
+    class Refusing:
+        ALLOCATIONGRANULARITY = mmap_module.ALLOCATIONGRANULARITY
+        ACCESS_READ = mmap_module.ACCESS_READ
+
+        @staticmethod
+        def mmap(*args, **kwargs):
+            raise OSError(19, "No such device")
+
+    monkeypatch.setattr(blocks, "mmap", Refusing)
+    with open(path, "rb") as handle:
+        assert not blocks._mappable(handle)
+    got = b"".join(bytes(b) for _, b, _ in blocks.file_blocks(
+        path, 0, None, per_line=True, cut_documents=True, block_bytes=64, mapped=True))
+    assert got == data

@@ -209,17 +209,22 @@ def read_blocks(handle, start: int, end: int | None, *, per_line: bool,
 
 
 def _mappable(handle) -> bool:
-    """Whether ``handle`` is an uncompressed regular file, whose pages can be mapped.
+    """Whether ``handle`` is an uncompressed regular file whose pages can be mapped.
 
     Not when it says it is empty: files in /proc and /sys do, and have text
-    all the same (and an empty file has nothing to map)."""
+    all the same (and an empty file has nothing to map). Not when a file
+    system refuses to map it: its first page is mapped once to find out."""
     if not hasattr(handle, "raw"):  # gzip and other decoding streams
         return False
     try:
         status = os.fstat(handle.fileno())
+        if not (stat.S_ISREG(status.st_mode) and status.st_size > 0):
+            return False
+        mmap.mmap(handle.fileno(), min(status.st_size, mmap.ALLOCATIONGRANULARITY),
+                  access=mmap.ACCESS_READ).close()
     except (OSError, ValueError):
         return False
-    return stat.S_ISREG(status.st_mode) and status.st_size > 0
+    return True
 
 
 def mapped_blocks(handle, start: int, end: int | None, *, per_line: bool,
