@@ -22,13 +22,11 @@ from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.split.dialects import HF_PATTERNS, _constructs
+from bytepair.split.patterns import TIKTOKEN_NAMES
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern, resolve_pattern
 
 #: One line of a tiktoken ranks file: a base64 token, a space, its rank.
 TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")
-#: tiktoken's encoding names for the patterns bytepair knows by other names.
-TIKTOKEN_NAMES = {"r50k_base": "gpt2", "p50k_base": "gpt2", "cl100k_base": "cl100k",
-                  "o200k_base": "o200k"}
 #: The regex of Hugging Face's ``ByteLevel`` pre-tokenizer (``use_regex``): GPT-2's.
 BYTE_LEVEL_PATTERN = PATTERNS["gpt2"]
 #: Oniguruma regex (as ``tokenizer.json`` holds it) -> bytepair's source, for the named patterns.
