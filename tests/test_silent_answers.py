@@ -10,6 +10,7 @@ damaged, truncating imported tokenizers, bare-word patterns from count files,
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 import tiktoken
@@ -60,3 +61,57 @@ def test_tiktoken_pattern_refuses_unknown_names_as_train_does(name):
         bytepair.train(["some text"], merges=1, pretokenize=name, progress=False)
     assert f"unknown pattern {name!r}" in str(refused.value)
     assert str(refused.value).split(":", 1)[1] == str(by_train.value).split(":", 1)[1]
+
+
+# -- evaluate measures each size as truncate(size) encodes --
+
+def numbered(count: int, seed: int) -> list[str]:
+    """Lines with numbers: GPT-2 cuts " 123456" as one piece, the stage-2 pattern cuts digits
+    in threes apart from the space, so stage-1 rules meet other pieces there."""
+    rng = random.Random(seed)
+    return [f"In {rng.randrange(10**6)} years, the {rng.randrange(1000)} men said: \"Go.\" "
+            f"(see 1:{rng.randrange(40)})" for _ in range(count)]
+
+
+TRAINING = ENGLISH.splitlines()[:1500] + WORLD.splitlines() * 3 + numbered(300, 5)
+HELD_OUT = ENGLISH.splitlines()[3000:3400] + WORLD.splitlines() + numbered(50, 6)
+
+
+@pytest.fixture(scope="module")
+def superbpe():
+    return bytepair.train(TRAINING, vocab_size=900, superbpe=600, per_line=True,
+                          special_tokens=["<|end|>"], progress=False)
+
+
+def test_evaluate_sizes_of_superbpe_equal_truncate(superbpe):
+    tok = superbpe
+    transition = tok.model.stages.transition + len(tok.special_tokens)  # as truncate counts sizes
+    held_out = HELD_OUT
+    sizes = [257, 400, transition - 1, transition, transition + 1, 750, tok.vocab_size - 1]
+    table = bytepair.evaluate(tok, {"held out": held_out}, sizes=sizes)
+    measured = {row["vocab_size"]: row["tokens"] for row in table.rows}
+    assert sorted(measured) == sorted({*sizes, tok.vocab_size})
+    for size, tokens in measured.items():
+        truncated = tok.truncate(size)
+        expected = sum(len(truncated.encode(text, disallowed_special=())) for text in held_out)
+        assert tokens == expected, size
+    # Below the transition SuperBPE is plain BPE with the stage-1 pattern.
+    plain = bytepair.train(TRAINING, vocab_size=transition, per_line=True,
+                           special_tokens=["<|end|>"], progress=False)
+    assert measured[transition] == sum(len(plain.encode(text)) for text in held_out)
+
+
+def test_evaluate_command_sizes_of_superbpe(capsys, tmp_path, superbpe):
+    tok = superbpe
+    model, sample = tmp_path / "model.json", tmp_path / "held-out.txt"
+    tok.save(model)
+    held_out = HELD_OUT
+    sample.write_text("\n".join(held_out) + "\n", encoding="utf-8")
+    transition = tok.model.stages.transition + 1
+    code, out, _ = run(capsys, "evaluate", str(model), "--sample", str(sample), "--per-line",
+                       "--sizes", f"300,{transition}", "--json")
+    assert code == 0
+    rows = {row["vocab_size"]: row["tokens"] for row in json.loads(out)["rows"]}
+    for size in (300, transition):
+        truncated = tok.truncate(size)
+        assert rows[size] == sum(len(truncated.encode(text)) for text in held_out)
