@@ -115,3 +115,73 @@ def test_evaluate_command_sizes_of_superbpe(capsys, tmp_path, superbpe):
     for size in (300, transition):
         truncated = tok.truncate(size)
         assert rows[size] == sum(len(truncated.encode(text)) for text in held_out)
+
+
+# -- tokenizer.json: added tokens are read with the IDs tokenizers gives them --
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """A tokenizer.json of a small model with two special tokens, as parsed JSON."""
+    tok = bytepair.train([ENGLISH[:50_000]], vocab_size=302, pretokenize="gpt2",
+                         special_tokens=["<|end|>", "<pad>"], progress=False)
+    path = tmp_path_factory.mktemp("hf") / "tokenizer.json"
+    bytepair.to_tokenizers_json(tok, path)
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+SPECIAL_TEXTS = ["In the beginning God created the heaven<|end|> and the earth.<pad><|end|>",
+                 "<pad>Let there be light: and there was light.<|end|>", HELLO]
+
+
+def same_as_tokenizers(data: dict, path) -> bool:
+    """Whether bytepair reads ``data`` as tokenizers does; False when it refuses in one line."""
+    import tokenizers
+
+    path.write_text(json.dumps(data), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    try:
+        tok = bytepair.load(path)
+    except bytepair.ModelFormatError as exc:
+        assert "\n" not in str(exc)
+        return False
+    for text in SPECIAL_TEXTS:
+        assert tok.encode(text, allowed_special="all") == hf.encode(text).ids, text
+    return True
+
+
+def test_added_token_in_a_vocabulary_gap_is_refused(exported, tmp_path):
+    data = json.loads(json.dumps(exported))
+    vocab = data["model"]["vocab"]
+    moved = next(token for token, token_id in vocab.items() if token_id == 286)
+    end = next(t for t in data["added_tokens"] if t["content"] == "<|end|>")
+    vocab.pop("<|end|>")
+    vocab[moved], end["id"] = end["id"], 286  # the merged token moves to the end
+    assert not same_as_tokenizers(data, tmp_path / "gap.json")
+    with pytest.raises(bytepair.ModelFormatError,
+                       match=r"added token '<\|end\|>' has ID 286 in the file, but tokenizers "
+                             r"gives it ID \d+"):
+        bytepair.load(tmp_path / "gap.json")
+
+
+def test_added_tokens_out_of_the_vocabulary_are_read_as_tokenizers_reads_them(exported, tmp_path):
+    rng = random.Random(30)
+    read = refused = 0
+    for case in range(40):
+        data = json.loads(json.dumps(exported))
+        vocab, added = data["model"]["vocab"], data["added_tokens"]
+        for token in added:
+            if rng.random() < 0.7:
+                vocab.pop(token["content"], None)  # tokenizers then numbers it itself
+        if rng.random() < 0.5:
+            added.reverse()
+        if rng.random() < 0.5:  # swap the IDs of a merged token and an added token
+            token = rng.choice(added)
+            learned = rng.choice([t for t, i in vocab.items() if 256 <= i < 300])
+            vocab[learned], token["id"] = token["id"], vocab[learned]
+            if token["content"] in vocab:
+                vocab[token["content"]] = token["id"]
+        if same_as_tokenizers(data, tmp_path / f"case{case}.json"):
+            read += 1
+        else:
+            refused += 1
+    assert read and refused  # both kinds of file were made
