@@ -185,3 +185,73 @@ def test_added_tokens_out_of_the_vocabulary_are_read_as_tokenizers_reads_them(ex
         else:
             refused += 1
     assert read and refused  # both kinds of file were made
+
+
+# -- a checkpoint resumes only from the rules it wrote --
+
+@pytest.fixture(scope="module")
+def checkpointed(tmp_path_factory):
+    """(corpus, checkpoint with 60 rules, the model of an uninterrupted run to 120 merges)."""
+    root = tmp_path_factory.mktemp("checkpointed")
+    corpus = root / "corpus.txt"
+    corpus.write_text(ENGLISH[:80_000] + WORLD, encoding="utf-8")
+    bytepair.train(corpus, merges=60, checkpoint=root / "checkpoint", progress=False)
+    whole = root / "whole.json"
+    bytepair.train(corpus, merges=120, progress=False).save(whole)
+    return corpus, root / "checkpoint", whole.read_bytes()
+
+
+def resume_damaged(capsys, tmp_path, checkpointed, damage) -> bool:
+    """Resume a copy of the checkpoint whose rules text ``damage`` changed: True when it is
+    refused in one line (exit 2, nothing written), False when it gives the uninterrupted model."""
+    import shutil
+
+    corpus, saved, whole = checkpointed
+    copy = tmp_path / "checkpoint"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(saved, copy)
+    rules = copy / "rules"
+    rules.write_text(damage(rules.read_text(encoding="utf-8")), encoding="utf-8")
+    out = tmp_path / "model.json"
+    out.unlink(missing_ok=True)
+    code, _, err = run(capsys, "train", corpus, "--merges", 120, "--checkpoint", copy, "--resume",
+                       "-q", "-o", out)
+    if code == 0:
+        assert out.read_bytes() == whole  # never a different model with exit 0
+        return False
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "rules" in err and not out.exists()
+    return True
+
+
+def test_damaged_rules_are_refused(capsys, tmp_path, checkpointed):
+    rng = random.Random(4)
+
+    def change_a_number(text: str) -> str:
+        body = text.index('"merges"')
+        while True:
+            at = rng.randrange(body, len(text))
+            if text[at].isdigit():
+                digit = rng.choice([d for d in "0123456789" if d != text[at]])
+                if digit == "0" and not text[at - 1].isdigit():
+                    continue  # a leading zero is not JSON: not the damage looked for here
+                return text[:at] + digit + text[at + 1:]
+
+    refused = [resume_damaged(capsys, tmp_path, checkpointed, change_a_number) for _ in range(12)]
+    assert all(refused)
+
+
+def test_undamaged_rules_resume_to_the_same_model(capsys, tmp_path, checkpointed):
+    assert not resume_damaged(capsys, tmp_path, checkpointed, lambda text: text)
+    # Re-indented by a JSON tool: the same content, the same model.
+    assert not resume_damaged(capsys, tmp_path, checkpointed,
+                              lambda text: json.dumps(json.loads(text), indent=2))
+
+
+def test_rules_without_a_checksum_are_refused(capsys, tmp_path, checkpointed):
+    def drop_checksum(text: str) -> str:
+        data = json.loads(text)
+        del data["checksum"]
+        return json.dumps(data)
+
+    assert resume_damaged(capsys, tmp_path, checkpointed, drop_checksum)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import write_atomically
 from bytepair.split import dialects
@@ -31,6 +32,9 @@ from bytepair.split.patterns import TIKTOKEN_NAMES
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
+
+if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
+    import regex
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's map from each byte to a printable character (``tokenizer.json`` vocabularies use it).
@@ -189,7 +193,7 @@ def check_tiktoken_exact(tokenizer) -> None:
             )
 
 
-def tiktoken_pattern(pattern) -> str:
+def tiktoken_pattern(pattern: str | regex.Pattern | None) -> str:
     r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``pattern``.
 
     ``pattern`` is what ``train`` takes: a pattern name (``"cl100k"``, or
