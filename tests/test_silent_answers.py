@@ -255,3 +255,36 @@ def test_rules_without_a_checksum_are_refused(capsys, tmp_path, checkpointed):
         return json.dumps(data)
 
     assert resume_damaged(capsys, tmp_path, checkpointed, drop_checksum)
+
+
+# -- a count file that declares impossible sizes is a format error --
+
+def with_header(path, **changes) -> None:
+    """Rewrite the count file's header line and its checksummed copy in the body alike."""
+    import zlib
+
+    data = path.read_bytes()
+    line, body = data.split(b"\n", 1)
+    inflated = zlib.decompress(body)
+    assert inflated.startswith(line + b"\n")
+    header = json.loads(line)
+    header.update(changes)
+    new = json.dumps(header).encode("ascii")
+    path.write_bytes(new + b"\n" + zlib.compress(new + b"\n" + inflated[len(line) + 1:]))
+
+
+@pytest.mark.parametrize("changes", [
+    {"pieces": 2**63}, {"piece_bytes": 10**30}, {"pieces": 2**63, "piece_bytes": 10**30},
+    {"pieces": 2**62, "piece_bytes": 2**64}, {"pieces": 10**6}, {"piece_bytes": 2**40},
+])
+def test_count_file_declaring_impossible_sizes_is_a_format_error(capsys, tmp_path, changes):
+    path = tmp_path / "table.counts"
+    bytepair.PieceCounts({"the": 3, " cat": 2, "é": 1}, pattern="gpt2").save(path)
+    with_header(path, **changes)
+    with pytest.raises(bytepair.CountsFormatError) as raised:
+        bytepair.PieceCounts.load(path)
+    assert "\n" not in str(raised.value)
+    code, out, err = run(capsys, "train", "--counts", path, "--merges", 3, "-o", tmp_path / "m.json")
+    assert (code, out) == (2, "") and len(err.splitlines()) == 1, err
+    assert err.startswith("bytepair: error: ") and "is corrupt" in err
+    assert not (tmp_path / "m.json").exists()
