@@ -288,3 +288,64 @@ def test_count_file_declaring_impossible_sizes_is_a_format_error(capsys, tmp_pat
     assert (code, out) == (2, "") and len(err.splitlines()) == 1, err
     assert err.startswith("bytepair: error: ") and "is corrupt" in err
     assert not (tmp_path / "m.json").exists()
+
+
+# -- an imported tokenizer with an ID map truncates --
+
+@pytest.fixture(scope="module")
+def bpe_trainer_file(tmp_path_factory):
+    """A tokenizer.json trained by tokenizers' BpeTrainer: special tokens first, the byte
+    alphabet by character, then the merges, so bytepair keeps it with an ID map."""
+    import tokenizers
+    from tokenizers import decoders, models, pre_tokenizers, trainers
+
+    root = tmp_path_factory.mktemp("bpe-trainer")
+    corpus = root / "corpus.txt"
+    corpus.write_text(ENGLISH[:150_000] + WORLD, encoding="utf-8")
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=1000, special_tokens=["<|end|>", "<pad>"],
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train([str(corpus)], trainer)
+    path = root / "tokenizer.json"
+    tok.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("size", [258, 300, 700, 999, 1000])
+def test_imported_tokenizer_truncates_as_cutting_the_file_by_hand(bpe_trainer_file, tmp_path, size):
+    import tokenizers
+
+    imported = bytepair.load(bpe_trainer_file)
+    assert imported.ids is not None
+    truncated = imported.truncate(size)
+    assert truncated.vocab_size == size
+    # By hand: keep the merges whose tokens have IDs below the size (BpeTrainer numbers the
+    # merges last, in order), and the vocabulary below it.
+    data = json.loads(bpe_trainer_file.read_text(encoding="utf-8"))
+    data["model"]["vocab"] = {t: i for t, i in data["model"]["vocab"].items() if i < size}
+    data["model"]["merges"] = data["model"]["merges"][:size - 258]
+    by_hand = tmp_path / "cut.json"
+    by_hand.write_text(json.dumps(data), encoding="utf-8")
+    hf = tokenizers.Tokenizer.from_file(str(by_hand))
+    assert hf.get_vocab_size() == size
+    for text in [HELLO, *SPECIAL_TEXTS, *WORLD.splitlines()]:
+        assert truncated.encode(text, allowed_special="all") == hf.encode(text).ids
+    assert truncated == bytepair.load(by_hand)
+
+
+def test_truncating_closes_up_ids_that_follow_no_order(bpe_trainer_file):
+    imported = bytepair.load(bpe_trainer_file)
+    rng = random.Random(8)
+    shuffled = imported.ids
+    rng.shuffle(shuffled)
+    permuted = bytepair.Tokenizer(imported.model, list(imported.special_tokens), ids=shuffled)
+    truncated = permuted.truncate(600)
+    assert sorted(truncated.ids) == list(range(600))
+    # Every kept token keeps its bytes, and the IDs keep their order.
+    old_of = {permuted.token_bytes(i): i for i in range(permuted.vocab_size)}
+    olds = [old_of[truncated.token_bytes(i)] for i in range(600)]
+    assert olds == sorted(olds)
+    assert truncated.special_tokens.keys() == permuted.special_tokens.keys()
