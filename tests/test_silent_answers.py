@@ -349,3 +349,50 @@ def test_truncating_closes_up_ids_that_follow_no_order(bpe_trainer_file):
     olds = [old_of[truncated.token_bytes(i)] for i in range(600)]
     assert olds == sorted(olds)
     assert truncated.special_tokens.keys() == permuted.special_tokens.keys()
+
+
+# -- a bare-word pattern from a count file round-trips through the model file --
+
+@pytest.mark.parametrize("word", ["ab", "e\u0301", "\u00bd", "a\u200db", "x_1-y", "\u0939\u093f"])
+def test_bare_word_pattern_from_a_count_file_round_trips(capsys, tmp_path, word):
+    import regex
+
+    counts = tmp_path / "table.counts"
+    bytepair.PieceCounts({word * 2: 3, word: 2, "z": 1}, pattern=regex.compile(word)).save(counts)
+    model = tmp_path / "model.json"
+    code, _, err = run(capsys, "train", "--counts", counts, "--merges", 2, "--trust-pattern", "-q",
+                       "-o", model)
+    assert code == 0, err
+    tok = bytepair.train(bytepair.PieceCounts.load(counts, trust_pattern=True), merges=2,
+                         progress=False)
+    loaded = bytepair.load(model, trust_pattern=True)
+    assert loaded == tok and loaded.pattern == word
+    tok.save(tmp_path / "again.json")
+    assert bytepair.load(tmp_path / "again.json", trust_pattern=True) == tok
+    code, out, err = run(capsys, "encode", model, word * 3 + "z", "--trust-pattern")
+    assert code == 0, err
+    assert out.split() == [str(i) for i in tok.encode(word * 3 + "z")]
+
+
+# -- inspect says that an imported model's counts are unknown --
+
+def test_inspect_of_imported_rules_says_counts_are_unknown(capsys, bpe_trainer_file):
+    code, out, err = run(capsys, "inspect", bpe_trainer_file, "--top", 3)
+    assert code == 0, err
+    assert "top merges" not in out
+    assert "first merges (3 by rank; counts unknown: the file holds no training counts)" in out
+    imported = bytepair.load(bpe_trainer_file)
+    table = out.split("counts unknown")[1].splitlines()[2:5]
+    assert [int(row.split()[0]) for row in table] == [0, 1, 2]
+    assert [int(row.split()[1]) for row in table] == [imported.ids[256 + r] for r in range(3)]
+    header = out.split("counts unknown")[1].splitlines()[1]
+    assert header.split() == ["rank", "token", "left", "right", "text"]  # no column of zeros
+
+
+def test_inspect_of_trained_rules_keeps_the_counts(capsys, tmp_path, by_pattern):
+    tok = by_pattern["gpt2"]
+    tok.save(tmp_path / "model.json")
+    code, out, _ = run(capsys, "inspect", tmp_path / "model.json", "--top", 3)
+    assert code == 0 and "top merges (3 by count):" in out and "counts unknown" not in out
+    first = out.split("top merges")[1].splitlines()[2].split()
+    assert int(first[4]) == tok.merges[0].count
