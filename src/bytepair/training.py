@@ -53,7 +53,7 @@ from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel, encode_word
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.formats.load import load
+from bytepair.formats.load import load, load_checked
 
 if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
@@ -684,8 +684,9 @@ def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | 
     init = hashlib.sha256(repr(init_rules).encode()).hexdigest() if init_rules else None
     saved = Checkpoint(directory, _identity(files, source, min_frequency=min_frequency,
                                             init=init, **more), resume=resume)
-    if saved.rules_path.exists():
-        start_model = _init_model(load(saved.rules_path, trust_pattern=True))
+    rules = saved.rules(lambda path: load_checked(path, trust_pattern=True))
+    if rules is not None:
+        start_model = _init_model(rules)
     return saved, start_model
 
 

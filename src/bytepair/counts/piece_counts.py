@@ -450,6 +450,13 @@ def _read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
             raise CountsFormatError(f"{name} is corrupt: {key!r} must be a non-negative integer")
     if header["total"] > MAX_COUNT:
         raise CountsFormatError(f"{name} is corrupt: 'total' {header['total']} exceeds 2**63 - 1")
+    if header["pieces"] > header["piece_bytes"]:
+        raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} is more than "
+                                f"'piece_bytes' {header['piece_bytes']} (a piece has a byte at least)")
+    # The body is 12 bytes a piece plus the pieces: a size no address space holds is damage.
+    if 12 * header["pieces"] + header["piece_bytes"] + MAX_HEADER >= sys.maxsize:
+        raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} and 'piece_bytes' "
+                                f"{header['piece_bytes']} declare a table larger than memory can hold")
     if "pattern" not in header:
         raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
     try:

@@ -23,11 +23,18 @@ from __future__ import annotations
 import base64
 import json
 import os
+from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import write_atomically
-from bytepair.split.dialects import hf_pattern, tiktoken_pattern
+from bytepair.split import dialects
+from bytepair.split.dialects import hf_pattern
+from bytepair.split.patterns import TIKTOKEN_NAMES
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
+
+if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
+    import regex
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's map from each byte to a printable character (``tokenizer.json`` vocabularies use it).
@@ -186,6 +193,28 @@ def check_tiktoken_exact(tokenizer) -> None:
             )
 
 
+def tiktoken_pattern(pattern: str | regex.Pattern | None) -> str:
+    r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``pattern``.
+
+    ``pattern`` is what ``train`` takes: a pattern name (``"cl100k"``, or
+    tiktoken's ``"cl100k_base"``), ``None`` or ``"none"`` (no split), a
+    regex str or a compiled regex; a model's ``pattern`` (its regex source)
+    works too. An unknown name is refused (ValueError, as ``train`` refuses
+    it). The translation is :func:`bytepair.split.dialects.tiktoken_pattern`.
+
+    >>> from bytepair.split.pretokenize import PATTERNS
+    >>> tiktoken_pattern("cl100k") == tiktoken_pattern("cl100k_base") == PATTERNS["cl100k"]
+    True
+    >>> tiktoken_pattern("none")
+    '[\\s\\S]+'
+    """
+    if isinstance(pattern, str) and pattern in TIKTOKEN_NAMES:
+        pattern = TIKTOKEN_NAMES[pattern]
+    if not (isinstance(pattern, str) and pattern in PATTERNS.values()):  # a source needs no check
+        pattern = resolve_pattern(pattern, "pattern")
+    return dialects.tiktoken_pattern(pattern)
+
+
 def tiktoken_ranks(tokenizer: Tokenizer | ByteModel) -> dict[bytes, int]:
     """``mergeable_ranks`` of ``tokenizer`` for ``tiktoken.Encoding``: token bytes -> ID (rank = ID).
 
@@ -263,7 +292,7 @@ def tiktoken_encoding(tokenizer: Tokenizer | ByteModel, name: str = "bytepair"):
             )
     return tiktoken.Encoding(
         name,
-        pat_str=tiktoken_pattern(model.pattern),
+        pat_str=dialects.tiktoken_pattern(model.pattern),
         mergeable_ranks=ranks,
         special_tokens=specials,
         explicit_n_vocab=model.vocab_size + len(specials),

@@ -22,13 +22,11 @@ from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.split.dialects import HF_PATTERNS, _constructs
+from bytepair.split.patterns import TIKTOKEN_NAMES
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern, resolve_pattern
 
 #: One line of a tiktoken ranks file: a base64 token, a space, its rank.
 TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")
-#: tiktoken's encoding names for the patterns bytepair knows by other names.
-TIKTOKEN_NAMES = {"r50k_base": "gpt2", "p50k_base": "gpt2", "cl100k_base": "cl100k",
-                  "o200k_base": "o200k"}
 #: The regex of Hugging Face's ``ByteLevel`` pre-tokenizer (``use_regex``): GPT-2's.
 BYTE_LEVEL_PATTERN = PATTERNS["gpt2"]
 #: Oniguruma regex (as ``tokenizer.json`` holds it) -> bytepair's source, for the named patterns.
@@ -132,6 +130,7 @@ def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenize
         rules.append(Merge(rank, pair[0], pair[1], BYTE_TOKENS + rank, 0, 0))
 
     specials = _added_tokens(data.get("added_tokens", []))
+    _check_added_ids(data.get("added_tokens", []), vocab)
     ordinary = set(outer)
     for content, token_id in specials:
         if token_id in ordinary:
@@ -283,6 +282,32 @@ def _added_tokens(added) -> list[tuple[str, int]]:
                                     f"matches special tokens as they are written")
         tokens.append((token["content"], token["id"]))
     return sorted(tokens, key=lambda pair: pair[1])
+
+
+def _check_added_ids(added: list, vocab: dict) -> None:
+    """Refuse an added token whose ID in the file is not the one ``tokenizers`` gives it.
+
+    ``tokenizers`` does not read an added token's ``id``: on load it adds the
+    tokens in the file's order, and one whose content is not in ``model.vocab``
+    gets the vocabulary's size, or one more than the largest added ID when
+    that is not below it. An ID in a gap of the vocabulary, or added tokens
+    out of order, would make it give other IDs than the file says.
+    """
+    given: list[int] = []
+    for token in added:
+        content, token_id = token["content"], token["id"]
+        if content in vocab:
+            assigned = vocab[content]
+        elif given and max(given) >= len(vocab):
+            assigned = max(given) + 1
+        else:
+            assigned = len(vocab)
+        if assigned != token_id:
+            raise ImportRefused(
+                f"added token {content!r} has ID {token_id} in the file, but tokenizers gives it "
+                f"ID {assigned} when it loads the file (its ID is a gap in model.vocab, or the "
+                f"added tokens are out of order)")
+        given.append(assigned)
 
 
 def _check_whole_tokens(model: ByteModel) -> None:

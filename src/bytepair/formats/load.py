@@ -26,7 +26,7 @@ from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
 from bytepair.formats.imports import (ImportRefused, from_tiktoken, from_tokenizers_json,
                                       looks_like_tiktoken, looks_like_tokenizers_json)
 from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel
-from bytepair.model.modelfile import FORMAT, VERSION
+from bytepair.model.modelfile import FORMAT, VERSION, checksum
 from bytepair.split.pretokenize import UntrustedPattern, stored_pattern
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
@@ -103,9 +103,48 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
             raise ModelFormatError(f"{os.fspath(path)!r} is not a valid tokenizer.json: "
                                    f"{type(exc).__name__}: {exc}") from None
     try:
-        return _model(data, path, trust_pattern)
+        model = _model(data, path, trust_pattern)
     except RecursionError:
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: nested too deeply") from None
+    # After the checks above, so that a file edited by hand hears what is wrong with it first.
+    _check_checksum(data, path, required=False)
+    return model
+
+
+def load_checked(path: str | os.PathLike, *, trust_pattern: bool = False):
+    """:func:`load` of a bytepair model file that must carry its checksum (a checkpoint's rules:
+    bytepair wrote them, so a file without one was damaged or replaced)."""
+    text = _read_text(path, MAX_FILE_BYTES)
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
+    if isinstance(data, dict) and "checksum" not in data:
+        raise ModelFormatError(f"{os.fspath(path)!r} carries no checksum (bytepair writes one), "
+                               f"so it cannot be trusted to be what was written")
+    try:
+        model = _model(data, path, trust_pattern)
+    except RecursionError:
+        raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: nested too deeply") from None
+    _check_checksum(data, path, required=True)
+    return model
+
+
+def _check_checksum(data: dict, path, *, required: bool) -> None:
+    """Refuse a model file whose content differs from its ``checksum`` field (see
+    :func:`bytepair.model.modelfile.checksum`); a file without one (written by hand, or by an
+    older bytepair) is read as it is."""
+    stored = data.get("checksum")
+    if stored is None and not required:
+        return
+    fields = {key: value for key, value in data.items()
+              if key not in ("format", "version", "kind", "checksum", "merges")}
+    if stored != checksum(data["kind"], fields, data["merges"]):
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} is damaged: its content does not match its checksum (a file "
+            f"edited on purpose loads once its 'checksum' field is removed)")
 
 
 def _import(path, text: str, pattern):
