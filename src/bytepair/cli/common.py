@@ -16,6 +16,7 @@ import sys
 
 from bytepair._util.validate import parse_memory, plural
 from bytepair.counts.cluster import connect
+from bytepair.formats.imports import read_special_tokens
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
@@ -146,27 +147,47 @@ def naming(name: str):
         raise type(exc)(exc.errno, f"{name}: {exc.strerror}", exc.filename) from None
 
 
-def load_model(path: str, trust_pattern: bool, name: str = "MODEL", pattern: str | None = None):
-    """The model in ``path`` (a bytepair model file, a ``tokenizer.json``, or a tiktoken ranks
-    file split by ``pattern``, from ``--pattern``); a file that cannot be opened is an error
-    naming the argument ``name``."""
+def load_model(path: str, trust_pattern: bool, name: str = "MODEL", pattern: str | None = None,
+               special: list[str] | None = None):
+    """The model in ``path`` (a bytepair model file, a ``tokenizer.json`` or its directory, or a
+    tiktoken ranks file split by ``pattern``, from ``--pattern``, with the special tokens
+    ``special``, from ``--special``); a file that cannot be opened is an error naming the
+    argument ``name``."""
+    special_tokens = special_tokens_option(special)
     with naming(name):
         try:
-            return load(path, trust_pattern=trust_pattern, pattern=pattern)
+            return load(path, trust_pattern=trust_pattern, pattern=pattern,
+                        special_tokens=special_tokens)
         except ValueError as exc:
             if str(exc).startswith("pattern:"):  # the library's argument is this option
                 raise ValueError(f"--{exc}") from None
             raise
 
 
+def special_tokens_option(special: list[str] | None):
+    """``--special`` of a command that loads a model: tokens (IDs after the ranks, in order),
+    or one JSON file of token -> ID (``tok.tiktoken.special_tokens.json``, as ``export --to
+    tiktoken`` writes it)."""
+    if not special:
+        return None
+    files = [value for value in special if value.endswith(".json")]
+    if not files:
+        return special
+    if len(special) > 1:
+        raise ValueError(f"--special: give either tokens or one JSON file of special tokens, "
+                         f"not both ({files[0]!r} and {len(special) - 1} more)")
+    with naming("--special"):
+        return read_special_tokens(files[0])
+
+
 def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need: str = "",
-                   pattern: str | None = None):
+                   pattern: str | None = None, special: list[str] | None = None):
     """A :class:`Tokenizer` from a model file; a byte model gets no special tokens.
 
     A word-mode model is refused with what to do instead; ``need`` says why
     this command needs token IDs.
     """
-    return as_tokenizer(load_model(path, trust_pattern, name, pattern), path, need)
+    return as_tokenizer(load_model(path, trust_pattern, name, pattern, special), path, need)
 
 
 def as_tokenizer(model, path: str, need: str = ""):
@@ -278,8 +299,13 @@ def add_trust_pattern(command: argparse.ArgumentParser) -> None:
 
 
 def add_model_pattern(command: argparse.ArgumentParser) -> None:
-    """``--pattern``: the pre-tokenizer of a tiktoken ranks file given as MODEL."""
+    """``--pattern`` and ``--special``: what a tiktoken ranks file given as MODEL does not hold."""
     command.add_argument("--pattern", metavar="NAME|REGEX",
                          help="MODEL is a tiktoken ranks file, which holds no pattern: split text "
                          f"with this one ({PATTERN_CHOICES.replace('|REGEX', '')}, tiktoken's "
                          "cl100k_base, o200k_base, r50k_base, p50k_base, or a regex)")
+    command.add_argument("--special", action="append", metavar="TOKEN|FILE.json",
+                         help="MODEL is a tiktoken ranks file, which holds no special tokens: "
+                         "this one (repeatable; IDs after the ranks, in order), or the JSON file "
+                         "of token -> ID that 'export --to tiktoken' writes beside the ranks "
+                         "(MODEL.special_tokens.json)")

@@ -76,8 +76,8 @@ def run_evaluate(args) -> None:
     for path in set(args.models):
         if args.models.count(path) > 1:
             raise ValueError(f"MODEL: {path!r} is given twice")
-    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern)
-              for path in args.models}
+    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern,
+                                   special=args.special) for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,
                      checks=args.checks, full_vocabulary=args.full_vocabulary,
