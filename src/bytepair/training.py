@@ -39,7 +39,7 @@ from bytepair._util.validate import (
 # In pipeline order: read, split, counts, learn, model, formats.
 from bytepair.read.corpus import Documents, Files, as_files, read_corpus
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
-from bytepair.counts.checkpoint import Checkpoint, corpus_identity
+from bytepair.counts.checkpoint import Checkpoint, CheckpointAhead, corpus_identity
 from bytepair.counts.cluster import count_on_cluster
 from bytepair.counts.counting import count_files, count_pieces, counted_in_blocks, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
@@ -639,8 +639,7 @@ def train(
             saved.save_counts(counts)
         on_rules = _rules_writer(saved, source)
         if len(start_model.merges) > merges:
-            raise ValueError(f"checkpoint: it already holds {len(start_model.merges)} merges, "
-                             f"more than the {merges} requested")
+            raise CheckpointAhead(len(start_model.merges), merges, len(special))
     if counts is None:  # read, split and count
         if limit is not None:
             corpus, count_memory, workers = _count_within(
@@ -751,10 +750,8 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     special, merges, min_frequency = _sizes(vocab_size, merges, special_tokens, min_frequency)
     transition = check_int(superbpe, "superbpe", minimum=BYTE_TOKENS)
     if transition - BYTE_TOKENS >= merges:
-        raise ValueError(
-            f"superbpe: the transition vocabulary {transition} must be smaller than the final "
-            f"one of {BYTE_TOKENS + merges} bytes and learned tokens"
-            f"{' (vocab_size less the special tokens)' if special and vocab_size else ''}")
+        raise ValueError(superwords.transition_too_large(transition, merges, vocab_size,
+                                                         len(special)))
     max_words = check_int(max_words, "max_words", minimum=1)
     if source is None:
         raise ValueError("superbpe: SuperBPE needs a stage-1 pretokenize pattern; with none (byte "

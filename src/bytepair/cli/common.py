@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import logging
 import os
 import re
+import shlex
 import sys
 
 from bytepair._util.validate import parse_memory, plural
 from bytepair.counts.cluster import connect
-from bytepair.formats.imports import read_special_tokens
+from bytepair.formats.imports import TIKTOKEN_NAMES, read_special_tokens
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
@@ -78,6 +80,37 @@ class Parser(argparse.ArgumentParser):
         command = self.prog.removeprefix("bytepair").strip()
         raise CommandLineError(f"{command}: {message}" if command else message)
 
+    def check_options(self, argv: list[str]) -> None:
+        """An option this command does not have is a usage error that names it and the
+        nearest one it has, before argparse's own checks (which would first report a
+        required option as missing: ``--vocab_size 8192`` is not ``--vocab-size``)."""
+        known = self._option_string_actions
+        for token in argv:
+            if token == "--":
+                return
+            if not token.startswith("-") or token == "-" or " " in token or _NUMBER.fullmatch(token):
+                continue  # argparse reads these as values
+            name = token.split("=", 1)[0]
+            if name in known or (not name.startswith("--") and name[:2] in known):
+                continue  # -o FILE, or -oFILE
+            if name.startswith("--") and any(option.startswith(name) for option in known):
+                continue  # an abbreviation (argparse says whether it is ambiguous)
+            self.error(f"unrecognized option {name}{_did_you_mean(name, known)}")
+
+
+_NUMBER = re.compile(r"-\d+(\.\d*)?")
+
+
+def _did_you_mean(name: str, known) -> str:
+    """``; did you mean --vocab-size?`` for ``--vocab_size`` (underscores are Python's and Hugging
+    Face's spelling), or the nearest option by spelling; empty when none is near."""
+    options = sorted(option for option in known if option.startswith("--"))
+    dashed = "--" + name.lstrip("-").replace("_", "-").lower()
+    if dashed in options:
+        return f"; did you mean {dashed}?"
+    near = difflib.get_close_matches(dashed, options, n=1, cutoff=0.6)
+    return f"; did you mean {near[0]}?" if near else ""
+
 
 # -- argument types ---------------------------------------------------------
 
@@ -111,19 +144,66 @@ def memory_size(text: str) -> int:
             f"expected a memory size such as 4GiB, 512MiB or 2GB, got {text!r}") from None
 
 
+#: Suffixes of a size: ``k`` and ``M`` are decimal (32k = 32,000, as "a 32k vocabulary" is
+#: usually meant), ``Ki`` and ``Mi`` binary (32Ki = 32,768).
+SIZE_UNITS = {"k": 1000, "K": 1000, "M": 1000**2, "Ki": 1024, "ki": 1024, "Mi": 1024**2}
+_SIZE = re.compile(r"\s*([0-9][0-9_]*)\s*(" + "|".join(SIZE_UNITS) + r")?\s*")
+
+
+def size_number(text: str) -> int:
+    """An integer, or a number of thousands or of 1,024s (:data:`SIZE_UNITS`).
+
+    >>> size_number("32k"), size_number("32Ki"), size_number("8192")
+    (32000, 32768, 8192)
+    """
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        return int(text)  # ValueError; also takes a sign, whose limits are the library's
+    return int(match.group(1)) * SIZE_UNITS.get(match.group(2) or "", 1)
+
+
+def size(text: str) -> int:
+    """A vocabulary size or a number of merges: ``32768``, ``32k`` (32,000) or ``32Ki`` (32,768)."""
+    try:
+        return size_number(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected an integer such as 32768, 32k (32,000) or 32Ki (32,768), got {text!r}"
+        ) from None
+
+
 def vocab_sizes(text: str) -> list[int]:
-    """One vocabulary size, or several separated by commas; their limits are the library's."""
+    """One vocabulary size, or several separated by commas (each may be written ``32k`` or
+    ``32Ki``, :func:`size_number`); their limits are the library's."""
     sizes = []
     for item in text.split(","):
         try:
-            sizes.append(int(item))
+            sizes.append(size_number(item))
         except ValueError:
             raise argparse.ArgumentTypeError(
-                f"expected an integer or integers separated by commas, got {text!r}") from None
+                f"expected an integer or integers separated by commas (32768, 32k = 32,000, "
+                f"32Ki = 32,768), got {text!r}") from None
     return sizes
 
 
+def pattern_option(text: str) -> str:
+    """A ``--pretokenize`` value: tiktoken's encoding names (``cl100k_base``) are read as the
+    pattern they use; anything else is the library's to check."""
+    return TIKTOKEN_NAMES.get(text, text)
+
+
 # -- shared helpers ---------------------------------------------------------
+
+def resume_hint(args, argv: list[str]) -> str:
+    """For a run stopped with ``--checkpoint DIR``: where its progress is and the exact command
+    that continues it (the same arguments, with ``--resume``); empty for other runs."""
+    checkpoint = getattr(args, "checkpoint", None)
+    if checkpoint is None:
+        return ""
+    again = list(argv) if "--resume" in argv else [*argv, "--resume"]
+    return (f"; the progress so far is kept in {checkpoint!r}, continue with: "
+            f"bytepair {shlex.join(again)}")
+
 
 def one_line(exc: BaseException) -> str:
     if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:

@@ -8,7 +8,7 @@ import sys
 
 from bytepair._util.atomic import check_target
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer,
-                                 vocab_sizes)
+                                 size_number, vocab_sizes)
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
@@ -26,7 +26,7 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
     """
     if text.startswith(ALL_SIZES):
         try:
-            step = int(text[len(ALL_SIZES):])
+            step = size_number(text[len(ALL_SIZES):])
         except ValueError:
             step = 0
         if step < 1:

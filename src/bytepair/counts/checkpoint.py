@@ -41,6 +41,23 @@ VERSION = 1
 UNIT_BYTES = 1 << 24
 
 
+class CheckpointAhead(ValueError):
+    """A resumed run asks for fewer merges than its checkpoint already holds.
+
+    ``held`` and ``requested`` are numbers of merges; ``special`` is the
+    number of special tokens, so that a caller that took a vocabulary size
+    can say it in that unit. The model of the smaller size is the first rules
+    of the larger one: train to the checkpoint's size (or more) and truncate.
+    """
+
+    def __init__(self, held: int, requested: int, special: int = 0):
+        self.held, self.requested, self.special = held, requested, special
+        super().__init__(
+            f"checkpoint: it already holds {held:,} merges, more than the {requested:,} requested; "
+            f"resume with {held:,} merges or more and truncate the model to the smaller size "
+            f"(Tokenizer.truncate: the smaller model is the first rules of the larger)")
+
+
 def corpus_identity(files: Files) -> dict:
     """The files (``[path, size, modification time in ns]`` each: a changed file is a new
     corpus), the options that read them and the unit size (units are numbered)."""

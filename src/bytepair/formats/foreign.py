@@ -87,5 +87,5 @@ def json_file(data, name: str = "") -> str | None:
     if isinstance(data.get("vocab"), list) and isinstance(data.get("config"), dict):
         return "is a Mistral tekken.json tokenizer, which bytepair does not read"
     if data and all(isinstance(v, int) and not isinstance(v, bool) for v in data.values()):
-        return f"is a vocabulary (token -> ID, like GPT-2's vocab.json) without merges: {_FROM_VOCAB_AND_MERGES}"
+        return f"is a vocabulary (token -> ID, like GPT-2's vocab.json) without its merges (merges.txt); {_FROM_VOCAB_AND_MERGES}"
     return None
