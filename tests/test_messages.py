@@ -255,7 +255,7 @@ def test_a_model_without_merges_is_said(argv, corpus, tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--vocab-size", "8k", "--superbpe", "8k"], ("--superbpe: 8,000 must be smaller than the final "
+    (["--vocab-size", "8k", "--superbpe", "8k"], ("--superbpe: the transition 8,000 must be smaller than the final "
                                                   "vocabulary size, 8,000",)),
     (["--vocab-size", "8192", "--superbpe", "8192", "--special", "<|e|>"],
      ("less its special tokens, 8,192 - 1 = 8,191",)),

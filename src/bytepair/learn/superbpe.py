@@ -181,5 +181,5 @@ def transition_too_large(transition: int, merges: int, vocab_size: int | None,
                       f"{special:,} = {final:,}")
     else:
         final_size = f"the final vocabulary size, {vocab_size:,}"
-    return (f"superbpe: {transition:,} must be smaller than {final_size} (stage 1 learns "
-            f"tokens up to vocabulary {transition:,}, stage 2 the superword tokens above it)")
+    return (f"superbpe: the transition {transition:,} must be smaller than {final_size} "
+            f"(stage 1 learns tokens up to vocabulary {transition:,}, stage 2 the superword tokens above it)")
