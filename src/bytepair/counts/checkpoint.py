@@ -30,7 +30,8 @@ from pathlib import Path
 from bytepair._util.atomic import write_atomically
 from bytepair.counts import counting
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.counts.spill import give_freed_tables_back, merge_run_files, save_table
+from bytepair.counts.spill import (give_freed_tables_back, merge_run_files, remove_abandoned,
+                                   save_table)
 from bytepair.read.corpus import Files, file_of
 from bytepair.split import fastsplit
 
@@ -108,6 +109,7 @@ class Checkpoint:
     """
 
     def __init__(self, directory: str | os.PathLike, identity: dict, *, resume: bool):
+        remove_abandoned()  # spill files of runs killed before (this one keeps its runs here)
         self.directory = Path(directory)
         self.identity = identity
         manifest = self.directory / "checkpoint.json"
