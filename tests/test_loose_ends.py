@@ -1,6 +1,7 @@
 """Loose ends inside: the threaded count wakes up for signals, and a spill directory left by a
 killed run is found and removed by the next one."""
 
+import json
 import os
 import signal
 import subprocess
@@ -143,3 +144,64 @@ def test_remove_abandoned_takes_only_unlocked_directories(tmp_path, monkeypatch)
         assert spill.remove_abandoned() == [str(dead)]
         assert Path(live.directory).is_dir()
     assert os.listdir(tmp_path) == []
+
+
+# -- word counting and held-out samples read through the reading stage ---------------------------
+
+@pytest.fixture
+def texts(tmp_path):
+    (tmp_path / "w.jsonl").write_text('{"body": "lower lowest low"}\n{"body": "newer newest"}\n')
+    (tmp_path / "good.txt").write_text("lower lowest low newer newest\n")
+    (tmp_path / "bad.txt").write_bytes(b"low \xff\xfe lower\n")
+    return tmp_path
+
+
+def test_learn_words_takes_the_reading_options(texts, capsys):
+    from helpers import run
+    code, _, err = run(capsys, "learn-words", texts / "w.jsonl", "--jsonl-field", "body",
+                       "--merges", "5", "-o", texts / "w.model", "-q")
+    assert code == 0, err
+    assert bytepair.load(texts / "w.model") == bytepair.learn_words(
+        ["lower lowest low", "newer newest"], 5)
+
+
+def test_learn_words_gives_the_reading_errors(texts, capsys):
+    from helpers import assert_bad_input, run
+    assert_bad_input(capsys, texts, ["learn-words", texts / "good.txt", texts / "bad.txt",
+                                     "--merges", "5", "-o", texts / "w.model"],
+                     "bad.txt: invalid UTF-8 at byte offset 4", "--skip-unreadable")
+    code, _, err = run(capsys, "learn-words", texts / "good.txt", texts / "bad.txt", "--merges",
+                       "5", "--skip-unreadable", "-o", texts / "w.model")
+    assert code == 0 and "skipped 1 file" in err
+    assert bytepair.load(texts / "w.model") == bytepair.learn_words(texts / "good.txt", 5)
+
+
+@pytest.fixture
+def small_model(texts):
+    path = texts / "m.json"
+    bytepair.train([(texts / "good.txt").read_text()] * 3, merges=10).save(path)
+    return path
+
+
+def test_evaluate_samples_take_the_reading_options(texts, small_model, capsys):
+    from helpers import run
+    code, out, err = run(capsys, "evaluate", small_model, "--sample", texts / "w.jsonl",
+                         "--jsonl-field", "body", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    model = bytepair.load(small_model)
+    documents = ["lower lowest low", "newer newest"]  # the field's texts, not the JSON lines
+    assert report["samples"][0]["documents"] == 2
+    assert report["samples"][0]["bytes"] == sum(map(len, documents))
+    assert report["rows"][0]["tokens"] == sum(len(model.encode(t)) for t in documents)
+
+
+def test_evaluate_samples_give_the_reading_errors(texts, small_model, capsys):
+    from helpers import assert_bad_input, run
+    assert_bad_input(capsys, texts, ["evaluate", small_model, "--sample", texts / "good.txt",
+                                     "--sample", texts / "bad.txt"],
+                     "bad.txt: invalid UTF-8 at byte offset 4", "--skip-unreadable")
+    code, out, err = run(capsys, "evaluate", small_model, "--sample", f"{texts}/*.txt=en",
+                         "--skip-unreadable")
+    assert code == 0, err
+    assert "skipped 1 file" in err and "en" in out

@@ -318,15 +318,19 @@ def pattern_name(source: str | None) -> str:
     return f"regex {source!r}"
 
 
-def files_of(args) -> Files:
-    """The FILEs of ``train`` or ``count`` as a corpus (the library checks the options).
+def files_of(args, patterns=None, name: str = "FILE") -> Files:
+    """The FILEs of ``train``, ``count`` or ``learn-words`` (or ``patterns``, named ``name``, such
+    as an ``evaluate`` sample) as a corpus read with the command's reading options (the library
+    checks them).
 
     With ``--skip-unreadable``, files that are not UTF-8 text are left out and
     listed on stderr (unless ``--quiet``).
     """
-    files = files_named("FILE", *args.files, per_line=args.per_line, jsonl_field=args.jsonl_field,
-                        text_column=args.text_column, skip_unreadable=args.skip_unreadable)
-    if files.skipped and not args.quiet:
+    patterns = args.files if patterns is None else patterns
+    files = files_named(name, *patterns, per_line=getattr(args, "per_line", False),
+                        jsonl_field=args.jsonl_field, text_column=args.text_column,
+                        skip_unreadable=args.skip_unreadable)
+    if files.skipped and not getattr(args, "quiet", False):
         shown = ", ".join(f"{str(path)!r} ({why})" for path, why in files.skipped[:SKIPPED_SHOWN])
         more = len(files.skipped) - SKIPPED_SHOWN
         print(f"bytepair: skipped {plural(len(files.skipped), 'file')} that "
@@ -359,7 +363,28 @@ def cluster(address: str | None):
         logging.disable(previous)
 
 
-def corpus_options(command: argparse.ArgumentParser) -> None:
+@contextlib.contextmanager
+def skip_hint(args):
+    """A file that is not text stops the run; its message says how to leave such files out."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if hasattr(args, "skip_unreadable") and not args.skip_unreadable and (
+                "invalid UTF-8" in message or "not a readable gzip file" in message):
+            raise ValueError(f"{message}; --skip-unreadable leaves out such files") from None
+        raise
+
+
+def reading_options(command: argparse.ArgumentParser) -> None:
+    """``--jsonl-field`` and the reading options of :func:`corpus_options` without a cluster:
+    for commands that read text files themselves (``learn-words``, ``evaluate``'s samples)."""
+    command.add_argument("--jsonl-field", metavar="NAME",
+                         help="text field of JSON Lines records (default: text)")
+    corpus_options(command, cluster=False)
+
+
+def corpus_options(command: argparse.ArgumentParser, cluster: bool = True) -> None:
     """Options that ``train`` and ``count`` share for Parquet input, unreadable files and clusters."""
     command.add_argument("--skip-unreadable", action="store_true",
                          help="leave out files that are not UTF-8 text (or not readable gzip) "
@@ -367,6 +392,8 @@ def corpus_options(command: argparse.ArgumentParser) -> None:
                          "first)")
     command.add_argument("--text-column", metavar="NAME",
                          help="string column of Parquet files holding the documents (default: text)")
+    if not cluster:
+        return
     command.add_argument("--scheduler", metavar="ADDRESS",
                          help="count on the Dask cluster whose scheduler is at ADDRESS "
                          "(tcp://host:8786); workers must be able to read the FILEs")

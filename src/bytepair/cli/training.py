@@ -13,7 +13,7 @@ from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
                                  integer, load_tokenizer, memory_size, naming, pattern_name,
-                                 pattern_option, size, vocab_sizes)
+                                 pattern_option, size, skip_hint, vocab_sizes)
 from bytepair.counts.checkpoint import CheckpointAhead
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.model.models import BYTE_TOKENS
@@ -161,17 +161,8 @@ def _resume_in_units_given(args, outputs: dict):
             f"first rules of the larger, cut off by truncation)") from None
 
 
-@contextlib.contextmanager
-def _skip_hint(args):
-    """A file that is not text stops the run; its message says how to leave such files out."""
-    try:
-        yield
-    except ValueError as exc:
-        message = str(exc)
-        if getattr(args, "files", None) and not args.skip_unreadable and (
-                "invalid UTF-8" in message or "not a readable gzip file" in message):
-            raise ValueError(f"{message}; --skip-unreadable leaves out such files") from None
-        raise
+#: The hint for files that are not text (shared with the other commands that read FILEs).
+_skip_hint = skip_hint
 
 
 @contextlib.contextmanager
