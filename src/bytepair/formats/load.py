@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Sequence
 
 from bytepair._util.validate import check_special_tokens, is_text
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
@@ -55,7 +56,8 @@ def save_model(model, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
-         pattern: str | None = None, special_tokens=None):
+         pattern: str | None = None,
+         special_tokens: dict[str, int] | Sequence[str] | str | os.PathLike | None = None):
     """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel,
     or import a Hugging Face ``tokenizer.json`` (or a directory holding one, such as
     :func:`bytepair.to_transformers` writes) or a tiktoken ranks file.
