@@ -54,6 +54,8 @@ def _is_sentencepiece(data: bytes) -> bool:
 
 def text_file(text: str) -> str | None:
     """What a UTF-8 file that is not JSON is, when it is a known kind; None otherwise."""
+    if _is_sentencepiece(text[:1 << 16].encode("utf-8", "surrogatepass")):
+        return binary_file(text[:1 << 16].encode("utf-8", "surrogatepass"))  # valid UTF-8 by chance
     lines = [line for line in text.splitlines()[:20] if line.strip()]
     if not lines:
         return None
