@@ -61,11 +61,15 @@ def gpt2_files(tmp_path_factory):
     ("special_tokens_map", ("special_tokens_map.json", "directory")),
     ("config", ("config.json", "not a tokenizer")),
     ("gzip", ("gzip", "decompress")),
+    ("wordpiece", ("WordPiece vocab.txt", "does not read")),
 ])
 def test_other_tools_files_are_named_with_what_to_pass(kind, words, tmp_path, gpt2_files, capsys):
     vocab, merges = gpt2_files
-    path = tmp_path / {"sentencepiece": "spm.model", "gzip": "tok.json.gz"}.get(kind, f"{kind}.json")
-    if kind == "sentencepiece":
+    path = tmp_path / {"sentencepiece": "spm.model", "gzip": "tok.json.gz",
+                       "wordpiece": "vocab.txt"}.get(kind, f"{kind}.json")
+    if kind == "wordpiece":
+        path.write_text("[PAD]\n[unused0]\n[UNK]\n[CLS]\n[SEP]\nthe\n##s\n")
+    elif kind == "sentencepiece":
         path.write_bytes(_sentencepiece_model())
     elif kind == "merges":
         path = merges
@@ -130,6 +134,13 @@ def test_sizes_take_k_and_ki():
     for bad in ("32kb", "k", "3.5k", "32KiB"):
         with pytest.raises(ValueError):
             size_number(bad)
+
+
+def test_learn_words_merges_take_units(corpus, tmp_path, capsys):
+    code, _, err = run(capsys, "learn-words", corpus, "--merges", "1k", "-o", tmp_path / "w.model",
+                       "-q")
+    assert code == 0, err
+    assert bytepair.load(tmp_path / "w.model") == bytepair.learn_words(corpus, 1000)
 
 
 def test_vocab_size_with_units_trains_that_size(corpus, tmp_path, capsys):

@@ -7,7 +7,7 @@ import time
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import files_of, integer, reading_options, skip_hint
+from bytepair.cli.common import files_of, integer, reading_options, size, skip_hint
 from bytepair.training import learn_words
 
 
@@ -43,7 +43,7 @@ def add_commands(commands) -> None:
     command.add_argument("files", nargs="+", metavar="FILE",
                          help="corpus files, directories, globs, JSON Lines or Parquet files "
                          "(UTF-8 text)")
-    command.add_argument("--merges", type=integer, required=True, metavar="N",
+    command.add_argument("--merges", type=size, required=True, metavar="N",
                          help="number of rules to learn")
     command.add_argument("--end-of-word", metavar="SYMBOL", default=None,
                          help="symbol appended to every word, such as '</w>' (default: none)")

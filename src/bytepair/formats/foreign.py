@@ -59,6 +59,9 @@ def text_file(text: str) -> str | None:
     lines = [line for line in text.splitlines()[:20] if line.strip()]
     if not lines:
         return None
+    if {"[PAD]", "[UNK]", "[CLS]"} & set(lines[:5]):
+        return ("is a WordPiece vocab.txt (BERT), which bytepair does not read: WordPiece "
+                "matches the longest vocabulary entry, it has no byte-pair merges")
     if lines[0].startswith("#version") or (
             len(lines) >= 2 and all(len(line.split(" ")) == 2 for line in lines[:20])):
         return f"is a merges.txt (GPT-2 style merge list) without its vocabulary: {_FROM_VOCAB_AND_MERGES}"
