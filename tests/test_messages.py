@@ -126,6 +126,10 @@ def test_values_that_start_with_a_dash_are_not_options(tmp_path, capsys):
     assert code == 0, err
     code, out, err = run(capsys, "encode", model, "--", "-5 a")
     assert code == 0 and out.split(), err
+    assert_bad_input(capsys, tmp_path, ["encode", model, "-hello"], "unrecognized option -hello",
+                     "-- -hello")
+    code, out, err = run(capsys, "encode", model, "--", "-hello")
+    assert code == 0 and out.split(), err
 
 
 def test_sizes_take_k_and_ki():

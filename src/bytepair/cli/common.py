@@ -91,14 +91,30 @@ class Parser(argparse.ArgumentParser):
             if not token.startswith("-") or token == "-" or " " in token or _NUMBER.fullmatch(token):
                 continue  # argparse reads these as values
             name = token.split("=", 1)[0]
-            if name in known or (not name.startswith("--") and name[:2] in known):
-                continue  # -o FILE, or -oFILE
+            if name in known or (not name.startswith("--") and _short_options(name, known)):
+                continue  # -o FILE, -oFILE, or flags together (-qh)
             if name.startswith("--") and any(option.startswith(name) for option in known):
                 continue  # an abbreviation (argparse says whether it is ambiguous)
+            if not name.startswith("--"):
+                self.error(f"unrecognized option {name} (a text or file name that starts with "
+                           f"'-' goes after '--': -- {token})")
             self.error(f"unrecognized option {name}{_did_you_mean(name, known)}")
 
 
 _NUMBER = re.compile(r"-\d+(\.\d*)?")
+
+
+def _short_options(token: str, known) -> bool:
+    """Whether argparse reads ``token`` as short options: flags written together (``-qh``),
+    perhaps ending in an option that takes a value with the value attached (``-oFILE``,
+    ``-qoFILE``)."""
+    for flag in token[1:]:
+        action = known.get(f"-{flag}")
+        if action is None:
+            return False
+        if action.nargs != 0:
+            return True  # the rest is its value
+    return True
 
 
 def _did_you_mean(name: str, known) -> str:
