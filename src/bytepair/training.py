@@ -39,7 +39,7 @@ from bytepair._util.validate import (
 # In pipeline order: read, split, counts, learn, model, formats.
 from bytepair.read.corpus import Documents, Files, as_files, read_corpus
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
-from bytepair.counts.checkpoint import Checkpoint, corpus_identity
+from bytepair.counts.checkpoint import Checkpoint, CheckpointAhead, corpus_identity
 from bytepair.counts.cluster import count_on_cluster
 from bytepair.counts.counting import count_files, count_pieces, counted_in_blocks, counts_bytes
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
@@ -639,8 +639,7 @@ def train(
             saved.save_counts(counts)
         on_rules = _rules_writer(saved, source)
         if len(start_model.merges) > merges:
-            raise ValueError(f"checkpoint: it already holds {len(start_model.merges)} merges, "
-                             f"more than the {merges} requested")
+            raise CheckpointAhead(len(start_model.merges), merges, len(special))
     if counts is None:  # read, split and count
         if limit is not None:
             corpus, count_memory, workers = _count_within(
@@ -752,10 +751,8 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     special, merges, min_frequency = _sizes(vocab_size, merges, special_tokens, min_frequency)
     transition = check_int(superbpe, "superbpe", minimum=BYTE_TOKENS)
     if transition - BYTE_TOKENS >= merges:
-        raise ValueError(
-            f"superbpe: the transition vocabulary {transition} must be smaller than the final "
-            f"one of {BYTE_TOKENS + merges} bytes and learned tokens"
-            f"{' (vocab_size less the special tokens)' if special and vocab_size else ''}")
+        raise ValueError(superwords.transition_too_large(transition, merges, vocab_size,
+                                                         len(special)))
     max_words = check_int(max_words, "max_words", minimum=1)
     if source is None:
         raise ValueError("superbpe: SuperBPE needs a stage-1 pretokenize pattern; with none (byte "
@@ -804,6 +801,9 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
         else:
             rules, pieces = learn_stage1(), None
     else:
+        if start_model.stages is not None and start_model.stages.transition < transition:
+            _check_stage1_ran_out(start_model, transition, corpus, tables and stage1_tables,
+                                  min_frequency, options)
         pieces = _count(corpus, stage2, **options) if tables is None else None
     # Stage 2 starts where stage 1 ended (early, when pairs ran out).
     stages = stages._replace(transition=BYTE_TOKENS + len(rules)) if start_model.stages is None \
@@ -819,6 +819,25 @@ def _train_superbpe(corpus, *, vocab_size, merges, pretokenize, special_tokens, 
     rules = _learn_stage2(pieces, rules, merges, max_words=max_words, min_frequency=min_frequency,
                           progress=progress, threads=workers or os.cpu_count() or 1)
     return Tokenizer(ByteModel._learned(rules, pattern=stage2, stages=stages), special)
+
+
+def _check_stage1_ran_out(model: ByteModel, transition: int, corpus, stage1_tables,
+                          min_frequency: int, options: dict) -> None:
+    """A SuperBPE ``model`` whose stage 1 ended below ``transition`` continues in stage 2 only
+    if stage 1 runs out of pairs at the same rule on this corpus, as a fit from scratch with
+    ``superbpe=transition`` would; otherwise it was trained with another transition."""
+    held = model.stages.transition
+    source = model.stages.pretokenize
+    if stage1_tables:
+        counts, made_here = _added(stage1_tables, source, "stage-1")
+    else:
+        counts, made_here = _count(corpus, source, **options), True
+    stage1 = ByteModel(model.merges[:held - BYTE_TOKENS], pattern=source)
+    learned = _learn(counts, held - BYTE_TOKENS + 1, min_frequency=min_frequency, start=stage1,
+                     progress=False, release=made_here)
+    if len(learned) > held - BYTE_TOKENS:
+        raise ValueError(_other_transition(held, transition)
+                         + f" (its stage 1 ended at {held}, and on this corpus it goes on)")
 
 
 def _learn_while_counting(learn: Callable[[], list[Merge]], corpus: Files | list[bytes],
@@ -920,10 +939,15 @@ def _initial_superbpe_model(model: ByteModel | None, source: str, stages: Stages
         return model
     if model.stages.pretokenize != source or model.stages.max_words != stages.max_words:
         raise ValueError("init is a SuperBPE model trained with another pretokenize or max_words")
-    if model.stages.transition != stages.transition:
-        raise ValueError(f"init is a SuperBPE model with transition {model.stages.transition}, "
-                         f"not superbpe={stages.transition}")
+    if model.stages.transition > stages.transition:
+        raise ValueError(_other_transition(model.stages.transition, stages.transition))
+    # A lower transition is where stage 1 ran out of pairs (trained with superbpe=T, it
+    # stops early and records where): the caller checks that it does so on this corpus.
     return model
+
+
+def _other_transition(held: int, asked: int) -> str:
+    return f"init is a SuperBPE model with transition {held}, not superbpe={asked}"
 
 
 def _learn_stage2(pieces: PieceCounts, rules: list[Merge], merges: int, *, max_words: int,

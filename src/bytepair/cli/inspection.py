@@ -67,7 +67,7 @@ def run_inspect_words(args, model: WordModel) -> None:
 
 
 def run_inspect(args) -> None:
-    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if isinstance(model, WordModel):
         run_inspect_words(args, model)
         return
@@ -159,7 +159,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if isinstance(model, WordModel):
         # No IDs: one row per rule, in rank order, the symbol it makes last.
         out = ["rank\tleft\tright\tsymbol\n"]

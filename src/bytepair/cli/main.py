@@ -26,7 +26,7 @@ import threading
 
 from bytepair import __version__
 from bytepair.cli import encoding, evaluation, export, inspection, teaching, training, words
-from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line
+from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line, resume_hint
 
 #: The command groups, in the order ``--help`` lists their commands.
 COMMAND_GROUPS = (training, words, export, encoding, inspection, evaluation, teaching)
@@ -97,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, commands = _build()
     try:
         if argv and argv[0] in commands:
+            commands[argv[0]].check_options(argv[1:])
             # Intermixed: options may sit between FILEs, DOCs and IDS.
             args = commands[argv[0]].parse_intermixed_args(argv[1:])
             args.command = argv[0]
@@ -117,10 +118,10 @@ def main(argv: list[str] | None = None) -> int:
         args.run(args)
         sys.stdout.flush()
     except KeyboardInterrupt:
-        print("bytepair: interrupted", file=sys.stderr)
+        print(f"bytepair: interrupted{resume_hint(args, argv)}", file=sys.stderr)
         return 130
     except Terminated:
-        print("bytepair: terminated", file=sys.stderr)
+        print(f"bytepair: terminated{resume_hint(args, argv)}", file=sys.stderr)
         return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's

@@ -35,7 +35,8 @@ from pathlib import Path
 from bytepair._util.atomic import write_atomically
 from bytepair.counts import counting
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.counts.spill import give_freed_tables_back, merge_run_files, save_table
+from bytepair.counts.spill import (give_freed_tables_back, merge_run_files, remove_abandoned,
+                                   save_table)
 from bytepair.read.corpus import Files, file_of
 from bytepair.split import fastsplit
 
@@ -44,6 +45,23 @@ VERSION = 1
 #: A counted unit of the corpus (one run file) covers about this many bytes: what a kill
 #: can lose, and what each worker holds as one table before writing it.
 UNIT_BYTES = 1 << 24
+
+
+class CheckpointAhead(ValueError):
+    """A resumed run asks for fewer merges than its checkpoint already holds.
+
+    ``held`` and ``requested`` are numbers of merges; ``special`` is the
+    number of special tokens, so that a caller that took a vocabulary size
+    can say it in that unit. The model of the smaller size is the first rules
+    of the larger one: train to the checkpoint's size (or more) and truncate.
+    """
+
+    def __init__(self, held: int, requested: int, special: int = 0):
+        self.held, self.requested, self.special = held, requested, special
+        super().__init__(
+            f"checkpoint: it already holds {held:,} merges, more than the {requested:,} requested; "
+            f"resume with {held:,} merges or more and truncate the model to the smaller size "
+            f"(Tokenizer.truncate: the smaller model is the first rules of the larger)")
 
 
 def corpus_identity(files: Files) -> dict:
@@ -96,6 +114,7 @@ class Checkpoint:
     """
 
     def __init__(self, directory: str | os.PathLike, identity: dict, *, resume: bool):
+        remove_abandoned()  # spill files of runs killed before (this one keeps its runs here)
         self.directory = Path(directory)
         self.identity = identity
         manifest = self.directory / "checkpoint.json"

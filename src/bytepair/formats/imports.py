@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import os
 import re
 
+from bytepair._util.validate import check_special_tokens
 from bytepair.formats.export import bytes_to_unicode
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
@@ -340,7 +343,7 @@ def tiktoken_pattern_source(pattern) -> str | None:
     return resolve_pattern(pattern, "pattern")
 
 
-def from_tiktoken(text: str, pattern) -> Tokenizer:
+def from_tiktoken(text: str, pattern, special_tokens=None) -> Tokenizer:
     """The Tokenizer that encodes as ``tiktoken.Encoding`` with these ranks and this pattern.
 
     ``text`` is a ranks file: ``base64(token bytes) rank`` per line, every
@@ -350,8 +353,12 @@ def from_tiktoken(text: str, pattern) -> Tokenizer:
     or that would not encode to itself by bytepair's rules (where tiktoken's
     loop and bytepair's could differ, see
     :func:`bytepair.formats.export.check_tiktoken_exact`), is refused. IDs are
-    the ranks. The file holds no special tokens. O(sum of token lengths
-    squared) for the splits.
+    the ranks. O(sum of token lengths squared) for the splits.
+
+    The file holds no special tokens; ``special_tokens`` gives them as
+    ``tiktoken.Encoding`` takes them, a dict of token -> ID (the IDs must
+    continue the ranks without gaps), or as a list of tokens, which get the
+    IDs after the ranks in that order.
     """
     source = tiktoken_pattern_source(pattern)
     ranks: dict[bytes, int] = {}
@@ -402,7 +409,47 @@ def from_tiktoken(text: str, pattern) -> Tokenizer:
                 f"the token {data!r} (rank {outer[token_id]}) does not encode to itself by the "
                 f"rules derived from the ranks, so tiktoken and bytepair could encode it "
                 f"differently")
-    return Tokenizer(model, ids=outer)
+    specials = _tiktoken_specials(special_tokens, len(outer))
+    return Tokenizer(model, list(specials), ids=outer + list(specials.values()))
+
+
+def _tiktoken_specials(special_tokens, first: int) -> dict[str, int]:
+    """``special_tokens`` (a dict token -> ID, or a list of tokens) as a dict whose IDs are
+    ``first, first + 1, ...`` in some order: the IDs a bytepair Tokenizer can give them."""
+    if special_tokens is None:
+        return {}
+    if isinstance(special_tokens, dict):
+        for token, token_id in special_tokens.items():
+            if not isinstance(token_id, int) or isinstance(token_id, bool):
+                raise ImportRefused(f"special_tokens: the ID of {token!r} must be an int, "
+                                    f"got {_short(token_id)}")
+        specials = dict(sorted(special_tokens.items(), key=lambda item: item[1]))
+    else:
+        specials = {token: first + i
+                    for i, token in enumerate(check_special_tokens(special_tokens))}
+    check_special_tokens(list(specials))
+    expected = list(range(first, first + len(specials)))
+    if list(specials.values()) != expected:
+        wrong = next(((t, i) for (t, i), e in zip(specials.items(), expected) if i != e))
+        raise ImportRefused(
+            f"special_tokens: {wrong[0]!r} has ID {wrong[1]}, but the special tokens must take "
+            f"the IDs after the ranks without gaps ({first}..{first + len(specials) - 1}); "
+            f"bytepair numbers its tokens without gaps")
+    return specials
+
+
+def read_special_tokens(path) -> dict[str, int]:
+    """The special tokens of a tiktoken ranks file from their JSON file (an object of token ->
+    ID, ``tiktoken.Encoding``'s ``special_tokens``), as ``export --to tiktoken`` writes it."""
+    with open(path, encoding="utf-8") as handle:
+        try:
+            data = json.load(handle)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ImportRefused(f"special_tokens: {os.fspath(path)!r} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ImportRefused(f"special_tokens: {os.fspath(path)!r} must hold a JSON object of "
+                            f"special token -> ID, as tiktoken.Encoding takes special_tokens")
+    return data
 
 
 def _tiktoken_parts(token: bytes, ranks: dict[bytes, int], below: int) -> list[bytes]:
