@@ -195,3 +195,33 @@ def load_viewer_models(specs, *, pattern: str | None = None,
             unique = f"{name}#{n}"
         models[unique] = tok
     return models
+
+
+def curves_of_evaluation(data) -> list[dict]:
+    """The bytes-per-token curves in ``bytepair evaluate --json`` output (a dict, as parsed):
+    one per model and sample, ``{"model", "sample", "sizes", "bytes_per_token"}``, sizes
+    ascending. These are the numbers ``evaluate --plot`` draws. ValueError names what is
+    missing.
+
+    >>> curves_of_evaluation({"rows": [
+    ...     {"model": "m", "sample": "en", "vocab_size": 512, "bytes_per_token": 3.5},
+    ...     {"model": "m", "sample": "en", "vocab_size": 256, "bytes_per_token": 1.0}]})
+    [{'model': 'm', 'sample': 'en', 'sizes': [256, 512], 'bytes_per_token': [1.0, 3.5]}]
+    """
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("--curves: expected the output of 'bytepair evaluate --json' with "
+                         "--sample (an object whose \"rows\" are not empty)")
+    lines: dict[tuple, list] = {}
+    for row in rows:
+        try:
+            key = (str(row["model"]), str(row["sample"]))
+            size, value = int(row["vocab_size"]), row["bytes_per_token"]
+        except (KeyError, TypeError, ValueError):
+            raise ValueError("--curves: a row lacks model, sample, vocab_size or "
+                             "bytes_per_token") from None
+        if value is not None:
+            lines.setdefault(key, []).append((size, float(value)))
+    return [{"model": model, "sample": sample, "sizes": [s for s, _ in sorted(points)],
+             "bytes_per_token": [v for _, v in sorted(points)]}
+            for (model, sample), points in lines.items()]
