@@ -97,6 +97,7 @@ class Provenance:
         node = {"id": self.outer_id(inner), "text": text, "whole": whole, "rank": None,
                 "count": None, "replacements": None, "stage": None, "flags": [], "children": []}
         if inner < BYTE_TOKENS:
+            node["byte"] = inner
             return node
         rank = inner - BYTE_TOKENS
         rule = self.model.merges[rank]
