@@ -94,8 +94,9 @@ class TeachServer(ThreadingHTTPServer):
 
     def start(self) -> threading.Thread:
         """Serve in a daemon thread (for tests and embedding); :meth:`stop` ends it."""
-        thread = threading.Thread(target=self.serve_forever, name="bytepair-teach-server",
-                                  daemon=True)
+        # A short poll: stop() returns within it.
+        thread = threading.Thread(target=self.serve_forever, args=(0.05,),
+                                  name="bytepair-teach-server", daemon=True)
         thread.start()
         return thread
 
