@@ -65,7 +65,7 @@ def test_the_package_ships_its_assets():
     for name in ("index.html", "style.css", "viewer.html", "viewer.js", "viewer.css"):
         assert name in assets
     pyproject = (ROOT / "pyproject.toml").read_text()
-    package_data = pyproject.split("[tool.setuptools.package-data]", 1)[1].split("[", 1)[0]
+    package_data = pyproject.split("[tool.setuptools.package-data]", 1)[1].split("\n[", 1)[0]
     assert '"teach/static/*"' in package_data
 
 
