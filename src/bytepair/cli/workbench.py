@@ -39,7 +39,10 @@ def run_workbench(args) -> None:
         print(f"bytepair workbench: serving on {server.url} (Ctrl-C stops it)", flush=True)
         if not args.no_browser:
             webbrowser.open(server.url)
-        server.serve_forever()
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass  # Ctrl-C is how the server is meant to stop: exit 0
     finally:
         # Ctrl-C or SIGTERM: close the listening socket; open connections' threads are daemons.
         server.server_close()

@@ -1,0 +1,109 @@
+"""``bytepair workbench``: start-up checks, the URL, and a clean stop on Ctrl-C and SIGTERM."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import signal
+import socket
+import subprocess
+import sys
+import webbrowser
+
+import pytest
+
+import bytepair
+from bytepair.cli.main import main
+from bytepair.teach.server import TeachServer
+
+
+@pytest.fixture(scope="module")
+def model_path(tmp_path_factory):
+    path = tmp_path_factory.mktemp("models") / "tok.json"
+    bytepair.train(["low lower lowest"] * 3, merges=6, pretokenize="gpt2",
+                   progress=False).save(path)
+    return str(path)
+
+
+def start(*args):
+    process = subprocess.Popen([sys.executable, "-m", "bytepair", "workbench", "--no-browser", *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    assert "serving on http://127.0.0.1:" in line, (line, process.stderr.read())
+    url = line.split("serving on ", 1)[1].split()[0]
+    host, port = url[len("http://"):].rstrip("/").split(":")
+    return process, host, int(port)
+
+
+def get(host, port, path="/"):
+    connection = http.client.HTTPConnection(host, port, timeout=10)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    response.read()
+    return connection, response.status
+
+
+@pytest.mark.parametrize("stop, code", [(signal.SIGINT, 0), (signal.SIGTERM, 143)])
+def test_it_serves_and_stops_cleanly(model_path, stop, code):
+    process, host, port = start(model_path)
+    try:
+        # A tab left open: a kept-alive connection the server is still holding.
+        open_tab, status = get(host, port, "/viewer")
+        assert status == 200
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        connection.request("POST", "/api/viewer/info", body=b"{}")
+        assert json.loads(connection.getresponse().read())["models"][0]["name"] == "tok.json"
+        process.send_signal(stop)
+        out, err = process.communicate(timeout=10)
+        assert process.returncode == code and "stopped" in err
+        with pytest.raises(OSError):
+            socket.create_connection((host, port), timeout=2).close()
+        open_tab.close()
+        connection.close()
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+
+
+def run_bad(*args):
+    result = subprocess.run([sys.executable, "-m", "bytepair", "workbench", "--no-browser", *args],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stdout == "", result
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("bytepair: error: "), result.stderr
+    return lines[0]
+
+
+def test_bad_models_are_refused_at_start(model_path, tmp_path):
+    (tmp_path / "bad.json").write_text('{"format": "bytepair-model", "version": 1}')
+    assert "does not exist" in run_bad(str(tmp_path / "missing.json"))
+    assert "bad.json" in run_bad(model_path, str(tmp_path / "bad.json"))
+    bytepair.to_tiktoken(bytepair.load(model_path).model, tmp_path / "r.tiktoken")
+    assert "--pattern" in run_bad(str(tmp_path / "r.tiktoken"))
+    (tmp_path / "curves.json").write_text("{}")
+    assert "--curves" in run_bad(model_path, "--curves", str(tmp_path / "curves.json"))
+    assert "--curves" in run_bad(model_path, "--curves", str(tmp_path / "none.json"))
+
+
+def test_a_port_in_use_is_refused(model_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert f"--port: cannot listen on 127.0.0.1:{port}" in run_bad(model_path, "--port", str(port))
+
+
+def test_it_opens_the_browser_unless_told_not_to(model_path, monkeypatch, capsys):
+    opened = []
+    monkeypatch.setattr(webbrowser, "open", opened.append)
+
+    def interrupted(self, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(TeachServer, "serve_forever", interrupted)
+    assert main(["workbench", model_path]) == 0
+    url = capsys.readouterr().out.split("serving on ", 1)[1].split()[0]
+    assert opened == [url]
+    assert main(["workbench", model_path, "--no-browser"]) == 0
+    assert len(opened) == 1
