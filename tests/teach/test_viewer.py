@@ -155,7 +155,7 @@ def test_models_that_cannot_be_shown(models, tmp_path):
 def test_curves_of_evaluation(models, tmp_path):
     sample = tmp_path / "en.txt"
     sample.write_text(TEXT)
-    table = bytepair.evaluate({"w": models["words"]}, {"en": [str(sample)]}, step=8)
+    table = bytepair.evaluate({"w": models["words"]}, {"en": bytepair.Files(str(sample))}, step=8)
     curves = curves_of_evaluation(json.loads(table.to_json()))
     rows = [r for r in table.rows if r["model"] == "w"]
     assert curves == [{"model": "w", "sample": "en", "sizes": [r["vocab_size"] for r in rows],
