@@ -65,6 +65,10 @@ class Provenance:
         self._outer = tokenizer._out  # bytepair's ID -> outer ID
         self._specials = {i: t for t, i in tokenizer.special_tokens.items()}
 
+    def prepare(self) -> None:
+        """Find the intermediate-only tokens now rather than at the first tree. O(rules)."""
+        self._intermediate_set()
+
     def _intermediate_set(self) -> set[int] | None:
         if not self._computed:
             found = intermediate_tokens(self.model.merges)

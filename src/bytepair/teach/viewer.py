@@ -12,11 +12,12 @@ Actions (``handle(action, payload)``):
     SuperBPE transition) and the ``--sizes`` curves, if given.
 ``encode``
     ``{"text": str, "models": [name, ...]}`` (1 to :data:`MAX_MODELS`) ->
-    per model ``ids``, ``lengths`` (bytes per token), ``pieces`` (each ID
-    seen, once: ``[text, kind]`` with kind ``"text"``, ``"bytes"`` for
-    tokens that are not whole UTF-8, written in hex, or ``"special"``),
-    ``differs`` (1 for a token whose byte span is not a token of every other
-    model), and the text's ``bytes`` and ``characters``.
+    per model ``ids`` and ``pieces`` (each ID seen, once: ``[text, kind]``
+    with kind ``"text"``, ``"bytes"`` for tokens that are not whole UTF-8,
+    written in hex, or ``"special"``); with two models or more ``differs``
+    (1 for a token whose byte span is not a token of every other model);
+    and the text's ``bytes`` and ``characters``. The answer is compact (each
+    token's text is sent once) so that 100 KB of text is drawn quickly.
 ``tree``
     ``{"model": name, "id": int}`` -> the merge tree of that token.
 
@@ -49,6 +50,12 @@ class Viewer:
         self.models = dict(models)
         self.curves = curves
         self._provenance = {name: Provenance(tok) for name, tok in self.models.items()}
+        # How each token seen so far is shown, by model: a keystroke re-sends the same tokens.
+        self._pieces: dict[str, dict[int, tuple]] = {name: {} for name in self.models}
+        self._special_ids = {name: frozenset(tok.special_tokens.values())
+                             for name, tok in self.models.items()}
+        for provenance in self._provenance.values():
+            provenance.prepare()  # O(rules) once, before the first tree is asked for
 
     def handle(self, action: str, payload) -> dict:
         if not isinstance(payload, dict):
@@ -77,27 +84,33 @@ class Viewer:
         return {"models": models, "curves": self.curves}
 
     def encode(self, text: str, names: list[str]) -> dict:
-        results = []
+        results, lengths = [], []
         for name in names:
             tok = self.models[name]
             ids = tok.encode(text, allowed_special="all")
-            pieces: dict[int, list] = {}
-            lengths = []
-            specials = set(tok.special_tokens.values())
-            for token in ids:
-                piece = pieces.get(token)
+            known = self._pieces[name]
+            pieces = {}
+            for token in set(ids):
+                piece = known.get(token)
                 if piece is None:
-                    data = tok.token_bytes(token)
-                    shown, whole = token_text(data)
-                    kind = "special" if token in specials else "text" if whole else "bytes"
-                    piece = pieces[token] = [shown, kind, len(data)]
-                lengths.append(piece[2])
-            results.append({"model": name, "ids": ids, "lengths": lengths,
+                    piece = known[token] = _piece(tok, token, self._special_ids[name])
+                pieces[token] = piece
+            results.append({"model": name, "ids": ids,
                             "pieces": {token: p[:2] for token, p in pieces.items()}})
-        for result, flags in zip(results, differing_spans([r["lengths"] for r in results])):
-            result["differs"] = flags
-        return {"bytes": len(text.encode("utf-8", "surrogatepass")), "characters": len(text),
-                "results": results}
+            if len(names) > 1:
+                lengths.append([pieces[token][2] for token in ids])
+        if len(names) > 1:
+            for result, flags in zip(results, differing_spans(lengths)):
+                result["differs"] = flags
+        return {"bytes": len(text.encode("utf-8")), "characters": len(text), "results": results}
+
+
+def _piece(tok: Tokenizer, token: int, specials: frozenset) -> tuple[str, str, int]:
+    """How a token is shown: its text (or hex), its kind, and its length in bytes."""
+    data = tok.token_bytes(token)
+    shown, whole = token_text(data)
+    kind = "special" if token in specials else "text" if whole else "bytes"
+    return shown, kind, len(data)
 
 
 def differing_spans(lengths: list[list[int]]) -> list[list[int]]:

@@ -8,8 +8,17 @@ const state = {
   models: [], chosen: [], results: null, inFlight: false, again: false,
   typedAt: null, pieceHtml: new Map(),
 };
-// Drawing times (ms from the keystroke, or the click, to the finished DOM), for benchmarks.
+// Drawing times, for benchmarks: ms from the keystroke (or the request of a tree) to the server's
+// answer ("answered") and to the frame painted after the DOM was updated ("total").
 window.viewerTimings = { tokens: [], tree: [] };
+
+function timeUntilPainted(list, name, start, answered) {
+  requestAnimationFrame(() => setTimeout(() => {
+    const end = performance.now();
+    list.push({ total: end - start, answered: answered - start });
+    performance.measure(name, { start, end });
+  }, 0));
+}
 
 const $ = (id) => document.getElementById(id);
 
@@ -102,14 +111,12 @@ async function encodeNow() {
   const typedAt = state.typedAt;
   try {
     const answer = await api("encode", { text, models });
+    const answered = performance.now();
     if (!state.again) {
       state.results = answer;
       drawPanels(answer);
       showError("");
-      if (typedAt !== null) {
-        window.viewerTimings.tokens.push(performance.now() - typedAt);
-        performance.measure("tokens drawn", { start: typedAt, end: performance.now() });
-      }
+      if (typedAt !== null) timeUntilPainted(window.viewerTimings.tokens, "tokens drawn", typedAt, answered);
     }
   } catch (error) {
     showError(error.message);
@@ -126,35 +133,57 @@ function drawPanels(answer) {
   let html = "";
   for (const result of answer.results) {
     const n = result.ids.length;
-    const differing = result.differs.reduce((a, b) => a + b, 0);
+    const differing = comparing ? result.differs.reduce((a, b) => a + b, 0) : 0;
     html += `<article class="panel card" data-model="${escapeHtml(result.model)}">` +
       `<header><h2>${escapeHtml(result.model)}</h2><dl class="stats">` +
       `<dt>tokens</dt><dd class="count">${n.toLocaleString("en")}</dd>` +
       `<dt>bytes per token</dt><dd class="bpt">${ratio(answer.bytes, n)}</dd>` +
       `<dt>characters per token</dt><dd class="cpt">${ratio(answer.characters, n)}</dd>` +
       (comparing ? `<dt>differing tokens</dt><dd class="ndiff">${differing.toLocaleString("en")}</dd>` : "") +
-      `</dl></header><div class="tokens"></div><details class="idbox" open><summary>IDs</summary>` +
-      `<div class="ids"></div></details></article>`;
+      `</dl></header><div class="tokens"></div><p class="more" hidden></p>` +
+      `<details class="idbox" open><summary>IDs</summary><div class="ids"></div></details></article>`;
   }
   const panels = $("panels");
   panels.innerHTML = html;
   panels.classList.toggle("comparing", comparing);
   answer.results.forEach((result, k) => {
     const panel = panels.children[k];
-    const pieces = result.pieces;
-    const ids = result.ids;
-    const differs = result.differs;
-    const tokenParts = new Array(ids.length);
-    const idParts = new Array(ids.length);
-    for (let i = 0; i < ids.length; i++) {
-      const id = ids[i];
-      tokenParts[i] = `<span class="t c${i % COLOURS}${comparing && differs[i] ? " d" : ""}">` +
-        `${pieceHtml(result.model, id, pieces[id])}</span>`;
-      idParts[i] = `<span>${id}</span>`;
+    panel.result = result;
+    panel.drawn = 0;
+    panel.comparing = comparing;
+    drawMore(panel);
+    for (const list of [panel.querySelector(".tokens"), panel.querySelector(".ids")]) {
+      list.addEventListener("scroll", () => {
+        if (list.scrollTop + list.clientHeight > list.scrollHeight - 300) drawMore(panel);
+      });
     }
-    panel.querySelector(".tokens").innerHTML = tokenParts.join("");
-    panel.querySelector(".ids").innerHTML = idParts.join(", ");
   });
+}
+
+// A long text is drawn CHUNK tokens at a time, the next chunk when a list is scrolled near its
+// end: the browser lays out what can be seen, and typing stays quick at any length.
+const CHUNK = 1500;
+
+function drawMore(panel) {
+  const result = panel.result;
+  const ids = result.ids, pieces = result.pieces, differs = result.differs;
+  const start = panel.drawn, stop = Math.min(ids.length, start + CHUNK);
+  if (start >= stop) return;
+  const tokenParts = new Array(stop - start);
+  const idParts = new Array(stop - start);
+  const mark = panel.comparing;
+  for (let i = start; i < stop; i++) {
+    const id = ids[i];
+    tokenParts[i - start] = `<span class="t c${i % COLOURS}${mark && differs[i] ? " d" : ""}">` +
+      `${pieceHtml(result.model, id, pieces[id])}</span>`;
+    idParts[i - start] = `<span>${id}</span>`;
+  }
+  panel.querySelector(".tokens").insertAdjacentHTML("beforeend", tokenParts.join(""));
+  panel.querySelector(".ids").insertAdjacentHTML("beforeend", (start ? ", " : "") + idParts.join(", "));
+  panel.drawn = stop;
+  const more = panel.querySelector(".more");
+  more.hidden = stop === ids.length;
+  more.textContent = `${stop.toLocaleString("en")} of ${ids.length.toLocaleString("en")} tokens drawn: scroll down for more`;
 }
 
 // Hover: a token and its ID light up together (the k-th child of each list).
@@ -176,19 +205,17 @@ async function openTree(event) {
   if (!span) return;
   const panel = span.closest(".panel");
   const index = Array.prototype.indexOf.call(span.parentElement.children, span);
-  const model = panel.dataset.model;
-  const result = state.results.results.find((r) => r.model === model);
-  await showTree(model, result.ids[index]);
+  await showTree(panel.dataset.model, panel.result.ids[index]);
 }
 
 async function showTree(model, id) {
   const clicked = performance.now();
   try {
     const answer = await api("tree", { model, id });
+    const answered = performance.now();
     drawTree(answer);
-    window.viewerTimings.tree.push(performance.now() - clicked);
-    performance.measure("tree drawn", { start: clicked, end: performance.now() });
     showError("");
+    timeUntilPainted(window.viewerTimings.tree, "tree drawn", clicked, answered);
   } catch (error) {
     showError(error.message);
   }
