@@ -66,6 +66,44 @@ def test_it_serves_and_stops_cleanly(model_path, stop, code):
         process.communicate()
 
 
+LEARNER = """
+def count_pairs(words):
+    counts = {}
+    for word in words:
+        for pair in zip(word, word[1:]):
+            counts[pair] = counts.get(pair, 0) + 1
+    return counts
+
+
+def merge(word, pair, new_token):
+    out, i = [], 0
+    while i < len(word):
+        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+            out.append(new_token)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return out
+"""
+
+
+def test_the_learners_functions_reach_the_workbench(tmp_path):
+    (tmp_path / "mine.py").write_text(LEARNER)
+    process, host, port = start("--exercise", str(tmp_path / "mine.py"))
+    try:
+        connection = http.client.HTTPConnection(host, port, timeout=30)
+        connection.request("POST", "/api/workbench/learner",
+                           body=json.dumps({"corpus": "low lower lowest", "merges": 2}).encode())
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+        connection.close()
+        assert response.status == 200 and answer["learner"] == "mine.py", answer
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=10)
+
+
 def run_bad(*args):
     result = subprocess.run([sys.executable, "-m", "bytepair", "workbench", "--no-browser", *args],
                             capture_output=True, text=True, timeout=60)
@@ -84,6 +122,9 @@ def test_bad_models_are_refused_at_start(model_path, tmp_path):
     (tmp_path / "curves.json").write_text("{}")
     assert "--curves" in run_bad(model_path, "--curves", str(tmp_path / "curves.json"))
     assert "--curves" in run_bad(model_path, "--curves", str(tmp_path / "none.json"))
+    (tmp_path / "broken.py").write_text("def count_pairs(:\n")
+    assert run_bad("--exercise", str(tmp_path / "broken.py")).startswith(
+        "bytepair: error: --exercise: broken.py, line 1")
 
 
 def test_a_port_in_use_is_refused(model_path):

@@ -29,7 +29,10 @@ def run_workbench(args) -> None:
     if args.exercise is not None:
         from bytepair.teach.exercise import load_learner
 
-        learner = load_learner(args.exercise)
+        try:
+            learner = load_learner(args.exercise)
+        except ValueError as exc:
+            raise ValueError(f"--exercise: {exc}") from None
     try:
         server = TeachServer(Viewer(models, curves), port=args.port, learner=learner)
     except OSError as exc:
