@@ -170,11 +170,11 @@ def load_learner(path) -> Learner:
     """
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"FILE.py: no such file: {str(path)!r}")
+        raise ValueError(f"no such file: {str(path)!r}")
     name = f"bytepair_exercise_{abs(hash(str(path.resolve())))}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
-        raise ValueError(f"FILE.py: {str(path)!r} cannot be imported as Python")
+        raise ValueError(f"{str(path)!r} cannot be imported as Python")
     module = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
