@@ -29,6 +29,8 @@ TYPED = ("In the beginning God created the heaven and the earth.\n"
          "灯塔看守人每天晚上都写同一句话。 العربية ")
 #: Added by script: a tab, an emoji outside the BMP, a control character, a special token.
 SCRIPTED = "\tspaces  here 🙂\u0007<|endoftext|>"
+#: Seconds to wait for the page: generous, for a loaded CI machine.
+WAIT = 30
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +58,7 @@ def curves(models, tmp_path_factory):
 def page(teach_server, browser, models, curves):
     server = teach_server(models, curves)
     browser.get(server.url + "viewer")
-    WebDriverWait(browser, 10).until(lambda d: d.execute_script("return document.body.dataset.ready"))
+    WebDriverWait(browser, WAIT).until(lambda d: d.execute_script("return document.body.dataset.ready"))
     return browser
 
 
@@ -77,7 +79,7 @@ def shown_ids(driver, panel: int = 0) -> list[int]:
 
 
 def wait_for_ids(driver, expected: list[int], panel: int = 0) -> None:
-    WebDriverWait(driver, 10).until(lambda d: shown_ids(d, panel) == expected,
+    WebDriverWait(driver, WAIT).until(lambda d: shown_ids(d, panel) == expected,
                                     message=f"the page never showed {expected[:10]}...")
 
 
@@ -141,7 +143,7 @@ def test_merge_tree_is_the_rules(page, models):
     wait_for_ids(page, ids)
     top = max(range(len(ids)), key=ids.__getitem__)  # the highest-rank token in the text
     page.find_elements(By.CSS_SELECTOR, ".panel .tokens > span")[top].click()
-    WebDriverWait(page, 10).until(lambda d: tree_nodes(d) and tree_nodes(d)[0]["id"] == str(ids[top]))
+    WebDriverWait(page, WAIT).until(lambda d: tree_nodes(d) and tree_nodes(d)[0]["id"] == str(ids[top]))
     nodes = tree_nodes(page)
     # Depth first, left before right: the same walk over the rules.
     expected = []
@@ -183,7 +185,7 @@ def test_compare_two_models(page, models):
     ids = big.encode(text)
     longest = max(ids, key=lambda i: len(big.token_bytes(i)))
     page.find_elements(By.CSS_SELECTOR, ".panel .tokens > span")[ids.index(longest)].click()
-    WebDriverWait(page, 10).until(lambda d: tree_nodes(d) and tree_nodes(d)[0]["id"] == str(longest))
+    WebDriverWait(page, WAIT).until(lambda d: tree_nodes(d) and tree_nodes(d)[0]["id"] == str(longest))
     shoot(page, IMAGES / "viewer.png")
 
 
@@ -228,10 +230,34 @@ def test_curves_are_the_evaluation(page, curves):
 def test_errors_are_shown_in_the_page(page):
     page.execute_script("const t = document.getElementById('text'); t.value = 'x'.repeat(1000001);"
                         "t.dispatchEvent(new Event('input'));")
-    WebDriverWait(page, 10).until(lambda d: "more than the limit" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "more than the limit" in d.find_element(By.ID, "error").text)
     assert "Traceback" not in page.find_element(By.ID, "error").text
     # Five models cannot be chosen: only two exist, so ask the server directly for a bad tree.
     answer = page.execute_script(
         "return fetch('/api/viewer/tree', {method: 'POST', body: '{\"model\": \"genesis-300.json\","
         " \"id\": -1}'}).then(r => r.json().then(j => [r.status, j.error]))")
     assert answer[0] == 400 and answer[1].startswith("id: expected a token ID")
+
+
+def test_a_long_text_is_drawn_as_it_is_scrolled(page, models):
+    tok = models["genesis-1500.json"]
+    text = GENESIS.read_text("utf-8")[:20_000]
+    expected = tok.encode(text)
+    chunk = page.execute_script("return CHUNK")
+    assert len(expected) > 2 * chunk
+    set_text(page, text)
+    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.CSS_SELECTOR, ".panel .count").text
+                                  == f"{len(expected):,}")
+    assert shown_ids(page) == expected[:chunk]
+    assert page.find_element(By.CSS_SELECTOR, ".panel .more").text.startswith(f"{chunk:,} of")
+    for _ in range(len(expected) // chunk + 2):  # scroll the token list to its end, again and again
+        page.execute_script("const t = document.querySelector('.panel .tokens');"
+                            "t.scrollTop = t.scrollHeight; t.dispatchEvent(new Event('scroll'));")
+    wait_for_ids(page, expected)
+    assert not page.find_element(By.CSS_SELECTOR, ".panel .more").is_displayed()
+    tokens = page.find_elements(By.CSS_SELECTOR, ".panel .tokens > span")
+    ids = page.find_elements(By.CSS_SELECTOR, ".panel .ids > span")
+    assert len(tokens) == len(ids) == len(expected)
+    page.execute_script("arguments[0].scrollIntoView()", tokens[-1])
+    ActionChains(page).move_to_element(tokens[-1]).perform()
+    assert "hl" in ids[-1].get_attribute("class")
