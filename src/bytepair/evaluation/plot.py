@@ -107,15 +107,17 @@ def curves_figure(table):
     axes.grid(True, which="minor", axis="x", alpha=0.12)
     axes.set_title(f"Bytes per token on {_sample_names(samples)}", fontsize="medium")
     if lines:
-        # Two legends beside the axes, never over the data: colour is the model, line the sample.
+        # One legend beside the axes, never over the data: colour is the model, line the sample.
+        header = Line2D([], [], linestyle="none")
         model_keys = [Line2D([], [], color=COLOURS[m % len(COLOURS)], marker=MARKERS[m % len(MARKERS)],
                              markersize=4, linewidth=2) for m in range(len(models))]
         sample_keys = [Line2D([], [], color="0.35", linestyle=LINE_STYLES[k % len(LINE_STYLES)],
                               linewidth=1.6) for k in range(len(samples))]
-        figure.legend(model_keys, models, title="model", loc="outside right upper",
-                      fontsize="small", title_fontsize="small")
-        figure.legend(sample_keys, samples, title="sample", loc="outside right lower",
-                      fontsize="small", title_fontsize="small")
+        legend = figure.legend([header, *model_keys, header, *sample_keys],
+                               ["model", *models, "sample", *samples], loc="outside right upper",
+                               fontsize="small", handlelength=2.6)
+        for text in (legend.get_texts()[0], legend.get_texts()[len(models) + 1]):
+            text.set_fontweight("bold")
     return figure
 
 
