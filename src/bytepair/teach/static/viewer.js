@@ -130,7 +130,8 @@ function ratio(a, b) { return b ? (a / b).toFixed(2) : "–"; }
 
 function drawPanels(answer) {
   const comparing = answer.results.length > 1;
-  let html = "";
+  let html = comparing ? `<p class="legend-note"><span class="d-sample">underlined</span>: a token ` +
+    `whose span of the text is not a token of every other model</p>` : "";
   for (const result of answer.results) {
     const n = result.ids.length;
     const differing = comparing ? result.differs.reduce((a, b) => a + b, 0) : 0;
@@ -146,8 +147,9 @@ function drawPanels(answer) {
   const panels = $("panels");
   panels.innerHTML = html;
   panels.classList.toggle("comparing", comparing);
+  const articles = panels.querySelectorAll(".panel");
   answer.results.forEach((result, k) => {
-    const panel = panels.children[k];
+    const panel = articles[k];
     panel.result = result;
     panel.drawn = 0;
     panel.comparing = comparing;
