@@ -189,6 +189,11 @@ def load_viewer_model(spec: str, *, pattern: str | None = None,
         model = load(path, trust_pattern=trust_pattern, pattern=own or pattern)
     except OSError as exc:
         raise ValueError(f"MODEL: cannot read {path!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        if own is None and pattern is None and "holds no pattern" in str(exc):
+            raise ValueError(f"MODEL: {path!r} is a tiktoken ranks file, which holds no pattern: "
+                             f"name one as {spec + ':cl100k'!r} or with --pattern cl100k") from None
+        raise ValueError(f"MODEL: {exc}") from None
     if isinstance(model, ByteModel):
         model = Tokenizer(model)
     if not isinstance(model, Tokenizer):
