@@ -121,7 +121,8 @@ def measure(repeats: int) -> dict:
             box.send_keys("x" if i % 2 else "\b")
             wait(driver, f"return window.viewerTimings.tokens.length > {count}")
         tokens = driver.execute_script("return window.viewerTimings.tokens")[-repeats:]
-        shown = driver.execute_script("return document.querySelectorAll('.panel .ids > span').length")
+        drawn_ids = driver.execute_script("return document.querySelectorAll('.panel .ids > span').length")
+        counted = driver.execute_script("return document.querySelector('.panel .count').textContent")
         top = tok.vocab_size - 1 - len(tok.special_tokens)
         for _ in range(repeats):
             count = driver.execute_script("return window.viewerTimings.tree.length")
@@ -135,7 +136,8 @@ def measure(repeats: int) -> dict:
     return {
         "model": {"vocab_size": tok.vocab_size, "pattern": PATTERN, "trained_on": TRAIN,
                   "load_s": round(load_s, 3)},
-        "text": {"bytes": len(text.encode()), "characters": len(text), "tokens": shown},
+        "text": {"bytes": len(text.encode()), "characters": len(text),
+                 "tokens": int(counted.replace(",", "")), "tokens_drawn_at_first": drawn_ids},
         "tokens_ms": [round(t["total"], 1) for t in tokens],
         "tokens_server_ms": [round(t["answered"], 1) for t in tokens],
         "tree_ms": [round(t["total"], 1) for t in trees],
@@ -148,8 +150,10 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
-    result = {"suite": "viewer", "commit": _commit(), "machine": platform.node() and {
-        "cpus": os.cpu_count(), "load_before": os.getloadavg()}}
+    result = {"suite": "viewer", "commit": _commit(),
+              "command": "python -m benches.viewer --repeats %d" % args.repeats,
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                          "load_before": os.getloadavg()}}
     result.update(measure(args.repeats))
     result["machine"]["load_after"] = os.getloadavg()
     for case in ("tokens", "tree"):

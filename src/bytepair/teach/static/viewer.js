@@ -164,7 +164,7 @@ function drawPanels(answer) {
 
 // A long text is drawn CHUNK tokens at a time, the next chunk when a list is scrolled near its
 // end: the browser lays out what can be seen, and typing stays quick at any length.
-const CHUNK = 1500;
+const CHUNK = 500;
 
 function drawMore(panel) {
   const result = panel.result;
