@@ -261,3 +261,34 @@ def test_a_long_text_is_drawn_as_it_is_scrolled(page, models):
     page.execute_script("arguments[0].scrollIntoView()", tokens[-1])
     ActionChains(page).move_to_element(tokens[-1]).perform()
     assert "hl" in ids[-1].get_attribute("class")
+
+
+def test_flags_and_stages_in_the_tree(teach_server, browser):
+    from bytepair.learn.rules import Merge
+
+    # "bc" first, so "abc" = ("ab", "c") can never form (unreachable); "ab" is always consumed.
+    rules = bytepair.ByteModel([Merge(0, 98, 99, 256, 1, 1), Merge(1, 97, 98, 257, 1, 1),
+                                Merge(2, 257, 99, 258, 1, 1)])
+    hand = bytepair.Tokenizer(rules, ["<s>"])
+    superbpe = bytepair.train(["the cat sat on the mat, the cat sat on the hat"] * 20, merges=40,
+                              superbpe=256 + 15, progress=False)
+    server = teach_server({"hand": hand, "superbpe": superbpe})
+    browser.get(server.url + "viewer")
+    WebDriverWait(browser, WAIT).until(lambda d: d.execute_script("return document.body.dataset.ready"))
+
+    def tree(model, token):
+        browser.execute_script("showTree(arguments[0], arguments[1])", model, token)
+        WebDriverWait(browser, WAIT).until(lambda d: tree_nodes(d) and tree_nodes(d)[0]["id"] == str(token))
+        return tree_nodes(browser)
+
+    nodes = tree("hand", 258)
+    assert nodes[0]["flags"] == "unreachable"
+    assert [n["flags"] for n in nodes if n["id"] == "257"] == ["intermediate-only"]
+    assert browser.find_element(By.CSS_SELECTOR, "#tree-body .flag.unreachable").text == "unreachable"
+    assert tree("hand", 259)[0]["flags"] == "special"
+    top = superbpe.model.vocab_size - 1
+    stages = {int(n["id"]): n["stage"] for n in tree("superbpe", top) if n["rank"]}
+    transition = superbpe.model.stages.transition
+    assert stages and all(stage == ("1" if token < transition else "2") for token, stage in stages.items())
+    assert "2" in stages.values()
+    assert "stage 2" in browser.find_element(By.ID, "tree-body").text
