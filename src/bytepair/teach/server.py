@@ -42,7 +42,8 @@ MAX_BODY = 8 << 20
 #: Seconds an idle connection is kept before its thread lets it go.
 IDLE_TIMEOUT = 30
 #: Page routes -> static file.
-PAGES = {"/": "index.html", "/workbench": "workbench.html", "/viewer": "viewer.html"}
+PAGES = {"/": "index.html", "/workbench": "workbench.html", "/viewer": "viewer.html",
+         "/favicon.ico": "favicon.svg"}
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8",
     ".css": "text/css; charset=utf-8", ".png": "image/png", ".svg": "image/svg+xml",
