@@ -229,20 +229,26 @@ def _check_word(word: str, end_of_word: str | None) -> None:
 class Fit(NamedTuple):
     rules: list[Merge]
     rows: list
-    before: list | None   # the rows before the last round (None when no round ran)
 
 
 def reference(corpus: Corpus, merges: int) -> Fit:
-    """The reference trainer's rules and rows after ``merges`` merges (fewer if no pair is left)."""
-    before: list = [None]
+    """The reference trainer's rules and rows after ``merges`` merges (fewer if no pair is left).
 
-    def keep(counts, rule, rows):
-        before[0] = current[0]
-        current[0] = [list(row) for row in rows]
-
-    current = [corpus.rows]
-    rules, rows = naive.fit(corpus.rows, corpus.weights, merges, corpus.join, on_round=keep)
-    return Fit(rules, rows, before[0])
+    Equal rows are trained once, weighted by how often they occur (as the
+    library's word mode does): the rules are the same, and a 2,000-word text
+    has far fewer distinct words.
+    """
+    index: dict[tuple, int] = {}
+    weights: list[int] = []
+    for row, weight in zip(corpus.rows, corpus.weights):
+        key = tuple(row)
+        if key in index:
+            weights[index[key]] += weight
+        else:
+            index[key] = len(weights)
+            weights.append(weight)
+    rules, rows = naive.fit(list(index), weights, merges, corpus.join)
+    return Fit(rules, [rows[index[tuple(row)]] for row in corpus.rows])
 
 
 def pair_table(counts: Counter, label: Callable, ids: bool) -> tuple[list[dict], int]:
