@@ -242,8 +242,8 @@ def test_the_learners_functions_run_beside_the_reference(teach_server, browser, 
     WebDriverWait(browser, WAIT).until(
         lambda d: d.find_elements(By.CSS_SELECTOR, "#learner .summary"))
     summary = browser.find_element(By.CSS_SELECTOR, "#learner .summary")
-    # The starter counts a a once per word: a b wins (2) where the reference takes a a (2, tie,
-    # "a" < "b")... both have 2; the reference and the starter agree only if the counts agree.
+    # The starter counts a + a once in "aaab", so a + b (2) wins; the reference counts a + a
+    # twice, ties it with a + b and takes the smaller pair, a + a.
     rules, _ = naive.fit([[*"aaab", "</w>"], [*"ab", "</w>"]], [1, 1], 1, join)
     assert (rules[0].left, rules[0].right) == ("a", "a")
     assert summary.get_attribute("data-diverged") == "0"

@@ -50,7 +50,7 @@ from collections import Counter
 from typing import Callable, NamedTuple
 
 from bytepair.learn import naive
-from bytepair.learn.rules import Merge, count_pairs, priority, replace_pair
+from bytepair.learn.rules import Merge, count_pairs, priority
 from bytepair.model.models import BYTE_TOKENS
 from bytepair.teach import variants
 
