@@ -16,6 +16,10 @@ others). Routes:
 ``POST /api/viewer/ACTION``
     :meth:`bytepair.teach.viewer.Viewer.handle`.
 
+Requests must name the server by its loopback address (``Host: 127.0.0.1:PORT``
+or ``localhost:PORT``), and a ``POST`` from a page must come from the server's
+own origin (403 otherwise): a web page elsewhere cannot drive the server
+through a DNS name it points at 127.0.0.1, nor post to it from another site.
 Request bodies are JSON objects of at most :data:`MAX_BODY` bytes (larger:
 413; malformed: 400). A refused request gets ``{"error": "one line"}`` with
 a 4xx status; an unexpected failure gets a 500 with the exception's type
@@ -41,6 +45,8 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY = 8 << 20
 #: Seconds an idle connection is kept before its thread lets it go.
 IDLE_TIMEOUT = 30
+#: The names a request may give the server by (with its port).
+LOCAL_NAMES = ("127.0.0.1", "localhost")
 #: Page routes -> static file.
 PAGES = {"/": "index.html", "/workbench": "workbench.html", "/viewer": "viewer.html",
          "/favicon.ico": "favicon.svg"}
@@ -124,7 +130,18 @@ class Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self._answer(self._get, head=True)
 
+    def _check_origin(self, post: bool) -> None:
+        port = self.server.server_address[1]
+        allowed = {f"{name}:{port}" for name in LOCAL_NAMES}
+        host = self.headers.get("Host")
+        if host is not None and host.lower() not in allowed:
+            raise RequestError(403, f"this server answers only to 127.0.0.1:{port}, not {host!r}")
+        origin = self.headers.get("Origin")
+        if post and origin is not None and origin.lower() not in {f"http://{a}" for a in allowed}:
+            raise RequestError(403, f"requests from {origin!r} are refused")
+
     def _get(self):
+        self._check_origin(post=False)
         path = urlsplit(self.path).path
         if path in PAGES:
             return self._asset(PAGES[path])
@@ -145,6 +162,7 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(self._post)
 
     def _post(self):
+        self._check_origin(post=True)
         path = urlsplit(self.path).path
         parts = path.split("/")
         if len(parts) != 4 or parts[:2] != ["", "api"] or not parts[3]:
@@ -185,13 +203,11 @@ class Handler(BaseHTTPRequestHandler):
             raise RequestError(400, "Content-Length is not a number") from None
         if size < 0:
             raise RequestError(400, "Content-Length is negative")
-        if size > MAX_BODY:
-            self.close_connection = True  # the body is not read
+        if size > MAX_BODY:  # refused before its body is read
             raise RequestError(413, f"the request is {size:,} bytes, more than the limit of "
                                f"{MAX_BODY:,}")
         body = self.rfile.read(size)
         if len(body) < size:
-            self.close_connection = True
             raise RequestError(400, "the request body ended early")
         try:
             return json.loads(body.decode("utf-8")) if body else {}
@@ -208,6 +224,8 @@ class Handler(BaseHTTPRequestHandler):
             status = 200
         except RequestError as exc:
             status, body, kind = exc.status, _error(str(exc)), "application/json"
+            # A refused request's body may be unread: it must not be taken for the next request.
+            self.close_connection = True
         except Exception as exc:  # never a traceback to the client
             traceback.print_exc(file=sys.stderr)
             status, body, kind = 500, _error(f"internal error ({type(exc).__name__})"), \
