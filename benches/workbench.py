@@ -8,8 +8,8 @@ the history and the pair table drawn and painted (the frame after the DOM
 update), the server's reference trainer included:
 
 * ``first``: the first merge (Reset, then Apply). Goal: 100 ms.
-* ``after_100``: the 101st merge. The workbench keeps no state, so a request
-  recomputes every merge before it: this shows how that grows.
+* ``after_100``: the 101st merge, right after Run 100 merges (the server
+  continues from the rows it reached, so this is one round too).
 
 ::
 

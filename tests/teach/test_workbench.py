@@ -241,3 +241,36 @@ def test_bad_input_is_one_clear_line(action, payload, message):
 def test_limits_are_stated():
     assert handle("limits", {}) == {"bytes": workbench.MAX_BYTES, "rows": workbench.MAX_ROWS,
                                     "count": workbench.MAX_COUNT, "merges": workbench.MAX_MERGES}
+
+
+@settings(max_examples=60)
+@given(word_lists, st.lists(st.integers(0, 30), min_size=1, max_size=6))
+def test_requests_in_any_order_continue_the_reference_exactly(words, steps):
+    # The workbench continues the trainer from the rows of an earlier request; whatever the
+    # order of the requests, each answer is a fresh fit's.
+    payload = {"corpus": " ".join(words), "mode": "words"}
+    for merges in steps:
+        answer = handle("pairs", dict(payload, merges=merges))
+        model = train_words(Counter(words), merges, end_of_word="</w>", engine="naive") \
+            if merges else None
+        expected = [(m.left, m.right, m.count, m.replacements) for m in model.merges] \
+            if model else []
+        assert rules_of(answer) == expected
+        if model:
+            assert [row["tokens"] for row in answer["rows"]] == [list(model.words[w]) for w in words]
+
+
+def test_many_corpora_and_threads_at_once():
+    from concurrent.futures import ThreadPoolExecutor
+
+    corpora = [" ".join(["low", "lower", "lowest"] * i + ["newest"] * (i % 3)) for i in range(1, 12)]
+
+    def ask(job):
+        corpus, merges = job
+        return corpus, merges, rules_of(handle("pairs", {"corpus": corpus, "merges": merges}))
+
+    jobs = [(c, m) for c in corpora for m in (3, 9, 1, 6)]
+    with ThreadPoolExecutor(4) as pool:
+        for corpus, merges, rules in pool.map(ask, jobs):
+            model = train_words(Counter(corpus.split()), merges, end_of_word="</w>")
+            assert rules == [(m.left, m.right, m.count, m.replacements) for m in model.merges]

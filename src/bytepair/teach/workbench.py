@@ -6,9 +6,11 @@ against); the page only draws. The broken variants come from
 :mod:`bytepair.teach.variants` and the learner's own functions from
 :mod:`bytepair.teach.exercise`.
 
-The workbench keeps no state: each request carries the corpus and the number
-of merges done so far, and the answer is recomputed from the start
-(``O(merges x corpus)``, small by the limits below).
+Each request carries the corpus and the number of merges done so far; the
+page keeps nothing on the server. A round of the reference trainer depends
+only on the current rows, so the server continues from the rows it last
+reached on the same corpus (kept for a few recent corpora, see
+:class:`_Progress`): one more merge costs one round, ``O(corpus)``.
 
 A corpus is read in one of three modes:
 
@@ -46,7 +48,8 @@ Bad input raises :class:`WorkbenchError` (a ValueError) with one line for the pa
 
 from __future__ import annotations
 
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from typing import Callable, NamedTuple
 
 from bytepair.learn import naive
@@ -231,12 +234,71 @@ class Fit(NamedTuple):
     rows: list
 
 
+class _Progress:
+    """Where the reference trainer got to on recent corpora, so that a click continues it.
+
+    A round of the reference trainer depends only on the current rows, so
+    :func:`bytepair.learn.naive.fit` started from the rows after ``k`` merges
+    (``first_rank=k``) learns exactly the rules it would have learned next.
+    Each corpus keeps its rows after every :data:`EVERY`-th merge and after the
+    last one asked for; the :data:`CORPORA` most recent corpora are kept.
+    """
+
+    EVERY = 20
+    CORPORA = 8
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._corpora: OrderedDict = OrderedDict()
+
+    def fit(self, key, rows: list, weights: list[int], merges: int, join) -> tuple[list, list]:
+        with self._lock:
+            saved = self._corpora.get(key)
+            if saved is None:
+                saved = self._corpora[key] = {"points": {0: ([], rows)}, "end": None}
+            self._corpora.move_to_end(key)
+            while len(self._corpora) > self.CORPORA:
+                self._corpora.popitem(last=False)
+            end = saved["end"]
+            start = max(k for k in saved["points"] if k <= merges)
+            rules, current = saved["points"][start]
+        if end is not None and merges >= end:  # the rows ran out of pairs there
+            rules, current = saved["points"][end]
+            return rules, current
+        passed: dict = {}
+
+        def keep(counts, rule, rows) -> None:
+            if (rule.rank + 1) % self.EVERY == 0:  # rows are new lists each round: a shallow copy
+                passed[rule.rank + 1] = list(rows)
+
+        more, current = naive.fit(current, weights, merges - start, join, on_round=keep,
+                                  first_rank=start)
+        rules = rules + more
+        done = len(rules)
+        with self._lock:
+            points = saved["points"]
+            for k, rows_k in passed.items():
+                points[k] = (rules[:k], rows_k)
+            last = saved.get("last")
+            if last is not None and last % self.EVERY and last not in (0, saved["end"]):
+                points.pop(last, None)  # only one point that is not a multiple of EVERY
+            points[done] = (rules, current)
+            saved["last"] = done
+            if done < merges:
+                saved["end"] = done
+        return rules, current
+
+
+_progress = _Progress()
+
+
 def reference(corpus: Corpus, merges: int) -> Fit:
     """The reference trainer's rules and rows after ``merges`` merges (fewer if no pair is left).
 
     Equal rows are trained once, weighted by how often they occur (as the
     library's word mode does): the rules are the same, and a 2,000-word text
-    has far fewer distinct words.
+    has far fewer distinct words. A corpus seen recently continues from where
+    the trainer got to (see :class:`_Progress`).
     """
     index: dict[tuple, int] = {}
     weights: list[int] = []
@@ -247,8 +309,9 @@ def reference(corpus: Corpus, merges: int) -> Fit:
         else:
             index[key] = len(weights)
             weights.append(weight)
-    rules, rows = naive.fit(list(index), weights, merges, corpus.join)
-    return Fit(rules, [rows[index[tuple(row)]] for row in corpus.rows])
+    key = (corpus.mode, corpus.end_of_word, tuple(index), tuple(weights))
+    rules, rows = _progress.fit(key, [list(row) for row in index], weights, merges, corpus.join)
+    return Fit(rules[:merges], [rows[index[tuple(row)]] for row in corpus.rows])
 
 
 def pair_table(counts: Counter, label: Callable, ids: bool) -> tuple[list[dict], int]:
