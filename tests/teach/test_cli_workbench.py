@@ -133,6 +133,8 @@ def test_a_port_in_use_is_refused(model_path):
         taken.listen()
         port = taken.getsockname()[1]
         assert f"--port: cannot listen on 127.0.0.1:{port}" in run_bad(model_path, "--port", str(port))
+    assert "from 0 to 65535" in run_bad(model_path, "--port", "70000")
+    assert "--port" in run_bad(model_path, "--port", "-1")
 
 
 def test_it_opens_the_browser_unless_told_not_to(model_path, monkeypatch, capsys):

@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 import webbrowser
 
 from bytepair.cli.common import add_trust_pattern, int_at_least
+
+
+def port_number(text: str) -> int:
+    """``--port``: 0 (a free port) to 65535."""
+    port = int_at_least(0)(text)
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 0 to 65535, got {port}")
+    return port
 
 
 def run_workbench(args) -> None:
@@ -64,7 +73,7 @@ def add_commands(commands) -> None:
         "(FILE:PATTERN, e.g. cl100k_base.tiktoken:cl100k, or --pattern).",
     )
     command.add_argument("models", nargs="*", metavar="MODEL")
-    command.add_argument("--port", type=int_at_least(0), default=0,
+    command.add_argument("--port", type=port_number, default=0,
                          help="the port to listen on (default: a free one)")
     command.add_argument("--no-browser", action="store_true",
                          help="only print the URL; do not open a browser")
