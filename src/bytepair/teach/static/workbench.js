@@ -88,9 +88,11 @@ function render(view, action) {
   $("words").innerHTML = html;
   $("merge-count").textContent = `after ${plural(view.merges, "merge")}`;
   const s = view.stats;
-  $("stats").textContent = `${plural(s.rows, view.mode === "bytes" ? "document" : "row")}, ` +
-    `${plural(s.occurrences, view.mode === "bytes" ? "document" : "word")} in all: ` +
-    `${plural(s.symbols, "symbol")} at the start, ${plural(s.tokens, "token")} now.`;
+  const rowsText = view.mode === "bytes" ? plural(s.rows, "document")
+    : view.mode === "counts" ? `${plural(s.rows, "line")}, ${plural(s.occurrences, "word")} in all`
+      : plural(s.rows, "word");
+  $("stats").textContent = `${rowsText}: ${plural(s.symbols, view.mode === "bytes" ? "byte" : "symbol")} ` +
+    `at the start, ${plural(s.tokens, "token")} now.`;
   if (view.last && action !== "parse" && action !== "reset") {
     const r = view.last;
     $("last").innerHTML = `${action === "run" ? `Ran to rank ${r.rank}; last rule` : `Rank ${r.rank}`}: ` +
