@@ -292,3 +292,36 @@ def test_flags_and_stages_in_the_tree(teach_server, browser):
     assert stages and all(stage == ("1" if token < transition else "2") for token, stage in stages.items())
     assert "2" in stages.values()
     assert "stage 2" in browser.find_element(By.ID, "tree-body").text
+
+
+def test_a_hugging_face_tokenizer_shows_its_own_ids(teach_server, browser, tmp_path):
+    # A tokenizer.json trained by Hugging Face tokenizers: the page shows that library's IDs.
+    from tokenizers import Tokenizer, decoders, models as hf_models, pre_tokenizers, trainers
+
+    from bytepair.teach.viewer import load_viewer_model
+
+    hf = Tokenizer(hf_models.BPE())
+    hf.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    hf.decoder = decoders.ByteLevel()
+    hf.train([str(DATA / "multilingual-sample.txt")], trainers.BpeTrainer(
+        vocab_size=800, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=["<|endoftext|>"], show_progress=False))
+    hf.save(str(tmp_path / "tokenizer.json"))
+    name, tok = load_viewer_model(str(tmp_path / "tokenizer.json"))
+    assert tok.ids is not None  # numbered as Hugging Face numbers them
+    server = teach_server({name: tok})
+    browser.get(server.url + "viewer")
+    WebDriverWait(browser, WAIT).until(lambda d: d.execute_script("return document.body.dataset.ready"))
+    set_text(browser, SCRIPTED, typed=TYPED)
+    text = TYPED + SCRIPTED
+    wait_for_ids(browser, hf.encode(text).ids)
+    # And its merge trees speak the same IDs, down to the byte tokens.
+    ids = hf.encode(text).ids
+    longest = max(ids, key=lambda i: len(tok.token_bytes(i)))
+    browser.find_elements(By.CSS_SELECTOR, ".panel .tokens > span")[ids.index(longest)].click()
+    WebDriverWait(browser, WAIT).until(lambda d: tree_nodes(d) and tree_nodes(d)[0]["id"] == str(longest))
+    nodes = tree_nodes(browser)
+    leaves = [n for n in nodes if not n["rank"]]
+    alphabet = set(pre_tokenizers.ByteLevel.alphabet())  # Hugging Face's byte tokens
+    assert len(leaves) > 1 and all(hf.id_to_token(int(n["id"])) in alphabet for n in leaves)
+    assert hf.decode([int(n["id"]) for n in leaves]) == hf.decode([longest])
