@@ -1,6 +1,7 @@
 """The merge workbench's API: the reference trainer's rules in every mode, the chapter's
 examples, the variants' marked divergence, and one clear line for bad input."""
 
+import json
 from collections import Counter
 
 import pytest
@@ -274,3 +275,27 @@ def test_many_corpora_and_threads_at_once():
         for corpus, merges, rules in pool.map(ask, jobs):
             model = train_words(Counter(corpus.split()), merges, end_of_word="</w>")
             assert rules == [(m.left, m.right, m.count, m.replacements) for m in model.merges]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 600) | st.text("ab </w>\n5", max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text("ab", max_size=2), inner,
+                                                                max_size=3),
+    max_leaves=6)
+payloads = st.fixed_dictionaries({}, optional={
+    "corpus": json_values, "mode": st.sampled_from(["words", "counts", "bytes"]) | json_values,
+    "end_of_word": json_values, "merges": json_values, "n": json_values,
+    "variant": st.sampled_from(sorted(workbench.variants.VARIANTS)) | json_values})
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(["parse", "reset", "pairs", "apply", "run", "variant", "learner", "overlap",
+                        "limits", "nope"]), payloads | json_values)
+def test_any_request_is_answered_or_refused_in_one_line(action, payload):
+    try:
+        answer = handle(action, payload)
+    except WorkbenchError as exc:
+        assert str(exc) and "\n" not in str(exc)
+    else:
+        assert isinstance(answer, dict)
+        json.dumps(answer, allow_nan=False)  # JSON-ready
