@@ -299,3 +299,13 @@ def test_screenshot(page):
     assert (IMAGES / "workbench.png").stat().st_size > 10_000
     timings = page.execute_script("return window.workbenchTimings")
     assert [t["action"] for t in timings][-2:] == ["parse", "apply"]
+
+
+def test_a_typed_space_predicts_a_byte_modes_space(page):
+    start(page, "a b a b", mode="bytes")
+    page.find_element(By.ID, "guess-left").send_keys(" ")
+    page.find_element(By.ID, "guess-right").send_keys("b")
+    page.find_element(By.ID, "check").click()
+    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "verdict").text)
+    # (32, 98) and (97, 32) both count 2; the tie goes to the smaller left ID, the space.
+    assert page.find_element(By.ID, "verdict").text.startswith("Right: \u2423 + b merges next (count 2).")

@@ -145,8 +145,10 @@ function checkPrediction(event) {
   event.preventDefault();
   const view = state.view;
   if (!view || !view.winner) return;
-  const left = $("guess-left").value.trim();
-  const right = $("guess-right").value.trim();
+  // Byte mode draws a space as ␣: a typed space (alone or inside a token) means the same.
+  const typed = (id) => { const v = $(id).value; return (/^ +$/.test(v) ? v : v.trim()).replace(/ /g, "\u2423"); };
+  const left = typed("guess-left");
+  const right = typed("guess-right");
   if (!left || !right) { $("verdict").textContent = "Type both tokens of the pair you expect first."; return; }
   const w = view.winner;
   const tied = view.table.filter((r) => r.count === w.count);
