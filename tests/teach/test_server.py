@@ -274,3 +274,19 @@ def test_a_refused_body_is_not_read_as_the_next_request(teach_server, tok):
                      f"{smuggled}".encode())
         reply = sock.makefile("rb").read()
     assert reply.startswith(b"HTTP/1.1 403") and reply.count(b"HTTP/1.1") == 1
+
+
+def test_at_start_it_reads_only_its_assets(tok, monkeypatch):
+    opened = []
+    real_open = io.open
+
+    def spy(file, *args, **kwargs):
+        opened.append(Path(file).resolve())
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", spy)
+    monkeypatch.setattr(io, "open", spy)
+    srv = server_module.TeachServer(server_module.Viewer({"m": tok}))
+    monkeypatch.undo()
+    srv.server_close()
+    assert opened and all(path.parent == STATIC for path in opened)
