@@ -16,6 +16,7 @@ served by ``bytepair.teach.server`` and driven by headless Chromium:
 
     python -m benches.viewer                 # both cases, 10 repeats each
     python -m benches.viewer --repeats 3 --no-write
+    python -m benches.viewer --fetch-corpora       # build the English corpus if not cached
 
 Results go to ``benches/results/viewer.json`` with the machine's load.
 """
@@ -149,7 +150,9 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--no-write", action="store_true")
+    corpus.add_fetch_option(parser)
     args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
     result = {"suite": "viewer", "commit": _commit(),
               "command": "python -m benches.viewer --repeats %d" % args.repeats,
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
