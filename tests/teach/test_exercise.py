@@ -6,7 +6,7 @@ import textwrap
 import pytest
 
 from bytepair.teach import exercise
-from bytepair.teach.workbench import WorkbenchError, handle
+from bytepair.teach.workbench import WorkbenchError, handle, rows_of
 
 #: Enough for these tiny alphabets; the search is seeded, so the report never changes.
 EXAMPLES = 30
@@ -185,14 +185,14 @@ def test_the_workbench_runs_the_learners_functions_beside_the_reference(tmp_path
     answer = handle("learner", {"corpus": "abab", "merges": 1}, learner=learner)
     assert answer["diverged_at"] == 0
     assert answer["broken"]["rows"][0]["tokens"] == ["ab", "a", "b", "</w>"]
-    assert answer["reference"]["rows"][0]["tokens"] == ["ab", "ab", "</w>"]
+    assert rows_of(answer["reference"])[0]["tokens"] == ["ab", "ab", "</w>"]
     correct = exercise.load_learner(implementation(tmp_path))
     for mode, corpus in (("words", "low lower lowest"), ("counts", "low 3\nlowest 2"),
                          ("bytes", "aaa\nab ab")):
         answer = handle("learner", {"corpus": corpus, "mode": mode, "merges": 4}, learner=correct)
         assert answer["diverged_at"] is None
         assert [r["tokens"] for r in answer["broken"]["rows"]] == \
-            [answer["reference"]["rows"][r["of"]]["tokens"] for r in answer["broken"]["rows"]]
+            [rows_of(answer["reference"])[r["of"]]["tokens"] for r in answer["broken"]["rows"]]
     raises = write(tmp_path, "raises", CORRECT_COUNT + "\ndef merge(word, pair, new):\n"
                    "    return word[len(word)]\n")
     with pytest.raises(WorkbenchError, match="your merge raised IndexError"):

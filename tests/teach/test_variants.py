@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 from bytepair.learn import naive
 from bytepair.learn.rules import count_pairs, replace_pair
 from bytepair.teach import variants
+from bytepair.teach.workbench import gather
 
 # Tiny alphabets: ties and runs like "aaaa" are the common case.
 symbols = st.sampled_from("ab")
@@ -125,3 +126,42 @@ def test_the_chapters_first_occurrence_example():
     assert (rules[0].left, rules[0].right, rules[0].count, rules[0].replacements) == \
         ("l", "o", 3, 1)
     assert rows == [["lo", "w", "</w>"], [*"lower", "</w>"], [*"lowest", "</w>"]]
+
+
+@settings(max_examples=60)
+@given(weighted, st.integers(0, 6), st.integers(0, 6))
+def test_every_variant_continued_from_its_rows_is_a_fresh_run(data, first, more):
+    # The workbench continues each variant from the rows it reached: k rounds, then rounds from
+    # those rows with ranks from k, must be exactly a fresh run of k + more rounds.
+    rs, weights = data
+    for name in variants.VARIANTS:
+        start, start_weights = variants.starting_rows(name, rs, weights)
+        head, rows = variants.rounds(name, start, start_weights, first, join)
+        tail, rows = variants.rounds(name, rows, start_weights, more, join,
+                                     first_rank=len(head))
+        assert head + tail == variants.fit_variant(name, rs, weights, len(head) + more, join)[0]
+        assert rows == variants.fit_variant(name, rs, weights, len(head) + more, join)[1]
+
+
+@settings(max_examples=60)
+@given(weighted, st.integers(0, 6))
+def test_equal_rows_train_once_where_the_variant_says_so(data, merges):
+    rs, weights = data
+    rs = rs + rs[:2]  # repeats are the point
+    weights = weights + weights[:2]
+    distinct, summed, row_of = gather(rs, weights)
+    for name, variant in variants.VARIANTS.items():
+        if variant.equal_rows_alike:
+            rules, rows = variants.fit_variant(name, rs, weights, merges, join)
+            gathered_rules, gathered_rows = variants.fit_variant(name, distinct, summed, merges,
+                                                                 join)
+            assert gathered_rules == rules
+            assert [gathered_rows[j] for j in row_of] == rows
+
+
+def test_first_occurrence_cannot_train_equal_rows_once():
+    # Its first match is one row's: two copies of "ab" merge in one only.
+    rules, rows = variants.fit_variant("first-occurrence", [["a", "b"]] * 2, [1, 1], 1, join)
+    assert rows == [["ab"], ["a", "b"]] and rules[0].replacements == 1
+    assert variants.fit_variant("first-occurrence", [["a", "b"]], [2], 1, join)[1] == [["ab"]]
+    assert not variants.VARIANTS["first-occurrence"].equal_rows_alike

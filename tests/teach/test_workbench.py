@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from bytepair.training import train_bytes, train_words
 from bytepair.teach import workbench
-from bytepair.teach.workbench import WorkbenchError, handle
+from bytepair.teach.workbench import WorkbenchError, handle, rows_of
 
 CHAPTER = "low lower lowest"
 
@@ -31,7 +31,7 @@ def test_word_lists_learn_the_reference_rules(words, end_of_word, merges):
     model = train_words(Counter(words), max(merges, 1),
                         end_of_word="</w>" if end_of_word else None)
     assert rules_of(answer) == [(m.left, m.right, m.count, m.replacements) for m in model.merges]
-    assert [row["tokens"] for row in answer["rows"]] == [list(model.words[w]) for w in words]
+    assert [row["tokens"] for row in rows_of(answer)] == [list(model.words[w]) for w in words]
     # Done: no pair is left for another merge (so fewer merges than asked means done).
     assert answer["done"] == (not answer["table"])
     assert answer["done"] or len(model.merges) == max(merges, 1)
@@ -43,8 +43,8 @@ def test_word_count_lines_learn_the_reference_rules(counts, merges):
     answer = handle("run", {"corpus": corpus, "mode": "counts", "merges": 0, "n": merges})
     model = train_words(counts, merges, end_of_word="</w>", engine="naive")
     assert rules_of(answer) == [(m.left, m.right, m.count, m.replacements) for m in model.merges]
-    assert [row["tokens"] for row in answer["rows"]] == [list(model.words[w]) for w in counts]
-    assert [row["count"] for row in answer["rows"]] == list(counts.values())
+    assert [row["tokens"] for row in rows_of(answer)] == [list(model.words[w]) for w in counts]
+    assert [row["count"] for row in rows_of(answer)] == list(counts.values())
 
 
 @given(documents, st.integers(1, 10))
@@ -55,8 +55,8 @@ def test_free_text_in_byte_mode_learns_the_reference_rules(docs, merges):
     model = train_bytes([d.encode() for d in docs], merges)
     assert [(r["ids"][0], r["ids"][1], r["count"], r["replacements"]) for r in answer["history"]] \
         == [(m.left, m.right, m.count, m.replacements) for m in model.merges]
-    assert [row["ids"] for row in answer["rows"]] == [list(s) for s in model.sequences]
-    for row in answer["rows"]:
+    assert [row["ids"] for row in rows_of(answer)] == [list(s) for s in model.sequences]
+    for row in rows_of(answer):
         assert [workbench.byte_label(model.token_bytes(i)) for i in row["ids"]] == row["tokens"]
 
 
@@ -69,7 +69,7 @@ def test_one_merge_at_a_time_is_the_same_as_running_n(words, merges):
         step = handle("apply", dict(payload, merges=step["merges"]))
     if merges:
         ran = handle("run", dict(payload, merges=0, n=merges))
-        assert rules_of(step) == rules_of(ran) and step["rows"] == ran["rows"]
+        assert rules_of(step) == rules_of(ran) and rows_of(step) == rows_of(ran)
     assert handle("pairs", dict(payload, merges=step["merges"]))["table"] == step["table"]
 
 
@@ -83,9 +83,9 @@ def test_the_chapters_table_tie_and_first_merge():
     keys = [(-r["count"], r["left"], r["right"]) for r in answer["table"]]
     assert keys == sorted(keys)
     after = handle("apply", {"corpus": CHAPTER, "merges": 0})
-    assert [r["tokens"] for r in after["rows"]] == [
+    assert [r["tokens"] for r in rows_of(after)] == [
         ["lo", "w", "</w>"], ["lo", "w", "e", "r", "</w>"], ["lo", "w", "e", "s", "t", "</w>"]]
-    assert [r["new"] for r in after["rows"]] == [[0], [0], [0]]
+    assert [r["new"] for r in rows_of(after)] == [[0], [0], [0]]
     assert after["last"] == {"rank": 0, "left": "l", "right": "o", "token": "lo", "count": 3,
                              "replacements": 3}
 
@@ -105,24 +105,24 @@ def test_the_overlap_example():
     assert example["overlapping"]["after"] == ["aa", "aa"]
     answer = handle("apply", {"corpus": "aaa", "end_of_word": False, "merges": 0})
     assert answer["last"]["count"] == 2 and answer["last"]["replacements"] == 1
-    assert answer["rows"][0]["tokens"] == ["aa", "a"]
+    assert rows_of(answer)[0]["tokens"] == ["aa", "a"]
 
 
 def test_abab_counts_two():
     answer = handle("parse", {"corpus": "abab"})
     assert (answer["winner"]["left"], answer["winner"]["right"], answer["winner"]["count"]) == \
         ("a", "b", 2)
-    assert handle("apply", {"corpus": "abab", "merges": 0})["rows"][0]["tokens"] == \
+    assert rows_of(handle("apply", {"corpus": "abab", "merges": 0}))[0]["tokens"] == \
         ["ab", "ab", "</w>"]
 
 
 def test_byte_tokens_that_are_not_whole_utf8_are_written_in_hex():
     answer = handle("parse", {"corpus": "é a", "mode": "bytes"})
-    assert answer["rows"][0]["tokens"] == ["\\xc3", "\\xa9", "\u2423", "a"]
+    assert rows_of(answer)[0]["tokens"] == ["\\xc3", "\\xa9", "\u2423", "a"]
     merged = handle("apply", {"corpus": "é a", "mode": "bytes", "merges": 0})
-    assert merged["rows"][0]["tokens"] == ["\\xc3", "\\xa9", "\u2423a"]  # ties: smallest IDs
+    assert rows_of(merged)[0]["tokens"] == ["\\xc3", "\\xa9", "\u2423a"]  # ties: smallest IDs
     merged = handle("apply", {"corpus": "éé", "mode": "bytes", "merges": 0})
-    assert merged["rows"][0]["tokens"] == ["é", "é"] and merged["rows"][0]["ids"] == [256, 256]
+    assert rows_of(merged)[0]["tokens"] == ["é", "é"] and rows_of(merged)[0]["ids"] == [256, 256]
 
 
 # -- the variants -------------------------------------------------------------------
@@ -156,7 +156,7 @@ def test_overlapping_marks_the_reused_tokens():
     answer = variant("overlapping", corpus="aaa", end_of_word=False)
     row = answer["broken"]["rows"][0]
     assert row["tokens"] == ["aa", "aa"] and row["marks"] == {"reused": [1]} and row["differs"]
-    assert answer["reference"]["rows"][0]["tokens"] == ["aa", "a"]
+    assert rows_of(answer["reference"])[0]["tokens"] == ["aa", "a"]
     assert answer["broken"]["history"][0]["replacements"] == 2
 
 
@@ -258,7 +258,7 @@ def test_requests_in_any_order_continue_the_reference_exactly(words, steps):
             if model else []
         assert rules_of(answer) == expected
         if model:
-            assert [row["tokens"] for row in answer["rows"]] == [list(model.words[w]) for w in words]
+            assert [row["tokens"] for row in rows_of(answer)] == [list(model.words[w]) for w in words]
 
 
 def test_many_corpora_and_threads_at_once():
@@ -299,3 +299,44 @@ def test_any_request_is_answered_or_refused_in_one_line(action, payload):
     else:
         assert isinstance(answer, dict)
         json.dumps(answer, allow_nan=False)  # JSON-ready
+
+
+def _starter_learner():
+    from bytepair.teach import exercise
+
+    space: dict = {}
+    exec(exercise.starter(), space)
+    return exercise.Learner("starter", space["count_pairs"], space["merge"])
+
+
+STARTER = _starter_learner()
+small_corpora = st.one_of(
+    st.tuples(st.just("words"), st.lists(st.text("ab", min_size=1, max_size=5), min_size=1,
+                                         max_size=6).map(" ".join)),
+    st.tuples(st.just("counts"), count_lines.map(
+        lambda counts: "\n".join(f"{word} {count}" for word, count in counts.items()))),
+    st.tuples(st.just("bytes"), documents.map("\n".join)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(small_corpora, st.booleans(), st.lists(st.integers(0, 12), min_size=2, max_size=5))
+def test_continued_answers_equal_fresh_ones_for_every_trainer(corpus, end_of_word, steps):
+    # Each trainer (the reference, every variant, the learner's functions) continues from the rows
+    # it last reached on the corpus; in any order of requests, every answer equals the answer of a
+    # server that has seen nothing.
+    mode, text = corpus
+    payload = {"corpus": text, "mode": mode, "end_of_word": end_of_word}
+    asks = [("pairs", {})] + [("variant", {"variant": name}) for name in workbench.variants.VARIANTS]
+    asks.append(("learner", {}))
+    every = workbench._progress.EVERY
+    workbench._progress.EVERY = 4  # points inside the steps, not only at the last merge asked for
+    try:
+        workbench.clear_caches()
+        answers = [(action, request, handle(action, request, learner=STARTER))
+                   for merges in steps for action, extra in asks
+                   for request in [dict(payload, merges=merges, **extra)]]
+        for action, request, continued in answers:
+            workbench.clear_caches()
+            assert continued == handle(action, request, learner=STARTER), request
+    finally:
+        workbench._progress.EVERY = every

@@ -194,12 +194,19 @@ def load_learner(path) -> Learner:
 
 
 def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
-                join: Callable) -> tuple[list[Merge], list[list]]:
+                join: Callable, *, first_rank: int = 0,
+                on_round: Callable[[Merge, list[list], list[list]], None] | None = None,
+                ) -> tuple[list[Merge], list[list]]:
     """Up to ``merges`` rounds with the learner's functions: count, take the first pair with the
-    greatest count in the order returned, merge it in every word (weights are all 1)."""
+    greatest count in the order returned, merge it in every word (weights are all 1).
+
+    Ranks start at ``first_rank``, so the words after ``k`` rounds with
+    ``first_rank=k`` continue a run (the learner's functions are taken to depend
+    on their arguments only). ``on_round(rule, before, after)`` sees each round.
+    """
     rows = [list(word) for word in words]
     rules: list[Merge] = []
-    for rank in range(merges):
+    for rank in range(first_rank, first_rank + merges):
         counts = learner.count_pairs(rows)
         if not counts:
             break
@@ -207,9 +214,11 @@ def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
         pair = next(pair for pair, count in counts if count == best)
         new = join(pair[0], pair[1], rank)
         before = sum(row.count(new) for row in rows)
-        rows = [learner.merge(row, pair, new) for row in rows]
+        previous, rows = rows, [learner.merge(row, pair, new) for row in rows]
         rules.append(Merge(rank, pair[0], pair[1], new, best,
                            sum(row.count(new) for row in rows) - before))
+        if on_round is not None:
+            on_round(rules[-1], previous, rows)
     return rules, rows
 
 

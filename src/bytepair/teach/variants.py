@@ -145,12 +145,13 @@ def fit_with(rows: Sequence[Sequence], weights: Sequence[int], merges: int,
              count: Callable = count_pairs, choose: Callable = choose_smallest,
              replace: Callable = replace_everywhere,
              on_round: Callable[[Counter, Merge, Rows, Rows], None] | None = None,
-             ) -> tuple[list[Merge], Rows]:
+             first_rank: int = 0) -> tuple[list[Merge], Rows]:
     """Up to ``merges`` rounds of count, choose, replace; returns the rules and the rows.
 
-    ``on_round(counts, rule, before, after)`` sees each round. With the
-    default pieces this is :func:`bytepair.learn.naive.fit`. Cost:
-    ``O(merges x corpus)``.
+    ``on_round(counts, rule, before, after)`` sees each round. Ranks start at
+    ``first_rank``: a round depends only on the rows, so the rows after ``k``
+    rounds with ``first_rank=k`` continue a run exactly. With the default
+    pieces this is :func:`bytepair.learn.naive.fit`. Cost: ``O(merges x corpus)``.
 
     >>> rules, rows = fit_with([["a", "a", "a"]], [1], 1, lambda l, r, rank: l + r)
     >>> rules[0].count, rules[0].replacements, rows
@@ -162,7 +163,7 @@ def fit_with(rows: Sequence[Sequence], weights: Sequence[int], merges: int,
     """
     current = [list(row) for row in rows]
     rules: list[Merge] = []
-    for rank in range(merges):
+    for rank in range(first_rank, first_rank + merges):
         counts = count(current, weights)
         if not counts:
             break
@@ -206,13 +207,17 @@ class Variant(NamedTuple):
     symptom: str
     pieces: dict
     across_boundaries: bool = False
+    #: Equal rows may be trained once, their weights summed and kept where each first appears:
+    #: a row's rounds depend only on itself and its weight, and on the order in which pairs are
+    #: first seen, which that keeps. Not so when the first match of the whole corpus matters.
+    equal_rows_alike: bool = True
 
 
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("first-occurrence", "Merge first occurrence only",
             "the rule is applied at its first match only: the corpus keeps unmerged "
             "occurrences that the same rule should have transformed",
-            {"replace": replace_first_occurrence}),
+            {"replace": replace_first_occurrence}, equal_rows_alike=False),
     Variant("deduplicated", "Deduplicate counts within a word",
             "a pair counts once per word however often it occurs there: repeated "
             "occurrences are undercounted", {"count": count_pairs_deduplicated}),
@@ -221,11 +226,30 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             "output tokens", {"replace": replace_overlapping}),
     Variant("across-boundaries", "Merge across word boundaries",
             "the words are laid end to end, so pairs are counted and merged that were never "
-            "adjacent inside a word", {}, across_boundaries=True),
+            "adjacent inside a word", {}, across_boundaries=True, equal_rows_alike=False),
     Variant("arbitrary-ties", "Leave ties unspecified",
             "ties go to the pair seen first, so the same words in another order can learn "
             "other rules", {"choose": choose_first_seen}),
 )}
+
+
+def starting_rows(name: str, rows: Sequence[Sequence], weights: Sequence[int]
+                  ) -> tuple[Rows, list[int]]:
+    """The rows and weights the variant ``name`` trains on: the rows themselves, or for
+    ``across-boundaries`` the one stream of :func:`laid_end_to_end`."""
+    if VARIANTS[name].across_boundaries:
+        return [laid_end_to_end(rows, weights)], [1]
+    return [list(row) for row in rows], list(weights)
+
+
+def rounds(name: str, rows: Sequence[Sequence], weights: Sequence[int], merges: int,
+           join: Callable, *, first_rank: int = 0,
+           on_round: Callable | None = None) -> tuple[list[Merge], Rows]:
+    """Up to ``merges`` rounds of the variant ``name`` from ``rows`` as they stand (see
+    :func:`starting_rows`), ranks from ``first_rank``: from the rows after ``k`` rounds with
+    ``first_rank=k``, exactly the rounds a fresh :func:`fit_variant` does after its ``k``-th."""
+    return fit_with(rows, weights, merges, join, on_round=on_round, first_rank=first_rank,
+                    **VARIANTS[name].pieces)
 
 
 def fit_variant(name: str, rows: Sequence[Sequence], weights: Sequence[int], merges: int,
@@ -236,6 +260,5 @@ def fit_variant(name: str, rows: Sequence[Sequence], weights: Sequence[int], mer
     ...             lambda l, r, rank: l + r)[1]
     [['lo', 'w'], ['l', 'o', 'w', 'e', 'r']]
     """
-    variant = VARIANTS[name]
-    fit = fit_across_boundaries if variant.across_boundaries else fit_with
-    return fit(rows, weights, merges, join, on_round=on_round, **variant.pieces)
+    start, start_weights = starting_rows(name, rows, weights)
+    return rounds(name, start, start_weights, merges, join, on_round=on_round)

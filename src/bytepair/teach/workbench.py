@@ -7,10 +7,12 @@ against); the page only draws. The broken variants come from
 :mod:`bytepair.teach.exercise`.
 
 Each request carries the corpus and the number of merges done so far; the
-page keeps nothing on the server. A round of the reference trainer depends
-only on the current rows, so the server continues from the rows it last
-reached on the same corpus (kept for a few recent corpora, see
-:class:`_Progress`): one more merge costs one round, ``O(corpus)``.
+page keeps nothing on the server. The server reads a corpus once and gathers
+its equal rows (:class:`Session`, kept for a few recent corpora). A round of
+every trainer here depends only on the current rows, so the reference, each
+broken variant and the learner's functions continue from the rows they last
+reached on the same corpus (:class:`_Progress`): one more merge costs one
+round, ``O(distinct rows)`` for the reference.
 
 A corpus is read in one of three modes:
 
@@ -227,91 +229,209 @@ def _check_word(word: str, end_of_word: str | None) -> None:
                              "remove it or switch the marker off")
 
 
-# -- the reference ----------------------------------------------------------------
+# -- sessions: a corpus read once ---------------------------------------------------
 
-class Fit(NamedTuple):
-    rules: list[Merge]
-    rows: list
+class Session(NamedTuple):
+    """A parsed corpus with its equal rows gathered: what every request on it shares.
 
+    ``distinct`` holds each distinct row once, in order of first appearance,
+    with ``weights`` summed over its copies; ``row_of[i]`` is row ``i``'s
+    distinct row. Equal rows are trained once, as the library's word mode
+    does: the rules are the same, and a 2,000-word text has about 500
+    distinct words.
+    """
+
+    corpus: Corpus
+    distinct: list
+    weights: list[int]
+    row_of: list[int]
+    texts: list[str]      # each distinct row's text
+    symbols: int          # first symbols in all, each row times its weight
+    key: tuple
+
+
+def gather(rows: list, weights: list[int]) -> tuple[list, list[int], list[int]]:
+    """Equal rows gathered: the distinct rows in order of first appearance, their summed
+    weights, and each row's distinct row.
+
+    >>> gather([["a"], ["b"], ["a"]], [1, 2, 3])
+    ([['a'], ['b']], [4, 2], [0, 1, 0])
+    """
+    index: dict[tuple, int] = {}
+    distinct, summed, row_of = [], [], []
+    for row, weight in zip(rows, weights):
+        key = tuple(row)
+        j = index.get(key)
+        if j is None:
+            j = index[key] = len(distinct)
+            distinct.append(list(row))
+            summed.append(0)
+        summed[j] += weight
+        row_of.append(j)
+    return distinct, summed, row_of
+
+
+class _Recent:
+    """A small thread-safe table of the most recently used entries."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._lock = threading.Lock()
+        self._entries: OrderedDict = OrderedDict()
+
+    def get(self, key, make: Callable):
+        with self._lock:
+            value = self._entries.get(key)
+            if value is not None:
+                self._entries.move_to_end(key)
+                return value
+        value = make()  # outside the lock: other corpora are not held up
+        with self._lock:
+            value = self._entries.setdefault(key, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+#: The most recent corpora, parsed.
+_sessions = _Recent(8)
+
+
+def session(payload: dict) -> Session:
+    """The :class:`Session` of a request's corpus: read once, then found by its text.
+
+    Refuses bad input in one line, as :func:`parse` does.
+    """
+    mode = payload.get("mode", "words")
+    text = payload.get("corpus")
+    eow = payload.get("end_of_word", True)
+    if mode not in MODES or not isinstance(text, str) or not isinstance(eow, bool):
+        parse(payload)  # raises the request's one-line refusal
+    key = (mode, eow and mode != "bytes", text)
+    return _sessions.get(key, lambda: _new_session(parse(payload), key))
+
+
+def _new_session(corpus: Corpus, key: tuple) -> Session:
+    distinct, weights, row_of = gather(corpus.rows, corpus.weights)
+    texts: list = [None] * len(distinct)
+    for i, j in enumerate(row_of):
+        if texts[j] is None:
+            texts[j] = corpus.texts[i]
+    symbols = sum(len(row) * w for row, w in zip(distinct, weights))
+    return Session(corpus, distinct, weights, row_of, texts, symbols, key)
+
+
+# -- progress: a click continues where the trainer got to ------------------------------
 
 class _Progress:
-    """Where the reference trainer got to on recent corpora, so that a click continues it.
+    """Where each trainer got to on recent corpora, so that a click continues it.
 
-    A round of the reference trainer depends only on the current rows, so
-    :func:`bytepair.learn.naive.fit` started from the rows after ``k`` merges
-    (``first_rank=k``) learns exactly the rules it would have learned next.
-    Each corpus keeps its rows after every :data:`EVERY`-th merge and after the
-    last one asked for; the :data:`CORPORA` most recent corpora are kept.
+    Every trainer of the workbench (the reference, each broken variant, the
+    learner's functions) does rounds that depend only on the current rows: the
+    rounds from the rows after ``k`` merges, ranks from ``k``, are exactly
+    those a fresh run does after its ``k``-th. So for each trainer on each
+    corpus (a key) the rules learned so far are kept, with the rows after
+    every :data:`EVERY`-th merge and after the last merge asked for; the
+    :data:`ENTRIES` most recent keys are kept. One more merge costs one round;
+    going back starts from the nearest point before.
     """
 
     EVERY = 20
-    CORPORA = 8
+    ENTRIES = 24
 
     def __init__(self):
         self._lock = threading.Lock()
-        self._corpora: OrderedDict = OrderedDict()
+        self._entries: OrderedDict = OrderedDict()
 
-    def fit(self, key, rows: list, weights: list[int], merges: int, join) -> tuple[list, list]:
+    def clear(self) -> None:
         with self._lock:
-            saved = self._corpora.get(key)
-            if saved is None:
-                saved = self._corpora[key] = {"points": {0: ([], rows)}, "end": None}
-            self._corpora.move_to_end(key)
-            while len(self._corpora) > self.CORPORA:
-                self._corpora.popitem(last=False)
-            end = saved["end"]
-            start = max(k for k in saved["points"] if k <= merges)
-            rules, current = saved["points"][start]
-        if end is not None and merges >= end:  # the rows ran out of pairs there
-            rules, current = saved["points"][end]
-            return rules, current
+            self._entries.clear()
+
+    def fit(self, key, rows: list, merges: int, run: Callable,
+            keep_before: bool = False) -> tuple[list[Merge], list, list | None]:
+        """The rules and rows after ``merges`` rounds (fewer if no pair is left), and with
+        ``keep_before`` the rows before the last round (None before the first).
+
+        ``rows`` are the starting rows of the key; ``run(rows, first_rank, n,
+        on_round)`` does up to ``n`` rounds from ``rows``, calling
+        ``on_round(rule, before, after)`` after each, and returns the rules and
+        the rows. Stored rows are shared: callers must not modify them.
+        """
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                entry = self._entries[key] = {"rules": [], "points": {0: (rows, None)},
+                                              "end": None, "last": 0}
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.ENTRIES:
+                self._entries.popitem(last=False)
+            end = entry["end"]
+            target = merges if end is None else min(merges, end)
+            start = max(k for k in entry["points"] if k <= target)
+            current, before = entry["points"][start]
+            known = entry["rules"][:start]
+        if start == target:
+            return known, current, before
         passed: dict = {}
+        last_before: list = [before]
 
-        def keep(counts, rule, rows) -> None:
-            if (rule.rank + 1) % self.EVERY == 0:  # rows are new lists each round: a shallow copy
-                passed[rule.rank + 1] = list(rows)
+        def on_round(rule: Merge, previous: list, after: list) -> None:
+            done = rule.rank + 1
+            if done % self.EVERY == 0:  # the lists of rows may be reused: shallow copies
+                passed[done] = (list(after), list(previous) if keep_before else None)
+            last_before[0] = previous
 
-        more, current = naive.fit(current, weights, merges - start, join, on_round=keep,
-                                  first_rank=start)
-        rules = rules + more
+        more, current = run(current, start, target - start, on_round)
+        rules = known + more
         done = len(rules)
+        before = list(last_before[0]) if keep_before and more else before
         with self._lock:
-            points = saved["points"]
-            for k, rows_k in passed.items():
-                points[k] = (rules[:k], rows_k)
-            last = saved.get("last")
-            if last is not None and last % self.EVERY and last not in (0, saved["end"]):
-                points.pop(last, None)  # only one point that is not a multiple of EVERY
-            points[done] = (rules, current)
-            saved["last"] = done
-            if done < merges:
-                saved["end"] = done
-        return rules, current
+            points = entry["points"]
+            points.update(passed)
+            previous_last = entry["last"]
+            if previous_last % self.EVERY and previous_last != entry["end"]:
+                points.pop(previous_last, None)  # one point only that is not a multiple
+            points[done] = (current, before)
+            entry["last"] = done
+            if len(rules) > len(entry["rules"]):
+                entry["rules"] = rules
+            if done < target:
+                entry["end"] = done
+        return rules, current, before
 
 
 _progress = _Progress()
 
 
-def reference(corpus: Corpus, merges: int) -> Fit:
-    """The reference trainer's rules and rows after ``merges`` merges (fewer if no pair is left).
+def clear_caches() -> None:
+    """Forget every corpus read and every trainer's progress (tests compare with a fresh run)."""
+    _sessions.clear()
+    _progress.clear()
 
-    Equal rows are trained once, weighted by how often they occur (as the
-    library's word mode does): the rules are the same, and a 2,000-word text
-    has far fewer distinct words. A corpus seen recently continues from where
-    the trainer got to (see :class:`_Progress`).
-    """
-    index: dict[tuple, int] = {}
-    weights: list[int] = []
-    for row, weight in zip(corpus.rows, corpus.weights):
-        key = tuple(row)
-        if key in index:
-            weights[index[key]] += weight
-        else:
-            index[key] = len(weights)
-            weights.append(weight)
-    key = (corpus.mode, corpus.end_of_word, tuple(index), tuple(weights))
-    rules, rows = _progress.fit(key, [list(row) for row in index], weights, merges, corpus.join)
-    return Fit(rules[:merges], [rows[index[tuple(row)]] for row in corpus.rows])
+
+# -- the reference ----------------------------------------------------------------
+
+class Fit(NamedTuple):
+    rules: list[Merge]
+    rows: list            # one per distinct row of the session
+
+
+def reference(session: Session, merges: int) -> Fit:
+    """The reference trainer's rules and distinct rows after ``merges`` merges (fewer if no
+    pair is left), continued from where it got to on this corpus (see :class:`_Progress`)."""
+    corpus = session.corpus
+
+    def run(rows, first_rank, n, on_round):
+        return naive.fit(rows, session.weights, n, corpus.join, first_rank=first_rank,
+                         on_round=lambda counts, rule, after: on_round(rule, None, after))
+
+    rules, rows, _ = _progress.fit(("reference", session.key), session.distinct, merges, run)
+    return Fit(rules, rows)
 
 
 def pair_table(counts: Counter, label: Callable, ids: bool) -> tuple[list[dict], int]:
@@ -342,43 +462,60 @@ def _rule(rule: Merge, label: Callable, ids: bool) -> dict:
     return out
 
 
-def _rows(corpus: Corpus, rows: list, label: Callable, new=None) -> list[dict]:
+def _words(session: Session, rows: list, label: Callable, new=None) -> list[dict]:
+    """Each distinct row's text and tokens (with ``new``: where the last merge's token is)."""
+    ids = session.corpus.mode == "bytes"
     out = []
-    for i, row in enumerate(rows):
-        entry = {"text": corpus.texts[i], "count": corpus.weights[i],
-                 "tokens": [label(token) for token in row]}
-        if corpus.mode == "bytes":
-            entry["ids"] = list(row)
+    for text, row in zip(session.texts, rows):
+        # Word tokens are their own text: the row is sent as it is (it is not modified).
+        entry = {"text": text, "tokens": [label(token) for token in row] if ids else row}
+        if ids:
+            entry["ids"] = row
         if new is not None:
-            entry["new"] = [j for j, token in enumerate(row) if token == new]
+            entry["new"] = [k for k, token in enumerate(row) if token == new] if new in row else []
         out.append(entry)
     return out
 
 
-def state(corpus: Corpus, merges: int, mark_last: bool = False) -> dict:
-    """The page's whole view after ``merges`` merges of the reference trainer."""
-    fit = reference(corpus, merges)
+def rows_of(view: dict) -> list[dict]:
+    """A view's rows written out, each with its ``text``, ``count``, ``tokens`` (and ``ids``,
+    ``new``): the view sends each distinct row once (``words``) and, per row, which one it is
+    (``rows``) and its ``counts``.
+
+    >>> [row["tokens"] for row in rows_of(handle("parse", {"corpus": "ab ab"}))]
+    [['a', 'b', '</w>'], ['a', 'b', '</w>']]
+    """
+    return [dict(view["words"][j], count=count) for j, count in zip(view["rows"], view["counts"])]
+
+
+def state(session: Session, merges: int, mark_last: bool = False) -> dict:
+    """The page's whole view after ``merges`` merges of the reference trainer.
+
+    The rows are sent compactly: ``words`` has each distinct row once (its
+    ``text``, ``tokens``, in byte mode ``ids``, with ``mark_last`` the indexes
+    ``new`` of the last merge's token), ``rows[i]`` is the word of row ``i``
+    and ``counts[i]`` its count (see :func:`rows_of`).
+    """
+    corpus = session.corpus
+    fit = reference(session, merges)
     label = corpus.labeller(fit.rules)
     ids = corpus.mode == "bytes"
-    counts = count_pairs(fit.rows, corpus.weights)
+    counts = count_pairs(fit.rows, session.weights)
     table, pairs = pair_table(counts, label, ids)
     last = fit.rules[-1] if fit.rules and mark_last else None
     return {
         "mode": corpus.mode, "end_of_word": corpus.end_of_word,
         "merges": len(fit.rules), "requested": merges, "done": not counts,
-        "rows": _rows(corpus, fit.rows, label, last.token_id if last else None),
+        "words": _words(session, fit.rows, label, last.token_id if last else None),
+        "rows": session.row_of, "counts": corpus.weights,
         "history": [_rule(rule, label, ids) for rule in fit.rules],
         "table": table, "pairs": pairs, "winner": table[0] if table else None,
         "last": _rule(last, label, ids) if last else None,
-        "stats": _stats(corpus, fit.rows),
+        "stats": {"rows": len(corpus.rows), "occurrences": sum(session.weights),
+                  "symbols": session.symbols,
+                  "tokens": sum(len(row) * w for row, w in zip(fit.rows, session.weights))},
         "limits": LIMITS,
     }
-
-
-def _stats(corpus: Corpus, rows: list) -> dict:
-    return {"rows": len(corpus.rows), "occurrences": sum(corpus.weights),
-            "symbols": sum(len(row) * w for row, w in zip(corpus.rows, corpus.weights)),
-            "tokens": sum(len(row) * w for row, w in zip(rows, corpus.weights))}
 
 
 # -- beside the reference ------------------------------------------------------------
@@ -417,82 +554,87 @@ def _split_stream(stream: list, lengths: list[int], width: Callable) -> list[tup
     return rows
 
 
-def compare_variant(corpus: Corpus, merges: int, name: str) -> dict:
+def _variant_fit(name: str, key, rows: list, weights: list[int], merges: int, join: Callable,
+                 keep_before: bool = False) -> tuple[list[Merge], list, list | None]:
+    """The variant ``name`` on ``rows`` (as :func:`bytepair.teach.variants.starting_rows` gives
+    them), continued from where it got to under ``key``."""
+    def run(start, first_rank, n, on_round):
+        return variants.rounds(name, start, weights, n, join, first_rank=first_rank,
+                               on_round=lambda counts, rule, before, after:
+                               on_round(rule, before, after))
+
+    return _progress.fit(key, rows, merges, run, keep_before=keep_before)
+
+
+def compare_variant(session: Session, merges: int, name: str) -> dict:
     """The variant ``name`` beside the reference after ``merges`` merges, where they diverge marked.
 
-    ``broken.rows[i]`` lines up with ``reference.rows[broken.rows[i].of]``;
+    ``broken.rows[i]`` lines up with the reference's row ``broken.rows[i].of``;
     each has ``differs`` and ``marks`` (token indexes: ``missed`` for the
     occurrences of learned rules that stayed unmerged, ``reused`` for tokens
     made from an input token already used, ``crossing`` for tokens that run
     across a word boundary). ``broken.history[k].differs`` says where the
-    rules part; ``diverged_at`` is the first such rank.
+    rules part; ``diverged_at`` is the first such rank. Variants whose equal
+    rows stay alike train each distinct row once.
     """
     if name not in variants.VARIANTS:
         raise WorkbenchError(f"variant must be one of {', '.join(variants.VARIANTS)}, "
                              f"got {name!r}")
+    corpus = session.corpus
     variant = variants.VARIANTS[name]
-    ref = state(corpus, merges)
-    ref_fit = reference(corpus, merges)
+    ref = state(session, merges)
+    ref_fit = reference(session, merges)
+    ref_rows = [ref_fit.rows[j] for j in session.row_of]
     ids = corpus.mode == "bytes"
-    last: list = [None, None, None]
-
-    def keep(counts, rule, before, after):
-        last[:] = [counts, rule, before]
+    key = ("variant", name, session.key)
 
     if variant.across_boundaries:
         rows, of = _expanded(corpus)
-        rules, (stream,) = variants.fit_variant(name, rows, [1] * len(rows), merges, corpus.join,
-                                                on_round=keep)
+        start, weights = variants.starting_rows(name, rows, [1] * len(rows))
+        rules, (stream,), _ = _variant_fit(name, key, start, weights, merges, corpus.join)
         label = corpus.labeller(rules)
         laid = _split_stream(stream, [len(row) for row in rows], corpus.width(rules))
         broken_rows = [(tokens, {"crossing": crossing}) for tokens, crossing in laid]
         state_rows, weights = [stream], [1]
     else:
         of = list(range(len(corpus.rows)))
-        rules, rows = variants.fit_variant(name, corpus.rows, corpus.weights, merges, corpus.join,
-                                           on_round=keep)
+        if variant.equal_rows_alike:
+            start, weights, gathered = session.distinct, session.weights, session.row_of
+        else:
+            start, weights, gathered = corpus.rows, corpus.weights, of
+        rules, trained, before = _variant_fit(name, key, start, weights, merges, corpus.join,
+                                              keep_before=name == "overlapping")
         label = corpus.labeller(rules)
-        broken_rows = [(row, {}) for row in rows]
-        state_rows, weights = rows, corpus.weights
-        counts, rule, before = last
+        marks_of: list[dict] = [{} for _ in trained]
         if name == "first-occurrence":
             learned = {(r.left, r.right) for r in rules}
-            for tokens, marks in broken_rows:
+            for tokens, marks in zip(trained, marks_of):
                 marks["missed"] = _occurrences(tokens, learned)
-        if rule is not None and name == "overlapping":
-            for (tokens, marks), row in zip(broken_rows, before):
+        if rules and before is not None and name == "overlapping":
+            rule = rules[-1]
+            for marks, row in zip(marks_of, before):
                 marks["reused"] = variants.overlapping_pass(row, rule.left, rule.right,
                                                             rule.token_id)[2]
+        broken_rows = [(trained[j], marks_of[j]) for j in gathered]
+        state_rows = trained
     ref_label = corpus.labeller(ref_fit.rules)
     out_rows = []
     for i, (tokens, marks) in enumerate(broken_rows):
-        expected = ref_fit.rows[of[i]]
         entry = {"of": of[i], "text": corpus.texts[of[i]],
                  "count": 1 if variant.across_boundaries else corpus.weights[i],
-                 "tokens": [label(t) for t in tokens], "differs": list(tokens) != list(expected),
+                 "tokens": [label(t) for t in tokens], "differs": tokens != ref_rows[of[i]],
                  "marks": {key: value for key, value in marks.items() if value}}
         if ids:
             entry["ids"] = list(tokens)
         out_rows.append(entry)
-    history, diverged = [], None
-    for k, rule in enumerate(rules):
-        entry = _rule(rule, label, ids)
-        same = k < len(ref_fit.rules) and ref_fit.rules[k] == rule
-        entry["differs"] = not same
-        if not same and k < len(ref_fit.rules):
-            entry["expected"] = _rule(ref_fit.rules[k], ref_label, ids)
-        if not same and diverged is None:
-            diverged = k
-        history.append(entry)
-    if diverged is None and len(rules) != len(ref_fit.rules):
-        diverged = min(len(rules), len(ref_fit.rules))
+    history, diverged = _history(rules, ref_fit.rules, label, ref_label, ids)
     # The broken table beside what the reference counts in the same rows.
-    broken_counts = variants.VARIANTS[name].pieces.get("count", count_pairs)(state_rows, weights)
+    broken_counts = variant.pieces.get("count", count_pairs)(state_rows, weights)
     if variant.across_boundaries:  # inside the words: the stream's tokens by the word they start in
         true_counts = count_pairs([tokens for tokens, _ in broken_rows], [1] * len(broken_rows))
     else:
         true_counts = count_pairs(state_rows, weights)
-    choose = variants.VARIANTS[name].pieces.get("choose", variants.choose_smallest)
+    choose = variant.pieces.get("choose", variants.choose_smallest)
     table, pairs = pair_table(broken_counts, label, ids)
     if broken_counts:
         winner = choose(broken_counts)[0]
@@ -509,14 +651,33 @@ def compare_variant(corpus: Corpus, merges: int, name: str) -> dict:
     }
     if name == "arbitrary-ties":
         # The same words in the other order: another insertion order, other ties.
-        reordered, _ = variants.fit_variant(name, corpus.rows[::-1], corpus.weights[::-1],
-                                            merges, corpus.join)
+        distinct, weights, _ = gather(corpus.rows[::-1], corpus.weights[::-1])
+        reordered, _, _ = _variant_fit(name, ("reordered", name, session.key), distinct,
+                                       weights, merges, corpus.join)
         other_label = corpus.labeller(reordered)
         out["reordered"] = [dict(_rule(rule, other_label, ids),
                                  differs=k >= len(rules) or rule[:3] != rules[k][:3])
                             for k, rule in enumerate(reordered)]
     out["summary"] = _summary(name, out, rules, ref_fit.rules)
     return out
+
+
+def _history(rules: list[Merge], ref_rules: list[Merge], label: Callable, ref_label: Callable,
+             ids: bool) -> tuple[list[dict], int | None]:
+    """The rules rank by rank beside the reference's, and the first rank where they part."""
+    history, diverged = [], None
+    for k, rule in enumerate(rules):
+        entry = _rule(rule, label, ids)
+        same = k < len(ref_rules) and ref_rules[k] == rule
+        entry["differs"] = not same
+        if not same and k < len(ref_rules):
+            entry["expected"] = _rule(ref_rules[k], ref_label, ids)
+        if not same and diverged is None:
+            diverged = k
+        history.append(entry)
+    if diverged is None and len(rules) != len(ref_rules):
+        diverged = min(len(rules), len(ref_rules))
+    return history, diverged
 
 
 def _occurrences(row: list, pairs: set) -> list[int]:
@@ -555,19 +716,27 @@ def _summary(name: str, out: dict, rules: list[Merge], ref_rules: list[Merge]) -
             f"rule{'s' if changed != 1 else ''} differently")
 
 
-def compare_learner(corpus: Corpus, merges: int, learner) -> dict:
-    """The learner's ``count_pairs`` and ``merge`` beside the reference (each word written out)."""
+def compare_learner(session: Session, merges: int, learner) -> dict:
+    """The learner's ``count_pairs`` and ``merge`` beside the reference (each word written out),
+    continued from where they got to on this corpus."""
     if learner is None:
         raise WorkbenchError("no exercise file was given: start the workbench with "
                              "bytepair workbench --exercise FILE.py")
     from bytepair.teach.exercise import LearnerError, learner_fit
 
+    corpus = session.corpus
     rows, of = _expanded(corpus)
+
+    def run(start, first_rank, n, on_round):
+        return learner_fit(learner, start, n, corpus.join, first_rank=first_rank,
+                           on_round=on_round)
+
     try:
-        rules, learned_rows = learner_fit(learner, rows, merges, corpus.join)
+        rules, learned_rows, _ = _progress.fit(("learner", learner, session.key),
+                                               [list(row) for row in rows], merges, run)
     except LearnerError as exc:
         raise WorkbenchError(str(exc)) from None
-    ref_fit = reference(corpus, merges)
+    ref_fit = reference(session, merges)
     ids = corpus.mode == "bytes"
     label = corpus.labeller(rules)
     ref_label = corpus.labeller(ref_fit.rules)
@@ -575,23 +744,12 @@ def compare_learner(corpus: Corpus, merges: int, learner) -> dict:
     for i, row in enumerate(learned_rows):
         entry = {"of": of[i], "text": corpus.texts[of[i]], "count": 1,
                  "tokens": [label(t) for t in row],
-                 "differs": list(row) != list(ref_fit.rows[of[i]]), "marks": {}}
+                 "differs": list(row) != ref_fit.rows[session.row_of[of[i]]], "marks": {}}
         if ids:
             entry["ids"] = list(row)
         out_rows.append(entry)
-    history, diverged = [], None
-    for k, rule in enumerate(rules):
-        entry = _rule(rule, label, ids)
-        same = k < len(ref_fit.rules) and ref_fit.rules[k] == rule
-        entry["differs"] = not same
-        if not same and k < len(ref_fit.rules):
-            entry["expected"] = _rule(ref_fit.rules[k], ref_label, ids)
-        if not same and diverged is None:
-            diverged = k
-        history.append(entry)
-    if diverged is None and len(rules) != len(ref_fit.rules):
-        diverged = min(len(rules), len(ref_fit.rules))
-    return {"learner": learner.name, "reference": state(corpus, merges),
+    history, diverged = _history(rules, ref_fit.rules, label, ref_label, ids)
+    return {"learner": learner.name, "reference": state(session, merges),
             "broken": {"rows": out_rows, "history": history, "merges": len(rules)},
             "diverged_at": diverged,
             "summary": ("your functions learn the reference's rules" if diverged is None
@@ -616,8 +774,9 @@ def handle(action: str, payload, learner=None) -> dict:
     >>> answer = handle("parse", {"corpus": "low lower lowest"})
     >>> answer["winner"]["left"], answer["winner"]["right"], answer["winner"]["count"]
     ('l', 'o', 3)
-    >>> handle("apply", {"corpus": "low lower lowest", "merges": 0})["rows"][0]["tokens"]
-    ['lo', 'w', '</w>']
+    >>> answer = handle("apply", {"corpus": "low lower lowest", "merges": 0})
+    >>> answer["words"][answer["rows"][0]]["tokens"], answer["words"][0]["new"]
+    (['lo', 'w', '</w>'], [0])
     """
     if not isinstance(payload, dict):
         raise WorkbenchError("the request must be a JSON object")
@@ -627,19 +786,19 @@ def handle(action: str, payload, learner=None) -> dict:
         return overlap_example()
     if action not in ("parse", "reset", "pairs", "apply", "run", "variant", "learner"):
         raise WorkbenchError(f"the workbench has no action {action!r}")
-    corpus = parse(payload)
+    read = session(payload)
     if action in ("parse", "reset"):
-        return state(corpus, 0)
+        return state(read, 0)
     merges = _integer(payload, "merges", 0, 0, MAX_MERGES)
     if action == "pairs":
-        return state(corpus, merges)
+        return state(read, merges)
     if action == "apply":
-        return state(corpus, min(merges + 1, MAX_MERGES), mark_last=True)
+        return state(read, min(merges + 1, MAX_MERGES), mark_last=True)
     if action == "run":
         more = _integer(payload, "n", 1, 1, MAX_MERGES)
         if merges + more > MAX_MERGES:
             raise WorkbenchError(f"merges + n must be at most {MAX_MERGES}, got {merges + more}")
-        return state(corpus, merges + more, mark_last=True)
+        return state(read, merges + more, mark_last=True)
     if action == "variant":
-        return compare_variant(corpus, merges, payload.get("variant"))
-    return compare_learner(corpus, merges, learner)
+        return compare_variant(read, merges, payload.get("variant"))
+    return compare_learner(read, merges, learner)

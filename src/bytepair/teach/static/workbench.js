@@ -8,6 +8,7 @@ const state = {
   payload: null,   // the corpus as started: {corpus, mode, end_of_word}
   view: null,      // the server's last answer
   predicted: false,
+  tableDrawn: false, // the pair table is drawn when it is first shown after each answer
   busy: false,
 };
 // Times of each action, for benchmarks: ms from the click to the server's answer ("answered") and
@@ -69,23 +70,59 @@ function wordHead(row, view) {
 
 // -- the main view ----------------------------------------------------------------------
 
+// A view sends each distinct word once (view.words) and, per row, which word it is (view.rows)
+// and its count (view.counts).
+function rowAt(view, i) {
+  const word = view.words[view.rows[i]];
+  return { text: word.text, tokens: word.tokens, ids: word.ids, new: word.new, count: view.counts[i] };
+}
+
+const NEW_MARK = ["new", "made by the last merge"];
+
+function newMarks(word) {
+  if (!word.new || !word.new.length) return null;
+  const marks = {};
+  for (const i of word.new) marks[i] = NEW_MARK;
+  return marks;
+}
+
+// The words as drawn: one HTML string per row. A click redraws only the rows whose HTML changed
+// (those the merge touched, and those it touched before), in place; a new corpus redraws all.
+const drawn = { payload: null, rows: [] };
+
+function drawWords(view) {
+  const shown = Math.min(view.rows.length, SHOWN_ROWS);
+  const wordHtml = new Array(view.words.length);  // each distinct word's tokens, made once
+  const rows = new Array(shown);
+  for (let i = 0; i < shown; i++) {
+    const j = view.rows[i];
+    if (wordHtml[j] === undefined) {
+      const w = view.words[j];
+      wordHtml[j] = tokensHtml(w.tokens, w.ids, view, newMarks(w));
+    }
+    const row = rowAt(view, i);
+    rows[i] = `${wordHead(row, view)}<span class="tokens">${wordHtml[j]}</span>`;
+  }
+  const box = $("words");
+  if (drawn.payload === state.payload && drawn.rows.length === shown && box.children.length >= shown) {
+    for (let i = 0; i < shown; i++) {
+      if (rows[i] !== drawn.rows[i]) box.children[i].innerHTML = rows[i];
+    }
+  } else {
+    let html = "";
+    for (let i = 0; i < shown; i++) html += `<div class="word" data-row="${i}">${rows[i]}</div>`;
+    if (view.rows.length > SHOWN_ROWS) {
+      html += `<p class="note">… and ${plural(view.rows.length - SHOWN_ROWS, "more row")} (not drawn).</p>`;
+    }
+    box.innerHTML = html;
+  }
+  drawn.payload = state.payload;
+  drawn.rows = rows;
+}
+
 function render(view, action) {
   state.view = view;
-  const newMarks = (row) => {
-    if (!row.new || !row.new.length) return null;
-    const marks = {};
-    for (const i of row.new) marks[i] = ["new", "made by the last merge"];
-    return marks;
-  };
-  let html = "";
-  const rows = view.rows.slice(0, SHOWN_ROWS);
-  rows.forEach((row, i) => {
-    html += `<div class="word" data-row="${i}">${wordHead(row, view)}<span class="tokens">${tokensHtml(row.tokens, row.ids, view, newMarks(row))}</span></div>`;
-  });
-  if (view.rows.length > SHOWN_ROWS) {
-    html += `<p class="note">… and ${plural(view.rows.length - SHOWN_ROWS, "more row")} (not drawn).</p>`;
-  }
-  $("words").innerHTML = html;
+  drawWords(view);
   $("merge-count").textContent = `after ${plural(view.merges, "merge")}`;
   const s = view.stats;
   const rowsText = view.mode === "bytes" ? plural(s.rows, "document")
@@ -103,7 +140,10 @@ function render(view, action) {
     $("last").textContent = "";
   }
   renderHistory(view.history);
-  renderTable(view);
+  // The table is hidden until the learner predicts: it is drawn when shown (reveal).
+  $("table").querySelector("tbody").innerHTML = "";
+  $("table-more").textContent = "";
+  state.tableDrawn = false;
   const done = view.done;
   $("apply").disabled = done;
   $("run").disabled = done;
@@ -117,11 +157,28 @@ function render(view, action) {
   $("guess-right").value = "";
 }
 
+// The rules as drawn: a click that learns one more rule appends one row.
+const drawnHistory = { payload: null, rules: [] };
+
+function historyRow(r) {
+  return `<tr><td>${r.rank}</td><td><span class="tok">${esc(r.left)}</span> <span class="tok">${esc(r.right)}</span></td>` +
+    `<td><span class="tok">${esc(r.token)}</span></td><td>${r.count}</td><td>${r.replacements}</td></tr>`;
+}
+
 function renderHistory(history) {
   const body = $("history").querySelector("tbody");
-  body.innerHTML = history.map((r) =>
-    `<tr><td>${r.rank}</td><td><span class="tok">${esc(r.left)}</span> <span class="tok">${esc(r.right)}</span></td>` +
-    `<td><span class="tok">${esc(r.token)}</span></td><td>${r.count}</td><td>${r.replacements}</td></tr>`).join("");
+  const old = drawnHistory.rules;
+  const same = (a, b) => a.rank === b.rank && a.left === b.left && a.right === b.right &&
+    a.count === b.count && a.replacements === b.replacements;
+  const extends_ = drawnHistory.payload === state.payload && old.length <= history.length &&
+    (old.length === 0 || same(old[old.length - 1], history[old.length - 1]));
+  if (extends_ && old.length === body.rows.length) {
+    if (history.length > old.length) body.insertAdjacentHTML("beforeend", history.slice(old.length).map(historyRow).join(""));
+  } else {
+    body.innerHTML = history.map(historyRow).join("");
+  }
+  drawnHistory.payload = state.payload;
+  drawnHistory.rules = history;
   $("history-empty").hidden = history.length > 0;
 }
 
@@ -134,10 +191,16 @@ function renderTable(view) {
     `<td>${r.winner ? '<span class="badge win">next merge</span>' : ""}${r.tied ? '<span class="badge tie">tie</span>' : ""}</td></tr>`).join("");
   $("table-more").textContent = view.pairs > view.table.length
     ? `… and ${plural(view.pairs - view.table.length, "more pair")} with smaller counts.` : "";
+  state.tableDrawn = true;
 }
 
 function reveal() {
   state.predicted = true;
+  if (!state.tableDrawn && state.view) {
+    const start = performance.now();
+    renderTable(state.view);
+    timed("table", start, start);
+  }
   $("table-wrap").hidden = false;
 }
 
@@ -228,7 +291,7 @@ function compareHtml(answer, brokenTitle) {
     `${esc(answer.summary)}</p>`;
   html += `<div class="side-by-side"><div class="col-head">Correct (reference)</div><div class="col-head broken-head">${esc(brokenTitle)}</div>`;
   broken.rows.slice(0, SHOWN_COMPARE).forEach((row, i) => {
-    const expected = ref.rows[row.of];
+    const expected = rowAt(ref, row.of);
     html += `<div class="word ref">${wordHead(expected, ref)}<span class="tokens">${tokensHtml(expected.tokens, expected.ids, ref, null)}</span></div>`;
     html += `<div class="word brk${row.differs ? " differs" : ""}" data-row="${i}" data-differs="${row.differs}">` +
       `${row.differs ? '<span class="badge diff" title="differs from the reference">≠</span>' : ""}` +
