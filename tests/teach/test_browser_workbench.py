@@ -310,3 +310,16 @@ def test_a_typed_space_predicts_a_byte_modes_space(page):
     WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "verdict").text)
     # (32, 98) and (97, 32) both count 2; the tie goes to the smaller left ID, the space.
     assert page.find_element(By.ID, "verdict").text.startswith("Right: \u2423 + b merges next (count 2).")
+
+
+def test_a_long_pair_table_shows_its_top_rows_then_all(page):
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = [letters[i:] + letters[:i] for i in range(0, 26, 3)] + [letters[::-1]]
+    start(page, " ".join(words))
+    page.find_element(By.ID, "reveal").click()
+    rows = [[*w, "</w>"] for w in words]
+    expected = reference_table(rows, [1] * len(rows))
+    assert len(expected) > 50
+    assert table_shown(page) == expected[:50]
+    page.find_element(By.ID, "table-all").click()
+    assert table_shown(page) == expected

@@ -182,15 +182,29 @@ function renderHistory(history) {
   $("history-empty").hidden = history.length > 0;
 }
 
-function renderTable(view) {
-  const body = $("table").querySelector("tbody");
-  body.innerHTML = view.table.map((r, i) =>
-    `<tr class="${r.winner ? "winner" : ""}${r.tied ? " tied" : ""}"><td>${i + 1}</td>` +
+// The first rows of the pair table: the winner and its rivals. "Show all" draws the rest.
+const SHOWN_PAIRS = 50;
+
+function pairRow(r, i, view) {
+  return `<tr class="${r.winner ? "winner" : ""}${r.tied ? " tied" : ""}"><td>${i + 1}</td>` +
     `<td><span class="${tokenClass(r.left, view)}">${esc(r.left)}</span></td>` +
     `<td><span class="${tokenClass(r.right, view)}">${esc(r.right)}</span></td><td>${r.count}</td>` +
-    `<td>${r.winner ? '<span class="badge win">next merge</span>' : ""}${r.tied ? '<span class="badge tie">tie</span>' : ""}</td></tr>`).join("");
-  $("table-more").textContent = view.pairs > view.table.length
-    ? `… and ${plural(view.pairs - view.table.length, "more pair")} with smaller counts.` : "";
+    `<td>${r.winner ? '<span class="badge win">next merge</span>' : ""}${r.tied ? '<span class="badge tie">tie</span>' : ""}</td></tr>`;
+}
+
+function renderTable(view, all) {
+  const body = $("table").querySelector("tbody");
+  const shown = all ? view.table.length : Math.min(view.table.length, SHOWN_PAIRS);
+  body.innerHTML = view.table.slice(0, shown).map((r, i) => pairRow(r, i, view)).join("");
+  const more = $("table-more");
+  more.textContent = "";
+  if (shown < view.table.length) {
+    more.innerHTML = `… and ${plural(view.pairs - shown, "more pair")} with smaller counts. ` +
+      '<button type="button" class="link" id="table-all">show them</button>';
+    $("table-all").addEventListener("click", () => renderTable(view, true));
+  } else if (view.pairs > shown) {
+    more.textContent = `… and ${plural(view.pairs - shown, "more pair")} with smaller counts.`;
+  }
   state.tableDrawn = true;
 }
 
