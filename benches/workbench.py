@@ -13,6 +13,10 @@ learner predicts; it is drawn when shown, and timed as a case of its own:
   continues from the rows it reached, so this is one round too).
 * ``table``: the pair table after the first merge, from the click on "show
   the table" to its rows painted (no request: the answer holds the table).
+* ``variants``: on the server only (``handle`` and its JSON, no browser),
+  each broken variant beside the reference at merge 100 on a corpus it has
+  not seen (``cold``: every round from the characters), then at merge 101
+  (``continued``: one round more).
 
 ::
 
@@ -98,6 +102,26 @@ def measure(repeats: int) -> dict:
     }
 
 
+def variants_on_the_server() -> dict:
+    import json
+    import time
+
+    from bytepair.teach import workbench
+
+    payload = {"corpus": corpus_words(), "mode": "words"}
+    workbench.handle("run", dict(payload, merges=0, n=DEEP))
+    out = {}
+    for name in workbench.variants.VARIANTS:
+        times = []
+        for merges in (DEEP, DEEP + 1):
+            start = time.perf_counter()
+            answer = workbench.handle("variant", dict(payload, merges=merges, variant=name))
+            json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
+            times.append(round((time.perf_counter() - start) * 1000, 1))
+        out[name] = {"cold_ms": times[0], "continued_ms": times[1]}
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=10)
@@ -106,6 +130,7 @@ def main(argv=None) -> None:
     result = {"suite": "workbench", "commit": _commit(), "machine": platform.node() and {
         "cpus": os.cpu_count(), "load_before": os.getloadavg()}}
     result.update(measure(args.repeats))
+    result["variants"] = variants_on_the_server()
     result["machine"]["load_after"] = os.getloadavg()
     for case, goal in (("first", GOAL_MS), ("after_100", None), ("table", None)):
         times = result[f"{case}_ms"]
