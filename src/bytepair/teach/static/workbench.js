@@ -342,15 +342,22 @@ function compareHtml(answer, brokenTitle) {
   return html;
 }
 
+// Answers beside the reference can arrive out of order (a click, then another variant chosen
+// before the first answer came): only the answer to the latest request of each box is drawn.
+const asked = { compare: 0, learner: 0 };
+
 async function showVariant() {
   const name = $("variant").value;
   const box = $("compare");
+  const ticket = ++asked.compare;
   if (!name || !state.view) { box.hidden = true; box.innerHTML = ""; return; }
   try {
     const answer = await api("variant", Object.assign({}, state.payload, { merges: state.view.merges, variant: name }));
+    if (ticket !== asked.compare) return;
     box.innerHTML = compareHtml(answer, `Broken: ${answer.variant.title}`);
     box.dataset.variant = name;
   } catch (err) {
+    if (ticket !== asked.compare) return;
     box.innerHTML = `<div class="error">${esc(err.message)}</div>`;
   }
   box.hidden = false;
@@ -358,12 +365,15 @@ async function showVariant() {
 
 async function showLearner() {
   const box = $("learner");
+  const ticket = ++asked.learner;
   box.hidden = false;
   if (!state.view) { box.innerHTML = '<p class="note">Start a corpus first.</p>'; return; }
   try {
     const answer = await api("learner", Object.assign({}, state.payload, { merges: state.view.merges }));
+    if (ticket !== asked.learner) return;
     box.innerHTML = compareHtml(answer, `Yours: ${answer.learner}`);
   } catch (err) {
+    if (ticket !== asked.learner) return;
     box.innerHTML = `<div class="error">${esc(err.message)}</div>`;
   }
 }
