@@ -773,6 +773,8 @@ def overlap_example() -> dict:
 def handle(action: str, payload, learner=None) -> dict:
     """Answer one request of the page (see the module); bad input raises :class:`WorkbenchError`.
 
+    Answers share lists with the server's caches: serialise them, do not modify them.
+
     >>> answer = handle("parse", {"corpus": "low lower lowest"})
     >>> answer["winner"]["left"], answer["winner"]["right"], answer["winner"]["count"]
     ('l', 'o', 3)
