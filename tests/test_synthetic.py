@@ -10,8 +10,11 @@ import pytest
 from benches import synthetic
 import bytepair
 from bytepair import training as trainers
+from bytepair.learn import budget
+from bytepair.read.corpus import Files
+from bytepair.split.pretokenize import resolve_pattern
 
-from helpers import needs_compiled_splitter
+from helpers import needs_compiled_splitter, peak_rss_mib
 
 SIZE = 1_000_000
 
@@ -81,3 +84,39 @@ def test_training_on_synthetic_text_equals_the_naive_reference(tmp_path, sample)
     assert len(reference.merges) == 60
     assert [(m.left, m.right) for m in fast.model.merges] == \
         [(m.left, m.right) for m in reference.merges]
+
+
+@pytest.fixture
+def small_sample(monkeypatch):
+    """A forecast from 32 blocks of 4 KiB, for inputs from 256 KiB on."""
+    monkeypatch.setattr(budget, "SAMPLE_BLOCKS", 32)
+    monkeypatch.setattr(budget, "SAMPLE_BLOCK", 4096)
+    monkeypatch.setattr(budget, "FORECAST_FROM", 1 << 18)
+
+
+@needs_compiled_splitter
+def test_the_memory_forecast_of_synthetic_text_is_near_its_counts(tmp_path, sample, small_sample):
+    """Text whose distinct pieces keep growing: the forecast from a sample of an eighth of
+    it finds the distinct pieces' bytes and number within 25%."""
+    path = tmp_path / "synthetic.txt"
+    path.write_bytes(sample)
+    seen = budget.forecast(Files(path, per_line=True), resolve_pattern("gpt2"))
+    data, _, counts = bytepair.count(path, per_line=True, workers=1, progress=False).flat()
+    assert seen.sample < len(sample) / 4
+    for forecast, truth in ((seen.positions[1], len(data)), (seen.pieces[1], len(counts))):
+        assert 0.75 * truth < forecast < 1.25 * truth
+
+
+@pytest.mark.slow
+@needs_compiled_splitter
+def test_the_forecast_need_is_within_a_quarter_of_the_measured_peak(tmp_path):
+    path = tmp_path / "synthetic.txt"
+    with open(path, "wb") as out:
+        synthetic.write(out, 40_000_000, seed=3)
+    seen = budget.forecast(Files(path, per_line=True), resolve_pattern("gpt2"))
+    script = ("import sys, bytepair; bytepair.train(sys.argv[1], vocab_size=32768, per_line=True, "
+              "workers=2, progress=False)")
+    peak = peak_rss_mib(script, str(path)) * 2**20
+    start = peak_rss_mib("import bytepair") * 2**20
+    _, expected = seen.need(32768 - 256, start)
+    assert 0.75 * peak < expected < 1.25 * peak
