@@ -7,7 +7,7 @@ distinct pieces ``pieces`` and their bytes ``positions``), fits by least squares
     count peak  - start = C0 + Cp * positions + Cd * pieces      (counting, 2 threads)
     engine peak - start = E0 + Ep * positions + Ed * pieces      (flat arrays, build, merges)
 
-on every rung but the held-back one, predicts the held-back rung's peak, and projects the
+(the per-piece costs from the layout, :data:`PER_PIECE`) on every rung but the held-back one, predicts the held-back rung's peak, and projects the
 peak to larger corpora with the synthetic corpus's growth (docs/scale.md).
 
     python -m benches.memory_model --fit 100MB 300MB 1GB --check 3GB
@@ -38,17 +38,21 @@ def rung(size: str, language: str = "synthetic") -> dict:
                 loadavg=run.get("loadavg"))
 
 
+#: Bytes per distinct piece, from the layout rather than fitted (on one kind of text the
+#: pieces' number and bytes grow together, and a fit cannot tell them apart): the engine's
+#: start offset, weight and end slot (``bytepair.learn.budget.BYTES_PER_PIECE``), and the
+#: counts' flat arrays (a start and a count, 8 bytes each).
+PER_PIECE = {"engine": 36.0, "count": 16.0}
+
+
 def fit(rows: list[dict], key: str) -> tuple[float, float, float]:
-    """``(constant, per position, per piece)`` of ``row[key] - row["start"]``, least squares
-    (non-negative per-unit costs: with two rungs and three unknowns the constant is dropped)."""
-    a = np.array([[1.0, r["positions"], r["pieces"]] for r in rows])
-    b = np.array([r[key] - r["start"] for r in rows])
-    if len(rows) < 3:
-        a = a[:, 1:]
-        coef = np.linalg.lstsq(a, b, rcond=None)[0]
-        return 0.0, float(coef[0]), float(coef[1])
-    coef = np.linalg.lstsq(a, b, rcond=None)[0]
-    return tuple(float(c) for c in coef)
+    """``(constant, per position, per piece)`` of ``row[key] - row["start"]``: the per-piece
+    cost is :data:`PER_PIECE`, the constant and the per-position cost a least-squares fit."""
+    per_piece = PER_PIECE[key]
+    a = np.array([[1.0, r["positions"]] for r in rows])
+    b = np.array([r[key] - r["start"] - per_piece * r["pieces"] for r in rows])
+    constant, per_position = np.linalg.lstsq(a, b, rcond=None)[0]
+    return float(constant), float(per_position), per_piece
 
 
 def predict(coef, positions: float, pieces: float, start: float) -> float:

@@ -583,6 +583,50 @@ def check(sizes=CHECK_SIZES, extra=(), seed: int = 0) -> dict:
                 rows=rows, curves=curves, goals=goals)
 
 
+BEGIN, END = "<!-- synthetic-fit:begin -->", "<!-- synthetic-fit:end -->"
+DOC = ROOT / "docs" / "scale.md"
+
+
+def render(report: dict) -> str:
+    """The Markdown of a :func:`check` report (docs/scale.md)."""
+    load = ", ".join(f"{x:.1f}" for x in report["load"])
+    lines = [f"`{report['command']}` ({report['date']} UTC, load {load}; raw results "
+             "`benches/results/synthetic-fit.json`). GPT-2 split, one document per line; "
+             "*distinct* pieces and their bytes, the share of them *seen once*, the Zipf slope "
+             "(least squares of log count on log rank, ranks 10 to 10,000), the mean piece "
+             "length in bytes, and the kinds' shares of the distinct pieces.", "",
+             "| size | text | tokens | distinct | vs real | seen once | vs real (points) "
+             "| Zipf slope | mean length | Latin / other scripts / numbers / punctuation / "
+             "white space |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in report["rows"]:
+        for name, st in (("real English", r["real"]), ("synthetic", r["synthetic"])):
+            k = st["kinds"]
+            lines.append(
+                f"| {r['size'] / 1e6:g} MB | {name} | {st['tokens']:,} | {st['distinct']:,} | "
+                + (f"{r['distinct_ratio']:.2f}x | " if name == "synthetic" else " | ")
+                + f"{st['once']:.3f} | "
+                + (f"{r['once_points']:+.1f} | " if name == "synthetic" else " | ")
+                + f"{st['zipf_slope']:.2f} | {st['mean_length']:.1f} | "
+                + " / ".join(f"{100 * k[x]:.1f}%" for x in KINDS) + " |")
+    real = report["real_heaps"]
+    lines += ["", f"Heaps' law fitted on real English at these sizes: distinct = "
+              f"{real['K']:.3g} x bytes^{real['beta']:.3f}. Synthetic, over every size "
+              "measured: " + "; ".join(f"{s} setting, exponent {h['beta']:.3f}"
+                                       for s, h in report["synthetic_heaps"].items()) + ".", "",
+              "| size | synthetic distinct | their bytes | seen once | web setting distinct |",
+              "|---|---:|---:|---:|---:|"]
+    web = {c["size"]: c for c in report["curves"].get("web", [])}
+    for c in report["curves"]["english"]:
+        w = web.get(c["size"])
+        lines.append(f"| {c['size'] / 1e6:g} MB | {c['distinct']:,} | {c['distinct_bytes']:,} "
+                     f"| {c['once']:.3f} | {format(w['distinct'], ',') if w else ''} |")
+    goals = report["goals"]
+    lines += ["", f"Goals (distinct pieces within {100 * goals['distinct_within']:.0f}%, share "
+              f"seen once within {goals['once_within_points']:.0f} points, at every size "
+              f"compared): {'met' if goals['met'] else '**not met**'}."]
+    return "\n".join(lines)
+
+
 def plot(report: dict, out: Path = PLOT) -> Path:
     """Distinct pieces against size: real English, the synthetic text, the Heaps fit."""
     import matplotlib
@@ -643,6 +687,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--size", default="10MB")
     p = sub.add_parser("stats", help="statistics of text files")
     p.add_argument("paths", nargs="+")
+    p = sub.add_parser("render", help="the table and plot of a check's JSON again")
+    p.add_argument("--json", type=Path, default=RESULTS)
     p = sub.add_parser("check", help="synthetic against real English, the JSON and the plot")
     p.add_argument("--extra", nargs="*", default=[], help="synthetic-only sizes, e.g. 300MB 1GB")
     p.add_argument("--json", type=Path, default=RESULTS)
@@ -656,12 +702,20 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "stats":
         for path in args.paths:
             print(path, json.dumps(statistics(*piece_counts(path))))
+    elif args.command == "render":
+        from .harness import write_doc
+        report = json.loads(args.json.read_text())
+        plot(report)
+        write_doc(render(report), DOC, BEGIN, END)
+        print(render(report))
     elif args.command == "check":
         report = check(extra=[corpora.parse_size(x) for x in args.extra])
         report["command"] = "python -m benches.synthetic check" + (
             " --extra " + " ".join(args.extra) if args.extra else "")
         args.json.write_text(json.dumps(report, indent=1) + "\n")
         plot(report, args.plot)
+        from .harness import write_doc
+        write_doc(render(report), DOC, BEGIN, END)
         for r in report["rows"]:
             print(f"{r['size'] / 1e6:6.0f} MB  distinct real {r['real']['distinct']:>9,} "
                   f"synthetic {r['synthetic']['distinct']:>9,} ({r['distinct_ratio']:.3f}x)  "
