@@ -59,6 +59,7 @@ Command line (prints one path per size)::
     python -m benches.corpus --language japanese --size all --info
     python -m benches.corpus --language multilingual --size 100MB
     python -m benches.corpus --language large --size 1GB --info
+    python -m benches.corpus --language synthetic --size 10GB   # SIMULATED text, any size
     python -m benches.corpus --list                # every language and its size
 
 Sizes are decimal: ``1MB`` is 1,000,000 bytes, ``1MiB`` is 1,048,576.
@@ -1480,6 +1481,12 @@ def _large(size: int) -> Path:
     return _write_built(path, write, info)
 def _other_path(language: str, size: int | None, *, rebuild: bool, clip: bool) -> Path:
     cache = cache_dir()
+    if language in ("synthetic", "synthetic-web"):  # simulated text: benches/synthetic.py
+        if size is None:
+            raise ValueError(f"a size is needed for the {language} corpus")
+        from . import synthetic
+        return synthetic.corpus_path(size, setting=language.partition("-")[2] or "english",
+                                     rebuild=rebuild)
     if language == "large":
         if size is None:
             raise ValueError("a size is needed for the large corpus")
@@ -1547,7 +1554,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="corpus size, e.g. 0.1MB, 10MB, 100MB, or 'all' (every byte of a "
                              "non-English language); repeatable")
     parser.add_argument("--language", default="english", metavar="NAME",
-                        help="english (default), multilingual, large, or a language: "
+                        help="english (default), multilingual, large, synthetic, "
+                             "synthetic-web (simulated: benches/synthetic.py), or a language: "
                              + ", ".join(LANGUAGES))
     parser.add_argument("--clip", action="store_true",
                         help="a size beyond a language's text gives all of it, not an error")

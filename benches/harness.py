@@ -595,6 +595,8 @@ def make_report(suite: str, args, argv, library, trainers, paths, results, skipp
                       max_repeats=args.max_repeats,
                       naive_seconds_per_merge_mb=NAIVE_SECONDS_PER_MERGE_MB),
         corpus_label=(f"`{args.corpus}`" if args.corpus else
+                      f"{args.language} corpus of benches/corpus.py (SIMULATED text)"
+                      if getattr(args, "language", None) else
                       f"English recipe v{corpora.RECIPE} of benches/corpus.py"),
         corpora={k: {kk: v for kk, v in man.items() if kk != "sources"} | dict(
             sources={s["name"]: s.get("bytes") for s in man.get("sources", [])})

@@ -24,6 +24,9 @@ time, the trainers of one input back to back:
   1 and 2 threads. gigabpe learns characters there and bytepair bytes (the
   same pieces, another alphabet).
 
+``--language synthetic`` runs the ladder on benches/synthetic.py's simulated
+text instead, whose distinct pieces keep growing with its size (docs/scale.md).
+
 Sizes above 100 MB use benches/corpus.py's large corpus: all of the English
 recipe, then the multilingual text, then more Debian documentation, then the
 same text again from its start. Its manifest counts the distinct and the
@@ -65,8 +68,11 @@ SLOW_ABOVE = {"hf": 100 * MB}
 GOALS = {(100 * MB, VOCAB): (0.6, 0.8), (1 * GB, VOCAB): (0.35, 0.6), (1 * GB, 131072): (0.4, 0.5)}
 
 
-def corpus_for(size: int, corpus: str | None = None) -> Path:
-    """The English recipe up to 100 MB, the large corpus above (see the module doc)."""
+def corpus_for(size: int, corpus: str | None = None, language: str | None = None) -> Path:
+    """The English recipe up to 100 MB, the large corpus above (see the module doc); with
+    ``language`` (``synthetic``: simulated text, benches/synthetic.py) that corpus."""
+    if language is not None and corpus is None:
+        return corpora.corpus_path(size, language=language)
     if corpus is not None or size <= 100 * MB:
         return corpora.corpus_path(size, corpus)
     return corpora.corpus_path(size, language="large")
@@ -162,6 +168,8 @@ def goals(results) -> list[dict]:
 
 def _corpus_note(report: dict, size: int) -> str:
     man = report["corpora"].get(corpora.format_size(size), {})
+    if man.get("simulated"):
+        return f" (SIMULATED: {man.get('language')}, seed {man.get('seed')})"
     if "distinct_bytes" in man:
         return (f" ({man['distinct_bytes'] / MB:,.0f} MB distinct, "
                 f"{man.get('repeated_bytes', 0) / MB:,.0f} MB repeated)")
@@ -238,7 +246,7 @@ def run(args, argv, library: Path | None) -> int:
     trainers = [t for t in TRAINERS if t in args.trainers]
     threads = tuple(sorted(set(args.threads))) if args.threads else THREADS
     # Build every corpus first, so that no case pays for it.
-    paths = {size: corpus_for(size, args.corpus) for size in sizes}
+    paths = {size: corpus_for(size, args.corpus, getattr(args, "language", None)) for size in sizes}
     vocabs = tuple(256 + m for m in args.merges) if args.merges else (VOCAB,)
     cases = matrix(sizes, trainers, threads, named, vocabs)
     print(f"{len(cases)} cases", file=sys.stderr)

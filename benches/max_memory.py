@@ -21,6 +21,7 @@ Three parts, each a subcommand, each measurement in a fresh process:
     python -m benches.max_memory calibrate --size 10MB 100MB 1GB
     python -m benches.max_memory limit --size 1GB --max-memory 512MiB 1GiB
     python -m benches.max_memory render --json benches/results/max-memory-1GB.json
+    python -m benches.max_memory forecast --language synthetic --size 100MB 1GB 3GB
 
 Each writes benches/results/max-memory-<part>.json (``limit``: max-memory-<size>.json;
 ``--no-write`` to skip) and prints its table.
@@ -96,7 +97,12 @@ def _mib(size: float) -> float:
     return round(size / 2**20, 1)
 
 
+_LANGUAGE: str | None = None  # --language
+
+
 def _path(size: str) -> Path:
+    if _LANGUAGE:
+        return corpora.corpus_path(size, language=_LANGUAGE)
     large = corpora.parse_size(size) > 10**8
     return corpora.corpus_path(size, language="large") if large else corpora.corpus_path(size)
 
@@ -193,8 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vocab-size", type=int, default=32768)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-memory", nargs="+", default=["512MiB"])
+    parser.add_argument("--language", default=None,
+                        help="a corpus of benches/corpus.py, e.g. synthetic (simulated text)")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args(argv)
+    global _LANGUAGE
+    _LANGUAGE = args.language
     if args.part == "render":
         print(render(args.json))
         return 0
@@ -208,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
               **{"forecast": forecast, "calibrate": calibrate, "limit": limit}[args.part](args)}
     report["load_average_end"] = os.getloadavg()
     name = f"max-memory-{args.size[0]}.json" if args.part == "limit" else f"max-memory-{args.part}.json"
+    if args.language:
+        name = name.replace("max-memory-", f"max-memory-{args.language}-")
     if not args.no_write:
         (RESULTS / name).write_text(json.dumps(report, indent=1) + "\n")
         print(f"wrote benches/results/{name}", file=sys.stderr)

@@ -2,6 +2,7 @@
 
     python -m benches.phase_memory --size 100MB --threads 1 2
     python -m benches.phase_memory --size 100MB --library HEAD~1 --library HEAD --repeat 2
+    python -m benches.phase_memory --size 1GB --language synthetic --threads 2
 
 The phases are the calls ``bytepair.train`` makes (wrapped as in
 benches/peers.py): ``count`` (read, split and count), ``flat`` (the table as
@@ -78,13 +79,22 @@ def worker(path: str, merges: int, threads: int) -> dict:
     for build in ("from_arrays", "taking_arrays"):  # an older bytepair has no taking_arrays
         if hasattr(trainer, build):
             setattr(trainer, build, staticmethod(timed("build", getattr(trainer, build))))
-    bytepair.PieceCounts.flat = timed("flat", bytepair.PieceCounts.flat)
+    flat = timed("flat", bytepair.PieceCounts.flat)
+    table: dict[str, int] = {}
+
+    def flat_and_sizes(self):
+        data, starts, counts = flat(self)
+        table.update(positions=len(data), pieces=len(counts))  # for the memory model
+        return data, starts, counts
+
+    bytepair.PieceCounts.flat = flat_and_sizes
     start_mib = _status("VmRSS")
     started = time.perf_counter()
     tok = bytepair.train(path, merges=merges, pretokenize="gpt2", per_line=True,
                          workers=threads, progress=False)
     wall = time.perf_counter() - started
     return dict(wall=round(wall, 3), learned=len(tok.merges), start_mib=round(start_mib, 1),
+                **table,
                 peak_mib=round(max(p["peak_mib"] for p in phases.values()), 1), phases=phases,
                 library=str(Path(bytepair.__file__).parent),
                 loadavg=round(os.getloadavg()[0], 2))
@@ -110,6 +120,9 @@ def main(argv=None) -> int:
                         help="bytepair as committed at REV (repeatable; 'worktree': the working "
                         "tree); default: the working tree")
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--language", default=None,
+                        help="a corpus of benches/corpus.py, e.g. synthetic (default: the English "
+                        "recipe up to 100 MB, the large corpus above)")
     parser.add_argument("--json", type=Path, default=RESULTS)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
@@ -118,8 +131,11 @@ def main(argv=None) -> int:
         spec = json.loads(args.worker)
         print(json.dumps(worker(spec["path"], spec["merges"], spec["threads"])))
         return 0
-    path = corpora.corpus_path(args.size) if corpora.parse_size(args.size) <= 10**8 else \
-        corpora.corpus_path(args.size, language="large")
+    if args.language:
+        path = corpora.corpus_path(args.size, language=args.language)
+    else:
+        path = corpora.corpus_path(args.size) if corpora.parse_size(args.size) <= 10**8 else \
+            corpora.corpus_path(args.size, language="large")
     libraries = [(rev, None if rev == "worktree" else library_snapshot(rev))
                  for rev in args.library or ["worktree"]]
     rows = []

@@ -30,11 +30,13 @@ position a 4-byte slot and occurrence lists, per piece its start offset
 and weight, and a pair table that grows while merging (with the rules, a
 Python object each). :data:`BYTES_PER_POSITION`, :data:`BYTES_PER_PIECE` and
 :data:`BYTES_PER_MERGE` are calibrated on what the process grows by from the
-end of counting to its peak (``python -m benches.max_memory calibrate``: GPT-2
-split, vocabulary 32768): the estimate was 8% and 38% above the measured growth
-at 100 MB and 1 GB of text, 1.3 to 1.6 times it at 10 and 30 MB, where the pair
-table's doublings are coarse. It is a calibrated estimate, not a bound: other text
-may need more, which the check while merging catches.
+end of counting to its peak, GPT-2 split, vocabulary 32768, 2 threads
+(``python -m benches.phase_memory --language synthetic --size 100MB 300MB 1GB``
+and ``--size 100MB`` on real English; docs/scale.md): the estimate was 1.09 to
+1.17 times the measured growth from 100 MB to 1 GB, and the whole forecast
+(what is held, the flat arrays and the engine) 1.05 to 1.06 times the measured
+peak. It is a calibrated estimate, not a bound: other text may need more, which
+the check while merging catches.
 """
 
 from __future__ import annotations
@@ -49,12 +51,13 @@ from bytepair.split import fastsplit
 from bytepair.learn import incremental
 
 # Calibrated on the engine as it is: when its layout changes, measure again with
-# ``python -m benches.max_memory calibrate --size 10MB 30MB 100MB 1GB`` and keep the
-# estimate at or above the growth at 100 MB and 1 GB.
+# ``python -m benches.phase_memory --language synthetic --threads 2 --size 100MB 300MB 1GB``
+# and ``python -m benches.memory_model`` and keep the estimate at or just above the growth.
 
-#: Bytes per token position: the 4-byte slot, occurrence lists (4 per entry, with room for
-#: their growth), the copy of the tokens the engine is built from, and the pair table.
-BYTES_PER_POSITION = 12
+#: Bytes per token position: the 4-byte slot, occurrence lists and the pair table, as they
+#: grow from the end of counting to the peak (4.3 to 4.8 measured from 100 MB to 1 GB, with the
+#: per-piece and per-merge costs below taken out).
+BYTES_PER_POSITION = 5
 #: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout,
 #: and the 4-byte slot that ends it there.
 BYTES_PER_PIECE = 36

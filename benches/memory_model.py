@@ -1,0 +1,99 @@
+"""The memory model of training: bytes per distinct piece and per distinct piece byte, for
+counting and for the engine, fitted on measured rungs and checked on one held back.
+
+Reads the per-phase peaks that ``benches/phase_memory.py`` wrote (each run records the
+distinct pieces ``pieces`` and their bytes ``positions``), fits by least squares
+
+    count peak  - start = C0 + Cp * positions + Cd * pieces      (counting, 2 threads)
+    engine peak - start = E0 + Ep * positions + Ed * pieces      (flat arrays, build, merges)
+
+(the per-piece costs from the layout, :data:`PER_PIECE`) on every rung but the held-back one, predicts the held-back rung's peak, and projects the
+peak to larger corpora with the synthetic corpus's growth (docs/scale.md).
+
+    python -m benches.memory_model --fit 100MB 300MB 1GB --check 3GB
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benches" / "results"
+MiB = 2**20
+
+
+def rung(size: str, language: str = "synthetic") -> dict:
+    """One phase-memory run: start, the counting and the engine peaks (bytes), its table."""
+    run = json.loads((RESULTS / f"phase-memory-{language}-{size}.json").read_text())["runs"][0]
+    phases = run["phases"]
+    engine = max(phases[p]["peak_mib"] for p in ("flat", "build", "merges") if p in phases)
+    return dict(size=size, positions=run["positions"], pieces=run["pieces"],
+                start=run["start_mib"] * MiB, count=phases["count"]["peak_mib"] * MiB,
+                engine=engine * MiB, peak=run["peak_mib"] * MiB, wall=run["wall"],
+                loadavg=run.get("loadavg"))
+
+
+#: Bytes per distinct piece, from the layout rather than fitted (on one kind of text the
+#: pieces' number and bytes grow together, and a fit cannot tell them apart): the engine's
+#: start offset, weight and end slot (``bytepair.learn.budget.BYTES_PER_PIECE``), and the
+#: counts' flat arrays (a start and a count, 8 bytes each).
+PER_PIECE = {"engine": 36.0, "count": 16.0}
+
+
+def fit(rows: list[dict], key: str) -> tuple[float, float, float]:
+    """``(constant, per position, per piece)`` of ``row[key] - row["start"]``: the per-piece
+    cost is :data:`PER_PIECE`, the constant and the per-position cost a least-squares fit."""
+    per_piece = PER_PIECE[key]
+    a = np.array([[1.0, r["positions"]] for r in rows])
+    b = np.array([r[key] - r["start"] - per_piece * r["pieces"] for r in rows])
+    constant, per_position = np.linalg.lstsq(a, b, rcond=None)[0]
+    return float(constant), float(per_position), per_piece
+
+
+def predict(coef, positions: float, pieces: float, start: float) -> float:
+    return start + coef[0] + coef[1] * positions + coef[2] * pieces
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benches.memory_model",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--fit", nargs="+", default=["100MB", "300MB", "1GB"])
+    parser.add_argument("--check", nargs="*", default=["3GB"])
+    parser.add_argument("--language", default="synthetic")
+    parser.add_argument("--json", type=Path, default=RESULTS / "memory-model.json")
+    args = parser.parse_args(argv)
+    fitted = [rung(s, args.language) for s in args.fit]
+    model = {key: fit(fitted, key) for key in ("count", "engine")}
+    out = dict(command="python -m benches.memory_model " + " ".join(argv or sys.argv[1:]),
+               fit=args.fit, model={k: dict(constant=c[0], per_position=c[1], per_piece=c[2])
+                                    for k, c in model.items()}, rungs=[])
+    for r in fitted + [rung(s, args.language) for s in args.check]:
+        row = dict(size=r["size"], held_back=r["size"] in args.check, positions=r["positions"],
+                   pieces=r["pieces"], peak_mib=round(r["peak"] / MiB, 1),
+                   count_mib=round(r["count"] / MiB, 1), engine_mib=round(r["engine"] / MiB, 1))
+        pc = predict(model["count"], r["positions"], r["pieces"], r["start"])
+        pe = predict(model["engine"], r["positions"], r["pieces"], r["start"])
+        row.update(predicted_count_mib=round(pc / MiB, 1), predicted_engine_mib=round(pe / MiB, 1),
+                   predicted_peak_mib=round(max(pc, pe) / MiB, 1),
+                   peak_ratio=round(max(pc, pe) / r["peak"], 3),
+                   peak_per_piece=round(r["peak"] / r["pieces"], 1),
+                   count_share=round((r["count"] - r["start"]) / (r["peak"] - r["start"]), 3),
+                   engine_share=round((r["engine"] - r["start"]) / (r["peak"] - r["start"]), 3))
+        out["rungs"].append(row)
+        print(f"{r['size']:>6}{' (held back)' if row['held_back'] else '':12} positions "
+              f"{r['positions']:>12,} pieces {r['pieces']:>11,}: peak {row['peak_mib']:8.1f} MiB "
+              f"(count {row['count_mib']:.0f}, engine {row['engine_mib']:.0f}), predicted "
+              f"{row['predicted_peak_mib']:8.1f} ({row['peak_ratio']:.3f}x)")
+    for k, c in model.items():
+        print(f"{k:>6}: {c[0] / MiB:7.1f} MiB + {c[1]:6.2f} B/position + {c[2]:6.2f} B/piece")
+    args.json.write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,728 @@
+"""Synthetic text for sizes no real corpus here can fill: pieces that keep growing.
+
+SIMULATED, NOT REAL TEXT. The real corpora on this machine hold about 568 MB of
+distinct text; beyond that a larger real corpus only repeats itself, and its
+distinct pieces stop growing. Web text keeps producing new pieces (names,
+numbers, identifiers, typos, other scripts), and at 10 GB and more the distinct
+pieces, not the bytes read, set the memory of counting and of the engine. This
+module writes text of any size whose *piece statistics* follow a model fitted
+on the real English corpus (``docs/scale.md`` shows the fit and its limits):
+
+* tokens are drawn independently, by rank, from a frequency law: the
+  ``HEAD`` most frequent real pieces of the English 10 MB corpus (GPT-2
+  split, one document per line) with their real frequencies, then a
+  power-law tail ``p(r) ~ (r + q) ** -a`` over an unbounded number of ranks.
+  The tail's exponent sets the growth of distinct pieces (Heaps' law
+  ``distinct ~ n ** (1 / a)``) and the share of pieces seen once;
+* every rank past the head is a synthetic piece, a pure function of the seed
+  and the rank: a *kind* (Latin letters, other scripts, digits, punctuation,
+  white space) drawn with the real tail's shares, a length drawn from that
+  kind's real lengths, a leading space with the kind's real rate, and its
+  characters from a character-level Markov model of the real pieces of that
+  kind (order 2 for Latin letters, order 1 for the rest);
+* lines take as many pieces as real lines do (their real distribution). Where
+  two pieces would run into one (``foo`` then ``bar``), the second gets a
+  leading space, as real text has it.
+
+Deterministic: block ``k`` (``BLOCK_TOKENS`` tokens of whole lines) is a
+function of ``(seed, k)`` alone, so the same seed gives the same bytes on
+every run and with any number of worker processes; a size is a prefix of
+every larger one (cut at a line end). Streamed: one block per worker in
+memory, written as it comes.
+
+The model's numbers live in ``benches/synthetic-english.json.gz`` (written by
+``python -m benches.synthetic fit`` from the English corpus), so the
+generator needs no real text to run.
+
+    python -m benches.corpus --language synthetic --size 10GB
+    python -m benches.corpus --language synthetic-web --size 1GB
+    python -m benches.synthetic fit                      # refit on English 10 MB
+    python -m benches.synthetic check --json benches/results/synthetic-fit.json
+    python -m benches.synthetic plot                     # docs/images/synthetic-heaps.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import time
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+MODEL = Path(__file__).resolve().parent / "synthetic-english.json.gz"
+#: Bump when the generator's output for a seed changes: it is part of every cache name.
+VERSION = 1
+#: Real pieces kept with their real frequencies.
+HEAD = 4096
+#: Tokens per block (about 4.5 MB of text): the unit of determinism and of work.
+BLOCK_TOKENS = 1 << 20
+#: Synthetic ranks made once per generator (they recur in every block), the rest per block.
+PRECOMPUTED = 1 << 15
+#: The longest synthetic piece, in characters.
+MAX_LENGTH = 48
+KINDS = ("latin", "script", "number", "punct", "space")
+#: The tail's settings: exponent ``a`` and shift ``q`` of ``p(r) ~ (r + q) ** -a``, from
+#: ``python -m benches.synthetic check`` against the real English corpus ("english") and a
+#: steeper growth for web text ("web"; docs/scale.md says where its exponent comes from).
+SETTINGS = {
+    "english": dict(a=1.2, q=-4070.0, burst=2.0),
+    "web": dict(a=1.06, q=-4070.0, burst=2.0),
+}
+#: Characters that end a line for some readers: never inside a piece.
+_LINE_BREAKS = set("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+# --------------------------------------------------------------------------- kinds
+
+
+def kind_of(piece: str) -> str:
+    """The kind of a GPT-2 piece.
+
+    >>> [kind_of(p) for p in (" the", "Straße", " 12", "...", "   ", " Москва")]
+    ['latin', 'latin', 'number', 'punct', 'space', 'script']
+    """
+    if piece.isspace():
+        return "space"
+    body = piece[1:] if piece.startswith(" ") else piece
+    cats = {unicodedata.category(c)[0] for c in body}
+    if cats == {"L"} or cats == {"L", "M"}:
+        return "latin" if all(ord(c) < 0x250 for c in body) else "script"
+    if cats == {"N"}:
+        return "number"
+    return "punct"
+
+
+def _class(c: str) -> int:
+    """0 letter, 1 number, 2 other, 3 white space: GPT-2's run classes."""
+    if c.isspace():
+        return 3
+    cat = unicodedata.category(c)[0]
+    return 0 if cat in "LM" else 1 if cat == "N" else 2
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def piece_counts(path: Path | str, limit: int | None = None) -> tuple[list[bytes], np.ndarray]:
+    """``(pieces, counts)`` of a text file split like the benchmarks (GPT-2, one document
+    per line), read in 16 MiB blocks; ``limit``: its first bytes only (at a line end)."""
+    from bytepair.split import fastsplit
+    table = fastsplit.table()
+    done = 0
+    with open(path, "rb") as f:
+        while data := f.read(1 << 24):
+            data += f.readline()
+            if limit is not None and done + len(data) > limit:
+                table.count(data[: data.rfind(b"\n", 0, limit - done) + 1], "gpt2", per_line=True)
+                break
+            done += len(data)
+            table.count(data, "gpt2", per_line=True)
+    data, starts, counts = table.arrays()
+    pieces = [data[starts[i]:starts[i + 1]] for i in range(len(counts))]
+    return pieces, np.frombuffer(counts, dtype=np.int64).copy()
+
+
+def statistics(pieces: list[bytes], counts: np.ndarray) -> dict:
+    """What drives training memory: distinct pieces and their bytes, the share seen once,
+    the Zipf slope, the piece lengths and the kinds (by distinct piece and by token)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    order = np.sort(counts)[::-1]
+    ranks = np.arange(1, len(order) + 1)
+    # Zipf slope: least squares of log count on log rank over ranks 10..10,000 (the body).
+    body = slice(9, min(10_000, len(order)))
+    slope = float(np.polyfit(np.log(ranks[body]), np.log(order[body]), 1)[0]) if len(order) > 20 else 0.0
+    lengths = np.array([len(p) for p in pieces])
+    kinds = Counter()
+    kind_tokens = Counter()
+    for p, c in zip(pieces, counts):
+        k = kind_of(p.decode("utf-8", "replace"))
+        kinds[k] += 1
+        kind_tokens[k] += int(c)
+    n = len(pieces)
+    tokens = int(counts.sum())
+    return dict(
+        tokens=tokens, distinct=n, distinct_bytes=int(lengths.sum()),
+        once=round(float((counts == 1).mean()), 4) if n else 0.0,
+        zipf_slope=round(slope, 3),
+        mean_length=round(float(lengths.mean()), 2) if n else 0.0,
+        length_quantiles={q: int(np.quantile(lengths, q / 100)) for q in (10, 50, 90, 99)} if n else {},
+        kinds={k: round(kinds[k] / n, 4) for k in KINDS},
+        kinds_by_token={k: round(kind_tokens[k] / tokens, 4) for k in KINDS},
+    )
+
+
+# --------------------------------------------------------------------------- the model
+
+
+def fit(path: Path | str, out: Path = MODEL) -> dict:
+    """Fit the model's tables on a real text file and write them to ``out``."""
+    pieces, counts = piece_counts(path)
+    order = np.argsort(-counts, kind="stable")
+    tokens = int(counts.sum())
+    head = [[pieces[i].decode("utf-8"), int(counts[i])] for i in order[:HEAD]]
+    tail = [pieces[i].decode("utf-8") for i in order[HEAD:]]
+    tail_kinds = [kind_of(p) for p in tail]
+    kinds = {}
+    for kind in KINDS:
+        members = [p for p, k in zip(tail, tail_kinds) if k == kind]
+        spaced = sum(p.startswith(" ") and kind != "space" for p in members)
+        bodies = [p[1:] if p.startswith(" ") and kind != "space" else p for p in members]
+        bodies = [b for b in bodies if b and not (_LINE_BREAKS & set(b))]
+        lengths = Counter(min(len(b), MAX_LENGTH) for b in bodies)
+        order_k = 2 if kind == "latin" else 1
+        chars = Counter(c for b in bodies for c in b if c == "\t" or ord(c) >= 0x20)
+        alphabet = "".join(c for c, _ in chars.most_common(512))
+        keep = set(alphabet)
+        transitions = Counter()
+        for b in bodies:
+            state = ("",) * order_k
+            for c in b:
+                if c in keep:
+                    transitions["".join(state) + "\0" + c] += 1
+                    state = state[1:] + (c,)
+        kinds[kind] = dict(share=len(members) / max(1, len(tail)),
+                           space=spaced / max(1, len(members)),
+                           lengths=sorted(lengths.items()), order=order_k, alphabet=alphabet,
+                           transitions=sorted(transitions.items()))
+    lines = Counter()
+    with open(path, "rb") as f:
+        for line in f:
+            lines[len(_split_line(line))] += 1
+    model = dict(version=VERSION, source=str(Path(path).name),
+                 source_sha256=hashlib.sha256(Path(path).read_bytes()).hexdigest(),
+                 tokens=tokens, distinct=len(pieces), head=head, kinds=kinds,
+                 line_tokens=sorted(lines.items()))
+    with gzip.open(out, "wt", encoding="utf-8") as f:
+        json.dump(model, f, ensure_ascii=False, separators=(",", ":"))
+    return model
+
+
+def _split_line(line: bytes) -> list[str]:
+    from bytepair.split import fastsplit
+    return fastsplit.split(line.rstrip(b"\n").decode("utf-8", "replace"), "gpt2")
+
+
+#: Alphabet sizes: the most frequent characters of each kind (order-2 Latin model: 100).
+_ALPHABET = {"latin": 100}
+#: Resolution of the sampling tables: a uniform picks one of this many slots per state.
+_SLOTS = 1024
+
+
+class _CharModel:
+    """A character-level Markov model of one kind, sampled many pieces at a time through a
+    lookup table per state (``_SLOTS`` slots, each a character in proportion to its count)."""
+
+    def __init__(self, spec: dict, kind: str):
+        self.order = spec["order"]
+        alphabet = spec["alphabet"][: _ALPHABET.get(kind, 255)]
+        a = self.a = max(1, len(alphabet))
+        index = {c: i for i, c in enumerate(alphabet)}
+        states = (a + 1) ** self.order
+        counts = np.zeros((states, a), dtype=np.float64)
+        for key, n in spec["transitions"]:
+            history, c = key.split("\0")
+            if c not in index or any(h not in index for h in history):
+                continue
+            state = 0
+            for h in history.rjust(self.order, "\1"):
+                state = state * (a + 1) + (a if h == "\1" else index[h])
+            counts[state, index[c]] += n
+        unigram = counts.sum(axis=0) + 1e-9
+        counts[counts.sum(axis=1) == 0] = unigram
+        cdf = np.cumsum(counts, axis=1)
+        cdf /= cdf[:, -1:]
+        slots = (np.arange(_SLOTS) + 0.5) / _SLOTS
+        self.table = np.empty((states, _SLOTS), dtype=np.uint8)
+        for row in range(states):
+            self.table[row] = np.searchsorted(cdf[row], slots, side="right").clip(0, a - 1)
+        self.codes = np.array([ord(c) for c in alphabet] or [32], dtype=np.uint32)
+        lengths = spec["lengths"] or [[1, 1]]
+        self.length_values = np.array([l for l, _ in lengths])
+        lc = np.cumsum([n for _, n in lengths]).astype(np.float64)
+        self.length_cdf = lc / lc[-1]
+        self.start = sum(a * (a + 1) ** i for i in range(self.order))
+
+    def sample(self, u_length: np.ndarray, u_chars: np.ndarray) -> list[str]:
+        """One piece body per row: its length from ``u_length``, characters from ``u_chars``
+        (rows of uniforms, at least ``MAX_LENGTH`` columns)."""
+        n = len(u_length)
+        if not n:
+            return []
+        lengths = self.length_values[np.searchsorted(self.length_cdf, u_length, side="right")
+                                     .clip(0, len(self.length_values) - 1)]
+        width = int(lengths.max())
+        a = self.a
+        state = np.full(n, self.start, dtype=np.int64)
+        slot = (u_chars[:, :width] * _SLOTS).astype(np.int64)
+        out = np.empty((n, width), dtype=np.int64)
+        modulus = (a + 1) ** (self.order - 1)
+        for j in range(width):
+            c = self.table[state, slot[:, j]].astype(np.int64)
+            out[:, j] = c
+            state = (state % modulus) * (a + 1) + c
+        codes = self.codes[out]
+        text = codes[np.arange(width)[None, :] < lengths[:, None]].tobytes().decode("utf-32-le")
+        ends = np.cumsum(lengths).tolist()
+        starts = [0] + ends[:-1]
+        return [text[i:j] for i, j in zip(starts, ends)]
+
+
+_MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 arrays: a counter-based hash, so a rank's random
+    numbers are the same whichever block asks for them."""
+    x = x.copy()
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
+
+
+def _uniforms(seed: int, ranks: np.ndarray, columns: int) -> np.ndarray:
+    """``len(ranks) x columns`` uniforms in (0, 1), a pure function of (seed, rank, column)."""
+    base = _mix(ranks.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+                + np.uint64((seed * 0xD1B54A32D192ED03 + 1) & 0xFFFFFFFFFFFFFFFF))
+    grid = base[:, None] + np.arange(1, columns + 1, dtype=np.uint64)[None, :] \
+        * np.uint64(0x9E3779B97F4A7C15)
+    bits = _mix(grid) >> np.uint64(11)
+    return (bits.astype(np.float64) + 0.5) / float(1 << 53)
+
+
+class Generator:
+    """The generator for one seed and setting; :meth:`block` is its whole output, block by
+    block."""
+
+    def __init__(self, seed: int = 0, setting: str = "english", model: Path = MODEL):
+        with gzip.open(model, "rt", encoding="utf-8") as f:
+            spec = json.load(f)
+        self.seed = seed
+        self.setting = setting
+        params = SETTINGS[setting]
+        self.a, self.q, self.burst = params["a"], params["q"], params["burst"]
+        head = spec["head"]
+        total = spec["tokens"]
+        self.head_pieces = [p.encode("utf-8") for p, _ in head]
+        probs = np.array([c for _, c in head], dtype=np.float64) / total
+        self.head_cdf = np.cumsum(probs)
+        self.head_mass = float(self.head_cdf[-1])
+        self.models = {k: _CharModel(spec["kinds"][k], k) for k in KINDS}
+        shares = np.array([spec["kinds"][k]["share"] for k in KINDS])
+        self.kind_cdf = np.cumsum(shares / shares.sum())
+        self.kind_space = np.array([spec["kinds"][k]["space"] for k in KINDS])
+        lt = spec["line_tokens"]
+        self.line_values = np.array([n for n, _ in lt if n > 0])
+        lc = np.cumsum([c for n, c in lt if n > 0]).astype(np.float64)
+        self.line_cdf = lc / lc[-1]
+        # Fixed pieces: 0 a space, 1 a line end, then the head, then the first PRECOMPUTED
+        # synthetic ranks (they recur in every block); rank r is fixed piece r + 1.
+        infos = [_info(p) for p in (b" ", b"\n", *self.head_pieces)]
+        pre = self.tail_pieces(np.arange(HEAD + 1, HEAD + 1 + PRECOMPUTED, dtype=np.int64))
+        self.fixed = _Pool([b" ", b"\n", *self.head_pieces],
+                           np.array([i[0] for i in infos], dtype=np.int8),
+                           np.array([i[1] for i in infos], dtype=np.int8),
+                           np.array([i[2] for i in infos], dtype=bool)) + pre
+
+    def tail_pieces(self, ranks: np.ndarray) -> "_Pool":
+        """The synthetic piece of each rank (past the head): a function of (seed, rank)."""
+        u = _uniforms(self.seed, ranks, MAX_LENGTH + 3)
+        kinds = np.searchsorted(self.kind_cdf, u[:, 0], side="right").clip(0, len(KINDS) - 1)
+        spaced = (u[:, 2] < self.kind_space[kinds]) & (kinds != KINDS.index("space"))
+        out: list[bytes] = [b""] * len(ranks)
+        for k, kind in enumerate(KINDS):
+            rows = np.nonzero(kinds == k)[0]
+            bodies = self.models[kind].sample(u[rows, 1], u[rows, 3:])
+            for row, body, s in zip(rows.tolist(), bodies, spaced[rows].tolist()):
+                out[row] = ((" " + body) if s else body).encode("utf-8")
+        classes = np.array([0, 0, 1, 2, 3], dtype=np.int8)[kinds]
+        return _Pool(out, classes, classes, spaced)
+
+    def ranks(self, block: int, count: int) -> np.ndarray:
+        """``count`` token ranks of ``block`` (1-based; past ``HEAD``: synthetic)."""
+        rng = np.random.Generator(np.random.PCG64([self.seed, block, 1]))
+        u = rng.random(count)
+        ranks = np.searchsorted(self.head_cdf, u, side="right").astype(np.int64) + 1
+        tail = u >= self.head_mass
+        v = (1.0 - u[tail]) / (1.0 - self.head_mass)  # in (0, 1]
+        start = HEAD + 1 + self.q
+        x = start * np.power(v, -1.0 / (self.a - 1.0)) - self.q
+        drawn = np.minimum(np.floor(x), 2.0**62).astype(np.int64).clip(HEAD + 1)
+        # Bursts: a tail piece drawn comes back at the next few tail places (real text
+        # repeats a rare name or number where it uses it), geometric, mean ``burst``.
+        copies = rng.geometric(1.0 / self.burst, len(drawn))
+        ranks[tail] = np.repeat(drawn, copies)[: len(drawn)]
+        return ranks
+
+    def block(self, block: int) -> bytes:
+        """Block ``block`` of the output: whole lines, about ``BLOCK_TOKENS`` tokens."""
+        rng = np.random.Generator(np.random.PCG64([self.seed, block, 2]))
+        mean = float((self.line_values * np.diff(self.line_cdf, prepend=0)).sum())
+        lines = self.line_values[np.searchsorted(
+            self.line_cdf, rng.random(int(BLOCK_TOKENS / mean * 1.5) + 16), side="right")
+            .clip(0, len(self.line_values) - 1)]
+        ends = np.cumsum(lines)
+        keep = int(np.searchsorted(ends, BLOCK_TOKENS, side="left")) + 1
+        ends = ends[:keep]
+        count = int(ends[-1])
+        ranks = self.ranks(block, count)
+        fixed = self.fixed
+        tail = ranks > HEAD + PRECOMPUTED
+        uniq, inverse = np.unique(ranks[tail], return_inverse=True)
+        pool = fixed + self.tail_pieces(uniq)
+        ids = ranks + 1
+        ids[tail] = len(fixed) + inverse
+        first, last, spaced = pool.first[ids], pool.last[ids], pool.spaced[ids]
+        line_start = np.zeros(count, dtype=bool)
+        line_start[0] = True
+        line_start[ends[:-1]] = True
+        prev_last = np.roll(last, 1)
+        # Pieces that would run into the one before: same run class, or after white space.
+        clash = ~line_start & ~spaced & ((first == prev_last) | (prev_last == 3))
+        clash &= ~((first == 3) & (prev_last == 3))
+        # Output sequence: a space before each clash, a line end after each line.
+        extra_space = np.nonzero(clash)[0]
+        seq = np.insert(ids, extra_space, 0)
+        ends_in_seq = ends + np.searchsorted(extra_space, ends, side="left")
+        seq = np.insert(seq, ends_in_seq, 1)
+        sizes = pool.lengths[seq]
+        total = int(sizes.sum())
+        starts = pool.offsets[seq] - (np.cumsum(sizes) - sizes)
+        index = np.repeat(starts, sizes) + np.arange(total)
+        return pool.flat[index].tobytes()
+
+
+class _Pool:
+    """Pieces laid end to end (``flat``, ``offsets``, ``lengths``) with their run classes at
+    each end and whether they start with a space (see :func:`_info`)."""
+
+    def __init__(self, pieces: list[bytes], first, last, spaced):
+        self.lengths = np.array([len(p) for p in pieces], dtype=np.int64)
+        self.offsets = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
+        self.flat = np.frombuffer(b"".join(pieces), dtype=np.uint8)
+        self.first, self.last, self.spaced = first, last, spaced
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    def __add__(self, other: "_Pool") -> "_Pool":
+        joined = _Pool.__new__(_Pool)
+        joined.lengths = np.concatenate((self.lengths, other.lengths))
+        joined.offsets = np.concatenate((self.offsets, other.offsets + len(self.flat)))
+        joined.flat = np.concatenate((self.flat, other.flat))
+        joined.first = np.concatenate((self.first, other.first))
+        joined.last = np.concatenate((self.last, other.last))
+        joined.spaced = np.concatenate((self.spaced, other.spaced))
+        return joined
+
+
+def _info(piece: bytes) -> tuple[int, int, bool]:
+    """(class of its first character, of its last, starts with a space and is not all space)."""
+    text = piece.decode("utf-8")
+    if not text:
+        return 2, 2, True
+    spaced = text[0] == " " and not text.isspace()
+    return _class(text[1] if spaced else text[0]), _class(text[-1]), spaced
+
+
+# --------------------------------------------------------------------------- writing
+
+
+_worker_generator: Generator | None = None
+_generators: dict[tuple[int, str], Generator] = {}
+
+
+def _init(seed: int, setting: str) -> None:
+    """This process's generator for (seed, setting), made once (making one takes seconds)."""
+    global _worker_generator
+    if (seed, setting) not in _generators:
+        _generators[seed, setting] = Generator(seed, setting)
+    _worker_generator = _generators[seed, setting]
+
+
+def _block(k: int) -> bytes:
+    return _worker_generator.block(k)
+
+
+def write(out, size: int, seed: int = 0, setting: str = "english", workers: int = 1) -> dict:
+    """Write the first ``size`` bytes (cut at a line end) of the synthetic text to the binary
+    file ``out``; the same bytes for any ``workers``."""
+    total = lines = 0
+    k = 0
+    pool = multiprocessing.get_context("spawn").Pool(workers, _init, (seed, setting)) \
+        if workers > 1 else None
+    if pool is None:
+        _init(seed, setting)
+    try:
+        done = False
+        while not done:
+            wave = range(k, k + 2 * max(1, workers))
+            k += len(wave)
+            for data in (pool.imap(_block, wave) if pool else map(_block, wave)):
+                room = size - total
+                if len(data) >= room:
+                    data = data[: data.rfind(b"\n", 0, room) + 1]
+                    done = True
+                out.write(data)
+                total += len(data)
+                lines += data.count(b"\n")
+                if done:
+                    break
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    return dict(bytes=total, lines=lines)
+
+
+def corpus_path(size: int, *, setting: str = "english", seed: int = 0, rebuild: bool = False,
+                workers: int | None = None, cache: Path | None = None) -> Path:
+    """The synthetic corpus of ``size`` bytes, written once into the benchmark cache with a
+    JSON manifest beside it (``python -m benches.corpus --language synthetic``)."""
+    from . import corpus as corpora
+    cache = cache or corpora.cache_dir()
+    name = "synthetic" if setting == "english" else f"synthetic-{setting}"
+    path = cache / f"{name}-v{VERSION}-seed{seed}-{size}.txt"
+    manifest = path.with_suffix(".json")
+    if path.exists() and manifest.exists() and not rebuild:
+        return path
+    cache.mkdir(parents=True, exist_ok=True)
+    larger = sorted((int(p.stem.rsplit("-", 1)[1]), p) for p in cache.glob(f"{name}-v{VERSION}-seed{seed}-*.txt")
+                    if int(p.stem.rsplit("-", 1)[1]) > size and p.with_suffix(".json").exists())
+    if larger and not rebuild:  # every size is a prefix of every larger one
+        return _prefix(larger[0][1], size, path)
+    workers = workers or min(2, os.cpu_count() or 1)
+    started = time.perf_counter()
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            info = write(f, size, seed, setting, workers)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    info.update(recipe=f"synthetic v{VERSION}", language=name, simulated=True, seed=seed,
+                setting=setting, requested=size, **SETTINGS[setting],
+                model=MODEL.name, built_seconds=round(time.perf_counter() - started, 1),
+                recipe_text="SIMULATED text: real English head pieces and synthetic tail "
+                            "pieces drawn from a fitted frequency law (benches/synthetic.py)")
+    manifest.write_text(json.dumps(info, indent=1) + "\n")
+    return path
+
+
+RESULTS = ROOT / "benches" / "results" / "synthetic-fit.json"
+PLOT = ROOT / "docs" / "images" / "synthetic-heaps.png"
+#: Sizes compared with real English (the English recipe's prefixes).
+CHECK_SIZES = (10_000_000, 30_000_000, 100_000_000)
+#: The goals: distinct pieces within this fraction of the real count, the share seen once
+#: within this many points.
+DISTINCT_TOLERANCE = 0.15
+ONCE_TOLERANCE = 0.05
+
+
+def heaps(sizes, distinct) -> tuple[float, float]:
+    """``(K, beta)`` of ``distinct ~ K * size ** beta``, least squares in log space.
+
+    >>> k, beta = heaps([1e6, 1e8], [1e3, 1e5]); round(beta, 3)
+    1.0
+    """
+    beta, log_k = np.polyfit(np.log(np.asarray(sizes, float)), np.log(np.asarray(distinct, float)), 1)
+    return float(np.exp(log_k)), float(beta)
+
+
+#: The steeper setting's curve is drawn up to this size.
+WEB_CURVE_UP_TO = 300_000_000
+
+
+def _growth(pieces: list[bytes], counts: np.ndarray) -> dict:
+    return dict(tokens=int(counts.sum()), distinct=len(pieces),
+                distinct_bytes=sum(map(len, pieces)), once=round(float((counts == 1).mean()), 4))
+
+
+def check(sizes=CHECK_SIZES, extra=(), seed: int = 0) -> dict:
+    """Real English against the synthetic text at ``sizes`` (prefixes of one synthetic file),
+    and the synthetic text alone at the ``extra`` sizes (both settings)."""
+    from . import corpus as corpora
+    rows = []
+    largest = max(sizes)
+    real_file = corpora.corpus_path(largest)
+    synth = {setting: corpus_path(max(largest, *extra) if setting == "english" and extra
+                                  else max(largest, *(e for e in extra if e <= WEB_CURVE_UP_TO)),
+                                  setting=setting, seed=seed) for setting in SETTINGS}
+    for size in sizes:
+        real = statistics(*piece_counts(real_file, size))
+        made = statistics(*piece_counts(synth["english"], size))
+        rows.append(dict(size=size, real=real, synthetic=made,
+                         distinct_ratio=round(made["distinct"] / real["distinct"], 3),
+                         once_points=round(100 * (made["once"] - real["once"]), 1)))
+    curves = {}
+    for setting, path in synth.items():
+        points = sorted({*sizes, *extra})
+        if setting != "english":
+            points = [n for n in points if n <= WEB_CURVE_UP_TO]
+        curves[setting] = [dict(size=n, **_growth(*piece_counts(path, n))) for n in points]
+    k, beta = heaps([r["size"] for r in rows], [r["real"]["distinct"] for r in rows])
+    goals = dict(distinct_within=DISTINCT_TOLERANCE, once_within_points=100 * ONCE_TOLERANCE,
+                 met=all(abs(r["distinct_ratio"] - 1) <= DISTINCT_TOLERANCE
+                         and abs(r["once_points"]) <= 100 * ONCE_TOLERANCE for r in rows))
+    return dict(suite="synthetic-fit", date=time.strftime("%Y-%m-%d %H:%M"),
+                load=os.getloadavg(), settings=SETTINGS, seed=seed, real_heaps=dict(K=k, beta=beta),
+                synthetic_heaps={s: dict(zip(("K", "beta"), heaps([c["size"] for c in cs],
+                                                                 [c["distinct"] for c in cs])))
+                                 for s, cs in curves.items()},
+                rows=rows, curves=curves, goals=goals)
+
+
+BEGIN, END = "<!-- synthetic-fit:begin -->", "<!-- synthetic-fit:end -->"
+DOC = ROOT / "docs" / "scale.md"
+
+
+def render(report: dict) -> str:
+    """The Markdown of a :func:`check` report (docs/scale.md)."""
+    load = ", ".join(f"{x:.1f}" for x in report["load"])
+    lines = [f"`{report['command']}` ({report['date']} UTC, load {load}; raw results "
+             "`benches/results/synthetic-fit.json`). GPT-2 split, one document per line; "
+             "*distinct* pieces and their bytes, the share of them *seen once*, the Zipf slope "
+             "(least squares of log count on log rank, ranks 10 to 10,000), the mean piece "
+             "length in bytes, and the kinds' shares of the distinct pieces.", "",
+             "| size | text | tokens | distinct | vs real | seen once | vs real (points) "
+             "| Zipf slope | mean length | Latin / other scripts / numbers / punctuation / "
+             "white space |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in report["rows"]:
+        for name, st in (("real English", r["real"]), ("synthetic", r["synthetic"])):
+            k = st["kinds"]
+            lines.append(
+                f"| {r['size'] / 1e6:g} MB | {name} | {st['tokens']:,} | {st['distinct']:,} | "
+                + (f"{r['distinct_ratio']:.2f}x | " if name == "synthetic" else " | ")
+                + f"{st['once']:.3f} | "
+                + (f"{r['once_points']:+.1f} | " if name == "synthetic" else " | ")
+                + f"{st['zipf_slope']:.2f} | {st['mean_length']:.1f} | "
+                + " / ".join(f"{100 * k[x]:.1f}%" for x in KINDS) + " |")
+    real = report["real_heaps"]
+    lines += ["", f"Heaps' law fitted on real English at these sizes: distinct = "
+              f"{real['K']:.3g} x bytes^{real['beta']:.3f}. Synthetic, over every size "
+              "measured: " + "; ".join(f"{s} setting, exponent {h['beta']:.3f}"
+                                       for s, h in report["synthetic_heaps"].items()) + ".", "",
+              "| size | synthetic distinct | their bytes | seen once | web setting distinct |",
+              "|---|---:|---:|---:|---:|"]
+    web = {c["size"]: c for c in report["curves"].get("web", [])}
+    for c in report["curves"]["english"]:
+        w = web.get(c["size"])
+        lines.append(f"| {c['size'] / 1e6:g} MB | {c['distinct']:,} | {c['distinct_bytes']:,} "
+                     f"| {c['once']:.3f} | {format(w['distinct'], ',') if w else ''} |")
+    goals = report["goals"]
+    lines += ["", f"Goals (distinct pieces within {100 * goals['distinct_within']:.0f}%, share "
+              f"seen once within {goals['once_within_points']:.0f} points, at every size "
+              f"compared): {'met' if goals['met'] else '**not met**'}."]
+    return "\n".join(lines)
+
+
+def plot(report: dict, out: Path = PLOT) -> Path:
+    """Distinct pieces against size: real English, the synthetic text, the Heaps fit."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    real = [(r["size"], r["real"]["distinct"]) for r in report["rows"]]
+    k, beta = report["real_heaps"]["K"], report["real_heaps"]["beta"]
+    top = max(c["size"] for cs in report["curves"].values() for c in cs)
+    xs = np.geomspace(min(x for x, _ in real), max(top, 10**10), 50)
+    ax.plot(xs, k * xs ** beta, ":", color="grey",
+            label=f"Heaps fit on real English, beta {beta:.2f}, continued")
+    for setting, style in (("english", "o-"), ("web", "s--")):
+        cs = report["curves"].get(setting, [])
+        b = report["synthetic_heaps"][setting]["beta"]
+        ax.plot([c["size"] for c in cs], [c["distinct"] for c in cs], style,
+                label=f"synthetic ({setting} setting, beta {b:.2f}) - simulated")
+    ax.plot(*zip(*real), "kx", markersize=10, mew=2, label="real English (the recipe's prefixes)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("corpus bytes")
+    ax.set_ylabel("distinct pieces (GPT-2 split, per line)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("Distinct pieces: real English and the synthetic corpus")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    return out
+
+
+def _prefix(larger: Path, size: int, path: Path) -> Path:
+    """``path``: the first ``size`` bytes of ``larger`` cut at a line end, and its manifest."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    total = lines = 0
+    try:
+        with open(larger, "rb") as f, open(tmp, "wb") as out:
+            while total < size and (data := f.read(min(1 << 24, size - total))):
+                if total + len(data) >= size:
+                    data = data[: data.rfind(b"\n") + 1]
+                    total = size  # stop after this write
+                out.write(data)
+                lines += data.count(b"\n")
+                total = total if total == size else total + len(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    info = json.loads(larger.with_suffix(".json").read_text())
+    info.update(bytes=path.stat().st_size, lines=lines, requested=size, prefix_of=larger.name)
+    path.with_suffix(".json").write_text(json.dumps(info, indent=1) + "\n")
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benches.synthetic", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("fit", help="fit the model on the English corpus")
+    p.add_argument("--size", default="10MB")
+    p = sub.add_parser("stats", help="statistics of text files")
+    p.add_argument("paths", nargs="+")
+    p = sub.add_parser("render", help="the table and plot of a check's JSON again")
+    p.add_argument("--json", type=Path, default=RESULTS)
+    p = sub.add_parser("check", help="synthetic against real English, the JSON and the plot")
+    p.add_argument("--extra", nargs="*", default=[], help="synthetic-only sizes, e.g. 300MB 1GB")
+    p.add_argument("--json", type=Path, default=RESULTS)
+    p.add_argument("--plot", type=Path, default=PLOT)
+    args = parser.parse_args(argv)
+    from . import corpus as corpora
+    if args.command == "fit":
+        path = corpora.corpus_path(corpora.parse_size(args.size))
+        model = fit(path)
+        print(f"wrote {MODEL} from {path} ({model['distinct']:,} distinct pieces)")
+    elif args.command == "stats":
+        for path in args.paths:
+            print(path, json.dumps(statistics(*piece_counts(path))))
+    elif args.command == "render":
+        from .harness import write_doc
+        report = json.loads(args.json.read_text())
+        plot(report)
+        write_doc(render(report), DOC, BEGIN, END)
+        print(render(report))
+    elif args.command == "check":
+        report = check(extra=[corpora.parse_size(x) for x in args.extra])
+        report["command"] = "python -m benches.synthetic check" + (
+            " --extra " + " ".join(args.extra) if args.extra else "")
+        args.json.write_text(json.dumps(report, indent=1) + "\n")
+        plot(report, args.plot)
+        from .harness import write_doc
+        write_doc(render(report), DOC, BEGIN, END)
+        for r in report["rows"]:
+            print(f"{r['size'] / 1e6:6.0f} MB  distinct real {r['real']['distinct']:>9,} "
+                  f"synthetic {r['synthetic']['distinct']:>9,} ({r['distinct_ratio']:.3f}x)  "
+                  f"once {r['real']['once']:.3f} / {r['synthetic']['once']:.3f}")
+        print("goals met" if report["goals"]["met"] else "goals NOT met")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

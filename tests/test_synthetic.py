@@ -1,0 +1,122 @@
+"""The synthetic benchmark corpus (benches/synthetic.py): deterministic, with the statistics
+it promises, and trained on exactly like real text."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from benches import synthetic
+import bytepair
+from bytepair import training as trainers
+from bytepair.learn import budget
+from bytepair.read.corpus import Files
+from bytepair.split.pretokenize import resolve_pattern
+
+from helpers import needs_compiled_splitter, peak_rss_mib
+
+SIZE = 1_000_000
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory) -> bytes:
+    out = io.BytesIO()
+    synthetic.write(out, SIZE, seed=7)
+    return out.getvalue()
+
+
+def test_same_seed_same_bytes_in_any_number_of_workers(sample):
+    again = io.BytesIO()
+    synthetic.write(again, SIZE, seed=7)
+    assert again.getvalue() == sample
+    # Two worker processes make the blocks in turn: the same bytes (past the first block).
+    shared = io.BytesIO()
+    synthetic.write(shared, 6_000_000, seed=7, workers=2)
+    assert shared.getvalue().startswith(sample)
+    other = io.BytesIO()
+    synthetic.write(other, 200_000, seed=8)
+    assert other.getvalue() != sample[:len(other.getvalue())]
+
+
+def test_a_size_is_a_prefix_of_every_larger_one(sample):
+    small = io.BytesIO()
+    synthetic.write(small, 300_000, seed=7)
+    data = small.getvalue()
+    assert 290_000 < len(data) <= 300_000 and data.endswith(b"\n")
+    assert sample.startswith(data)
+    assert len(sample) <= SIZE and sample.endswith(b"\n")
+
+
+def test_the_text_is_utf8_lines_without_other_line_breaks(sample):
+    text = sample.decode("utf-8")
+    assert all(line for line in text.split("\n")[:-1])
+    assert not set(text) & synthetic._LINE_BREAKS - {"\n"}
+
+
+@needs_compiled_splitter
+def test_the_sample_has_the_promised_statistics(tmp_path, sample):
+    path = tmp_path / "synthetic.txt"
+    path.write_bytes(sample)
+    stats = synthetic.statistics(*synthetic.piece_counts(path))
+    # Real English, the first 1 MB of the recipe (python -m benches.synthetic stats): 223,658
+    # tokens, 17,351 distinct pieces, 46% of them seen once, Zipf slope -1.22, mean length
+    # 7.3 bytes, 90% Latin words, 23% of the tokens punctuation. The generator is fitted at
+    # 10 to 100 MB (docs/scale.md); at 1 MB it is within these bounds.
+    assert 180_000 < stats["tokens"] < 260_000
+    assert 13_000 < stats["distinct"] < 22_000
+    assert 0.3 < stats["once"] < 0.55
+    assert -1.4 < stats["zipf_slope"] < -1.0
+    assert 6 < stats["mean_length"] < 11
+    kinds = stats["kinds"]
+    assert kinds["latin"] > 0.7
+    assert all(kinds[k] > 0.005 for k in ("script", "number", "punct", "space"))
+    assert 0.15 < stats["kinds_by_token"]["punct"] < 0.35
+
+
+def test_training_on_synthetic_text_equals_the_naive_reference(tmp_path, sample):
+    part = sample[: sample.rfind(b"\n", 0, 20_000) + 1]
+    path = tmp_path / "part.txt"
+    path.write_bytes(part)
+    lines = part.decode("utf-8").split("\n")[:-1]
+    reference = trainers.train_bytes(lines, 60, pretokenize="gpt2", engine="naive")
+    fast = bytepair.train(path, merges=60, per_line=True, pretokenize="gpt2", workers=2)
+    assert len(reference.merges) == 60
+    assert [(m.left, m.right) for m in fast.model.merges] == \
+        [(m.left, m.right) for m in reference.merges]
+
+
+@pytest.fixture
+def small_sample(monkeypatch):
+    """A forecast from 32 blocks of 4 KiB, for inputs from 256 KiB on."""
+    monkeypatch.setattr(budget, "SAMPLE_BLOCKS", 32)
+    monkeypatch.setattr(budget, "SAMPLE_BLOCK", 4096)
+    monkeypatch.setattr(budget, "FORECAST_FROM", 1 << 18)
+
+
+@needs_compiled_splitter
+def test_the_memory_forecast_of_synthetic_text_is_near_its_counts(tmp_path, sample, small_sample):
+    """Text whose distinct pieces keep growing: the forecast from a sample of an eighth of
+    it finds the distinct pieces' bytes and number within 25%."""
+    path = tmp_path / "synthetic.txt"
+    path.write_bytes(sample)
+    seen = budget.forecast(Files(path, per_line=True), resolve_pattern("gpt2"))
+    data, _, counts = bytepair.count(path, per_line=True, workers=1, progress=False).flat()
+    assert seen.sample < len(sample) / 4
+    for forecast, truth in ((seen.positions[1], len(data)), (seen.pieces[1], len(counts))):
+        assert 0.75 * truth < forecast < 1.25 * truth
+
+
+@pytest.mark.slow
+@needs_compiled_splitter
+def test_the_forecast_need_is_within_a_quarter_of_the_measured_peak(tmp_path):
+    path = tmp_path / "synthetic.txt"
+    with open(path, "wb") as out:
+        synthetic.write(out, 40_000_000, seed=3)
+    seen = budget.forecast(Files(path, per_line=True), resolve_pattern("gpt2"))
+    script = ("import sys, bytepair; bytepair.train(sys.argv[1], vocab_size=32768, per_line=True, "
+              "workers=2, progress=False)")
+    peak = peak_rss_mib(script, str(path)) * 2**20
+    start = peak_rss_mib("import bytepair") * 2**20
+    _, expected = seen.need(32768 - 256, start)
+    assert 0.75 * peak < expected < 1.25 * peak
