@@ -9,6 +9,7 @@ import pytest
 import bytepair
 from bytepair import Files, PieceCounts
 from bytepair.split.pretokenize import resolve_pattern, splitter
+from bytepair.training.trainer import Trainer
 from helpers import write_shards
 
 PATTERNS = ["gpt2", "whitespace", None]
@@ -116,7 +117,7 @@ def test_training_empties_only_the_tables_it_made(shards, monkeypatch):
     # train() counts into a table of its own and frees it once the engine holds
     # the pieces; a table the caller passes must come back as it went in.
     made = []
-    count = bytepair.training._count
+    count = Trainer.count
 
     def count_and_keep(*args, **kwargs):
         made.append(count(*args, **kwargs))
@@ -130,6 +131,6 @@ def test_training_empties_only_the_tables_it_made(shards, monkeypatch):
         bytepair.train(given + given, merges=120, progress=False)
     assert given == kept
 
-    monkeypatch.setattr(bytepair.training, "_count", count_and_keep)
+    monkeypatch.setattr(Trainer, "count", count_and_keep)
     assert bytepair.train(Files(*shards, per_line=True), merges=120, progress=False) == from_table
     assert len(made) == 1 and len(made[0]) == 0 and made[0].total() == 0

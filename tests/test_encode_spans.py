@@ -77,15 +77,15 @@ def test_a_rule_across_a_space_is_never_cut_through():
 def test_encode_spans_on_threads_equals_one_call(merges, pieces, threads):
     # Stage 2 encodes a run of pieces per thread and joins the parts: the same
     # arrays as one call, for any number of threads (empty pieces included).
-    from bytepair import training
+    from bytepair.model import spans
     from bytepair.model.models import ByteModel
 
     model = ByteModel(merges)
     data, starts = spans(pieces)
     one = model.encode_spans(data, starts)
-    saved = training.SPANS_PER_THREAD
-    training.SPANS_PER_THREAD = 1  # a thread even for a few bytes
+    saved = spans.SPANS_PER_THREAD
+    spans.SPANS_PER_THREAD = 1  # a thread even for a few bytes
     try:
-        assert training._encode_spans(model, data, starts, threads) == one
+        assert spans.encode_spans(model, data, starts, threads) == one
     finally:
-        training.SPANS_PER_THREAD = saved
+        spans.SPANS_PER_THREAD = saved

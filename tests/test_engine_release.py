@@ -34,12 +34,12 @@ def test_release_leaves_an_empty_engine(backend, sequences, merges):
 @pytest.mark.parametrize("on_thread", [True, False])
 def test_superbpe_frees_its_engine_the_same_either_way(monkeypatch, on_thread):
     # A large engine is freed on a thread (here: any engine), a small one at once.
-    from bytepair import training
+    from bytepair.learn import incremental
 
     lines = KJV.read_text(encoding="utf-8").splitlines()[:300]
     expected = bytepair.train(lines, vocab_size=600, superbpe=500, progress=False)
     started = []
-    monkeypatch.setattr(training, "RELEASE_ON_THREAD_POSITIONS", 0 if on_thread else 10**12)
+    monkeypatch.setattr(incremental, "RELEASE_ON_THREAD_POSITIONS", 0 if on_thread else 10**12)
     monkeypatch.setattr(threading.Thread, "start",
                         lambda self, start=threading.Thread.start: (started.append(self), start(self)))
     tok = bytepair.train(lines, vocab_size=600, superbpe=500, progress=False)

@@ -16,6 +16,10 @@ from hypothesis import given, strategies as st
 
 import bytepair
 from bytepair import training
+from bytepair.counts import sources
+from bytepair.learn import loop
+from bytepair.training import trainer
+from bytepair.training.trainer import Trainer
 from bytepair._util.validate import format_memory, parse_memory
 from bytepair.counts import spill
 from bytepair.counts.counting import count_files
@@ -60,7 +64,6 @@ def test_format_memory():
 def held(monkeypatch, size: int) -> None:
     """Make the process seem to hold ``size`` bytes."""
     monkeypatch.setattr(budget, "resident_bytes", lambda: size)
-    monkeypatch.setattr(training, "resident_bytes", lambda: size)
 
 
 def test_a_limit_that_fits_gives_the_same_model(monkeypatch):
@@ -98,7 +101,7 @@ def test_a_limit_below_the_estimate_stops_before_the_engine_is_built(monkeypatch
 
 def test_a_limit_below_what_is_held_stops_before_counting(monkeypatch):
     held(monkeypatch, 100 * 2**20)
-    monkeypatch.setattr(training, "count", lambda *a, **k: pytest.fail("counted"))
+    monkeypatch.setattr(Trainer, "count", lambda *a, **k: pytest.fail("counted"))
     with pytest.raises(bytepair.MemoryLimitError, match=r"^max_memory: 50 MiB is less than this "
                        r"process holds before training \(100 MiB\)$"):
         bytepair.train(TEXT, merges=10, max_memory="50MiB")
@@ -106,11 +109,10 @@ def test_a_limit_below_what_is_held_stops_before_counting(monkeypatch):
 
 def test_growing_past_the_limit_while_merging_stops_after_a_chunk(monkeypatch):
     expected = bytepair.train(TEXT, merges=60, workers=1, progress=False).merges
-    monkeypatch.setattr(training, "LEARN_CHUNK", 10)
+    monkeypatch.setattr(loop, "LEARN_CHUNK", 10)
     # Before counting, the counting plan, the estimate and 2 chunks fit.
     sizes = iter([10 * 2**20] * 5 + [2**40] * 100)
     monkeypatch.setattr(budget, "resident_bytes", lambda: next(sizes))
-    monkeypatch.setattr(training, "resident_bytes", lambda: next(sizes))
     steps = []
     original = incremental.IncrementalTrainer.steps
     monkeypatch.setattr(incremental.IncrementalTrainer, "steps",
@@ -241,7 +243,7 @@ def test_a_forecast_over_the_limit_stops_before_any_work(words, small_sample, mo
     held(monkeypatch, 10 << 20)
     seen = budget.forecast(Files(words, per_line=True), GPT2)
     least, expected = seen.need(500, 10 << 20)
-    monkeypatch.setattr(training, "_count", lambda *a, **k: pytest.fail("counted"))
+    monkeypatch.setattr(trainer, "count_corpus", lambda *a, **k: pytest.fail("counted"))
     with pytest.raises(bytepair.MemoryLimitError) as caught:
         bytepair.train(words, merges=500, per_line=True, max_memory=least - 1)
     message = str(caught.value)
@@ -296,7 +298,7 @@ def test_a_limit_spills_counting_and_trains_the_same_model(workers, words, monke
                         real(self, table))
     monkeypatch.setattr(budget, "MIN_TABLE_BYTES", 1 << 10)
     # Blocks of 64 KiB: a table is looked at after each.
-    monkeypatch.setattr(training, "count_files", functools.partial(count_files, part_bytes=1 << 16))
+    monkeypatch.setattr(sources, "count_files", functools.partial(count_files, part_bytes=1 << 16))
     held(monkeypatch, 10 << 20)
     positions, pieces = real_counts(words)
     room = budget.engine_bytes(positions, pieces, 300)

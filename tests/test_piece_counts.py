@@ -315,7 +315,7 @@ def flat_table(counts: dict, pattern="gpt2") -> PieceCounts:
     for piece, count in counts.items():
         for _ in range(count):
             table.count(piece, None)
-    return PieceCounts._from_flat(*table.arrays(), resolve_pattern(pattern))
+    return PieceCounts.trusted_arrays(*table.arrays(), resolve_pattern(pattern))
 
 
 @needs_compiled_splitter

@@ -22,7 +22,9 @@ from pathlib import Path
 import pytest
 
 import bytepair
-from bytepair import training
+from bytepair.learn import loop
+from bytepair.model.models import ByteModel
+from bytepair.training import trainer
 from bytepair.counts import checkpoint
 
 from helpers import KJV, MULTILINGUAL, assert_bad_input, needs_compiled, run
@@ -37,15 +39,16 @@ UNIT_BYTES = 1 << 14
 CLI = textwrap.dedent("""
     import os, sys, threading, time
     import bytepair.counts.checkpoint as checkpoint
-    import bytepair.training as training
+    import bytepair.learn.loop as loop
+    import bytepair.training.trainer as trainer
     import bytepair.cli.main as cli
     from bytepair.model.models import ByteModel
     from bytepair.cli.main import main
 
     mode = sys.argv[1]
     checkpoint.UNIT_BYTES = %d
-    training.CHECKPOINT_SECONDS = 0
-    training.LEARN_CHUNK = 7
+    trainer.CHECKPOINT_SECONDS = 0
+    loop.LEARN_CHUNK = 7
     units, rules = [], []
     real_run, real_save = checkpoint.save_table, ByteModel.save
 
@@ -177,14 +180,14 @@ def test_resume_to_a_larger_size_equals_training_to_it(tmp_path, corpus, monkeyp
 
 
 def test_count_tables_checkpoint_the_learning(tmp_path, monkeypatch):
-    monkeypatch.setattr(training, "CHECKPOINT_SECONDS", 0)
-    monkeypatch.setattr(training, "LEARN_CHUNK", 10)
+    monkeypatch.setattr(trainer, "CHECKPOINT_SECONDS", 0)
+    monkeypatch.setattr(loop, "LEARN_CHUNK", 10)
     table = bytepair.count(KJV)
     saved = tmp_path / "checkpoint"
     whole = bytepair.train(table, merges=120)
     # Stop after the rules were written twice, as a crash would.
     writes = []
-    real = training.ByteModel.save
+    real = ByteModel.save
 
     def save(self, path):
         real(self, path)
@@ -192,10 +195,10 @@ def test_count_tables_checkpoint_the_learning(tmp_path, monkeypatch):
         if len(writes) == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(training.ByteModel, "save", save)
+    monkeypatch.setattr(ByteModel, "save", save)
     with pytest.raises(KeyboardInterrupt):
         bytepair.train(table, merges=120, checkpoint=saved)
-    monkeypatch.setattr(training.ByteModel, "save", real)
+    monkeypatch.setattr(ByteModel, "save", real)
     assert len(bytepair.load(saved / "rules").merges) == 20
     assert bytepair.train(table, merges=120, checkpoint=saved, resume=True) == whole
     with pytest.raises(ValueError, match="count tables differ"):

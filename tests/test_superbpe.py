@@ -321,13 +321,13 @@ def test_replay_is_how_the_tokenizer_encodes_a_piece(verses):
 
 
 def test_encoding_pieces_on_threads_gives_the_same_arrays(monkeypatch, verses):
-    from bytepair import training
+    from bytepair.model import spans
     tok = bytepair.train(verses, vocab_size=600, per_line=True, progress=False)
     table = bytepair.count(verses, pretokenize="superbpe", per_line=True, workers=1)
     data, starts, _ = table.flat()
-    one = training._encode_spans(tok.model, data, starts, 1)
-    monkeypatch.setattr(training, "SPANS_PER_THREAD", 1000)
-    assert training._encode_spans(tok.model, data, starts, 3) == one
+    one = spans.encode_spans(tok.model, data, starts, 1)
+    monkeypatch.setattr(spans, "SPANS_PER_THREAD", 1000)
+    assert spans.encode_spans(tok.model, data, starts, 3) == one
     pieces = [data[a:b] for a, b in zip(starts, starts[1:])]
     ids, at = one
     assert [list(ids[a:b]) for a, b in zip(at, at[1:])] == [tok.model.encode_piece(p) for p in pieces]

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import training
+from bytepair.training.trainer import Trainer
 from bytepair.learn.superbpe import fit_naive
 from bytepair.split.pretokenize import PATTERNS
 
@@ -48,16 +48,16 @@ def test_overlapped_training_equals_reference(tmp_path, lines, transition, extra
 def _watch_stage2(monkeypatch, fail=None):
     """Record the thread each stage-2 count runs on; make it raise ``fail``."""
     seen = []
-    count = training._count
+    count = Trainer.count
 
-    def watched(corpus, source, **options):
-        if source == PATTERNS["superbpe"]:
-            seen.append((threading.current_thread().name, options["workers"]))
+    def watched(self, corpus, pattern=..., **options):
+        if pattern == PATTERNS["superbpe"]:
+            seen.append((threading.current_thread().name, options.get("workers")))
             if fail is not None:
                 raise fail
-        return count(corpus, source, **options)
+        return count(self, corpus, pattern, **options)
 
-    monkeypatch.setattr(training, "_count", watched)
+    monkeypatch.setattr(Trainer, "count", watched)
     return seen
 
 
@@ -79,8 +79,8 @@ def test_stage2_count_error_is_raised_after_learning(tmp_path, monkeypatch):
     files = _write(tmp_path, ["ab ab ab, ba ba"] * 4)
     _watch_stage2(monkeypatch, fail=ValueError("corpus: stage two failed"))
     learned = []
-    learn = training._learn
-    monkeypatch.setattr(training, "_learn", lambda *a, **k: learned.append(1) or learn(*a, **k))
+    learn = Trainer.learn
+    monkeypatch.setattr(Trainer, "learn", lambda *a, **k: learned.append(1) or learn(*a, **k))
     with pytest.raises(ValueError, match="^corpus: stage two failed$"):
         bytepair.train(files, vocab_size=300, superbpe=270, workers=2, progress=False)
     assert learned == [1]  # stage 1 learned to its end first, as when run in turn
@@ -92,21 +92,21 @@ def test_interrupt_while_learning_joins_the_counting_thread(tmp_path, monkeypatc
     files = _write(tmp_path, ["ab ab ab, ba ba"] * 4)
     seen = _watch_stage2(monkeypatch)
     started = threading.Event()
-    count = training._count
+    count = Trainer.count
 
-    def slow_count(corpus, source, **options):
-        if source == PATTERNS["superbpe"]:
+    def slow_count(self, corpus, pattern=..., **options):
+        if pattern == PATTERNS["superbpe"]:
             started.set()
             threading.Event().wait(0.2)  # still counting when the interrupt comes
-        return count(corpus, source, **options)
+        return count(self, corpus, pattern, **options)
 
-    monkeypatch.setattr(training, "_count", slow_count)
+    monkeypatch.setattr(Trainer, "count", slow_count)
 
     def interrupted(*args, **kwargs):
         assert started.wait(5)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(training, "_learn", interrupted)
+    monkeypatch.setattr(Trainer, "learn", interrupted)
     with pytest.raises(KeyboardInterrupt):
         bytepair.train(files, vocab_size=300, superbpe=270, workers=2, progress=False)
     assert seen and not _stage2_threads()

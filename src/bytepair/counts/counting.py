@@ -411,10 +411,10 @@ def _piece_counts(counts: Counter, tables: list, source: str | None,
     if tables and not counts:
         # Summed straight into the flat arrays, each table freed as it is read.
         # One table a counting thread: as many threads sum them.
-        return PieceCounts._from_flat(*fastsplit.merged_arrays(tables, len(tables)), source)
+        return PieceCounts.trusted_arrays(*fastsplit.merged_arrays(tables, len(tables)), source)
     if tables:
         counts.update(_table_counter(_merged(tables)))
-    return PieceCounts._from_dict(dict(counts), source)
+    return PieceCounts.trusted(dict(counts), source)
 
 
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,

@@ -98,6 +98,14 @@ def resident_bytes() -> int:
         return 0
 
 
+def check_limit_now(limit: int | None) -> None:
+    """Refuse a ``limit`` (bytes, or None: none) that this process passes already, before any work."""
+    held = resident_bytes()
+    if limit is not None and held > limit:
+        raise MemoryLimitError(f"max_memory: {format_memory(limit)} is less than this process "
+                               f"holds before training ({format_memory(held)})")
+
+
 def engine_bytes(positions: int, pieces: int, merges: int = 0) -> int:
     """What the engine adds while learning ``merges`` rules from ``pieces`` pieces of
     ``positions`` bytes. O(1).

@@ -12,9 +12,7 @@ from bytepair.model import codec
 from bytepair._util.validate import check_end_of_word, check_int
 from bytepair.model.modelfile import write_model_file
 from bytepair.split.pretokenize import PATTERNS, file_pattern, splitter
-from bytepair.learn.rules import Merge, replace_pair
-
-BYTE_TOKENS = 256
+from bytepair.learn.rules import BYTE_TOKENS, Merge, replace_pair
 
 
 class Stages(NamedTuple):
@@ -70,7 +68,7 @@ class ByteModel:
         self._set_up(merges, sequences, pattern, stages, checked=True)
 
     @classmethod
-    def _learned(cls, merges: list[Merge], pattern: str | None,
+    def trusted(cls, merges: list[Merge], pattern: str | None,
                  stages: Stages | None = None) -> "ByteModel":
         """The model of rules a trainer has just made (``Merge`` records in rank order).
 
