@@ -12,7 +12,7 @@ from hypothesis import given, strategies as st
 
 import bytepair
 from bytepair import Files, ModelFormatError
-from bytepair.read import corpus as corpus_module
+from bytepair.read import text as corpus_module
 from bytepair.read.corpus import unreadable
 
 
