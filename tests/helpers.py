@@ -88,21 +88,21 @@ def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
         first_job_waits()
         return real_count(documents, source)
 
-    real_part = counting._part_into
+    real_part = counting.part_into
 
     def part_into(*args):
         first_job_waits()
         return real_part(*args)
 
-    real_block = counting._count_block
+    real_block = counting.count_block
 
     def count_block(*args):
         first_job_waits()
         return real_block(*args)
 
     monkeypatch.setattr(counting, "count_documents", count_documents)
-    monkeypatch.setattr(counting, "_part_into", part_into)
-    monkeypatch.setattr(counting, "_count_block", count_block)
+    monkeypatch.setattr(counting, "part_into", part_into)
+    monkeypatch.setattr(counting, "count_block", count_block)
     count_files, count_pieces = sources.count_files, sources.count_pieces
     def record(partial) -> None:
         spy.reports.append((partial.pid, partial.thread))

@@ -16,6 +16,7 @@ from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, co
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.training import count as count_corpus
 from bytepair.training import train
+from bytepair.training.spec import superbpe_options
 
 #: The placeholder of -o that a list of vocabulary sizes fills in.
 SIZE_FIELD = "{vocab_size}"
@@ -51,16 +52,8 @@ def run_train(args) -> None:
     # is: the result equals a fit from scratch.
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     # Continuing a SuperBPE model: its transition, stage-2 pattern and word cap are the defaults.
-    stages = init.model.stages if init is not None else None
-    superbpe = args.superbpe if args.superbpe is not None or stages is None else stages.transition
-    if args.superbpe_pretokenize is not None:
-        superbpe_pretokenize = args.superbpe_pretokenize
-    else:
-        superbpe_pretokenize = init.pattern if stages is not None else "superbpe"
-    if args.max_words is not None:
-        max_words = args.max_words
-    else:
-        max_words = stages.max_words if stages is not None else 4
+    superbpe = superbpe_options(init.model if init is not None else None, args.superbpe,
+                                args.superbpe_pretokenize, args.max_words)
     if superbpe is None:
         for option in ("superbpe_pretokenize", "max_words"):
             if getattr(args, option) is not None:
@@ -99,8 +92,8 @@ def run_train(args) -> None:
             **saving,
             max_memory=args.max_memory,
             **pattern,
-            **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
-                    max_words=max_words) if superbpe is not None else {}),
+            **(dict(superbpe=superbpe.transition, superbpe_pretokenize=superbpe.pretokenize,
+                    max_words=superbpe.max_words) if superbpe is not None else {}),
         )
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
@@ -276,7 +269,10 @@ def add_commands(commands) -> None:
                        help="model file to write ({vocab_size} in it is replaced by the size)")
     add_trust_pattern(train)
     train.set_defaults(run=run_train, check_usage=_check_train_usage)
+    _add_count_command(commands)
 
+
+def _add_count_command(commands) -> None:
     counter = commands.add_parser(
         "count", help="count the pieces of files into a table to train from later",
         description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "

@@ -154,12 +154,7 @@ class PieceCounts(Mapping):
 
     def release(self) -> None:
         """Empty the table and give its memory back: training does this to a table
-        it made itself, once the merge engine holds its own copy of the pieces.
-
-        >>> table = PieceCounts({b"ab": 2}, pattern=None)
-        >>> table.release(); len(table), table.total()
-        (0, 0)
-        """
+        it made itself, once the merge engine holds its own copy of the pieces."""
         self._dict = {}
         self._flat = None
         self._total = 0

@@ -190,9 +190,8 @@ class TrainSpec:
         True
         """
         model = init_model(model)
-        if model.stages is not None and options.get("superbpe") is None:
-            options["superbpe"] = SuperBPEOptions(model.stages.transition, model.pattern,
-                                                  model.stages.max_words)
+        if options.get("superbpe") is None:
+            options["superbpe"] = superbpe_options(model)
         return cls(init=model, **options)
 
     def trainer(self) -> Trainer:
@@ -224,6 +223,24 @@ class TrainSpec:
         else:
             identity.update(corpus_identity(corpus))
         return identity
+
+
+def superbpe_options(init: ByteModel | None, transition: int | None = None, pretokenize=None,
+                     max_words: int | None = None) -> SuperBPEOptions | None:
+    """A run's SuperBPE options: those given, else (continuing a SuperBPE model ``init``)
+    its transition, stage-2 pattern and word cap, else the defaults; None when neither
+    ``transition`` nor ``init`` asks for SuperBPE.
+
+    >>> superbpe_options(None) is None, superbpe_options(None, 300).max_words
+    (True, 4)
+    """
+    stages = init.stages if init is not None else None
+    if transition is None and stages is None:
+        return None
+    return SuperBPEOptions(
+        transition if transition is not None else stages.transition,
+        pretokenize if pretokenize is not None else (init.pattern if stages else "superbpe"),
+        max_words if max_words is not None else (stages.max_words if stages else DEFAULT_MAX_WORDS))
 
 
 def count_identity(files, pattern: str | None) -> dict:

@@ -13,9 +13,9 @@ from bytepair.counts.counting import counted_in_blocks
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair._util.validate import MAX_COUNT
 from bytepair.counts.sources import check_client
-from bytepair.learn import incremental, segments
+from bytepair.learn import incremental, loop, segments
 from bytepair.learn import superbpe as superwords
-from bytepair.learn.loop import ProgressHook, check_flat_total, run
+from bytepair.learn.loop import ProgressHook, check_flat_total
 from bytepair.learn.rules import BYTE_TOKENS, Merge, byte_token
 from bytepair.model.models import ByteModel, Stages
 from bytepair.model.spans import encode_spans
@@ -193,7 +193,7 @@ class SuperBPETrainer(Trainer):
         def learn(trainer: incremental.IncrementalTrainer, learned: list[Merge],
                   min_count: int) -> list[Merge]:
             done = rules + learned
-            new = run(trainer, list(done), merges, min_count,
+            new = loop.run(trainer, list(done), merges, min_count,
                       [ProgressHook(self.spec.progress)])[len(done):]
             incremental.release_meanwhile(trainer, positions)
             return new

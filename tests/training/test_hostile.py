@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
-from bytepair.formats.load import ModelFormatError, _depth_exceeds
+from bytepair.formats.load import ModelFormatError, depth_exceeds
 from helpers import damaged_parquet, peak_rss_mib
 
 MIB = 1 << 20
@@ -101,7 +101,7 @@ def test_the_depth_scan_measures_valid_json_exactly(value, ascii_only):
     data = json.dumps(value, ensure_ascii=ascii_only).encode()
     depth = _depth(value)
     for limit in range(depth + 2):
-        assert _depth_exceeds(data, limit) == (depth > limit)
+        assert depth_exceeds(data, limit) == (depth > limit)
 
 
 def test_a_deep_file_behind_strings_with_escapes_is_still_measured(tmp_path):
@@ -160,7 +160,7 @@ parent = os.getpid()
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 if sys.argv[1] == "files":
-    counting._part_into = die
+    counting.part_into = die
     bytepair.count(sys.argv[2], workers=2, progress=False)
 else:
     counting.count_documents = die

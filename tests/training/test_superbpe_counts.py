@@ -236,7 +236,7 @@ def test_a_dask_client_gives_the_same_model(verses):
 
 
 def test_readme_commands_run_as_written(tmp_path, capsys, monkeypatch):
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     commands = [shlex.split(line.split("  #")[0]) for line in readme.splitlines()
                 if line.startswith(("bytepair count corpus.txt --per-line",
                                     "bytepair train --counts s1.counts s2.counts"))]

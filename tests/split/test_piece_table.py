@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not fastsplit.available(), reason="compiled spli
 if fastsplit.available():
     from bytepair.split._split import InvalidUTF8, PieceTable, utf8_error_offset
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat"]
 SPLITTERS = {name: splitter(PATTERNS[name]) for name in NAMES}
 

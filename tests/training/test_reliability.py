@@ -363,8 +363,8 @@ SLOW_CLI = textwrap.dedent("""
 
         bytepair.counts.counting.blocks.read_blocks = slow_blocks
     elif mode == "slow_count":
-        # Every file part, in a worker or here, is counted by _part_into.
-        real_count = bytepair.counts.counting._part_into
+        # Every file part, in a worker or here, is counted by part_into.
+        real_count = bytepair.counts.counting.part_into
 
         def slow_count(*args, **kwargs):
             # One write(2) of less than PIPE_BUF bytes: lines of two workers never mix.
@@ -372,7 +372,7 @@ SLOW_CLI = textwrap.dedent("""
             time.sleep(60)
             return real_count(*args, **kwargs)
 
-        bytepair.counts.counting._part_into = slow_count
+        bytepair.counts.counting.part_into = slow_count
     sys.exit(main(sys.argv[2:]))
 """)
 

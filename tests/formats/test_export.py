@@ -194,7 +194,7 @@ def test_regex_engines_agree_on_character_classes(stable_chars, cls):
     Oniguruma's own ``\\w`` does not, so the export spells ``regex``'s out.
     """
     expected = "".join(regex.findall(cls, stable_chars))
-    onig = dialects._WORD.join("[]") if cls == r"\w" else cls
+    onig = dialects.WORD_CHARS.join("[]") if cls == r"\w" else cls
     split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(onig), "removed", invert=True)
     assert "".join(p for p, _ in split.pre_tokenize_str(stable_chars)) == expected
     bytes_only = {bytes([b]): b for b in range(256)}
@@ -453,4 +453,4 @@ def test_custom_patterns_tiktoken_cannot_take_are_refused(source):
 
 def test_custom_pattern_constructs_inside_classes_are_fine():
     assert dialects.hf_pattern(r"[$^]+|[^\w$]") == r"[$^]+|[^\w$]"
-    assert dialects._constructs(r"[]$]|\$|\^") == set()
+    assert dialects.regex_constructs(r"[]$]|\$|\^") == set()

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair import training
+from bytepair.learn import loop
 from bytepair.learn import incremental, naive
 from helpers import KJV, byte_token
 
@@ -100,11 +100,11 @@ def test_training_with_a_keep_floor_guessed_too_high_gives_the_same_model(monkey
     # count) makes the engine count every pair again; the model is the same.
     docs = KJV.read_text(encoding="utf-8").splitlines()
     want = bytepair.train(docs, vocab_size=1500, progress=False).merges
-    guess = training._kept_pairs_floor
-    monkeypatch.setattr(training, "_kept_pairs_floor",
+    guess = loop.kept_pairs_floor
+    monkeypatch.setattr(loop, "kept_pairs_floor",
                         lambda count, learned, merges: int(factor * count) or guess(
                             count, learned, merges))
-    monkeypatch.setattr(training, "LEARN_CHUNK", 64)
+    monkeypatch.setattr(loop, "LEARN_CHUNK", 64)
     assert bytepair.train(docs, vocab_size=1500, progress=False).merges == want
 
 
@@ -114,7 +114,7 @@ def test_the_guess_stays_below_the_last_rule_on_real_text():
     rules = bytepair.train(docs, vocab_size=3256, progress=False).merges
     last = rules[-1].count
     for k in range(1024, len(rules) + 1, 1024):
-        assert training._kept_pairs_floor(rules[k - 1].count, k, len(rules)) <= last
+        assert loop.kept_pairs_floor(rules[k - 1].count, k, len(rules)) <= last
 
 
 @pytest.mark.parametrize("backend_name", ["compiled", "python"])
@@ -138,14 +138,14 @@ def test_the_guess_counts_from_the_engines_own_rules(monkeypatch):
     if incremental.BACKENDS["compiled"] is None:
         pytest.skip("the compiled extensions are not built")
     engines = []
-    run = training._run
+    run = loop.run
 
     def recorded(trainer, *args, **kwargs):
         out = run(trainer, *args, **kwargs)
         engines.append((trainer._engine.keep_floor, trainer._engine.recounts))
         return out
 
-    monkeypatch.setattr(training, "_run", recorded)
+    monkeypatch.setattr(loop, "run", recorded)
     docs = KJV.read_text(encoding="utf-8").splitlines()
     bytepair.train(docs, vocab_size=4000, superbpe=3000, progress=False, workers=1)
     small = bytepair.train(docs, vocab_size=2000, progress=False, workers=1)

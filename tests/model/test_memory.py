@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
     not codec.compiled(), reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")
 
 SOURCE = str(Path(bytepair.__file__).resolve().parents[1])
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 
 # Runs first in every child: cap the address space at `limit` bytes above the
 # current size and define peak(), the peak RSS in bytes.

@@ -17,7 +17,7 @@ import bytepair
 from helpers import KJV, KJV_REST_GZ, assert_bad_input, run
 
 END = "<|endoftext|>"
-README = Path(__file__).parent.parent / "README.md"
+README = Path(__file__).parents[2] / "README.md"
 #: Text with every kind of line end: CRLF, LF, blank lines, a lone CR, no newline at the end.
 CRLF_TEXT = ("In the beginning\r\n\r\nGod created\n\n\n  the heaven\r and the earth.\r\n"
              "Привет, мир 🙂\r\nlast line without a newline").encode("utf-8")

@@ -102,7 +102,7 @@ def test_a_whole_file_url_cut_into_parts_counts_as_one_document(memory_dir, line
     (tmp_path / "a.txt").write_bytes(text)
     remote = Files(f"memory://{root}/a.txt")
     for name in ("whitespace", "gpt2", "cl100k"):
-        cut = bool(counting._compiled(PATTERNS[name]))
+        cut = bool(counting.compiled_counter(PATTERNS[name]))
         parts = remote.parts(4096, cut_documents=cut)
         assert len(parts) > 1
         # Each part is read only up to its end: the parts add up to the whole document.

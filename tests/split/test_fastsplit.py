@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not fastsplit.available(), reason="compiled spli
 if fastsplit.available():
     from bytepair.split import _split
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 NAMES = ["gpt2", "cl100k", "o200k", "whitespace", "whitespace-split", "nanochat", "superbpe"]
 #: Patterns whose matches do not cover all text: the text between matches is cut too.
 ISOLATED = ("whitespace", "whitespace-split", "superbpe")

@@ -272,7 +272,7 @@ def test_readme_commands_run_as_written(capsys, tmp_path, monkeypatch):
     (tmp_path / "corpus").mkdir()
     (tmp_path / "corpus" / "a.txt").write_bytes(KJV.read_bytes())
     commands = []
-    for line in (Path(__file__).parent.parent / "README.md").read_text("utf-8").splitlines():
+    for line in (Path(__file__).parents[2] / "README.md").read_text("utf-8").splitlines():
         if line.startswith("bytepair train corpus/ --vocab-size 32768 --count-memory"):
             commands.append(shlex.split(line))
     assert len(commands) == 2 and "--resume" in commands[1]
