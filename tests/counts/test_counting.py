@@ -13,6 +13,7 @@ from bytepair.counts import counting
 from bytepair.split import fastsplit
 from bytepair.learn import naive
 from bytepair import training as trainers
+from bytepair.counts import sources
 from bytepair.read.corpus import Files, read_file
 from bytepair.split.pretokenize import PATTERNS
 from helpers import byte_token, needs_compiled_splitter, spy_on_workers
@@ -163,7 +164,7 @@ def test_jsonl_error_names_the_line_from_any_worker(tmp_path, monkeypatch):
     rows = [json.dumps({"text": f"line {i} " * 20}) for i in range(200)]
     rows[150] = "{not json"
     path.write_text("\n".join(rows) + "\n")
-    monkeypatch.setattr(trainers, "count_files", lambda *a, **k: counting.count_files(
+    monkeypatch.setattr(sources, "count_files", lambda *a, **k: counting.count_files(
         *a, part_bytes=1000, **k))
     assert len(Files(path).parts(1000)) > 5
     with pytest.raises(ValueError, match=r"bad\.jsonl:151: not a JSON line"):

@@ -107,8 +107,9 @@ class PieceCounts(Mapping):
 
     @classmethod
     def trusted(cls, counts: dict, pattern_source: str | None) -> PieceCounts:
-        """A table from counting's own output: bytes keys, positive counts, not checked
-        again (the constructor checks every piece; counting made them right)."""
+        """A table of ``counts`` (a dict that counting made: bytes keys, positive counts) cut
+        with ``pattern_source``, not checked again (the constructor checks every piece;
+        counting made them right). The table takes the dict as it is."""
         table = cls.__new__(cls)
         table._pattern = pattern_source
         table._dict = counts
@@ -118,9 +119,10 @@ class PieceCounts(Mapping):
 
     @classmethod
     def trusted_arrays(cls, data: bytes, starts: array, counts: array,
-                   pattern_source: str | None) -> PieceCounts:
-        """A table from compiled counting's arrays (``PieceTable.arrays``): distinct,
-        non-empty pieces ``data[starts[i]:starts[i + 1]]``, positive counts (unchecked)."""
+                       pattern_source: str | None) -> PieceCounts:
+        """A table from compiled counting's arrays (``PieceTable.arrays``), cut with
+        ``pattern_source``: distinct, non-empty pieces ``data[starts[i]:starts[i + 1]]``
+        with positive ``counts`` (not checked again)."""
         table = cls.__new__(cls)
         table._pattern = pattern_source
         table._dict = None

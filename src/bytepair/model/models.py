@@ -70,7 +70,9 @@ class ByteModel:
     @classmethod
     def trusted(cls, merges: list[Merge], pattern: str | None,
                  stages: Stages | None = None) -> "ByteModel":
-        """The model of rules a trainer has just made (``Merge`` records in rank order).
+        """The model of the ``merges`` a trainer has just made (``Merge`` records in rank
+        order), split with ``pattern`` (a regex source, or None), with SuperBPE's ``stages``
+        (or None).
 
         They hold by construction (the tests hold every trainer to the naive
         one), so the constructor's checks, 20 ms at 32,768 rules, are left out.
