@@ -142,7 +142,8 @@ def train(
         built, when the engine's estimate does not fit; while merging, if the process passes
         the limit all the same. Counting keeps within it: its tables spill to disk as with
         ``count_memory`` (the smaller bound wins), with fewer ``workers`` when each one's
-        table would be too small. The rules do not depend on it. Not yet with ``superbpe``.
+        table would be too small. The rules do not depend on it. Not yet with ``superbpe``
+        (its stage-2 engine's memory is not estimated yet).
     """
     return TrainSpec(
         vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
