@@ -245,8 +245,10 @@ def test_id_map_is_checked_and_identity_dropped():
     assert mapped.encode("aaab<s>", allowed_special="all") == [
         size - 1 - i for i in model.encode(b"aaab")] + [0]
     assert mapped.token_to_id(b"aa") == size - 1 - 256
-    with pytest.raises(ValueError, match="truncate"):
-        mapped.truncate(257)
+    # Truncating keeps the ID order of the tokens it keeps, closed up from 0.
+    cut = mapped.truncate(257)
+    assert cut.vocab_size == 257 and cut.special_tokens == {"<s>": 0}
+    assert [cut.token_bytes(i) for i in cut.encode("aaab")] == [b"a", b"a", b"a", b"b"]
     with pytest.raises(ValueError, match="outside|vocabulary|range"):
         mapped.decode_bytes([size])
 

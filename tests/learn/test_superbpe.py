@@ -288,8 +288,8 @@ def test_tiktoken_gives_identical_ids(verses):
 # -- bad input: one clear line each --
 
 @pytest.mark.parametrize("options, message", [
-    (dict(vocab_size=400, superbpe=400), "superbpe: the transition vocabulary 400 must be smaller"),
-    (dict(vocab_size=400, superbpe=500), "superbpe: the transition vocabulary 500 must be smaller"),
+    (dict(vocab_size=400, superbpe=400), "superbpe: the transition 400 must be smaller"),
+    (dict(vocab_size=400, superbpe=500), "superbpe: the transition 500 must be smaller"),
     (dict(vocab_size=400, superbpe=255), "superbpe must be >= 256"),
     (dict(vocab_size=400, superbpe=300, superbpe_pretokenize=r"\d*"),
      "superbpe_pretokenize: pattern .* matches the empty string"),

@@ -131,7 +131,7 @@ def test_training_killed_while_counting_resumes_to_the_same_model(tmp_path, corp
     interrupt("stop_count", sig, *TRAIN, corpus, "--checkpoint", saved, "-o", tmp_path / "model.json")
     assert not (tmp_path / "model.json").exists()
     assert not (saved / "counts").exists()
-    kept = len(os.listdir(saved / "units"))
+    kept = len(list((saved / "units").glob("*.run")))  # each with its .sha256 beside it
     assert kept >= 3
 
     said = finish(*TRAIN, corpus, "--checkpoint", saved, "--resume", "-o", tmp_path / "model.json")
@@ -312,6 +312,6 @@ def test_checkpointed_count_equals_a_plain_count(tmp_path, corpus, monkeypatch, 
         bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
                        checkpoint=saved)
     monkeypatch.setattr(checkpoint, "save_table", real)
-    assert os.listdir(saved / "units") == [kept[0].name]
+    assert [path.name for path in (saved / "units").glob("*.run")] == [kept[0].name]
     assert bytepair.count(corpus, pretokenize=pattern, per_line=per_line, workers=workers,
                           checkpoint=saved, resume=True) == plain

@@ -33,7 +33,7 @@ def run_encode(args) -> None:
             raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
     if len(args.inputs) > 1:
         raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
-    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     text_argument = args.inputs[0] if args.inputs else None
     data = read_stdin() if text_argument is None else argument_bytes(text_argument)
     where = "stdin" if text_argument is None else "TEXT"
@@ -82,7 +82,7 @@ def run_encode_files(args) -> None:
         raise ValueError("--strip-newlines: needs --per-line (only lines have newlines to strip)")
     output = check_target(args.output, "-o")
     tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to write arrays of",
-                               pattern=args.pattern)
+                               pattern=args.pattern, special=args.special)
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
     if args.inputs:
@@ -175,7 +175,7 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 def run_decode(args) -> None:
     tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to decode",
-                               pattern=args.pattern)
+                               pattern=args.pattern, special=args.special)
     if args.dtype is not None:
         if len(args.ids) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")

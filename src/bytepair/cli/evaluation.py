@@ -7,12 +7,12 @@ import os
 import sys
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import (add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer,
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, files_of, int_at_least,
+                                 load_tokenizer, reading_options, size_number, skip_hint,
                                  vocab_sizes)
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
-from bytepair.read.corpus import files_named
 
 #: ``--sizes all:STEP``: every multiple of STEP below the full size.
 ALL_SIZES = "all:"
@@ -26,7 +26,7 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
     """
     if text.startswith(ALL_SIZES):
         try:
-            step = int(text[len(ALL_SIZES):])
+            step = size_number(text[len(ALL_SIZES):])
         except ValueError:
             step = 0
         if step < 1:
@@ -39,12 +39,14 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
             f"expected sizes separated by commas, or all:STEP, got {text!r}") from None
 
 
-def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
+def samples_from_options(specs: list[str], args) -> list[Sample]:
     """``--sample FILE[=LABEL]`` arguments as samples; files of one label make one sample.
 
     A FILE that exists is taken whole even when it contains ``=``; otherwise
-    the text after the last ``=`` is the label.
+    the text after the last ``=`` is the label. Each is read with the command's reading
+    options (``--per-line``, ``--jsonl-field``, ``--text-column``, ``--skip-unreadable``).
     """
+    per_line = args.per_line
     out: list[Sample] = []
     by_label: dict[str, Sample] = {}
     for spec in specs:
@@ -53,7 +55,7 @@ def samples_from_options(specs: list[str], per_line: bool) -> list[Sample]:
             path, label = spec.rsplit("=", 1)
             if not path or not label:
                 raise ValueError(f"--sample: expected FILE or FILE=LABEL, got {spec!r}")
-        files = files_named("--sample", path, per_line=per_line)
+        files = files_of(args, [path], "--sample")
         if label is None:
             out.append(Sample(path, [files], False, per_line))
         elif label in by_label:
@@ -76,12 +78,13 @@ def run_evaluate(args) -> None:
     for path in set(args.models):
         if args.models.count(path) > 1:
             raise ValueError(f"MODEL: {path!r} is given twice")
-    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern)
-              for path in args.models}
+    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern,
+                                   special=args.special) for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
-    table = evaluate(models, samples_from_options(args.samples, args.per_line), sizes=sizes, step=step,
-                     checks=args.checks, full_vocabulary=args.full_vocabulary,
-                     reference=args.reference, threads=args.threads)
+    with skip_hint(args):
+        table = evaluate(models, samples_from_options(args.samples, args), sizes=sizes,
+                         step=step, checks=args.checks, full_vocabulary=args.full_vocabulary,
+                         reference=args.reference, threads=args.threads)
     if args.plot is not None:
         table.plot(args.plot)
     if args.json:
@@ -127,6 +130,7 @@ def add_commands(commands) -> None:
                          help="each line of a plain text file is a document")
     command.add_argument("--threads", type=int_at_least(1), metavar="N",
                          help="encoder threads (default: one per core)")
+    reading_options(command)
     add_trust_pattern(command)
     add_model_pattern(command)
     command.set_defaults(run=run_evaluate)

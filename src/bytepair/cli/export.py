@@ -7,7 +7,7 @@ import sys
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
-from bytepair.formats.export import to_tiktoken, to_tokenizers_json
+from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
 from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
 
 #: The library's argument names in to_transformers' messages, as this command's options.
@@ -27,7 +27,8 @@ def run_export(args) -> None:
         run_export_transformers(args, roles)
         return
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern,
+                               special=args.special)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -35,7 +36,11 @@ def run_export(args) -> None:
             what = "a Hugging Face tokenizer.json"
         else:
             to_tiktoken(tokenizer, output)
-            what = "a tiktoken ranks file (without its pattern and special tokens)"
+            what = "a tiktoken ranks file (it holds no pattern"
+            if tokenizer.special_tokens:
+                what += (f"; the special tokens are in "
+                         f"{tiktoken_special_tokens_path(output)!r}, for --special")
+            what += ")"
     except BaseException:
         # Safety net: whatever the exporter did, no new partial file stays.
         if not existed and output.exists():
@@ -49,7 +54,8 @@ def run_export(args) -> None:
 
 def run_export_transformers(args, roles: dict) -> None:
     """-o is a directory, written whole (the library builds it beside and renames it)."""
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern)
+    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern,
+                               special=args.special)
     try:
         to_transformers(tokenizer, args.output, model_max_length=args.model_max_length, **roles)
     except (OSError, ValueError) as exc:

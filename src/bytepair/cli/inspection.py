@@ -47,11 +47,19 @@ def run_inspect_words(args, model: WordModel) -> None:
     print(f"{'rank':>8}  {'length':>6}  symbol")
     for m in longest:
         print(f"{m.rank:>8}  {len(m.token_id):>6}  {m.token_id!r}")
-    shown = sorted(model.merges, key=lambda m: (-m.count, m.rank))[:args.top]
-    print(f"top rules ({len(shown)} by count):")
-    print(f"{'rank':>8}  {'count':>10}  {'replacements':>12}  left + right")
-    for m in shown:
-        print(f"{m.rank:>8}  {m.count:>10}  {m.replacements:>12}  {m.left!r} + {m.right!r}")
+    if model.merges and not any(m.count or m.replacements for m in model.merges):
+        shown = model.merges[:args.top]
+        print(f"first rules ({len(shown)} by rank; counts unknown: the file holds no training "
+              f"counts)")
+        print(f"{'rank':>8}  left + right")
+        for m in shown:
+            print(f"{m.rank:>8}  {m.left!r} + {m.right!r}")
+    else:
+        shown = sorted(model.merges, key=lambda m: (-m.count, m.rank))[:args.top]
+        print(f"top rules ({len(shown)} by count):")
+        print(f"{'rank':>8}  {'count':>10}  {'replacements':>12}  left + right")
+        for m in shown:
+            print(f"{m.rank:>8}  {m.count:>10}  {m.replacements:>12}  {m.left!r} + {m.right!r}")
     if sample is not None:
         words, symbols = sample
         print(f"sample: {args.sample}: {words:,} words -> {symbols:,} symbols, "
@@ -59,7 +67,7 @@ def run_inspect_words(args, model: WordModel) -> None:
 
 
 def run_inspect(args) -> None:
-    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if isinstance(model, WordModel):
         run_inspect_words(args, model)
         return
@@ -93,6 +101,16 @@ def run_inspect(args) -> None:
         data = token_bytes(token_id)
         print(f"{outer[token_id]:>8}  {len(data):>6}  {show_bytes(data)}")
 
+    if merges and not any(m.count or m.replacements for m in merges):
+        # Imported rules (tokenizer.json, tiktoken) carry no counts: zeros are not counts.
+        print(f"first merges ({min(top, len(merges))} by rank; counts unknown: the file holds "
+              f"no training counts)")
+        print(f"{'rank':>8}  {'token':>8}  {'left':>8}  {'right':>8}  text")
+        for m in merges[:top]:
+            print(f"{m.rank:>8}  {outer[m.token_id]:>8}  {outer[m.left]:>8}  {outer[m.right]:>8}  "
+                  f"{show_bytes(token_bytes(m.token_id))}")
+        _print_sample(args, sample)
+        return
     # Rank order is count order for a fit from scratch; a warm start from a
     # model of another corpus need not be, so sort (ties: the earlier rank).
     shown = sorted(merges, key=lambda m: (-m.count, m.rank))[:top]
@@ -102,7 +120,10 @@ def run_inspect(args) -> None:
     for m in shown:
         print(f"{m.rank:>8}  {outer[m.token_id]:>8}  {outer[m.left]:>8}  {outer[m.right]:>8}  "
               f"{m.count:>10}  {m.replacements:>12}  {show_bytes(token_bytes(m.token_id))}")
+    _print_sample(args, sample)
 
+
+def _print_sample(args, sample) -> None:
     if sample is not None:
         total_bytes, total_tokens = sample
         print(f"sample: {args.sample}: {total_bytes:,} bytes -> {total_tokens:,} tokens, "
@@ -138,7 +159,7 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
-    model = load_model(args.model, args.trust_pattern, pattern=args.pattern)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if isinstance(model, WordModel):
         # No IDs: one row per rule, in rank order, the symbol it makes last.
         out = ["rank\tleft\tright\tsymbol\n"]

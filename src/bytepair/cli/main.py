@@ -1,8 +1,8 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
 Commands: ``train``, ``count``, ``learn-words``, ``export``, ``encode``, ``decode``,
-``inspect``, ``vocab``, ``evaluate``, ``trace`` and ``demo``; ``bytepair COMMAND --help``
-describes each. Each command group is a module of its own (``training``, ``words``,
+``inspect``, ``vocab``, ``evaluate``, ``trace``, ``demo``, ``workbench`` and ``exercise``;
+``bytepair COMMAND --help`` describes each. Each command group is a module of its own (``training``, ``words``,
 ``export``, ``encoding``, ``inspection``, ``evaluation``, ``teaching``) that registers its subcommands;
 this module builds the parser from them and runs one command.
 
@@ -25,11 +25,13 @@ import sys
 import threading
 
 from bytepair import __version__
-from bytepair.cli import encoding, evaluation, export, inspection, teaching, training, words
-from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line
+from bytepair.cli import (encoding, evaluation, exercise, export, inspection, teaching, training,
+                          words, workbench)
+from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line, resume_hint
 
 #: The command groups, in the order ``--help`` lists their commands.
-COMMAND_GROUPS = (training, words, export, encoding, inspection, evaluation, teaching)
+COMMAND_GROUPS = (training, words, export, encoding, inspection, evaluation, teaching, workbench,
+                  exercise)
 
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
@@ -47,6 +49,7 @@ EXAMPLES = """examples:
   bytepair evaluate tok.json --sample en.txt=en --sample de.txt=de --sizes all:4096 --checks
   bytepair export tok.json --to tokenizers -o tokenizer.json
   bytepair trace aaab abab --merges 3
+  bytepair workbench tok.json cl100k_base.tiktoken:cl100k
 """
 
 
@@ -97,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     parser, commands = _build()
     try:
         if argv and argv[0] in commands:
+            commands[argv[0]].check_options(argv[1:])
             # Intermixed: options may sit between FILEs, DOCs and IDS.
             args = commands[argv[0]].parse_intermixed_args(argv[1:])
             args.command = argv[0]
@@ -114,13 +118,13 @@ def main(argv: list[str] | None = None) -> int:
         _terminate.owner = os.getpid()
         previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        args.run(args)
+        status = args.run(args)  # a command may return an exit code (exercise check: 1 = a failure)
         sys.stdout.flush()
     except KeyboardInterrupt:
-        print("bytepair: interrupted", file=sys.stderr)
+        print(f"bytepair: interrupted{resume_hint(args, argv)}", file=sys.stderr)
         return 130
     except Terminated:
-        print("bytepair: terminated", file=sys.stderr)
+        print(f"bytepair: terminated{resume_hint(args, argv)}", file=sys.stderr)
         return 128 + signal.SIGTERM
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep Python's
@@ -136,4 +140,4 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if in_main_thread:
             signal.signal(signal.SIGTERM, previous)
-    return 0
+    return status if isinstance(status, int) else 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import time
 
@@ -12,8 +13,10 @@ from bytepair._util.atomic import check_target
 from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
                                  integer, load_tokenizer, memory_size, naming, pattern_name,
-                                 vocab_sizes)
+                                 pattern_option, size, skip_hint, vocab_sizes)
+from bytepair.counts.checkpoint import CheckpointAhead
 from bytepair.counts.piece_counts import PieceCounts
+from bytepair.model.models import BYTE_TOKENS
 from bytepair.training import count as count_corpus
 from bytepair.training import train
 from bytepair.training.spec import superbpe_options
@@ -78,7 +81,8 @@ def run_train(args) -> None:
     saving = _checkpoint_options(args)
     start = time.perf_counter()
     source = "--counts" if tables is not None else "FILE"
-    with cluster(args.scheduler) as client, _skip_hint(args), _named(source):
+    with cluster(args.scheduler) as client, _skip_hint(args), _named(source), \
+            _resume_in_units_given(args, outputs):
         trained = train(
             corpus,
             vocab_size=largest,
@@ -95,7 +99,11 @@ def run_train(args) -> None:
             **(dict(superbpe=superbpe.transition, superbpe_pretokenize=superbpe.pretokenize,
                     max_words=superbpe.max_words) if superbpe is not None else {}),
         )
-    seconds = time.perf_counter() - start
+    _write_models(trained, outputs, requested, args, time.perf_counter() - start)
+
+
+def _write_models(trained, outputs: dict, requested: dict, args, seconds: float) -> None:
+    """Each size's model to its file (a smaller size truncates the largest), and a summary."""
     for size, output in outputs.items():
         # A smaller size is the first rules of the largest; where training
         # stopped early, a separate run would have stopped at the same rule.
@@ -110,7 +118,14 @@ def run_train(args) -> None:
             f"({seconds:.1f} s)",
             file=sys.stderr,
         )
-        if learned < requested[size]:
+        if requested[size] == 0:
+            print(f"bytepair: warning: {output!r} has no merges: a vocabulary of "
+                  f"{tokenizer.vocab_size:,} is the 256 bytes"
+                  + (" and the special tokens" if tokenizer.special_tokens else "")
+                  + " alone, so it encodes each byte as itself; give "
+                  + ("a larger --vocab-size" if args.vocab_size is not None else "--merges N")
+                  + " to learn merges", file=sys.stderr)
+        elif learned < requested[size]:
             print(
                 f"bytepair: stopped after {learned:,} of {plural(requested[size], 'merge')}: no pair "
                 f"left that is seen at least {plural(args.min_frequency, 'time')}",
@@ -119,16 +134,32 @@ def run_train(args) -> None:
 
 
 @contextlib.contextmanager
-def _skip_hint(args):
-    """A file that is not text stops the run; its message says how to leave such files out."""
+def _resume_in_units_given(args, outputs: dict):
+    """A checkpoint ahead of the size asked for, told in the unit the user gave
+    (``--vocab-size`` or ``--merges``), with the way to the smaller model: truncation."""
     try:
         yield
-    except ValueError as exc:
-        message = str(exc)
-        if getattr(args, "files", None) and not args.skip_unreadable and (
-                "invalid UTF-8" in message or "not a readable gzip file" in message):
-            raise ValueError(f"{message}; --skip-unreadable leaves out such files") from None
-        raise
+    except CheckpointAhead as exc:
+        if args.vocab_size is None:
+            raise ValueError(
+                f"--resume: the checkpoint in {args.checkpoint!r} already holds {exc.held:,} "
+                f"merges, more than --merges {exc.requested:,}; resume with --merges "
+                f"{exc.held:,} or more, and truncate that model to its first "
+                f"{exc.requested:,} rules (bytepair.load(MODEL).truncate("
+                f"{BYTE_TOKENS + exc.requested + exc.special}))") from None
+        held = BYTE_TOKENS + exc.held + exc.special
+        largest = max(outputs)
+        root, extension = os.path.splitext(args.output)
+        output = args.output if SIZE_FIELD in args.output else f"{root}-{SIZE_FIELD}{extension}"
+        raise ValueError(
+            f"--resume: the checkpoint in {args.checkpoint!r} already holds a vocabulary of "
+            f"{held:,} ({exc.held:,} merges), larger than --vocab-size {largest:,}; resume "
+            f"with --vocab-size {largest},{held} -o '{output}' (the smaller model is the "
+            f"first rules of the larger, cut off by truncation)") from None
+
+
+#: The hint for files that are not text (shared with the other commands that read FILEs).
+_skip_hint = skip_hint
 
 
 @contextlib.contextmanager
@@ -220,22 +251,23 @@ def add_commands(commands) -> None:
                        help="train from piece-count tables written by 'bytepair count' (added up) "
                        "instead of FILEs; with --superbpe, tables of both stages' patterns (each "
                        "stage adds up those cut with its own)")
-    size = train.add_mutually_exclusive_group(required=True)
-    size.add_argument("--vocab-size", type=vocab_sizes, metavar="N[,N...]",
+    amount = train.add_mutually_exclusive_group(required=True)
+    amount.add_argument("--vocab-size", type=vocab_sizes, metavar="N[,N...]",
                       help="256 bytes + merges + special tokens (at least 256 + the special "
-                      "tokens); several sizes, comma-separated, write one model each from one "
-                      "run, to -o with {vocab_size} filled in")
-    size.add_argument("--merges", type=integer, metavar="N",
+                      "tokens; 32k is 32,000 and 32Ki is 32,768); several sizes, comma-separated, "
+                      "write one model each from one run, to -o with {vocab_size} filled in")
+    amount.add_argument("--merges", type=size, metavar="N",
                       help="number of merges (total, with --init)")
-    train.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default=None,
+    train.add_argument("--pretokenize", type=pattern_option, metavar=PATTERN_CHOICES, default=None,
                        help="split pattern; pieces are barriers (default: gpt2, or the --init "
                        "model's); none: byte mode, each document is one piece and any bytes are "
                        "read as they are; other patterns need UTF-8")
-    train.add_argument("--superbpe", type=integer, default=None, metavar="T",
+    train.add_argument("--superbpe", type=size, default=None, metavar="T",
                        help="SuperBPE superword tokens: train as usual up to vocabulary T (256 "
                        "bytes + merges), then go on over the pieces that --superbpe-pretokenize "
                        "cuts, so that tokens may span spaces (default: none, or the --init model's)")
-    train.add_argument("--superbpe-pretokenize", metavar=PATTERN_CHOICES, default=None,
+    train.add_argument("--superbpe-pretokenize", type=pattern_option, metavar=PATTERN_CHOICES,
+                       default=None,
                        help="stage-2 split pattern with --superbpe; a match is a piece and so is "
                        "the text between two matches (default: superbpe)")
     train.add_argument("--max-words", type=integer, default=None, metavar="N",
@@ -282,7 +314,8 @@ def _add_count_command(commands) -> None:
     )
     counter.add_argument("files", nargs="+", metavar="FILE",
                          help="corpus files, directories, globs or fsspec URLs")
-    counter.add_argument("--pretokenize", metavar=PATTERN_CHOICES, default="gpt2",
+    counter.add_argument("--pretokenize", type=pattern_option, metavar=PATTERN_CHOICES,
+                         default="gpt2",
                          help="split pattern (default: gpt2); none: each document is one piece; "
                          "a SuperBPE run trains from two tables, one counted with its stage-1 "
                          "pattern and one with superbpe (its stage-2 pattern)")

@@ -7,18 +7,18 @@ import time
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import integer
-from bytepair.read.corpus import Files
+from bytepair.cli.common import files_of, integer, reading_options, size, skip_hint
 from bytepair.training import learn_words
 
 
 def run_learn_words(args) -> None:
     output = check_target(args.output, "-o")
-    corpus = Files(*args.files)
+    corpus = files_of(args)
     start = time.perf_counter()
-    model = learn_words(corpus, args.merges, end_of_word=args.end_of_word,
-                        min_frequency=args.min_frequency, workers=args.workers,
-                        progress=not args.quiet and sys.stderr.isatty())
+    with skip_hint(args):
+        model = learn_words(corpus, args.merges, end_of_word=args.end_of_word,
+                            min_frequency=args.min_frequency, workers=args.workers,
+                            progress=not args.quiet and sys.stderr.isatty())
     model.save(output)
     if args.quiet:
         return
@@ -41,8 +41,9 @@ def add_commands(commands) -> None:
         "bytepair.load.",
     )
     command.add_argument("files", nargs="+", metavar="FILE",
-                         help="corpus files, directories or globs (UTF-8 text)")
-    command.add_argument("--merges", type=integer, required=True, metavar="N",
+                         help="corpus files, directories, globs, JSON Lines or Parquet files "
+                         "(UTF-8 text)")
+    command.add_argument("--merges", type=size, required=True, metavar="N",
                          help="number of rules to learn")
     command.add_argument("--end-of-word", metavar="SYMBOL", default=None,
                          help="symbol appended to every word, such as '</w>' (default: none)")
@@ -50,6 +51,7 @@ def add_commands(commands) -> None:
                          help="stop when the best pair is seen fewer than N times (1)")
     command.add_argument("--workers", type=integer, default=None, metavar="N",
                          help="threads counting words (default: all cores); the model is the same")
+    reading_options(command)
     command.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     command.add_argument("-o", "--output", required=True, metavar="MODEL", help="model file to write")
     command.set_defaults(run=run_learn_words)

@@ -13,8 +13,13 @@ A checkpoint directory holds, each written atomically (whole or not at all):
     (:mod:`bytepair.counts.spill`). A unit with a run is not counted again.
 ``counts``
     The whole table, once every unit is counted (the runs are then removed).
+``units/NNNNNN.sha256``
+    The SHA-256 of the unit's run, written after it: a run that does not match its sum
+    (damaged) is counted again.
 ``rules``
-    Training only: the model learned so far (written by :mod:`bytepair.training`).
+    Training only: the model learned so far (written by :mod:`bytepair.training`), a
+    model file with its checksum. A rules file that does not match it is refused, never
+    resumed from.
 
 Resuming is exact: the table is a sum, the same whatever units were counted
 in which run; and training from the table with the rules learned so far as
@@ -30,7 +35,8 @@ from pathlib import Path
 from bytepair._util.atomic import write_atomically
 from bytepair.counts import counting
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.counts.spill import give_freed_tables_back, merge_run_files, save_table
+from bytepair.counts.spill import (give_freed_tables_back, merge_run_files, remove_abandoned,
+                                   save_table)
 from bytepair.read.corpus import Files, file_of
 from bytepair.split import fastsplit
 
@@ -39,6 +45,23 @@ VERSION = 1
 #: A counted unit of the corpus (one run file) covers about this many bytes: what a kill
 #: can lose, and what each worker holds as one table before writing it.
 UNIT_BYTES = 1 << 24
+
+
+class CheckpointAhead(ValueError):
+    """A resumed run asks for fewer merges than its checkpoint already holds.
+
+    ``held`` and ``requested`` are numbers of merges; ``special`` is the
+    number of special tokens, so that a caller that took a vocabulary size
+    can say it in that unit. The model of the smaller size is the first rules
+    of the larger one: train to the checkpoint's size (or more) and truncate.
+    """
+
+    def __init__(self, held: int, requested: int, special: int = 0):
+        self.held, self.requested, self.special = held, requested, special
+        super().__init__(
+            f"checkpoint: it already holds {held:,} merges, more than the {requested:,} requested; "
+            f"resume with {held:,} merges or more and truncate the model to the smaller size "
+            f"(Tokenizer.truncate: the smaller model is the first rules of the larger)")
 
 
 def corpus_identity(files: Files) -> dict:
@@ -91,6 +114,7 @@ class Checkpoint:
     """
 
     def __init__(self, directory: str | os.PathLike, identity: dict, *, resume: bool):
+        remove_abandoned()  # spill files of runs killed before (this one keeps its runs here)
         self.directory = Path(directory)
         self.identity = identity
         manifest = self.directory / "checkpoint.json"
@@ -127,6 +151,45 @@ class Checkpoint:
     def _unit_path(self, index: int) -> Path:
         return self.directory / "units" / f"{index:06d}.run"
 
+    def _unit_done(self, index: int) -> bool:
+        """Whether unit ``index`` has its run, whole. A run is written atomically, then its
+        sum: a run without a sum (the run was stopped between the two) is whole and is
+        sealed now; a run that does not match its sum (damaged since) is removed with the
+        sum, to be counted again, as is a sum without a run."""
+        run, sum_path = self._unit_path(index), self._unit_path(index).with_suffix(".sha256")
+        if not run.exists():
+            sum_path.unlink(missing_ok=True)
+            return False
+        if not sum_path.exists():
+            self._unit_kept(index)
+            return True
+        try:
+            done = sum_path.read_text("ascii") == _file_digest(run)
+        except (OSError, UnicodeDecodeError):
+            done = False
+        if not done:
+            for path in (run, sum_path):
+                path.unlink(missing_ok=True)
+        return done
+
+    def _unit_kept(self, index: int) -> None:
+        """Seal unit ``index``'s run, just written, with its sum."""
+        run = self._unit_path(index)
+        write_atomically(run.with_suffix(".sha256"), _file_digest(run))
+
+    def rules(self, read):
+        """The rules a run resumes from, ``read(path)`` (which loads them and checks their
+        checksum), or None when no rules were written yet. A file ``read`` refuses is
+        refused with the way out: delete it, and the rules are learned again from the counts."""
+        if not self.rules_path.exists():
+            return None
+        try:
+            return read(self.rules_path)
+        except ValueError as exc:
+            raise ValueError(f"checkpoint {os.fspath(self.directory)!r}: cannot resume from its "
+                             f"rules: {exc}; delete {os.fspath(self.rules_path)!r} to learn them "
+                             f"again from the counts") from None
+
     def counts(self) -> PieceCounts | None:
         """The whole table, when a run got that far (else None)."""
         return PieceCounts.load(self.counts_path) if self.counts_path.exists() else None
@@ -151,7 +214,7 @@ class Checkpoint:
         (self.directory / "units").mkdir(exist_ok=True)
         todo = []
         for index, unit in enumerate(units):
-            if self._unit_path(index).exists():
+            if self._unit_done(index):
                 if progress_bar is not None:
                     progress_bar.update(files.part_size(*unit))
             else:
@@ -163,6 +226,7 @@ class Checkpoint:
             counts = counting.part_into(table, file_of(path), start, end, source, files.per_line,
                                          files.jsonl_field, files.text_column)
             save_table(self._unit_path(index), counts if counts is not None else table)
+            self._unit_kept(index)
             return files.part_size(path, start, end)
 
         from concurrent.futures import ThreadPoolExecutor  # at first use, not at import
@@ -179,3 +243,15 @@ class Checkpoint:
                     future.cancel()
                 raise
         return merge_run_files([self._unit_path(i) for i in range(len(units))], source)
+
+
+def _file_digest(path: Path) -> str:
+    """The SHA-256 of the file at ``path`` in hex, read in blocks."""
+    import hashlib  # at first use: its OpenSSL binding is slow to import
+
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+

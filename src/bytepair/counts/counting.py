@@ -221,15 +221,31 @@ def _on_threads(count: Callable[..., Partial], jobs: Iterable[tuple], workers: i
             for job in jobs:
                 pending.append(pool.submit(run, job))
                 while len(pending) > 2 * workers or (pending and pending[0].done()):
-                    add(pending.popleft().result())
+                    add(_result(pending.popleft()))
             while pending:
-                add(pending.popleft().result())
+                add(_result(pending.popleft()))
         except BaseException:
             for future in pending:
                 future.cancel()
             raise
     # Every thread has ended and given its table back.
     return [free.get() for _ in range(workers)]
+
+
+#: How long the main thread waits on a worker at a time (seconds), between looks at signals.
+SIGNAL_POLL = 0.25
+
+
+def _result(future):
+    """``future.result()``, waited for in short steps, as :func:`_unordered` waits for processes:
+    a SIGINT or SIGTERM that the kernel hands to a counting thread only sets a flag, and the
+    main thread runs its handler (the interrupt) only once it wakes up, not when the block
+    being counted is done, however long that takes."""
+    from concurrent.futures import wait  # not at import, as the pools
+
+    while not wait([future], timeout=SIGNAL_POLL).done:
+        pass
+    return future.result()
 
 
 def _merged(tables: list):

@@ -107,28 +107,22 @@ class PieceCounts(Mapping):
 
     @classmethod
     def trusted(cls, counts: dict, pattern_source: str | None) -> PieceCounts:
-        """A table of ``counts`` (a dict that counting made: bytes keys, positive counts) cut
-        with ``pattern_source``, not checked again (the constructor checks every piece;
-        counting made them right). The table takes the dict as it is."""
-        table = cls.__new__(cls)
-        table._pattern = pattern_source
-        table._dict = counts
-        table._flat = None
-        table._total = _check_total(sum(counts.values()))
-        return table
+        """A table of ``counts`` (a dict counting made: bytes keys, positive counts) cut with
+        ``pattern_source``, taken as it is and not checked again (counting made it right)."""
+        return cls._made(pattern_source, counts, None, sum(counts.values()))
 
     @classmethod
     def trusted_arrays(cls, data: bytes, starts: array, counts: array,
                        pattern_source: str | None) -> PieceCounts:
-        """A table from compiled counting's arrays (``PieceTable.arrays``), cut with
-        ``pattern_source``: distinct, non-empty pieces ``data[starts[i]:starts[i + 1]]``
-        with positive ``counts`` (not checked again)."""
-        table = cls.__new__(cls)
-        table._pattern = pattern_source
-        table._dict = None
-        table._flat = (data, starts, counts)
-        table._total = _check_total(sum(counts))
-        return table
+        """A table of compiled counting's arrays (``PieceTable.arrays``) cut with ``pattern_source``:
+        distinct pieces ``data[starts[i]:starts[i + 1]]``, positive ``counts`` (not checked)."""
+        return cls._made(pattern_source, None, (data, starts, counts), sum(counts))
+
+    @classmethod
+    def _made(cls, pattern: str | None, table: dict | None, flat: tuple | None, total: int):
+        made = cls.__new__(cls)
+        made._pattern, made._dict, made._flat, made._total = pattern, table, flat, _check_total(total)
+        return made
 
     @property
     def _counts(self) -> dict[bytes, int]:
@@ -453,6 +447,13 @@ def _read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
             raise CountsFormatError(f"{name} is corrupt: {key!r} must be a non-negative integer")
     if header["total"] > MAX_COUNT:
         raise CountsFormatError(f"{name} is corrupt: 'total' {header['total']} exceeds 2**63 - 1")
+    if header["pieces"] > header["piece_bytes"]:
+        raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} is more than "
+                                f"'piece_bytes' {header['piece_bytes']} (a piece has a byte at least)")
+    # The body is 12 bytes a piece plus the pieces: a size no address space holds is damage.
+    if 12 * header["pieces"] + header["piece_bytes"] + MAX_HEADER >= sys.maxsize:
+        raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} and 'piece_bytes' "
+                                f"{header['piece_bytes']} declare a table larger than memory can hold")
     if "pattern" not in header:
         raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
     try:

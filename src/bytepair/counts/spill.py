@@ -18,10 +18,18 @@ end. No Python object is made per piece on either side, and memory is the
 result plus one chunk per run and one range's table. The pure-Python
 :func:`merge_runs` is the reference it is tested against.
 
-:class:`Spill` holds a temporary directory (under ``TMPDIR``) and the bound;
-counting asks it whether a table is over the bound and hands it the table to
-write. The directory is removed when the ``with`` block ends, by success,
-error, Ctrl-C or SIGTERM (which the command line turns into Ctrl-C).
+:class:`Spill` holds a temporary directory and the bound; counting asks it
+whether a table is over the bound and hands it the table to write. The
+directory is removed when the ``with`` block ends, by success, error, Ctrl-C
+or SIGTERM (which the command line turns into Ctrl-C).
+
+A process killed outright (SIGKILL, out of memory, power loss) cannot clean
+up, so every spill directory sits in one known place,
+``$TMPDIR/bytepair-spill-<uid>/<pid>-<random>/`` (:func:`spill_root`), beside
+a lock file that its process holds (``flock``) while it lives. The kernel
+drops the lock when the process dies, however it dies; every later count (a
+new run or a ``--resume``) first removes the directories whose lock it can
+take (:func:`remove_abandoned`).
 """
 
 from __future__ import annotations
@@ -266,21 +274,19 @@ class Spill:
         self._directory: str | None = None
         self._names = itertools.count()
         self._lock = threading.Lock()
+        self._lock_file: int | None = None
 
     def __enter__(self) -> Spill:
+        remove_abandoned()
         if self.limit is not None:
             give_freed_tables_back()
-            import tempfile  # at first use: not part of importing bytepair
-
-            self._directory = tempfile.mkdtemp(prefix="bytepair-spill-")
+            self._directory, self._lock_file = _claim_directory()
         return self
 
     def __exit__(self, *exc) -> None:
         if self._directory is not None:
-            import shutil  # at first use: slow at start-up
-
-            shutil.rmtree(self._directory, ignore_errors=True)
-            self._directory = None
+            _release_directory(self._directory, self._lock_file)
+            self._directory = self._lock_file = None
 
     @property
     def directory(self) -> str | None:
@@ -321,3 +327,123 @@ class Spill:
             del table
         # A key range's table costs about five times its chunks: a small share of the bound.
         return merge_run_files(self.runs, source, min(MERGE_BYTES, max(1 << 18, self.memory // 8)))
+
+
+# -- where spill files live, and who cleans up after a killed run ----------------------------
+
+def spill_root() -> str:
+    """``$TMPDIR/bytepair-spill-<uid>``: the directory that holds every run's spill directory."""
+    import tempfile  # at first use: not part of importing bytepair
+
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    return os.path.join(tempfile.gettempdir(), f"bytepair-spill-{user}")
+
+
+def _own_root() -> str | None:
+    """:func:`spill_root`, made if need be; None when it is not a private directory of ours (then
+    each run gets a directory of its own in TMPDIR, as ``tempfile.mkdtemp`` makes them)."""
+    root = spill_root()
+    try:
+        os.mkdir(root, 0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        info = os.lstat(root)
+    except OSError:
+        return None
+    import stat
+
+    if not stat.S_ISDIR(info.st_mode) or (hasattr(os, "getuid") and info.st_uid != os.getuid()):
+        return None  # someone else's, or a link: not a place to write or delete in
+    return root
+
+
+def _claim_directory() -> tuple[str, int | None]:
+    """A new spill directory and the descriptor of its held lock file (None without locks).
+
+    The lock file is made under a name that cleaners ignore, locked, and only then
+    renamed to ``<name>.lock``: a cleaner never sees an unlocked lock file of a live run.
+    """
+    import tempfile
+
+    root = _own_root()
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, no later clean-up
+        fcntl = None
+    if root is None or fcntl is None:
+        return tempfile.mkdtemp(prefix="bytepair-spill-"), None
+    for attempt in range(5):
+        try:
+            handle, claiming = tempfile.mkstemp(prefix=f"{os.getpid()}-", suffix=".claiming",
+                                                dir=root)
+            break
+        except FileNotFoundError:  # another run removed the empty root just now
+            if attempt == 4:
+                raise
+            root = _own_root() or root
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        name = claiming.removesuffix(".claiming")
+        os.mkdir(name, 0o700)
+        os.rename(claiming, name + ".lock")
+    except BaseException:
+        os.close(handle)
+        with contextlib.suppress(OSError):
+            os.unlink(claiming)
+        raise
+    return name, handle
+
+
+def _release_directory(directory: str, lock_file: int | None) -> None:
+    import shutil  # at first use: slow at start-up
+
+    shutil.rmtree(directory, ignore_errors=True)
+    if lock_file is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(directory + ".lock")
+        os.close(lock_file)
+        with contextlib.suppress(OSError):  # the last run out leaves TMPDIR as it found it
+            os.rmdir(os.path.dirname(directory))
+
+
+def remove_abandoned() -> list[str]:
+    """Remove the spill directories in :func:`spill_root` whose process is gone (its lock can
+    be taken); returns them. Cheap when there are none: one failed ``listdir``."""
+    try:
+        names = os.listdir(spill_root())
+    except OSError:
+        return []
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        return []
+    import shutil
+
+    removed = []
+    root = spill_root()
+    for name in names:
+        if not name.endswith(".lock"):
+            continue
+        lock = os.path.join(root, name)
+        try:
+            handle = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # held: its run is alive
+            directory = lock.removesuffix(".lock")
+            shutil.rmtree(directory, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            removed.append(directory)
+        finally:
+            os.close(handle)
+    with contextlib.suppress(OSError):  # empty now: leave TMPDIR as it was before any spill
+        os.rmdir(root)
+    return removed

@@ -104,7 +104,9 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
             when only ``checks`` or the training curve are wanted.
         sizes: vocabulary sizes (special tokens included, as
             :meth:`Tokenizer.truncate` takes them) to evaluate each model's
-            truncation at, besides its full size.
+            truncation at, besides its full size. Each size is measured as
+            ``truncate(size)`` encodes: a SuperBPE model at its transition or
+            below as its stage-1 tokenizer, with the stage-1 pattern.
         step: also evaluate every multiple of ``step`` below the full size.
         checks: list unreachable and intermediate-only tokens.
         full_vocabulary: divide the Rényi entropy by the log of the
@@ -155,7 +157,12 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
     table.models = [{"name": name, "vocab_size": tok.vocab_size, "merges": len(tok.merges),
                      "special_tokens": len(tok.special_tokens), "pattern": tok.pattern,
                      "sizes": plans[name]} for name, tok in named.items()]
-    counted = _count_samples(named, sample_list, threads)
+    # A SuperBPE model at its transition or below is its stage-1 tokenizer, which splits with
+    # another pattern: those sizes are counted from an encoding by that tokenizer.
+    stage_one = {name: _stage_one(tok, plans[name]) for name, tok in named.items()}
+    encoders = dict(named)
+    encoders.update({(name, 1): tok for name, tok in stage_one.items() if tok is not None})
+    counted = _count_samples(encoders, sample_list, threads)
     for sample, (totals, _) in zip(sample_list, counted):
         table.samples.append({"name": sample.name, "labelled": sample.labelled, **totals})
     for name, tok in named.items():
@@ -226,8 +233,18 @@ def _sizes(tok: Tokenizer, name: str, sizes, step) -> list[int]:
     return sorted(chosen)
 
 
-def _count_samples(named: dict[str, Tokenizer], sample_list: list[Sample], threads):
-    """Per sample: its totals, and per model the counts of each ID its encoding holds."""
+def _stage_one(tok: Tokenizer, plan: list[int]) -> Tokenizer | None:
+    """A SuperBPE tokenizer's stage-1 tokenizer (its truncation to the transition), when
+    ``plan`` holds a size at the transition or below; else None."""
+    stages = tok.model.stages
+    if stages is None:
+        return None
+    top = stages.transition + len(tok.special_tokens)
+    return tok.truncate(top) if plan[0] <= top and plan[0] < tok.vocab_size else None
+
+
+def _count_samples(named: dict, sample_list: list[Sample], threads):
+    """Per sample: its totals, and per tokenizer the counts of each ID its encoding holds."""
     cut_patterns = {PATTERNS[name] for name in CUTTABLE if name in PATTERNS}
     cuttable = all(tok.pattern in cut_patterns for tok in named.values())
     out = []
@@ -272,12 +289,20 @@ def _rows(table, name, tok, plan, sample_list, counted, full_vocabulary, power) 
     specials = len(tok.special_tokens)
     tokens_at: dict = {}
     mine: list[dict] = []
+    stages = tok.model.stages
     for sample, (totals, counts) in zip(sample_list, counted):
         hist = counts[name][:]  # shrunk in place, size by size
         tokens = sum(hist)
         top = tok.model.vocab_size
+        stage_two = stages is not None
         for size in reversed(plan):
             vocab = size - specials  # bytes and learned tokens
+            if stage_two and vocab <= stages.transition and vocab < tok.model.vocab_size:
+                stage_two = False
+                # Below the transition the stage-1 tokenizer encodes: start again from its counts.
+                hist = counts[name, 1][:]
+                tokens = sum(hist)
+                top = stages.transition
             tokens += metrics.shrink_counts(hist, lefts, rights, BYTE_TOKENS, top, vocab)
             top = vocab
             unused = [token for token in range(vocab) if not hist[token]]

@@ -12,8 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
-from bytepair.read import blocks
-from bytepair.read.corpus import Files, RemoteFile, files_named, is_jsonl, is_parquet, read_file
+from bytepair.read.corpus import Files, files_named
 
 #: Characters handed to the encoder at a time (its threads split them).
 BATCH_CHARS = 1 << 24
@@ -114,28 +113,12 @@ def batches(sample: Sample, cuttable: bool) -> Iterator[tuple[list[str], int]]:
 
 def _texts(sample: Sample, cuttable: bool) -> Iterator[tuple[str, bool]]:
     """Each text of ``sample``, and whether it starts a document (a block after the
-    first of a file does not)."""
+    first of a file does not), read by the reading stage (:meth:`Files.texts`), with
+    every option the sample's :class:`Files` carries."""
     for source in sample.sources:
         if isinstance(source, list):
             for text in source:
                 yield text, True
             continue
         files = source if isinstance(source, Files) else Files(source, per_line=sample.per_line)
-        for path in files.paths:
-            if (cuttable and not files.per_line and not isinstance(path, RemoteFile)
-                    and not is_jsonl(path) and not is_parquet(path)):
-                with blocks.open_binary(path) as handle:
-                    for offset, data in blocks.read_blocks(handle, 0, None, per_line=False,
-                                                             block_bytes=BLOCK_BYTES):
-                        yield _decode(data, path, offset), offset == 0
-            else:
-                for text in read_file(path, text=True, per_line=files.per_line,
-                                      jsonl_field=files.jsonl_field, text_column=files.text_column):
-                    yield text, True
-
-
-def _decode(data: bytes, path, offset: int) -> str:
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path}: invalid UTF-8 at byte offset {offset + exc.start}") from None
+        yield from files.texts(BLOCK_BYTES if cuttable else None)

@@ -21,13 +21,21 @@ pattern translation is in :mod:`bytepair.split.dialects`. Every function takes a
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import write_atomically
-from bytepair.split.dialects import hf_pattern, tiktoken_pattern
+from bytepair.split import dialects
+from bytepair.split.dialects import hf_pattern
+from bytepair.split.patterns import TIKTOKEN_NAMES
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
+
+if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
+    import regex
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's map from each byte to a printable character (``tokenizer.json`` vocabularies use it).
@@ -186,6 +194,28 @@ def check_tiktoken_exact(tokenizer) -> None:
             )
 
 
+def tiktoken_pattern(pattern: str | regex.Pattern | None) -> str:
+    r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``pattern``.
+
+    ``pattern`` is what ``train`` takes: a pattern name (``"cl100k"``, or
+    tiktoken's ``"cl100k_base"``), ``None`` or ``"none"`` (no split), a
+    regex str or a compiled regex; a model's ``pattern`` (its regex source)
+    works too. An unknown name is refused (ValueError, as ``train`` refuses
+    it). The translation is :func:`bytepair.split.dialects.tiktoken_pattern`.
+
+    >>> from bytepair.split.pretokenize import PATTERNS
+    >>> tiktoken_pattern("cl100k") == tiktoken_pattern("cl100k_base") == PATTERNS["cl100k"]
+    True
+    >>> tiktoken_pattern("none")
+    '[\\s\\S]+'
+    """
+    if isinstance(pattern, str) and pattern in TIKTOKEN_NAMES:
+        pattern = TIKTOKEN_NAMES[pattern]
+    if not (isinstance(pattern, str) and pattern in PATTERNS.values()):  # a source needs no check
+        pattern = resolve_pattern(pattern, "pattern")
+    return dialects.tiktoken_pattern(pattern)
+
+
 def tiktoken_ranks(tokenizer: Tokenizer | ByteModel) -> dict[bytes, int]:
     """``mergeable_ranks`` of ``tokenizer`` for ``tiktoken.Encoding``: token bytes -> ID (rank = ID).
 
@@ -207,13 +237,19 @@ def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> No
     """Write ``tokenizer`` to ``path`` as a tiktoken BPE file: ``base64(token bytes) ID`` per line,
     in ID order.
 
-    Load it with ``tiktoken.load.load_tiktoken_bpe(path)`` and give the
-    pattern and the special tokens yourself (the file holds neither)::
+    A tiktoken ranks file holds neither the pattern nor the special tokens.
+    The special tokens, when there are any, go beside it, to
+    :func:`tiktoken_special_tokens_path` (``path.special_tokens.json``): the
+    JSON object of token -> ID that ``tiktoken.Encoding`` takes as
+    ``special_tokens``. Load both with tiktoken and give the pattern::
 
         enc = tiktoken.Encoding(
             "mine", pat_str=bytepair.formats.export.tiktoken_pattern(tokenizer.pattern),
             mergeable_ranks=tiktoken.load.load_tiktoken_bpe(path),
-            special_tokens=tokenizer.special_tokens)
+            special_tokens=json.load(open(path + ".special_tokens.json")))
+
+    or with bytepair: ``bytepair.load(path, pattern=...,
+    special_tokens=path + ".special_tokens.json")``.
 
     (:func:`tiktoken_encoding` does this directly.) The pattern is bytepair's
     own for gpt2, cl100k and o200k (see :func:`bytepair.split.dialects.tiktoken_pattern`). Then
@@ -235,12 +271,43 @@ def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> No
 
     The model must be exact under tiktoken's merge loop
     (:func:`check_tiktoken_exact`; trained models always are), or ValueError.
-    The file is written atomically: a failed export leaves no file.
+    Both files are written atomically: a failed export leaves no new file.
     """
     ranks = tiktoken_ranks(tokenizer)
     lines = [f"{base64.b64encode(data).decode('ascii')} {token_id}\n"
              for data, token_id in sorted(ranks.items(), key=lambda item: item[1])]
-    write_atomically(path, "".join(lines))
+    _, specials = _parts(tokenizer)
+    sidecar = tiktoken_special_tokens_path(path)
+    if not specials:
+        write_atomically(path, "".join(lines))
+        # A special-tokens file left by an earlier export to this path would now lie.
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(sidecar)
+        return
+    existed = os.path.exists(sidecar)
+    write_atomically(sidecar, json.dumps(specials, ensure_ascii=False, indent=1) + "\n")
+    try:
+        write_atomically(path, "".join(lines))
+    except BaseException:
+        if not existed:
+            with contextlib.suppress(OSError):
+                os.unlink(sidecar)
+        raise
+
+
+def tiktoken_special_tokens_path(path: str | os.PathLike) -> str:
+    """Where :func:`to_tiktoken` writes the special tokens of the ranks file ``path``:
+    ``path`` + ``.special_tokens.json``, a JSON object of token -> ID, the
+    ``special_tokens`` that ``tiktoken.Encoding`` takes.
+
+    >>> tiktoken_special_tokens_path("tok.tiktoken")
+    'tok.tiktoken.special_tokens.json'
+    """
+    return os.fspath(path) + SPECIAL_TOKENS_SUFFIX
+
+
+#: What :func:`tiktoken_special_tokens_path` adds to a ranks file's name.
+SPECIAL_TOKENS_SUFFIX = ".special_tokens.json"
 
 
 def tiktoken_encoding(tokenizer: Tokenizer | ByteModel, name: str = "bytepair"):
@@ -263,7 +330,7 @@ def tiktoken_encoding(tokenizer: Tokenizer | ByteModel, name: str = "bytepair"):
             )
     return tiktoken.Encoding(
         name,
-        pat_str=tiktoken_pattern(model.pattern),
+        pat_str=dialects.tiktoken_pattern(model.pattern),
         mergeable_ranks=ranks,
         special_tokens=specials,
         explicit_n_vocab=model.vocab_size + len(specials),

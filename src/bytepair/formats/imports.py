@@ -15,20 +15,21 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
+import os
 import re
 
+from bytepair._util.validate import check_special_tokens
 from bytepair.formats.export import bytes_to_unicode
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.split.dialects import HF_PATTERNS, regex_constructs
+from bytepair.split.patterns import TIKTOKEN_NAMES
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern, resolve_pattern
 
 #: One line of a tiktoken ranks file: a base64 token, a space, its rank.
 TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")
-#: tiktoken's encoding names for the patterns bytepair knows by other names.
-TIKTOKEN_NAMES = {"r50k_base": "gpt2", "p50k_base": "gpt2", "cl100k_base": "cl100k",
-                  "o200k_base": "o200k"}
 #: The regex of Hugging Face's ``ByteLevel`` pre-tokenizer (``use_regex``): GPT-2's.
 BYTE_LEVEL_PATTERN = PATTERNS["gpt2"]
 #: Oniguruma regex (as ``tokenizer.json`` holds it) -> bytepair's source, for the named patterns.
@@ -120,6 +121,7 @@ def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenize
         rules.append(Merge(rank, pair[0], pair[1], BYTE_TOKENS + rank, 0, 0))
 
     specials = _added_tokens(data.get("added_tokens", []))
+    _check_added_ids(data.get("added_tokens", []), vocab)
     ordinary = set(outer)
     for content, token_id in specials:
         if token_id in ordinary:
@@ -290,6 +292,32 @@ def _added_tokens(added) -> list[tuple[str, int]]:
     return sorted(tokens, key=lambda pair: pair[1])
 
 
+def _check_added_ids(added: list, vocab: dict) -> None:
+    """Refuse an added token whose ID in the file is not the one ``tokenizers`` gives it.
+
+    ``tokenizers`` does not read an added token's ``id``: on load it adds the
+    tokens in the file's order, and one whose content is not in ``model.vocab``
+    gets the vocabulary's size, or one more than the largest added ID when
+    that is not below it. An ID in a gap of the vocabulary, or added tokens
+    out of order, would make it give other IDs than the file says.
+    """
+    given: list[int] = []
+    for token in added:
+        content, token_id = token["content"], token["id"]
+        if content in vocab:
+            assigned = vocab[content]
+        elif given and max(given) >= len(vocab):
+            assigned = max(given) + 1
+        else:
+            assigned = len(vocab)
+        if assigned != token_id:
+            raise ImportRefused(
+                f"added token {content!r} has ID {token_id} in the file, but tokenizers gives it "
+                f"ID {assigned} when it loads the file (its ID is a gap in model.vocab, or the "
+                f"added tokens are out of order)")
+        given.append(assigned)
+
+
 def _check_whole_tokens(model: ByteModel) -> None:
     """ignore_merges returns a piece that spells a token as that token: exact only when
     every token encodes to itself."""
@@ -320,7 +348,7 @@ def tiktoken_pattern_source(pattern) -> str | None:
     return resolve_pattern(pattern, "pattern")
 
 
-def from_tiktoken(text: str, pattern) -> Tokenizer:
+def from_tiktoken(text: str, pattern, special_tokens=None) -> Tokenizer:
     """The Tokenizer that encodes as ``tiktoken.Encoding`` with these ranks and this pattern.
 
     ``text`` is a ranks file: ``base64(token bytes) rank`` per line, every
@@ -330,8 +358,12 @@ def from_tiktoken(text: str, pattern) -> Tokenizer:
     or that would not encode to itself by bytepair's rules (where tiktoken's
     loop and bytepair's could differ, see
     :func:`bytepair.formats.export.check_tiktoken_exact`), is refused. IDs are
-    the ranks. The file holds no special tokens. O(sum of token lengths
-    squared) for the splits.
+    the ranks. O(sum of token lengths squared) for the splits.
+
+    The file holds no special tokens; ``special_tokens`` gives them as
+    ``tiktoken.Encoding`` takes them, a dict of token -> ID (the IDs must
+    continue the ranks without gaps), or as a list of tokens, which get the
+    IDs after the ranks in that order.
     """
     source = tiktoken_pattern_source(pattern)
     ranks: dict[bytes, int] = {}
@@ -382,7 +414,47 @@ def from_tiktoken(text: str, pattern) -> Tokenizer:
                 f"the token {data!r} (rank {outer[token_id]}) does not encode to itself by the "
                 f"rules derived from the ranks, so tiktoken and bytepair could encode it "
                 f"differently")
-    return Tokenizer(model, ids=outer)
+    specials = _tiktoken_specials(special_tokens, len(outer))
+    return Tokenizer(model, list(specials), ids=outer + list(specials.values()))
+
+
+def _tiktoken_specials(special_tokens, first: int) -> dict[str, int]:
+    """``special_tokens`` (a dict token -> ID, or a list of tokens) as a dict whose IDs are
+    ``first, first + 1, ...`` in some order: the IDs a bytepair Tokenizer can give them."""
+    if special_tokens is None:
+        return {}
+    if isinstance(special_tokens, dict):
+        for token, token_id in special_tokens.items():
+            if not isinstance(token_id, int) or isinstance(token_id, bool):
+                raise ImportRefused(f"special_tokens: the ID of {token!r} must be an int, "
+                                    f"got {_short(token_id)}")
+        specials = dict(sorted(special_tokens.items(), key=lambda item: item[1]))
+    else:
+        specials = {token: first + i
+                    for i, token in enumerate(check_special_tokens(special_tokens))}
+    check_special_tokens(list(specials))
+    expected = list(range(first, first + len(specials)))
+    if list(specials.values()) != expected:
+        wrong = next(((t, i) for (t, i), e in zip(specials.items(), expected) if i != e))
+        raise ImportRefused(
+            f"special_tokens: {wrong[0]!r} has ID {wrong[1]}, but the special tokens must take "
+            f"the IDs after the ranks without gaps ({first}..{first + len(specials) - 1}); "
+            f"bytepair numbers its tokens without gaps")
+    return specials
+
+
+def read_special_tokens(path) -> dict[str, int]:
+    """The special tokens of a tiktoken ranks file from their JSON file (an object of token ->
+    ID, ``tiktoken.Encoding``'s ``special_tokens``), as ``export --to tiktoken`` writes it."""
+    with open(path, encoding="utf-8") as handle:
+        try:
+            data = json.load(handle)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ImportRefused(f"special_tokens: {os.fspath(path)!r} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ImportRefused(f"special_tokens: {os.fspath(path)!r} must hold a JSON object of "
+                            f"special token -> ID, as tiktoken.Encoding takes special_tokens")
+    return data
 
 
 def _tiktoken_parts(token: bytes, ranks: dict[bytes, int], below: int) -> list[bytes]:

@@ -19,14 +19,17 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Sequence
 
 from bytepair._util.validate import check_special_tokens, is_text
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
+from bytepair.formats import foreign
 from bytepair.formats.imports import (ImportRefused, from_tiktoken, from_tokenizers_json,
-                                      looks_like_tiktoken, looks_like_tokenizers_json)
+                                      looks_like_tiktoken, looks_like_tokenizers_json,
+                                      read_special_tokens)
 from bytepair.model.models import BYTE_TOKENS, ByteModel, Stages, WordModel
-from bytepair.model.modelfile import FORMAT, VERSION
+from bytepair.model.modelfile import FORMAT, VERSION, checksum
 from bytepair.split.pretokenize import UntrustedPattern, stored_pattern
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
@@ -53,9 +56,11 @@ def save_model(model, path: str | os.PathLike) -> None:
 
 
 def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
-         pattern: str | None = None):
+         pattern: str | None = None,
+         special_tokens: dict[str, int] | Sequence[str] | str | os.PathLike | None = None):
     """Read a model written by the ``save`` method of a ByteModel, Tokenizer or WordModel,
-    or import a Hugging Face ``tokenizer.json`` or a tiktoken ranks file.
+    or import a Hugging Face ``tokenizer.json`` (or a directory holding one, such as
+    :func:`bytepair.to_transformers` writes) or a tiktoken ranks file.
 
     Returns a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel`,
     as the file says. The file is parsed defensively: a file over
@@ -70,8 +75,12 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
     what bytepair cannot reproduce exactly is refused with one line naming the
     feature.
 
+    Files of other tools (a sentencepiece ``.model``, ``merges.txt``,
+    ``vocab.json``, ``tokenizer_config.json``, ...) are refused with one line
+    saying what they are and what to pass instead.
+
     ``path``
-        The model file, ``tokenizer.json`` or tiktoken ranks file.
+        The model file, ``tokenizer.json`` (or its directory) or tiktoken ranks file.
     ``trust_pattern``
         Accept a custom regex as the byte model's ``pattern`` (or a
         ``tokenizer.json``'s Split). Without it the pattern must be a named
@@ -83,13 +92,24 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
     ``pattern``
         For a tiktoken ranks file only, which holds no pattern: a pattern name
         (``"cl100k"``, or tiktoken's ``"cl100k_base"``), a regex, or ``"none"``.
+    ``special_tokens``
+        For a tiktoken ranks file only, which holds none: its special tokens,
+        as ``tiktoken.Encoding`` takes them (a dict of token -> ID, the IDs
+        following the ranks), a list of tokens (IDs after the ranks, in
+        order), or the path of a JSON file holding that dict, as
+        ``export --to tiktoken`` writes it beside the ranks
+        (``<ranks file>.special_tokens.json``).
     """
+    path = _model_file(path)
     text = _read_text(path, max_bytes)
-    if pattern is not None or looks_like_tiktoken(text):
-        return _import(path, text, pattern)
+    if pattern is not None or special_tokens is not None or looks_like_tiktoken(text):
+        return _import(path, text, pattern, special_tokens)
     try:
         data = json.loads(text)
     except (json.JSONDecodeError, RecursionError) as exc:
+        what = foreign.text_file(text)
+        if what is not None:
+            raise ModelFormatError(f"{os.fspath(path)!r} {what}") from None
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
     except ValueError as exc:  # an integer of more than 4300 digits
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
@@ -103,23 +123,84 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
             raise ModelFormatError(f"{os.fspath(path)!r} is not a valid tokenizer.json: "
                                    f"{type(exc).__name__}: {exc}") from None
     try:
-        return _model(data, path, trust_pattern)
+        model = _model(data, path, trust_pattern)
     except RecursionError:
         raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: nested too deeply") from None
+    # After the checks above, so that a file edited by hand hears what is wrong with it first.
+    _check_checksum(data, path, required=False)
+    return model
 
 
-def _import(path, text: str, pattern):
-    """A tiktoken ranks file, which needs ``pattern``; a pattern for any other file is refused."""
+def load_checked(path: str | os.PathLike, *, trust_pattern: bool = False):
+    """:func:`load` of a bytepair model file that must carry its checksum (a checkpoint's rules:
+    bytepair wrote them, so a file without one was damaged or replaced)."""
+    text = _read_text(path, MAX_FILE_BYTES)
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: {exc}") from None
+    if isinstance(data, dict) and "checksum" not in data:
+        raise ModelFormatError(f"{os.fspath(path)!r} carries no checksum (bytepair writes one), "
+                               f"so it cannot be trusted to be what was written")
+    try:
+        model = _model(data, path, trust_pattern)
+    except RecursionError:
+        raise ModelFormatError(f"{os.fspath(path)!r} is corrupt: nested too deeply") from None
+    _check_checksum(data, path, required=True)
+    return model
+
+
+def _check_checksum(data: dict, path, *, required: bool) -> None:
+    """Refuse a model file whose content differs from its ``checksum`` field (see
+    :func:`bytepair.model.modelfile.checksum`); a file without one (written by hand, or by an
+    older bytepair) is read as it is."""
+    stored = data.get("checksum")
+    if stored is None and not required:
+        return
+    fields = {key: value for key, value in data.items()
+              if key not in ("format", "version", "kind", "checksum", "merges")}
+    if stored != checksum(data["kind"], fields, data["merges"]):
+        raise ModelFormatError(
+            f"{os.fspath(path)!r} is damaged: its content does not match its checksum (a file "
+            f"edited on purpose loads once its 'checksum' field is removed)")
+
+
+def _model_file(path: str | os.PathLike) -> str | os.PathLike:
+    """``path``, or for a directory the ``tokenizer.json`` in it (a transformers tokenizer
+    directory, as :func:`bytepair.to_transformers` writes)."""
+    if not os.path.isdir(path):
+        return path
+    inside = os.path.join(path, "tokenizer.json")
+    if os.path.isfile(inside):
+        return inside
+    name = os.fspath(path)
+    if os.path.isfile(os.path.join(path, "checkpoint.json")):
+        raise ModelFormatError(f"{name!r} is a training checkpoint, not a model: continue the "
+                               f"run with 'bytepair train ... --checkpoint DIR --resume'")
+    raise ModelFormatError(f"{name!r} is a directory without a tokenizer.json; pass a model "
+                           f"file, a tokenizer.json, a tiktoken ranks file, or a directory "
+                           f"holding a tokenizer.json")
+
+
+def _import(path, text: str, pattern, special_tokens=None):
+    """A tiktoken ranks file, which needs ``pattern`` and may take ``special_tokens``; either for
+    any other file is refused."""
     name = os.fspath(path)
     if not looks_like_tiktoken(text):
-        raise ModelFormatError(f"pattern: only a tiktoken ranks file takes a pattern, and "
+        argument, what = ("pattern", "a pattern") if pattern is not None else \
+            ("special_tokens", "special tokens from outside")
+        raise ModelFormatError(f"{argument}: only a tiktoken ranks file takes {what}, and "
                                f"{name!r} is not one (its first line is not 'base64-token rank')")
     if pattern is None:
         raise ModelFormatError(
             f"{name!r} is a tiktoken ranks file, which holds no pattern: name one, e.g. "
             f"load(path, pattern='cl100k') (command line: --pattern cl100k)")
     try:
-        return from_tiktoken(text, pattern)
+        if isinstance(special_tokens, (str, os.PathLike)):
+            special_tokens = read_special_tokens(special_tokens)
+        return from_tiktoken(text, pattern, special_tokens)
     except ImportRefused as exc:
         raise ModelFormatError(f"{name!r}: cannot read this tiktoken file exactly: {exc}") from None
 
@@ -143,6 +224,9 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
+        what = foreign.binary_file(data)
+        if what is not None:
+            raise ModelFormatError(f"{os.fspath(path)!r} {what}") from None
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
     if depth_exceeds(data, MAX_DEPTH):
         raise ModelFormatError(
@@ -188,6 +272,9 @@ def depth_exceeds(data: bytes, limit: int) -> bool:
 
 def _model(data, path: str | os.PathLike, trust_pattern: bool):
     if not isinstance(data, dict) or data.get("format") != FORMAT:
+        what = foreign.json_file(data, os.fspath(path))
+        if what is not None:
+            raise ModelFormatError(f"{os.fspath(path)!r} {what}")
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model (no 'format': '{FORMAT}')")
     version = data.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:

@@ -166,3 +166,19 @@ def fit_naive(
                                   first_rank=len(stage1), eligible=eligible)
     final = dict(zip(distinct, sequences))
     return stage1 + stage2, [[t for piece in pieces for t in final[piece]] for pieces in per_doc]
+
+
+def transition_too_large(transition: int, merges: int, vocab_size: int | None,
+                         special: int) -> str:
+    """The message for a SuperBPE transition that leaves stage 2 nothing to learn: the
+    transition must be below the final vocabulary of bytes and learned tokens."""
+    final = 256 + merges
+    if vocab_size is None:
+        final_size = f"the final vocabulary, 256 bytes + {merges:,} learned tokens = {final:,}"
+    elif special:
+        final_size = (f"the final vocabulary size less its special tokens, {vocab_size:,} - "
+                      f"{special:,} = {final:,}")
+    else:
+        final_size = f"the final vocabulary size, {vocab_size:,}"
+    return (f"superbpe: the transition {transition:,} must be smaller than {final_size} "
+            f"(stage 1 learns tokens up to vocabulary {transition:,}, stage 2 the superword tokens above it)")

@@ -134,13 +134,24 @@ class Tokenizer:
         Equal to training to ``vocab_size`` on the same data, since a smaller
         fit's rules are a prefix of a larger one's; the special tokens keep
         their order and move down to follow the learned tokens. O(merges).
+
+        A tokenizer imported with its source's IDs (:attr:`ids`) keeps their
+        order: the tokens kept are numbered ``0 .. vocab_size - 1`` in the
+        order of their old IDs. A file whose IDs follow the rules (as a
+        ``tokenizers`` BpeTrainer numbers them: special tokens, bytes, then the
+        merges) keeps every ID, as cutting its last merges out by hand does.
         """
-        if self._out is not None:
-            raise ValueError("truncate: this tokenizer numbers its tokens as the library it was "
-                             "imported from, and a truncation would leave gaps in those IDs")
         least = BYTE_TOKENS + len(self.special_tokens)
         vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
-        return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
+        model = self.model.truncate(vocab_size - least)
+        if self._out is None:
+            return Tokenizer(model, list(self.special_tokens))
+        # The source's IDs of the tokens kept, in bytepair's order, then closed up.
+        first = self.model.vocab_size
+        kept = [*self._out[:model.vocab_size],
+                *self._out[first:first + len(self.special_tokens)]]
+        rank = {old: new for new, old in enumerate(sorted(kept))}
+        return Tokenizer(model, list(self.special_tokens), ids=[rank[old] for old in kept])
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of the token ``token_id``; a special token's bytes are its UTF-8 text."""

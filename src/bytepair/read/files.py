@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Iterator
 
 from bytepair.read import blocks
-from bytepair.read.paths import JSONL_SUFFIXES, base_suffix, expand, is_jsonl, is_parquet, open_raw
+from bytepair.read.paths import (JSONL_SUFFIXES, base_suffix, expand, is_jsonl, is_parquet, open_raw,
+                                 reads_in_blocks)
 from bytepair.read.text import read_file, unreadable
 from bytepair.read.parquet import parquet_row_groups
 
@@ -95,6 +96,31 @@ class Files:
             yield from read_file(path, text=text, per_line=self.per_line,
                                  jsonl_field=self.jsonl_field, text_column=self.text_column,
                                  keep_line_ends=keep_line_ends)
+
+    def texts(self, cut_bytes: int | None = None) -> Iterator[tuple[str, bool]]:
+        """Every document as ``str``, each with whether it starts a document.
+
+        With ``cut_bytes``, a whole-file document of local plain or gzip text
+        comes in blocks of about that size that end at cut points
+        (:func:`bytepair.read.blocks.is_cut`: the named patterns split each
+        block as they split it in the whole file), and only its first block
+        starts a document. For readers that encode (held-out samples).
+        Invalid UTF-8 raises ValueError naming the file and the byte offset.
+        """
+        for path in self.paths:
+            if cut_bytes is None or self.per_line or not reads_in_blocks(path):
+                for text in read_file(path, text=True, per_line=self.per_line,
+                                      jsonl_field=self.jsonl_field, text_column=self.text_column):
+                    yield text, True
+                continue
+            for offset, data, _ in blocks.file_blocks(path, 0, None, per_line=False,
+                                                      cut_documents=True, block_bytes=cut_bytes):
+                if data:  # an empty file, or the progress block of a gzip file, holds no text
+                    try:
+                        yield data.decode("utf-8"), offset == 0
+                    except UnicodeDecodeError as exc:
+                        raise ValueError(f"{path}: invalid UTF-8 at byte offset "
+                                         f"{offset + exc.start}") from None
 
     def blocks(self, block_bytes: int, *, cut_documents: bool,
                per_line: bool | None = None,

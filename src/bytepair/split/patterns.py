@@ -37,3 +37,7 @@ PATTERNS = {
     "nanochat": r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,2}| ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+""",
     "superbpe": r"""\p{N}{1,3}| ?[^\s\p{L}\p{N}]{2,}[\r\n/]*| +(?!\S)""",
 }
+
+#: tiktoken's encoding names, as users pass them for a pattern -> bytepair's name of that pattern.
+TIKTOKEN_NAMES = {"r50k_base": "gpt2", "p50k_base": "gpt2", "cl100k_base": "cl100k",
+                  "o200k_base": "o200k"}

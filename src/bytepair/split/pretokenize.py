@@ -169,11 +169,11 @@ def file_pattern(source: str | None) -> str | None:
     >>> file_pattern("ab"), file_pattern(r"\w+")
     ('(?:ab)', '\\w+')
     """
-    import re  # ``re`` is imported at startup anyway; ``regex`` is not
+    if source is None or source in PATTERNS.values():
+        return source
+    import regex  # the engine stored_pattern reads with: ``re``'s \w is another class
 
-    if source is not None and re.fullmatch(_BARE_WORD, source) and source not in PATTERNS.values():
-        return f"(?:{source})"
-    return source
+    return f"(?:{source})" if regex.fullmatch(_BARE_WORD, source) else source
 
 
 def compile_pattern(source: str, name: str = "pretokenize"):

@@ -28,7 +28,7 @@ from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.counts.checkpoint import corpus_identity
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn.rules import BYTE_TOKENS
-from bytepair.learn.superbpe import DEFAULT_MAX_WORDS
+from bytepair.learn.superbpe import DEFAULT_MAX_WORDS, transition_too_large
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load
@@ -262,10 +262,8 @@ def _refuse_with_superbpe(spec: TrainSpec) -> None:
 
 def _check_transition(spec: TrainSpec) -> None:
     if spec.superbpe.transition - BYTE_TOKENS >= spec.merges:
-        raise ValueError(
-            f"superbpe: the transition vocabulary {spec.superbpe.transition} must be smaller than "
-            f"the final one of {BYTE_TOKENS + spec.merges} bytes and learned tokens"
-            f"{' (vocab_size less the special tokens)' if spec.special_tokens and spec.vocab_size else ''}")
+        raise ValueError(transition_too_large(spec.superbpe.transition, spec.merges,
+                                              spec.vocab_size, len(spec.special_tokens)))
 
 
 def init_model(init) -> ByteModel | None:

@@ -42,6 +42,8 @@ class SuperBPETrainer(Trainer):
         rules, stages, pieces = list(start.merges), start.stages, None
         if stages is None and len(rules) < options.transition - BYTE_TOKENS:
             rules, pieces = self.stage1(start, corpus, None if tables is None else stage1_tables)
+        elif stages is not None and stages.transition < options.transition:
+            self.check_stage1_ran_out(start, corpus, tables and stage1_tables)
         # Stage 2 starts where stage 1 ended (early, when pairs ran out).
         stages = stages or Stages(BYTE_TOKENS + len(rules), pattern, options.max_words)
         made_here = True
@@ -99,9 +101,10 @@ class SuperBPETrainer(Trainer):
                                  f"to add superwords to it")
         elif model.stages.pretokenize != pattern or model.stages.max_words != options.max_words:
             raise ValueError("init is a SuperBPE model trained with another pretokenize or max_words")
-        elif model.stages.transition != options.transition:
-            raise ValueError(f"init is a SuperBPE model with transition {model.stages.transition}, "
-                             f"not superbpe={options.transition}")
+        elif model.stages.transition > options.transition:
+            raise ValueError(_other_transition(model.stages.transition, options.transition))
+        # A lower transition is where stage 1 ran out of pairs (trained with superbpe=T, it
+        # stops early and records where): fit checks that it does so on this corpus.
         if len(model.merges) > self.spec.merges:
             raise ValueError(too_many_merges("init", len(model.merges), self.spec.merges))
         return model
@@ -130,6 +133,22 @@ class SuperBPETrainer(Trainer):
         if documents:
             return self.learn_while_counting(learn, corpus)
         return learn(), None
+
+    def check_stage1_ran_out(self, model: ByteModel, corpus, tables) -> None:
+        """A SuperBPE ``model`` whose stage 1 ended below the transition continues in stage 2
+        only if stage 1 runs out of pairs at the same rule on this corpus, as a fit from
+        scratch with this transition would; otherwise it was trained with another one."""
+        held, pattern = model.stages.transition, model.stages.pretokenize
+        if tables:
+            counts, made_here = stage_table(tables, pattern, "stage-1")
+        else:
+            counts, made_here = self.count(corpus, pattern), True
+        stage1 = ByteModel(model.merges[:held - BYTE_TOKENS], pattern=pattern)
+        learned = self.learn(counts, stage1, hooks=[], release=made_here,
+                             merges=held - BYTE_TOKENS + 1)
+        if len(learned) > held - BYTE_TOKENS:
+            raise ValueError(_other_transition(held, self.spec.superbpe.transition)
+                             + f" (its stage 1 ended at {held}, and on this corpus it goes on)")
 
     def learn_while_counting(self, learn, corpus) -> tuple[list[Merge], PieceCounts]:
         """``learn()`` (stage 1) and the stage-2 count of ``corpus``: at the same time when
@@ -232,6 +251,10 @@ def stage_table(tables: list[PieceCounts], pattern: str, stage: str) -> tuple[Pi
     if len(tables) == 1:
         return tables[0], False
     return sum(tables), True
+
+
+def _other_transition(held: int, asked: int) -> str:
+    return f"init is a SuperBPE model with transition {held}, not superbpe={asked}"
 
 
 def _missing_stage(stage: str, pattern: str) -> str:

@@ -19,14 +19,14 @@ import time
 
 from bytepair.read.corpus import Documents, Files
 from bytepair.split.pretokenize import check_matches_something
-from bytepair.counts.checkpoint import Checkpoint
+from bytepair.counts.checkpoint import Checkpoint, CheckpointAhead
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.learn.budget import check_limit_now
 from bytepair.learn.loop import Hook, MemoryHook, ProgressHook, learn_counts
 from bytepair.learn.rules import Merge
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.formats.load import load
+from bytepair.formats.load import load_checked
 from bytepair.training.counting import (added, checkpoint_files, count_corpus, count_tables,
                                         plan_counting, read)
 from bytepair.training.spec import EMPTY_CORPUS, TrainSpec, init_model, too_many_merges
@@ -116,10 +116,12 @@ class Trainer:
         start = self.spec.init if self.spec.init is not None else ByteModel([], pattern=pattern)
         if len(start.merges) > self.spec.merges:
             raise ValueError(too_many_merges("init", len(start.merges), self.spec.merges))
-        if saved is not None and saved.rules_path.exists():
-            start = init_model(load(saved.rules_path, trust_pattern=True))
+        held = saved.rules(lambda path: load_checked(path, trust_pattern=True)) if saved else None
+        if held is not None:
+            start = init_model(held)
             if len(start.merges) > self.spec.merges:
-                raise ValueError(too_many_merges("checkpoint", len(start.merges), self.spec.merges))
+                raise CheckpointAhead(len(start.merges), self.spec.merges,
+                                      len(self.spec.special_tokens))
         return start
 
     def count(self, corpus, pattern=..., *, checkpoint: Checkpoint | None = None,

@@ -1,0 +1,245 @@
+"""The tokenizer viewer's answers: the page sends text, the library encodes it.
+
+The page (``static/viewer.*``) only draws: every ID it shows comes from
+:meth:`bytepair.Tokenizer.encode` here (special-token text is encoded as its
+special token, ``allowed_special="all"``), every merge tree from
+:mod:`bytepair.teach.provenance`.
+
+Actions (``handle(action, payload)``):
+
+``info``
+    ``{}`` -> the models (name, vocabulary size, rules, special tokens,
+    SuperBPE transition) and the ``--sizes`` curves, if given.
+``encode``
+    ``{"text": str, "models": [name, ...]}`` (1 to :data:`MAX_MODELS`) ->
+    per model ``ids`` and ``pieces`` (each ID seen, once: ``[text, kind]``
+    with kind ``"text"``, ``"bytes"`` for tokens that are not whole UTF-8,
+    written in hex, or ``"special"``); with two models or more ``differs``
+    (1 for a token whose byte span is not a token of every other model);
+    and the text's ``bytes`` and ``characters``. The answer is compact (each
+    token's text is sent once) so that 100 KB of text is drawn quickly.
+``tree``
+    ``{"model": name, "id": int}`` -> the merge tree of that token.
+
+Bad input raises :class:`ViewerError` (a ValueError) with one line for the page.
+"""
+
+from __future__ import annotations
+
+import os
+
+from bytepair.formats.load import load
+from bytepair.model.models import ByteModel
+from bytepair.model.tokenizer import Tokenizer
+from bytepair.teach.provenance import Provenance, token_text
+
+#: The most models compared on one text.
+MAX_MODELS = 4
+#: The longest text encoded, in characters.
+MAX_TEXT = 1_000_000
+
+
+class ViewerError(ValueError):
+    """A request the viewer refuses; the message is shown in the page."""
+
+
+class Viewer:
+    """The models shown by the viewer, by name, and the curves of ``bytepair evaluate --json``."""
+
+    def __init__(self, models: dict[str, Tokenizer], curves: dict | None = None):
+        self.models = dict(models)
+        self.curves = curves
+        self._provenance = {name: Provenance(tok) for name, tok in self.models.items()}
+        # How each token seen so far is shown, by model: a keystroke re-sends the same tokens.
+        self._pieces: dict[str, dict[int, tuple]] = {name: {} for name in self.models}
+        self._special_ids = {name: frozenset(tok.special_tokens.values())
+                             for name, tok in self.models.items()}
+        for provenance in self._provenance.values():
+            provenance.prepare()  # O(rules) once, before the first tree is asked for
+
+    def handle(self, action: str, payload) -> dict:
+        if not isinstance(payload, dict):
+            raise ViewerError("the request must be a JSON object")
+        if action == "info":
+            return self.info()
+        if action == "encode":
+            return self.encode(_text(payload), _names(payload, self.models))
+        if action == "tree":
+            name = _model(payload.get("model"), self.models)
+            try:
+                return {"model": name, "tree": self._provenance[name].tree(payload.get("id"))}
+            except ValueError as exc:
+                raise ViewerError(str(exc)) from None
+        raise KeyError(action)
+
+    def info(self) -> dict:
+        models = []
+        for name, tok in self.models.items():
+            stages = tok.model.stages
+            models.append({
+                "name": name, "vocab_size": tok.vocab_size, "merges": len(tok.merges),
+                "special_tokens": tok.special_tokens,
+                "superbpe_transition": None if stages is None else stages.transition,
+            })
+        return {"models": models, "curves": self.curves}
+
+    def encode(self, text: str, names: list[str]) -> dict:
+        results, lengths = [], []
+        for name in names:
+            tok = self.models[name]
+            ids = tok.encode(text, allowed_special="all")
+            known = self._pieces[name]
+            pieces = {}
+            for token in set(ids):
+                piece = known.get(token)
+                if piece is None:
+                    piece = known[token] = _piece(tok, token, self._special_ids[name])
+                pieces[token] = piece
+            results.append({"model": name, "ids": ids,
+                            "pieces": {token: p[:2] for token, p in pieces.items()}})
+            if len(names) > 1:
+                lengths.append([pieces[token][2] for token in ids])
+        if len(names) > 1:
+            for result, flags in zip(results, differing_spans(lengths)):
+                result["differs"] = flags
+        return {"bytes": len(text.encode("utf-8")), "characters": len(text), "results": results}
+
+
+def _piece(tok: Tokenizer, token: int, specials: frozenset) -> tuple[str, str, int]:
+    """How a token is shown: its text (or hex), its kind, and its length in bytes."""
+    data = tok.token_bytes(token)
+    shown, whole = token_text(data)
+    kind = "special" if token in specials else "text" if whole else "bytes"
+    return shown, kind, len(data)
+
+
+def differing_spans(lengths: list[list[int]]) -> list[list[int]]:
+    """For each tokenization of one text (its tokens' byte lengths), 1 for each token whose byte
+    span is not also a token of every other tokenization, else 0. O(tokens).
+
+    >>> differing_spans([[2, 1, 1], [2, 2]])
+    [[0, 1, 1], [0, 1]]
+    """
+    spans = []
+    for row in lengths:
+        start, mine = 0, []
+        for n in row:
+            mine.append((start, start + n))
+            start += n
+        spans.append(mine)
+    shared = set(spans[0]).intersection(*spans[1:]) if spans else set()
+    return [[0 if span in shared else 1 for span in mine] for mine in spans]
+
+
+def _text(payload: dict) -> str:
+    text = payload.get("text")
+    if not isinstance(text, str):
+        raise ViewerError("text: expected a string")
+    if len(text) > MAX_TEXT:
+        raise ViewerError(f"text: {len(text):,} characters is more than the limit of {MAX_TEXT:,}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ViewerError("text: contains a lone surrogate, which is not text") from None
+    return text
+
+
+def _model(name, models: dict) -> str:
+    if not isinstance(name, str) or name not in models:
+        raise ViewerError(f"model: no model named {name!r} (the models are {', '.join(models)})")
+    return name
+
+
+def _names(payload: dict, models: dict) -> list[str]:
+    names = payload.get("models")
+    if not isinstance(names, list) or not 1 <= len(names) <= MAX_MODELS:
+        raise ViewerError(f"models: expected a list of 1 to {MAX_MODELS} model names")
+    if len(set(map(repr, names))) != len(names):
+        raise ViewerError("models: a model is named twice")
+    return [_model(name, models) for name in names]
+
+
+def load_viewer_model(spec: str, *, pattern: str | None = None,
+                      trust_pattern: bool = False) -> tuple[str, Tokenizer]:
+    """The name and tokenizer of a ``MODEL`` argument.
+
+    ``MODEL`` is what :func:`bytepair.load` reads (a bytepair model, a
+    ``tokenizer.json``, a tiktoken ranks file), a ``transformers`` directory
+    (its ``tokenizer.json``), or a tiktoken ranks file with its pattern after
+    a colon, ``FILE:PATTERN`` (``cl100k.tiktoken:cl100k``); ``pattern`` is
+    the pattern of any tiktoken file given without one. A path that exists is
+    taken whole, colon or not. Raises ValueError (one line, naming the
+    model) for anything that cannot be shown.
+    """
+    path, own = spec, None
+    if not os.path.exists(spec) and ":" in spec:
+        path, own = spec.rsplit(":", 1)
+        if not path or not own:
+            raise ValueError(f"MODEL: expected FILE or FILE:PATTERN, got {spec!r}")
+    if not os.path.exists(path):
+        raise ValueError(f"MODEL: {path!r} does not exist")
+    name = os.path.basename(os.path.normpath(path))
+    if os.path.isdir(path):
+        inner = os.path.join(path, "tokenizer.json")
+        if not os.path.isfile(inner):
+            raise ValueError(f"MODEL: the directory {path!r} has no tokenizer.json "
+                             "(a transformers directory of a fast tokenizer has one)")
+        path = inner
+    try:
+        model = load(path, trust_pattern=trust_pattern, pattern=own or pattern)
+    except OSError as exc:
+        raise ValueError(f"MODEL: cannot read {path!r}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        if own is None and pattern is None and "holds no pattern" in str(exc):
+            raise ValueError(f"MODEL: {path!r} is a tiktoken ranks file, which holds no pattern: "
+                             f"name one as {spec + ':cl100k'!r} or with --pattern cl100k") from None
+        raise ValueError(f"MODEL: {exc}") from None
+    if isinstance(model, ByteModel):
+        model = Tokenizer(model)
+    if not isinstance(model, Tokenizer):
+        raise ValueError(f"MODEL: {path!r} is a word-mode model, which has no token IDs to show")
+    return name, model
+
+
+def load_viewer_models(specs, *, pattern: str | None = None,
+                       trust_pattern: bool = False) -> dict[str, Tokenizer]:
+    """:func:`load_viewer_model` of each spec, by name; a name seen twice gets ``#2``, ``#3``."""
+    models: dict[str, Tokenizer] = {}
+    for spec in specs:
+        name, tok = load_viewer_model(spec, pattern=pattern, trust_pattern=trust_pattern)
+        unique, n = name, 1
+        while unique in models:
+            n += 1
+            unique = f"{name}#{n}"
+        models[unique] = tok
+    return models
+
+
+def curves_of_evaluation(data) -> list[dict]:
+    """The bytes-per-token curves in ``bytepair evaluate --json`` output (a dict, as parsed):
+    one per model and sample, ``{"model", "sample", "sizes", "bytes_per_token"}``, sizes
+    ascending. These are the numbers ``evaluate --plot`` draws. ValueError names what is
+    missing.
+
+    >>> curves_of_evaluation({"rows": [
+    ...     {"model": "m", "sample": "en", "vocab_size": 512, "bytes_per_token": 3.5},
+    ...     {"model": "m", "sample": "en", "vocab_size": 256, "bytes_per_token": 1.0}]})
+    [{'model': 'm', 'sample': 'en', 'sizes': [256, 512], 'bytes_per_token': [1.0, 3.5]}]
+    """
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows:
+        raise ValueError("--curves: expected the output of 'bytepair evaluate --json' with "
+                         "--sample (an object whose \"rows\" are not empty)")
+    lines: dict[tuple, list] = {}
+    for row in rows:
+        try:
+            key = (str(row["model"]), str(row["sample"]))
+            size, value = int(row["vocab_size"]), row["bytes_per_token"]
+        except (KeyError, TypeError, ValueError):
+            raise ValueError("--curves: a row lacks model, sample, vocab_size or "
+                             "bytes_per_token") from None
+        if value is not None:
+            lines.setdefault(key, []).append((size, float(value)))
+    return [{"model": model, "sample": sample, "sizes": [s for s, _ in sorted(points)],
+             "bytes_per_token": [v for _, v in sorted(points)]}
+            for (model, sample), points in lines.items()]

@@ -1,0 +1,166 @@
+"""The viewer's answers: IDs from Tokenizer.encode, differing spans, models, curves."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+import bytepair
+from bytepair.teach.viewer import (MAX_MODELS, Viewer, ViewerError, curves_of_evaluation,
+                                   differing_spans, load_viewer_model, load_viewer_models)
+
+TEXT = "low lower lowest newest widest\n" * 4 + "naïve café 日本語 Привет <|end|>"
+
+
+@pytest.fixture(scope="module")
+def models():
+    corpus = [TEXT] * 3
+    return {
+        "words": bytepair.train(corpus, merges=40, pretokenize="gpt2", special_tokens=["<|end|>"],
+                                progress=False),
+        "bytes": bytepair.Tokenizer(bytepair.train_bytes(corpus, 60)),
+    }
+
+
+@given(st.text(alphabet="lowe ré日\n\t\x00", max_size=40))
+def test_encode_shows_the_library_ids(models, text):
+    viewer = Viewer(models)
+    answer = viewer.handle("encode", {"text": text, "models": ["words", "bytes"]})
+    assert answer["bytes"] == len(text.encode()) and answer["characters"] == len(text)
+    for result in answer["results"]:
+        tok = models[result["model"]]
+        assert result["ids"] == tok.encode(text, allowed_special="all")
+        assert set(result["pieces"]) == set(result["ids"])
+        for token, (shown, kind) in result["pieces"].items():
+            data = tok.token_bytes(token)
+            if kind == "bytes":
+                assert bytes.fromhex(shown) == data
+                with pytest.raises(UnicodeDecodeError):
+                    data.decode()
+            else:
+                assert shown == data.decode()
+    lengths = [[len(models[r["model"]].token_bytes(t)) for t in r["ids"]] for r in answer["results"]]
+    assert [r["differs"] for r in answer["results"]] == differing_spans(lengths)
+    alone = viewer.handle("encode", {"text": text, "models": ["bytes"]})["results"][0]
+    assert "differs" not in alone and alone["ids"] == answer["results"][1]["ids"]
+
+
+def test_special_tokens_and_partial_bytes(models):
+    result = Viewer(models).encode("日 <|end|>", ["words"])["results"][0]
+    kinds = [result["pieces"][t][1] for t in result["ids"]]
+    assert kinds[-1] == "special" and result["ids"][-1] == models["words"].special_tokens["<|end|>"]
+    byte_model = Viewer({"b": bytepair.Tokenizer(bytepair.train_bytes(["ab"], 1))})
+    pieces = byte_model.encode("日", ["b"])["results"][0]["pieces"]
+    assert pieces == {0xE6: ("E6", "bytes"), 0x97: ("97", "bytes"), 0xA5: ("A5", "bytes")}
+
+
+def spans(lengths):
+    start, out = 0, []
+    for n in lengths:
+        out.append((start, start + n))
+        start += n
+    return out
+
+
+@given(st.lists(st.lists(st.integers(1, 3), max_size=8), min_size=1, max_size=4))
+def test_differing_spans(rows):
+    # Several tokenizations of one text: cut every row to the shortest total so they agree.
+    total = min(sum(r) for r in rows)
+    cut = []
+    for row in rows:
+        kept, size = [], 0
+        for n in row:
+            if size + n > total:
+                break
+            kept.append(n)
+            size += n
+        if size < total:
+            kept.append(total - size)
+        cut.append(kept)
+    flags = differing_spans(cut)
+    for i, row in enumerate(cut):
+        others = [set(spans(r)) for j, r in enumerate(cut) if j != i]
+        assert flags[i] == [0 if all(s in o for o in others) else 1 for s in spans(row)]
+    if len(cut) == 1:
+        assert flags == [[0] * len(cut[0])]
+
+
+@pytest.mark.parametrize("payload, message", [
+    ({"text": 3, "models": ["words"]}, "text: expected a string"),
+    ({"text": "x" * 1_000_001, "models": ["words"]}, "more than the limit"),
+    ({"text": "\ud800", "models": ["words"]}, "lone surrogate"),
+    ({"text": "x", "models": []}, "models: expected a list of 1 to 4"),
+    ({"text": "x", "models": ["words"] * (MAX_MODELS + 1)}, "models: expected a list"),
+    ({"text": "x", "models": ["words", "words"]}, "named twice"),
+    ({"text": "x", "models": ["nope"]}, "no model named 'nope'"),
+    ({"text": "x", "models": [["words"]]}, "no model named"),
+])
+def test_bad_encode_requests(models, payload, message):
+    with pytest.raises(ViewerError, match=message):
+        Viewer(models).handle("encode", payload)
+
+
+def test_bad_tree_and_action(models):
+    viewer = Viewer(models)
+    with pytest.raises(ViewerError, match="id: expected a token ID"):
+        viewer.handle("tree", {"model": "words", "id": 10**6})
+    with pytest.raises(ViewerError, match="JSON object"):
+        viewer.handle("tree", [1])
+    with pytest.raises(KeyError):
+        viewer.handle("nope", {})
+    assert viewer.handle("tree", {"model": "words", "id": 257})["tree"]["rank"] == 1
+
+
+def test_info(models):
+    info = Viewer(models, curves=[]).handle("info", {})
+    assert [m["name"] for m in info["models"]] == ["words", "bytes"]
+    assert info["models"][0]["vocab_size"] == models["words"].vocab_size
+    assert info["models"][0]["special_tokens"] == {"<|end|>": models["words"].vocab_size - 1}
+
+
+def test_every_model_format_loads(models, tmp_path):
+    tok = models["words"]
+    tok.save(tmp_path / "model.json")
+    bytepair.to_tokenizers_json(tok, tmp_path / "tokenizer.json")
+    bytepair.to_tiktoken(tok.model, tmp_path / "ranks.tiktoken")
+    bytepair.to_transformers(tok, tmp_path / "hf", eos="<|end|>")
+    loaded = load_viewer_models([str(tmp_path / "model.json"), str(tmp_path / "tokenizer.json"),
+                                 str(tmp_path / "ranks.tiktoken") + ":gpt2", str(tmp_path / "hf"),
+                                 str(tmp_path / "model.json")])
+    assert list(loaded) == ["model.json", "tokenizer.json", "ranks.tiktoken", "hf", "model.json#2"]
+    for name, other in loaded.items():
+        assert other.encode_ordinary(TEXT) == tok.model.encode(TEXT), name
+    name, from_option = load_viewer_model(str(tmp_path / "ranks.tiktoken"), pattern="gpt2")
+    assert from_option.encode_ordinary(TEXT) == tok.model.encode(TEXT)
+
+
+def test_models_that_cannot_be_shown(models, tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "bad.json").write_text("{")
+    bytepair.to_tiktoken(models["words"].model, tmp_path / "ranks.tiktoken")
+    bytepair.learn_words({"low": 5, "lower": 2}, 2).save(tmp_path / "words.model")
+    for spec, message in [
+        (tmp_path / "missing.json", "does not exist"),
+        (tmp_path / "empty", "has no tokenizer.json"),
+        (tmp_path / "bad.json", "not a bytepair model"),
+        (tmp_path / "ranks.tiktoken", "holds no pattern"),
+        (str(tmp_path / "ranks.tiktoken") + ":", "FILE:PATTERN"),
+        (tmp_path / "words.model", "word-mode model"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            load_viewer_model(str(spec))
+
+
+def test_curves_of_evaluation(models, tmp_path):
+    sample = tmp_path / "en.txt"
+    sample.write_text(TEXT)
+    table = bytepair.evaluate({"w": models["words"]}, {"en": bytepair.Files(str(sample))}, step=8)
+    curves = curves_of_evaluation(json.loads(table.to_json()))
+    rows = [r for r in table.rows if r["model"] == "w"]
+    assert curves == [{"model": "w", "sample": "en", "sizes": [r["vocab_size"] for r in rows],
+                       "bytes_per_token": [r["bytes_per_token"] for r in rows]}]
+    for bad in ({}, {"rows": []}, {"rows": [{"model": "w"}]}, [1]):
+        with pytest.raises(ValueError, match="--curves"):
+            curves_of_evaluation(bad)
