@@ -1,0 +1,179 @@
+"""Hugging Face ``tokenizers``' tie order (``ties="tokenizers"``), on bytepair's exact engine.
+
+Both trainers take the pair with the greatest count; they differ only in how
+they break a tie. bytepair takes the smallest ``(left, right)`` in its own IDs
+(byte values, then ``256 + rank``). ``tokenizers.trainers.BpeTrainer`` takes
+the smallest pair in *its* IDs, which it hands out in this order:
+
+1. the special tokens, in the order given;
+2. the alphabet, sorted by character: a byte-level vocabulary's characters
+   are GPT-2's stand-ins for the 256 bytes (``bytes_to_unicode``), so bytes
+   ``!``..``~``, ``¡``..``¬`` and ``®``..``ÿ`` come first (in byte order),
+   then the other 68 bytes (space, control bytes, ...) in byte order;
+3. merged tokens, in the order they are made.
+
+Special tokens never take part in a pair, and merged tokens are numbered in
+the same order by both trainers. So the tie order of ``BpeTrainer`` is
+bytepair's order after *relabelling the bytes*: give byte ``b`` the ID
+``POSITION[b]`` (its place in the alphabet), run bytepair's engine unchanged,
+and map the bytes of the learned rules back (:func:`restore`). The engine
+stays exact and its default order is untouched; relabelling is one
+``bytes.translate`` over the pieces.
+
+Where the two trainers can still part: when a merge makes bytes that an
+earlier merge made already (``ab + c`` and later ``a + bc``), ``BpeTrainer``
+gives the new rule the existing token's ID, and from there its counts and
+queue treat both spellings as one token (and keep stale counts for pairs it
+merged before). bytepair gives every rule a token of its own, so it refuses
+such a run with one line naming both rules (:func:`check_distinct`); none of
+the corpora we measured produce one (see ``docs/from-tokenizers.md``).
+
+API, for every trainer that learns byte-level rules (plain and parity-aware):
+
+``check_ties(ties)``
+    ``"bytepair"`` (None too) or ``"tokenizers"``, else ValueError in one line.
+``relabel(data: bytes) -> bytes``
+    Pieces laid end to end, each byte replaced by its alphabet position.
+    O(n), in C. Give the result to the engine instead of ``data``.
+``relabel_ids(tokens) -> array("I")``
+    The same for token IDs (a warm start's pieces encoded by earlier rules):
+    IDs below 256 relabelled, merged tokens unchanged.
+``restore(rules) -> list[Merge]``
+    Rules learned on relabelled data, with bytepair's byte IDs again (ranks,
+    token IDs and counts unchanged). Works on any ``Merge`` list, from rank
+    ``first`` on (``restore(rules, first=len(start_rules))``).
+``check_distinct(rules, first=0)``
+    ValueError when a rule makes the bytes of an earlier token (see above).
+``tokenizers_ids(merges, specials) -> list[int]``
+    The ``Tokenizer(..., ids=...)`` map that numbers the tokens as
+    ``BpeTrainer`` does: specials, alphabet, merged tokens.
+
+A parity-aware engine does the same: relabel every language's data (and dev
+set), learn, restore, check, and build the Tokenizer with this ID map.
+
+>>> from bytepair.learn import incremental
+>>> def first_rule(data):
+...     return incremental.fit([data], [1], 1, lambda l, r, rank: 256 + rank)[0][0]
+>>> rule = first_rule(b"a a")                # two tied pairs: (a, space) and (space, a)
+>>> bytes([rule.left, rule.right])           # bytepair: the smallest byte values
+b' a'
+>>> rule = restore([first_rule(relabel(b"a a"))])[0]
+>>> bytes([rule.left, rule.right])           # BpeTrainer: 'a' sorts before 'Ġ' (space)
+b'a '
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Sequence
+
+from bytepair.learn.rules import Merge
+
+#: The values ``ties`` takes: bytepair's own order, and Hugging Face ``tokenizers``' order.
+TIES = ("bytepair", "tokenizers")
+
+BYTE_TOKENS = 256
+
+
+def _printable(byte: int) -> bool:
+    # GPT-2's bytes_to_unicode keeps these bytes as their own Latin-1 character.
+    return 33 <= byte <= 126 or 161 <= byte <= 172 or 174 <= byte <= 255
+
+
+#: The bytes in ``BpeTrainer``'s alphabet order: by their byte-level character's code point.
+ALPHABET = bytes([b for b in range(BYTE_TOKENS) if _printable(b)]
+                 + [b for b in range(BYTE_TOKENS) if not _printable(b)])
+#: ``POSITION[b]``: byte ``b``'s place in :data:`ALPHABET` (a ``bytes.translate`` table).
+POSITION = bytes(sorted(range(BYTE_TOKENS), key=ALPHABET.__getitem__))
+assert all(ALPHABET[POSITION[b]] == b for b in range(BYTE_TOKENS))
+
+
+def check_ties(ties: str | None) -> str:
+    """``ties`` checked: ``"bytepair"`` (the default, also for None) or ``"tokenizers"``.
+
+    >>> check_ties(None), check_ties("tokenizers")
+    ('bytepair', 'tokenizers')
+    """
+    if ties is None:
+        return "bytepair"
+    if not isinstance(ties, str) or ties not in TIES:
+        raise ValueError(f"ties must be one of {', '.join(map(repr, TIES))}, got {ties!r}")
+    return ties
+
+
+def relabel(data: bytes) -> bytes:
+    """``data`` with every byte replaced by its place in :data:`ALPHABET`. O(n).
+
+    >>> relabel(b"!"), relabel(b" ")             # '!' is first; space comes after 188 + 32
+    (b'\\x00', b'\\xdc')
+    """
+    return bytes(data).translate(POSITION)
+
+
+def relabel_ids(tokens: Sequence[int]) -> array:
+    """Token IDs with the bytes (IDs below 256) relabelled; merged tokens unchanged. O(n).
+
+    >>> list(relabel_ids([33, 32, 300]))
+    [0, 220, 300]
+    """
+    position = POSITION
+    return array("I", [position[t] if t < BYTE_TOKENS else t for t in tokens])
+
+
+def restore(rules: list[Merge], first: int = 0) -> list[Merge]:
+    """``rules`` with bytepair's byte IDs again: those from index ``first`` on were
+    learned on :func:`relabel`-led data. O(rules).
+
+    >>> restore([Merge(0, 0, 220, 256, 5, 5)])
+    [Merge(rank=0, left=33, right=32, token_id=256, count=5, replacements=5)]
+    """
+    alphabet = ALPHABET
+
+    def byte(t: int) -> int:
+        return alphabet[t] if t < BYTE_TOKENS else t
+
+    return rules[:first] + [m._replace(left=byte(m.left), right=byte(m.right)) for m in rules[first:]]
+
+
+def check_distinct(rules: Sequence[Merge], first: int = 0) -> None:
+    """Refuse rules, from index ``first`` on, that make the bytes of an earlier token.
+
+    ``BpeTrainer`` gives such a merge the earlier token's ID and from then on
+    counts both spellings as one token; bytepair gives each rule a token of
+    its own, so the two would learn different rules after it. O(total bytes
+    of the tokens).
+
+    >>> a, b, c = b"abc"
+    >>> check_distinct([Merge(0, a, b, 256, 2, 2), Merge(1, 256, c, 257, 2, 2),
+    ...                 Merge(2, b, c, 258, 1, 1), Merge(3, a, 258, 259, 1, 1)])
+    Traceback (most recent call last):
+    ...
+    ValueError: ties='tokenizers': merge 3 (b'a' + b'bc') makes b'abc', which merge 1 made already; BpeTrainer would give both one ID and learn other rules from there, which bytepair does not reproduce
+    """
+    spelled: list[bytes] = [bytes([b]) for b in range(BYTE_TOKENS)]
+    made: dict[bytes, int] = {}
+    for index, rule in enumerate(rules):
+        left, right = spelled[rule.left], spelled[rule.right]
+        joined = left + right
+        spelled.append(joined)
+        earlier = made.setdefault(joined, rule.rank)
+        if index >= first and earlier != rule.rank:
+            raise ValueError(
+                f"ties='tokenizers': merge {rule.rank} ({left!r} + {right!r}) makes {joined!r}, "
+                f"which merge {earlier} made already; BpeTrainer would give both one ID and "
+                f"learn other rules from there, which bytepair does not reproduce")
+
+
+def tokenizers_ids(merges: int, specials: int) -> list[int]:
+    """The ID of each token as ``BpeTrainer`` numbers it, in bytepair's token order
+    (bytes by value, then ``256 + rank``, then the special tokens): the ``ids`` map
+    of :class:`bytepair.Tokenizer`. O(vocabulary).
+
+    >>> ids = tokenizers_ids(1, 2)
+    >>> ids[ord("!")], ids[ord(" ")], ids[256], ids[257:]
+    (2, 222, 258, [0, 1])
+    """
+    ids = [specials + POSITION[b] for b in range(BYTE_TOKENS)]
+    ids.extend(range(specials + BYTE_TOKENS, specials + BYTE_TOKENS + merges))
+    ids.extend(range(specials))
+    return ids
