@@ -48,6 +48,7 @@ from bytepair.learn import incremental, naive
 from bytepair.learn.budget import (MemoryLimitError, check_engine_fits, check_forecast,
                                    check_still_fits, counting_plan, resident_bytes)
 from bytepair.learn import segments
+from bytepair.learn import ties as tie_orders
 from bytepair.learn import superbpe as superwords
 from bytepair.learn import words as word_engines
 from bytepair.learn.rules import Merge
@@ -507,6 +508,7 @@ def train(
     superbpe_pretokenize: str | regex.Pattern = "superbpe",
     max_words: int = superwords.DEFAULT_MAX_WORDS,
     max_memory: int | str | None = None,
+    ties: str | None = None,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -596,7 +598,17 @@ def train(
         the limit all the same. Counting keeps within it: its tables spill to disk as with
         ``count_memory`` (the smaller bound wins), with fewer ``workers`` when each one's
         table would be too small. The rules do not depend on it. Not yet with ``superbpe``.
+    ``ties``
+        How equal counts are broken: ``"bytepair"`` (the default: smallest ``(left, right)``
+        in bytepair's IDs) or ``"tokenizers"``: as Hugging Face's ``BpeTrainer``, whose
+        ``tokenizer.json`` the export then equals, IDs included (special tokens first, then
+        the bytes in its alphabet order, then the merged tokens; see
+        ``docs/from-tokenizers.md`` and :mod:`bytepair.learn.ties`). Not with ``superbpe``.
     """
+    ties = tie_orders.check_ties(ties)
+    if ties == "tokenizers" and superbpe is not None:
+        raise ValueError("superbpe: ties='tokenizers' reproduces BpeTrainer, which has no "
+                         "SuperBPE stage")
     if superbpe is not None and (checkpoint is not None or count_memory is not None):
         raise ValueError(f"{'checkpoint' if checkpoint is not None else 'count_memory'}: "
                          "not available with superbpe (SuperBPE reads the corpus twice)")
@@ -634,7 +646,7 @@ def train(
     if checkpoint is not None:
         saved, start_model = _training_checkpoint(
             checkpoint, resume, corpus, counts, client, source, start_model, min_frequency,
-            per_line=per_line, jsonl_field=jsonl_field, text_column=text_column)
+            per_line=per_line, jsonl_field=jsonl_field, text_column=text_column, ties=ties)
         if counts is not None and saved.counts() is None:
             saved.save_counts(counts)
         on_rules = _rules_writer(saved, source)
@@ -657,15 +669,17 @@ def train(
     # learning may empty it.
     made_here = tables is None or all(counts is not table for table in tables)
     rules = _learn(counts, merges, min_frequency=min_frequency, start=start_model,
-                   progress=progress, release=made_here, limit=limit, on_rules=on_rules)
+                   progress=progress, release=made_here, limit=limit, on_rules=on_rules,
+                   ties=ties)
     if on_rules is not None:
         on_rules(rules, final=True)
-    return Tokenizer(ByteModel._learned(rules, pattern=source), special)
+    ids = tie_orders.tokenizers_ids(len(rules), len(special)) if ties == "tokenizers" else None
+    return Tokenizer(ByteModel._learned(rules, pattern=source), special, ids=ids)
 
 
 def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | None, client,
                          source: str | None, start_model: ByteModel, min_frequency: int,
-                         **options) -> tuple[Checkpoint, ByteModel]:
+                         ties: str = "bytepair", **options) -> tuple[Checkpoint, ByteModel]:
     """The checkpoint of a training run, and the model to start from: the rules it
     holds when it got that far, else ``start_model``."""
     import hashlib  # at first use: its OpenSSL binding is slow to import
@@ -682,6 +696,8 @@ def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | 
         more = {"counts": digest.hexdigest()}
     init_rules = [[m.left, m.right] for m in start_model.merges]
     init = hashlib.sha256(repr(init_rules).encode()).hexdigest() if init_rules else None
+    if ties != "bytepair":  # the default is left out: older checkpoints stay valid
+        more["ties"] = ties
     saved = Checkpoint(directory, _identity(files, source, min_frequency=min_frequency,
                                             init=init, **more), resume=resume)
     if saved.rules_path.exists():
@@ -1063,22 +1079,23 @@ def _training_pattern(pretokenize, counts: PieceCounts | None, init: ByteModel |
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
           start: ByteModel | None = None, progress: bool | None = False,
-          max_memory: int | str | None = None) -> list[Merge]:
+          max_memory: int | str | None = None, ties: str | None = None) -> list[Merge]:
     """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules.
 
     The order of the pieces does not matter (counts are sums), so they go to
     the engine as the table holds them, laid end to end in one flat buffer
-    (:meth:`PieceCounts.flat`). ``max_memory`` as in :func:`train`.
+    (:meth:`PieceCounts.flat`). ``max_memory`` and ``ties`` as in :func:`train`.
     """
     limit = parse_memory(max_memory) if max_memory is not None else None
+    ties = tie_orders.check_ties(ties)
     _check_limit_now(limit)
     return _learn(counts, merges, min_frequency=min_frequency, start=start, progress=progress,
-                  release=False, limit=limit)
+                  release=False, limit=limit, ties=ties)
 
 
 def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int,
            start: ByteModel | None, progress: bool | None, release: bool,
-           limit: int | None = None, on_rules=None) -> list[Merge]:
+           limit: int | None = None, on_rules=None, ties: str = "bytepair") -> list[Merge]:
     """:func:`learn`; ``release`` empties ``counts`` once the engine is built, so that
     the table's memory (at 1 GB of text, 87 MB of flat arrays) is free while merging;
     ``limit``: the memory limit in bytes (checked before the engine is built and after
@@ -1093,6 +1110,8 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
         check_engine_fits(limit, sum(map(len, pieces)), len(pieces), merges - len(rules))
         weights = array("q", counts.values())
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
+        if ties == "tokenizers":
+            sequences = list(map(tie_orders.relabel_ids, sequences))
         _check_total(sequences, weights, "corpus pieces")
         trainer = incremental.IncrementalTrainer(sequences, weights, _byte_token,
                                                  first_rank=len(rules))
@@ -1101,6 +1120,8 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
         data, starts, weights = counts.flat()
         _check_flat_total(data, starts, weights)
         check_engine_fits(limit, len(data), len(weights), merges - len(rules))
+        if ties == "tokenizers":
+            data = tie_orders.relabel(data)
         arrays = [data, starts, weights]
         del data, starts, weights
         if release:
@@ -1110,7 +1131,17 @@ def _learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_freque
         trainer = incremental.IncrementalTrainer.taking_arrays(arrays, _byte_token)
     if release:
         counts._release()
-    return _run(trainer, rules, merges, min_frequency, progress, limit, on_rules)
+    if ties != "tokenizers":
+        return _run(trainer, rules, merges, min_frequency, progress, limit, on_rules)
+    # The engine learns on relabelled bytes (bytepair.learn.ties): its rules go back to
+    # bytepair's byte IDs before anyone sees them.
+    first = len(rules)
+    restored = None if on_rules is None else (
+        lambda learned, **final: on_rules(tie_orders.restore(learned, first), **final))
+    rules = tie_orders.restore(_run(trainer, rules, merges, min_frequency, progress, limit,
+                                    restored), first)
+    tie_orders.check_distinct(rules, first)
+    return rules
 
 
 def _kept_pairs_floor(count: int, learned: int, merges: int) -> int:

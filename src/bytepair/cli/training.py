@@ -65,6 +65,10 @@ def run_train(args) -> None:
         for option in ("superbpe_pretokenize", "max_words"):
             if getattr(args, option) is not None:
                 raise ValueError(f"--{option.replace('_', '-')}: has no effect without --superbpe")
+    if args.ties == "tokenizers" and superbpe is not None:
+        raise ValueError("--ties tokenizers: reproduces Hugging Face's BpeTrainer, which has no "
+                         "SuperBPE stage (--superbpe" + (" of --init" if args.superbpe is None else "")
+                         + ")")
     tables = _load_counts(args, superbpe is not None) if args.counts else None
     if args.special is not None:
         special = args.special
@@ -99,6 +103,7 @@ def run_train(args) -> None:
             **saving,
             max_memory=args.max_memory,
             **pattern,
+            **({"ties": args.ties} if args.ties != "bytepair" else {}),
             **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
                     max_words=max_words) if superbpe is not None else {}),
         )
@@ -248,6 +253,10 @@ def add_commands(commands) -> None:
     train.add_argument("--max-words", type=integer, default=None, metavar="N",
                        help="with --superbpe: no token holds more than N words, runs of bytes "
                        "that are not ASCII white space (default: 4)")
+    train.add_argument("--ties", choices=("bytepair", "tokenizers"), default="bytepair",
+                       help="how equal counts are broken: bytepair's order (default), or Hugging "
+                            "Face BpeTrainer's, so that `export --to tokenizers` writes its "
+                            "tokenizer.json (see docs/from-tokenizers.md)")
     train.add_argument("--special", action="append", metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",

@@ -135,12 +135,19 @@ class Tokenizer:
         fit's rules are a prefix of a larger one's; the special tokens keep
         their order and move down to follow the learned tokens. O(merges).
         """
-        if self._out is not None:
-            raise ValueError("truncate: this tokenizer numbers its tokens as the library it was "
-                             "imported from, and a truncation would leave gaps in those IDs")
         least = BYTE_TOKENS + len(self.special_tokens)
         vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
-        return Tokenizer(self.model.truncate(vocab_size - least), list(self.special_tokens))
+        model = self.model.truncate(vocab_size - least)
+        ids = None
+        if self._out is not None:
+            # An ID map survives when the tokens cut off held the largest IDs (as in
+            # BpeTrainer's numbering: special tokens and bytes first, merges in order).
+            kept = model.vocab_size
+            ids = list(self._out[:kept]) + list(self._out[self.model.vocab_size:])
+            if max(ids) >= vocab_size:
+                raise ValueError("truncate: this tokenizer numbers its tokens as the library it "
+                                 "was imported from, and a truncation would leave gaps in those IDs")
+        return Tokenizer(model, list(self.special_tokens), ids=ids)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of the token ``token_id``; a special token's bytes are its UTF-8 text."""
