@@ -20,13 +20,25 @@ and map the bytes of the learned rules back (:func:`restore`). The engine
 stays exact and its default order is untouched; relabelling is one
 ``bytes.translate`` over the pieces.
 
-Where the two trainers can still part: when a merge makes bytes that an
-earlier merge made already (``ab + c`` and later ``a + bc``), ``BpeTrainer``
-gives the new rule the existing token's ID, and from there its counts and
-queue treat both spellings as one token (and keep stale counts for pairs it
-merged before). bytepair gives every rule a token of its own, so it refuses
-such a run with one line naming both rules (:func:`check_distinct`); none of
-the corpora we measured produce one (see ``docs/from-tokenizers.md``).
+What ``BpeTrainer`` does beyond that, and why it does not matter here. When
+a merge makes a string that is already in its vocabulary, it gives the rule
+the existing token's ID (and its vocabulary then grows by less than one per
+merge; ``vocab_size`` counts distinct strings). From then on it would count
+both spellings as one token, with stale counts for pairs merged before. But
+with left-to-right replacement no run of BPE ever makes the same bytes twice:
+when rule ``(L, R)`` of token ``T`` is learned, encoding ``T``'s bytes alone
+passes through the state ``[L, R]`` (the locality argument written out in
+:func:`bytepair.formats.export.check_tiktoken_exact`), and that encoding
+passes through exactly one state of two tokens, so a second rule making ``T``
+would have to be the same pair, which was merged away. ``BpeTrainer`` is such
+a run as long as it never reuses an ID, so it never does; the tests check it
+on every example against ``BpeTrainer`` itself. :func:`check_distinct` guards
+the argument all the same: a duplicate would be refused in one line.
+
+Its other settings (``limit_alphabet``, ``continuing_subword_prefix``,
+``end_of_word_suffix``, ``max_token_length``, an ``initial_alphabet`` that is
+not all 256 bytes) have no bytepair equivalent; the guide
+``docs/from-tokenizers.md`` lists what each bytepair setting matches.
 
 API, for every trainer that learns byte-level rules (plain and parity-aware):
 
@@ -140,8 +152,9 @@ def check_distinct(rules: Sequence[Merge], first: int = 0) -> None:
 
     ``BpeTrainer`` gives such a merge the earlier token's ID and from then on
     counts both spellings as one token; bytepair gives each rule a token of
-    its own, so the two would learn different rules after it. O(total bytes
-    of the tokens).
+    its own, so the two would learn different rules after it. Training never
+    makes such rules (see the module's docstring): this is the argument's
+    guard. O(total bytes of the tokens).
 
     >>> a, b, c = b"abc"
     >>> check_distinct([Merge(0, a, b, 256, 2, 2), Merge(1, 256, c, 257, 2, 2),
