@@ -270,3 +270,63 @@ def test_ten_megabytes_equal_bpe_trainer(language, pattern, tmp_path):
     out = tmp_path / "tokenizer.json"
     to_tokenizers_json(ours, out)
     assert_same_file(json.loads(out.read_text("utf-8")), theirs)
+
+
+# -- train_options: a BpeTrainer configuration read, or refused in one line ------------------
+
+def _fresh(pre_tokenizer=None):
+    tok = tokenizers.Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizer or pre_tokenizers.ByteLevel(add_prefix_space=False)
+    return tok
+
+
+def _trainer(**options):
+    settings_ = dict(vocab_size=600, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                     show_progress=False)
+    settings_.update(options)
+    return trainers.BpeTrainer(**settings_)
+
+
+GPT4_SPLIT = pre_tokenizers.Sequence([
+    pre_tokenizers.Split(Regex(hf_pattern(resolve_pattern("cl100k"))), behavior="isolated"),
+    pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+
+
+@pytest.mark.parametrize("pre_tokenizer", [None, GPT4_SPLIT], ids=["ByteLevel", "Split-GPT-4"])
+def test_train_options_reproduce_the_trainer(files, pre_tokenizer):
+    from bytepair.formats.from_tokenizers import train_options
+
+    documents = [path.read_text("utf-8") for path in files]
+    tok = _fresh(pre_tokenizer)
+    trainer = _trainer(special_tokens=["<|endoftext|>", "<pad>"], min_frequency=2)
+    options = train_options(tok, trainer)
+    tok.train_from_iterator(documents, trainer)
+    ours = bytepair.train(documents, progress=False, **options)
+    assert_same_file(tokenizers_json(ours), json.loads(tok.to_str()))
+
+
+@pytest.mark.parametrize("change, named", [
+    (dict(trainer=dict(initial_alphabet=[])), "initial_alphabet"),
+    (dict(trainer=dict(limit_alphabet=100)), "limit_alphabet"),
+    (dict(trainer=dict(continuing_subword_prefix="##")), "continuing_subword_prefix"),
+    (dict(trainer=dict(end_of_word_suffix="</w>")), "end_of_word_suffix"),
+    (dict(trainer=dict(max_token_length=8)), "max_token_length"),
+    (dict(trainer=dict(special_tokens=[tokenizers.AddedToken("<s>", lstrip=True)])), "lstrip"),
+    (dict(pre=pre_tokenizers.ByteLevel(add_prefix_space=True)), "add_prefix_space"),
+    (dict(pre=pre_tokenizers.Whitespace()), "ByteLevel"),
+    (dict(normalizer=True), "normalizer"),
+    (dict(added=True), "added token"),
+])
+def test_train_options_refuse_what_bytepair_does_not_reproduce(change, named):
+    from bytepair.formats.from_tokenizers import train_options
+    from bytepair.formats.imports import ImportRefused
+    from tokenizers import normalizers
+
+    tok = _fresh(change.get("pre"))
+    if change.get("normalizer"):
+        tok.normalizer = normalizers.NFKC()
+    if change.get("added"):
+        tok.add_special_tokens(["<s>"])
+    with pytest.raises(ImportRefused, match=named) as err:
+        train_options(tok, _trainer(**change.get("trainer", {})))
+    assert "\n" not in str(err.value)
