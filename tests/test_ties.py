@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -237,11 +236,13 @@ def test_cli_train_then_export_equals_bpe_trainer(files, tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["gpt2", "cl100k"])
 def test_real_text_equals_bpe_trainer(pattern):
-    # All of the King James Version (4.4 MB) and text in 30 languages.
+    # All of the King James Version (4.4 MB), German, Russian and Japanese Debian
+    # documentation, and a sample of many scripts.
     documents = KJV.read_text("utf-8").splitlines()
     with gzip.open(KJV_REST_GZ, "rt", encoding="utf-8") as rest:
         documents += rest.read().splitlines()
-    documents += (DATA / "debian-non-english-sample.txt").read_text("utf-8").splitlines()
+    for name in ("debian-non-english-sample.txt", "multilingual-sample.txt"):
+        documents += (DATA / name).read_text("utf-8").splitlines()
     theirs = bpe_trainer_json(documents, 8192, pattern, ["<|endoftext|>"], 2)
     assert not reuses_a_token(theirs)
     ours = train(documents, 8192, pattern, ["<|endoftext|>"], min_frequency=2)
@@ -249,14 +250,20 @@ def test_real_text_equals_bpe_trainer(pattern):
 
 
 def _bench_corpus(language: str) -> Path:
-    """The 10 MB benchmark corpus of ``language`` when it is built (python -m benches.corpus)."""
-    try:
-        from benches.corpus import corpus_path
-        return Path(corpus_path("10MB", language=language) if language != "english"
-                    else corpus_path("10MB"))
-    except Exception as exc:  # not built here: building it needs apt-get
-        pytest.skip(f"10 MB {language} corpus not built ({exc.__class__.__name__}); run "
-                    f"python -m benches.corpus --fetch-corpora --size 10MB --language {language}")
+    """The 10 MB benchmark corpus of ``language``, when its text is built (it is never built
+    here: that needs apt-get)."""
+    from benches import corpus as corpora
+
+    if language == "english":
+        built = corpora.cache_dir() / f"english-v{corpora.RECIPE}-10000000.txt"
+    else:
+        built = corpora.cache_dir() / f"multilingual-v{corpora.WORLD_RECIPE}-all.txt"
+    if not (built.exists() and built.with_suffix(".json").exists()):
+        pytest.skip(f"the {language} benchmark corpus is not built: python -m benches.corpus "
+                    f"--fetch-corpora --size 10MB --language {language}")
+    if language == "english":
+        return built
+    return corpora.corpus_path("10MB", language=language)
 
 
 @pytest.mark.slow
