@@ -337,3 +337,9 @@ def test_train_options_refuse_what_bytepair_does_not_reproduce(change, named):
     with pytest.raises(ImportRefused, match=named) as err:
         train_options(tok, _trainer(**change.get("trainer", {})))
     assert "\n" not in str(err.value)
+
+
+def test_a_pattern_tokenizers_reads_otherwise_is_refused_before_any_work(files):
+    with pytest.raises(ValueError, match=r"^pretokenize: ties='tokenizers' .*Oniguruma"):
+        bytepair.train(files, vocab_size=300, pretokenize=r"(?m)^\w+|\s+", ties="tokenizers",
+                       progress=False)

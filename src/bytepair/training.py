@@ -635,6 +635,8 @@ def train(
     if tables is not None:
         counts = tables[0] if len(tables) == 1 else sum(tables)  # mixed patterns: an error naming both
     source = _training_pattern(pretokenize, counts, start_model)
+    if ties == "tokenizers":
+        tie_orders.check_pattern(source)
     if start_model is None:
         start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:

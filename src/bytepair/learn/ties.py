@@ -44,6 +44,8 @@ API, for every trainer that learns byte-level rules (plain and parity-aware):
 
 ``check_ties(ties)``
     ``"bytepair"`` (None too) or ``"tokenizers"``, else ValueError in one line.
+``check_pattern(source)``
+    ValueError when ``tokenizers`` cannot split with the pattern (before any work).
 ``relabel(data: bytes) -> bytes``
     Pieces laid end to end, each byte replaced by its alphabet position.
     O(n), in C. Give the result to the engine instead of ``data``.
@@ -111,6 +113,26 @@ def check_ties(ties: str | None) -> str:
     if not isinstance(ties, str) or ties not in TIES:
         raise ValueError(f"ties must be one of {', '.join(map(repr, TIES))}, got {ties!r}")
     return ties
+
+
+def check_pattern(source: str | None) -> None:
+    r"""Refuse, before any work, a pre-tokenizer pattern that a ``tokenizer.json`` cannot hold
+    (:func:`bytepair.split.dialects.hf_pattern`): BpeTrainer could not have split with it.
+
+    >>> check_pattern(r"(?m)^\w+")
+    Traceback (most recent call last):
+    ...
+    ValueError: pretokenize: ties='tokenizers' needs a pattern that tokenizers can run, and (?m), ^ read otherwise in Oniguruma, its regex engine
+    """
+    if source is None:
+        return
+    from bytepair.split.dialects import HF_PATTERNS, _constructs
+
+    differ = () if source in HF_PATTERNS else _constructs(source)  # named: checked equivalents
+    if differ:
+        raise ValueError(f"pretokenize: ties='tokenizers' needs a pattern that tokenizers can "
+                         f"run, and {', '.join(sorted(differ))} read otherwise in Oniguruma, "
+                         f"its regex engine")
 
 
 def relabel(data: bytes) -> bytes:
