@@ -343,3 +343,14 @@ def test_a_pattern_tokenizers_reads_otherwise_is_refused_before_any_work(files):
     with pytest.raises(ValueError, match=r"^pretokenize: ties='tokenizers' .*Oniguruma"):
         bytepair.train(files, vocab_size=300, pretokenize=r"(?m)^\w+|\s+", ties="tokenizers",
                        progress=False)
+
+
+def test_special_token_spelled_like_a_token_is_refused():
+    # BpeTrainer would give the special token and the byte (or merged token) one ID.
+    theirs = bpe_trainer_json(["low low low"], 262, special_tokens=["Ġlow"])
+    assert theirs["model"]["vocab"]["Ġlow"] == 0
+    with pytest.raises(ValueError, match=r"^special_tokens: 'Ġ' is spelled like .* b' '"):
+        train(["low low low"], 262, special_tokens=["Ġ"])
+    with pytest.raises(ValueError, match=r"^special_tokens: 'Ġlow' is spelled like .* b' low'"):
+        train(["low low low"], 262, special_tokens=["Ġlow"])
+    assert train(["low low low"], 262, special_tokens=["<s>"]).special_tokens == {"<s>": 0}

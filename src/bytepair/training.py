@@ -637,6 +637,7 @@ def train(
     source = _training_pattern(pretokenize, counts, start_model)
     if ties == "tokenizers":
         tie_orders.check_pattern(source)
+        tie_orders.check_special_tokens(special)
     if start_model is None:
         start_model = ByteModel([], pattern=source)
     if len(start_model.merges) > merges:
@@ -675,7 +676,10 @@ def train(
                    ties=ties)
     if on_rules is not None:
         on_rules(rules, final=True)
-    ids = tie_orders.tokenizers_ids(len(rules), len(special)) if ties == "tokenizers" else None
+    ids = None
+    if ties == "tokenizers":
+        tie_orders.check_special_tokens(special, rules)
+        ids = tie_orders.tokenizers_ids(len(rules), len(special))
     return Tokenizer(ByteModel._learned(rules, pattern=source), special, ids=ids)
 
 

@@ -46,6 +46,9 @@ API, for every trainer that learns byte-level rules (plain and parity-aware):
     ``"bytepair"`` (None too) or ``"tokenizers"``, else ValueError in one line.
 ``check_pattern(source)``
     ValueError when ``tokenizers`` cannot split with the pattern (before any work).
+``check_special_tokens(special_tokens, rules=())``
+    ValueError when a special token is spelled like a byte (before training) or a
+    learned token (after: pass the rules); ``BpeTrainer`` would give both one ID.
 ``relabel(data: bytes) -> bytes``
     Pieces laid end to end, each byte replaced by its alphabet position.
     O(n), in C. Give the result to the engine instead of ``data``.
@@ -100,6 +103,43 @@ ALPHABET = bytes([b for b in range(BYTE_TOKENS) if _printable(b)]
 #: ``POSITION[b]``: byte ``b``'s place in :data:`ALPHABET` (a ``bytes.translate`` table).
 POSITION = bytes(sorted(range(BYTE_TOKENS), key=ALPHABET.__getitem__))
 assert all(ALPHABET[POSITION[b]] == b for b in range(BYTE_TOKENS))
+
+
+#: ``CHARACTER[b]``: the character that stands for byte ``b`` in a byte-level vocabulary.
+CHARACTER = [chr(b) for b in range(BYTE_TOKENS)]
+for _extra, _byte in enumerate(b for b in range(BYTE_TOKENS) if not _printable(b)):
+    CHARACTER[_byte] = chr(256 + _extra)  # GPT-2's stand-ins, from U+0100 on, in byte order
+del _extra, _byte
+
+
+def check_special_tokens(special_tokens: Sequence[str], rules: Sequence[Merge] = ()) -> None:
+    """Refuse a special token spelled like a byte or a learned token in a byte-level vocabulary.
+
+    ``BpeTrainer`` looks tokens up by their spelling, so it would give both one
+    ID (the special token's, the smallest), and a merge that makes it would
+    take that ID and its place in the tie order; bytepair keeps them apart.
+    Call it with no rules before training, and with the rules after. O(V).
+
+    >>> check_special_tokens(["<s>", "Ġ"])
+    Traceback (most recent call last):
+    ...
+    ValueError: special_tokens: 'Ġ' is spelled like the byte-level token of b' '; BpeTrainer would give both one ID, which bytepair does not reproduce with ties='tokenizers'
+    """
+    wanted = set(special_tokens)
+    if not wanted:
+        return
+    spelled = list(CHARACTER)
+    tokens = list(zip(spelled, (bytes([b]) for b in range(BYTE_TOKENS))))
+    data = [bytes([b]) for b in range(BYTE_TOKENS)]
+    for rule in rules:
+        spelled.append(spelled[rule.left] + spelled[rule.right])
+        data.append(data[rule.left] + data[rule.right])
+        tokens.append((spelled[-1], data[-1]))
+    for text, token in tokens:
+        if text in wanted:
+            raise ValueError(f"special_tokens: {text!r} is spelled like the byte-level token of "
+                             f"{token!r}; BpeTrainer would give both one ID, which bytepair does "
+                             f"not reproduce with ties='tokenizers'")
 
 
 def check_ties(ties: str | None) -> str:
