@@ -354,3 +354,22 @@ def test_special_token_spelled_like_a_token_is_refused():
     with pytest.raises(ValueError, match=r"^special_tokens: 'Ġlow' is spelled like .* b' low'"):
         train(["low low low"], 262, special_tokens=["Ġlow"])
     assert train(["low low low"], 262, special_tokens=["<s>"]).special_tokens == {"<s>": 0}
+
+
+def test_cli_special_token_spelled_like_a_learned_token_writes_no_file(tmp_path, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low low low\n", encoding="utf-8")
+    out = tmp_path / "m.json"
+    assert main(["train", str(corpus), "--vocab-size", "262", "--special", "Ġlow",
+                 "--ties", "tokenizers", "-q", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert not out.exists() and err.count("\n") == 1 and "--special: 'Ġlow' is spelled like" in err
+
+
+def test_learn_takes_the_tie_order_too(files):
+    from bytepair.training import learn
+
+    table = bytepair.count(files, pretokenize="gpt2", workers=1)
+    rules = learn(table, 500, ties="tokenizers")
+    assert rules == train(files, 756, "gpt2").merges
+    assert rules != learn(table, 500)
