@@ -133,7 +133,10 @@ class Tokenizer:
 
         Equal to training to ``vocab_size`` on the same data, since a smaller
         fit's rules are a prefix of a larger one's; the special tokens keep
-        their order and move down to follow the learned tokens. O(merges).
+        their order and move down to follow the learned tokens. With an ID map
+        (:attr:`ids`), each token keeps its ID, which needs the tokens cut off to
+        hold the largest IDs (as in ``BpeTrainer``'s numbering, ``ties="tokenizers"``);
+        otherwise ValueError. O(merges).
         """
         least = BYTE_TOKENS + len(self.special_tokens)
         vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
