@@ -95,10 +95,12 @@ def run(name: str, path: Path, vocab_size: int, threads: int, workdir: Path) -> 
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "benches.ties", "--worker", name, str(path),
                              str(vocab_size), str(threads), str(out)], cwd=ROOT, env=env)
+    # wait4 gives the child's own peak RSS; the Popen is told it has ended.
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - started
-    if status != 0:
-        raise SystemExit(f"{name} failed (status {status})")
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{name} failed (exit code {proc.returncode})")
     data = json.loads(out.read_text(encoding="utf-8"))
     extra = {"train_seconds": round(data.pop("train_seconds"), 3)} if "train_seconds" in data else {}
     return dict(trainer=name, seconds=round(data.pop("seconds"), 3), **extra, wall=round(wall, 3),

@@ -373,3 +373,16 @@ def test_learn_takes_the_tie_order_too(files):
     rules = learn(table, 500, ties="tokenizers")
     assert rules == train(files, 756, "gpt2").merges
     assert rules != learn(table, 500)
+
+
+def test_bench_script_finds_the_outputs_identical(tmp_path, capsys):
+    from benches import ties as bench
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(KJV.read_text("utf-8").splitlines()[:400]) + "\n", encoding="utf-8")
+    bench.main(["--corpus", str(corpus), "--size", "1MB", "--vocab-size", "400", "--threads", "1",
+                "--no-save"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["identity"]["bytepair_model_identical"]
+    assert result["identity"]["gigabpe_merges_identical"]
+    assert result["identity"]["gigabpe_vocab_identical_to_bpe_trainer_without_initial_alphabet"]
