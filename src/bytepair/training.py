@@ -509,6 +509,12 @@ def train(
     max_words: int = superwords.DEFAULT_MAX_WORDS,
     max_memory: int | str | None = None,
     ties: str | None = None,
+    parity: str | None = None,
+    dev: Mapping[str, object] | None = None,
+    ratio: Mapping[str, float] | None = None,
+    global_merges: int = 0,
+    window_size: int = 100,
+    alpha: float = 2.0,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -604,7 +610,31 @@ def train(
         ``tokenizer.json`` the export then equals, IDs included (special tokens first, then
         the bytes in its alphabet order, then the merged tokens; see
         ``docs/from-tokenizers.md`` and :mod:`bytepair.learn.ties`). Not with ``superbpe``.
+    ``parity``
+        ``"base"`` or ``"window"``: parity-aware BPE (``docs/parity.md``). ``corpus`` is then
+        a dict of languages, ``{"en": files, "hi": files}``, each anything ``corpus`` takes;
+        give ``dev`` (the same dict shape: parallel text per language) or ``ratio`` (a target
+        per language). Each rule is the best pair of the language that needs one most: the
+        longest dev text in tokens, or the compression furthest below its target.
+        ``global_merges`` rules come first from all languages' counts together; ``window``
+        keeps a language from winning more than ``alpha / languages`` of the last
+        ``window_size`` rules. ``ties="tokenizers"`` breaks ties as ``ParityBpeTrainer``.
+        Not with ``init``, ``checkpoint``, ``superbpe`` or ``max_memory``.
     """
+    if parity is not None or (isinstance(corpus, Mapping) and not isinstance(corpus, PieceCounts)):
+        return _train_parity(
+            corpus, parity=parity, dev=dev, ratio=ratio, global_merges=global_merges,
+            window_size=window_size, alpha=alpha, vocab_size=vocab_size, merges=merges,
+            pretokenize=pretokenize, special_tokens=special_tokens, min_frequency=min_frequency,
+            workers=workers, progress=progress, per_line=per_line, jsonl_field=jsonl_field,
+            text_column=text_column, client=client, count_memory=count_memory, ties=ties,
+            unsupported=dict(init=init, checkpoint=checkpoint, superbpe=superbpe,
+                             max_memory=max_memory))
+    for name, value, default in (("dev", dev, None), ("ratio", ratio, None),
+                                 ("global_merges", global_merges, 0),
+                                 ("window_size", window_size, 100), ("alpha", alpha, 2.0)):
+        if value is not default and value != default:
+            raise ValueError(f"{name}: a parity option; give parity='base' or 'window' with it")
     ties = tie_orders.check_ties(ties)
     if ties == "tokenizers" and superbpe is not None:
         raise ValueError("superbpe: ties='tokenizers' reproduces BpeTrainer, which has no "
@@ -681,6 +711,101 @@ def train(
         tie_orders.check_special_tokens(special, rules)
         ids = tie_orders.tokenizers_ids(len(rules), len(special))
     return Tokenizer(ByteModel._learned(rules, pattern=source), special, ids=ids)
+
+
+def _train_parity(corpus, *, parity, dev, ratio, global_merges, window_size, alpha, vocab_size,
+                  merges, pretokenize, special_tokens, min_frequency, workers, progress, ties,
+                  unsupported: dict, **reading) -> Tokenizer:
+    """:func:`train` with ``parity``: every option checked, then each language's text and
+    dev text counted, then :func:`bytepair.learn.parity.learn`, then the model."""
+    from bytepair.learn import parity as parity_engine
+
+    ties = tie_orders.check_ties(ties)
+    if parity is None:
+        raise ValueError("corpus: a dict of languages is for parity-aware training; give "
+                         "parity='base' or 'window'")
+    if parity not in ("base", "window"):
+        raise ValueError(f"parity must be 'base' or 'window', got {parity!r}")
+    if not isinstance(corpus, Mapping) or isinstance(corpus, PieceCounts) or not corpus:
+        raise ValueError("corpus: with parity, a dict of languages to their text, "
+                         "e.g. {'en': 'en.txt', 'hi': 'hi.txt'}")
+    for name, value in unsupported.items():
+        if value is not None:
+            raise ValueError(f"{name}: not available with parity")
+    languages = list(corpus)
+    for language in languages:
+        if not isinstance(language, str) or not language:
+            raise ValueError(f"corpus: a language is named by a non-empty string, got {language!r}")
+    if (dev is None) == (ratio is None):
+        raise ValueError("parity: give dev (parallel text per language) or ratio (a target "
+                         "per language), one of them")
+    targets = None
+    if dev is not None:
+        if not isinstance(dev, Mapping):
+            raise ValueError("dev: a dict of languages to their dev text")
+        _same_languages("dev", dev, languages)
+    else:
+        if not isinstance(ratio, Mapping):
+            raise ValueError("ratio: a dict of languages to their target")
+        _same_languages("ratio", ratio, languages)
+        targets = []
+        for language in languages:
+            value = ratio[language]
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or not value > 0 or value == float("inf")):
+                raise ValueError(f"ratio: {language}'s target must be a positive finite "
+                                 f"number, got {value!r}")
+            targets.append(float(value))
+    check_int(global_merges, "global_merges", minimum=0)
+    check_int(window_size, "window_size", minimum=1)
+    if (isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not alpha > 0
+            or alpha == float("inf")):
+        raise ValueError(f"alpha must be a positive finite number, got {alpha!r}")
+    special, merges, min_frequency = _sizes(vocab_size, merges, special_tokens, min_frequency)
+    if workers is not None:
+        check_int(workers, "workers", minimum=1)
+    source = _training_pattern(pretokenize, None, None)
+    if ties == "tokenizers":
+        tie_orders.check_pattern(source)
+        tie_orders.check_special_tokens(special)
+
+    def counted(what: str, texts: Mapping) -> list[PieceCounts]:
+        tables = []
+        for language in languages:
+            table = _count(texts[language], source, workers=workers, progress=progress, **reading)
+            if not table:
+                raise ValueError(f"{what}: {language} has no text")
+            tables.append(table)
+        return tables
+
+    tables = counted("corpus", corpus)
+    dev_tables = counted("dev", dev) if dev is not None else None
+    bar = _progress(progress, desc="merging", unit="merge", total=merges)
+    try:
+        learned = parity_engine.learn(
+            tables, merges, dev=dev_tables, ratio=targets, variant=parity,
+            global_merges=global_merges, window_size=window_size, alpha=alpha,
+            min_frequency=min_frequency, ties=ties, progress_bar=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    rules = [Merge(*rule[:6]) for rule in learned]
+    ids = None
+    if ties == "tokenizers":
+        tie_orders.check_special_tokens(special, rules)
+        ids = tie_orders.tokenizers_ids(len(rules), len(special))
+    return Tokenizer(ByteModel._learned(rules, pattern=source), special, ids=ids)
+
+
+def _same_languages(name: str, given: Mapping, languages: list[str]) -> None:
+    """Refuse a dev set or ratio that misses a training language or names another."""
+    missing = [language for language in languages if language not in given]
+    if missing:
+        raise ValueError(f"{name}: missing for {', '.join(map(str, missing))} (every training "
+                         f"language needs one)")
+    extra = [language for language in given if language not in languages]
+    if extra:
+        raise ValueError(f"{name}: {', '.join(map(str, extra))} is not a training language")
 
 
 def _training_checkpoint(directory, resume: bool, corpus, counts: PieceCounts | None, client,

@@ -33,6 +33,7 @@ from typing import Callable, Hashable, Sequence
 
 from sortedcontainers import SortedList
 
+from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn.incremental import FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, engine_class
 from bytepair.learn.parity_rules import GLOBAL, ParityMerge, Selector, ratio_scores, without_text
 
@@ -41,9 +42,12 @@ Corpus = tuple[Sequence[Sequence[int]], Sequence[int]]  # (sequences, weights)
 _NEVER = 2**62
 
 
-def _engine(corpus: Corpus, backend: str | None):
-    """A pair engine over ``(sequences, weights)``; sequences of weight 0 are left out.
-    The engine's weights ride along as ``engine_weights`` for :meth:`ParityTrainer._check`."""
+def _engine(corpus: Corpus | PieceCounts, backend: str | None):
+    """A pair engine over ``(sequences, weights)`` or a piece table, and its weights (for
+    :meth:`ParityTrainer._check`); sequences of weight 0 are left out."""
+    if isinstance(corpus, PieceCounts):
+        data, starts, counts = corpus.flat()
+        return engine_class(backend)(data, starts, counts), counts
     sequences, weights = corpus
     kept = [(s, w) for s, w in zip(sequences, weights) if w > 0]
     starts = array("q", [0])
@@ -55,7 +59,9 @@ def _engine(corpus: Corpus, backend: str | None):
     return engine_class(backend)(tokens, starts, kept_weights), kept_weights
 
 
-def _length(corpus: Corpus) -> int:
+def _length(corpus: Corpus | PieceCounts) -> int:
+    if isinstance(corpus, PieceCounts):
+        return sum(len(piece) * count for piece, count in corpus.items())
     sequences, weights = corpus
     return sum(len(s) * w for s, w in zip(sequences, weights))
 
@@ -175,9 +181,12 @@ class ParityTrainer:
         self._initial = list(self._lengths)
         self._global = None
         if global_merges > 0:
-            pieces = [s for sequences, _ in languages for s in sequences]
-            weights = [w for _, ws in languages for w in ws]
-            self._global = _Queue(_engine((pieces, weights), backend)[0], key)
+            if all(isinstance(corpus, PieceCounts) for corpus in languages):
+                summed = sum(languages[1:], languages[0])
+            else:
+                summed = ([s for sequences, _ in languages for s in sequences],
+                          [w for _, ws in languages for w in ws])
+            self._global = _Queue(_engine(summed, backend)[0], key)
         self._selector = Selector(variant, len(languages), window_size=window_size, alpha=alpha)
         self._exhausted = without_text(self._initial, self._ratio)
         self._rank = 0
@@ -268,3 +277,86 @@ def fit(languages: Sequence[Corpus], merges: int, join: Callable[[int, int, int]
         return trainer.steps(merges, min_count)
     finally:
         trainer.release()
+
+
+class TokenizersOrder:
+    """``ParityBpeTrainer``'s tie order: of pairs counted alike, the greatest
+    ``(left, right)`` as strings of byte-level characters (GPT-2's stand-ins for
+    bytes, :data:`bytepair.learn.ties.CHARACTER`), compared by code point, the
+    left string first and a string before its extensions.
+
+    (``BpeTrainer``, the plain trainer, takes the *smallest* pair in its IDs
+    instead: :mod:`bytepair.learn.ties`.) :meth:`key` maps a token to a tuple
+    that sorts in the opposite order of its string, so the engines' rule, the
+    smallest ``(-count, key(left), key(right))``, takes the greatest strings.
+    :meth:`join` numbers new tokens as bytepair does and remembers their strings.
+
+    >>> order = TokenizersOrder()
+    >>> sorted([b"a", b"b", b"ab"], key=lambda t: order.key_of_text(t))
+    [b'b', b'ab', b'a']
+    """
+
+    def __init__(self):
+        from bytepair.learn.ties import CHARACTER
+
+        self._text = [CHARACTER[b] for b in range(256)]
+        self._keys = [self._descending(text) for text in self._text]
+
+    @staticmethod
+    def _descending(text: str) -> tuple:
+        # Code points negated; the end marker 1 sorts after every negated code point,
+        # so a string comes after its extensions, as the greater string must.
+        return (*(-ord(c) for c in text), 1)
+
+    def key_of_text(self, data: bytes) -> tuple:
+        from bytepair.learn.ties import CHARACTER
+
+        return self._descending("".join(CHARACTER[b] for b in data))
+
+    def key(self, symbol: int) -> tuple:
+        return self._keys[symbol]
+
+    def join(self, left: int, right: int, rank: int) -> int:
+        new = 256 + rank
+        if new != len(self._text):
+            raise ValueError(f"tie order: token {new} made out of turn")
+        self._text.append(self._text[left] + self._text[right])
+        self._keys.append(self._descending(self._text[-1]))
+        return new
+
+
+def byte_token(left: int, right: int, rank: int) -> int:
+    """bytepair's numbering of learned tokens: ``256 + rank``."""
+    return 256 + rank
+
+
+def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceCounts] | None = None,
+          ratio: Sequence[float] | None = None, variant: str = "base", global_merges: int = 0,
+          window_size: int = 100, alpha: float = 2.0, min_frequency: int = 1,
+          ties: str = "bytepair", backend: str | None = None,
+          progress_bar=None) -> list[ParityMerge]:
+    """Parity-aware rules from one piece table per language (and their dev tables).
+
+    ``ties``: ``"bytepair"`` (smallest IDs) or ``"tokenizers"`` (:class:`TokenizersOrder`,
+    as ``ParityBpeTrainer``). Options as :func:`bytepair.learn.parity_naive.fit`.
+    """
+    if ties == "tokenizers":
+        order = TokenizersOrder()
+        join, key = order.join, order.key
+    else:
+        join, key = byte_token, None
+    trainer = ParityTrainer(languages, join, dev=dev, ratio=ratio, variant=variant,
+                            global_merges=global_merges, window_size=window_size, alpha=alpha,
+                            key=key, backend=backend)
+    rules: list[ParityMerge] = []
+    try:
+        while len(rules) < merges:
+            learned = trainer.steps(min(merges - len(rules), 1000), min_frequency)
+            rules += learned
+            if progress_bar is not None:
+                progress_bar.update(len(learned))
+            if len(learned) < min(merges - len(rules) + len(learned), 1000):
+                break
+    finally:
+        trainer.release()
+    return rules
