@@ -10,6 +10,7 @@ import json
 import math
 import os
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -108,7 +109,7 @@ def test_ties_follow_the_greatest_strings():
 
 def read_mo(path: str) -> dict[bytes, bytes]:
     """A gettext catalog's messages (msgid -> msgstr); GNU .mo is a table of offsets."""
-    data = open(path, "rb").read()
+    data = Path(path).read_bytes()
     order = "<" if struct.unpack("<I", data[:4])[0] == 0x950412DE else ">"
     _, n, originals, translations = struct.unpack(order + "4I", data[4:20])
     out = {}
