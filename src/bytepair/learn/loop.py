@@ -22,6 +22,7 @@ from bytepair._util.progress import progress_bar
 from bytepair._util.validate import MAX_COUNT
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn import incremental
+from bytepair.learn import ties as tie_orders
 from bytepair.learn.budget import check_engine_fits, check_still_fits
 from bytepair.learn.rules import Merge, byte_token
 
@@ -151,9 +152,51 @@ def check_flat_total(data: bytes, starts: array, weights: array) -> None:
             raise ValueError("corpus pieces hold more than 2**63 - 1 weighted pairs")
 
 
+class RestoredHooks(Hook):
+    """``hooks`` as they see a run on relabelled bytes (``ties="tokenizers"``,
+    :mod:`bytepair.learn.ties`): the rules from index ``first`` on in bytepair's byte IDs."""
+
+    def __init__(self, hooks: Sequence[Hook], first: int):
+        self.hooks, self.first = hooks, first
+
+    def start(self, rules, merges):
+        for hook in self.hooks:
+            hook.start(rules, merges)
+
+    def after_chunk(self, rules, learned, merges):
+        for hook in self.hooks:
+            # A view, not a copy per hook: hooks that only count rules never restore them.
+            hook.after_chunk(_Restored(rules, self.first), tie_orders.restore(learned), merges)
+
+    def finish(self, rules):
+        restored = tie_orders.restore(rules, self.first)
+        for hook in self.hooks:
+            hook.finish(restored)
+
+    def close(self):
+        for hook in self.hooks:
+            hook.close()
+
+
+class _Restored(Sequence):
+    """Rules in bytepair's byte IDs, restored from relabelled ones on demand (a lazy view)."""
+
+    def __init__(self, rules: list[Merge], first: int):
+        self.rules, self.first = rules, first
+
+    def __len__(self):
+        return len(self.rules)
+
+    def __getitem__(self, index):
+        return tie_orders.restore(self.rules, self.first)[index]
+
+    def __iter__(self):
+        return iter(tie_orders.restore(self.rules, self.first))
+
+
 def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
                  start=None, release: bool = False, limit: int | None = None,
-                 hooks: Sequence[Hook] = ()) -> list[Merge]:
+                 hooks: Sequence[Hook] = (), ties: str = "bytepair") -> list[Merge]:
     """Rules from weighted pieces: up to ``merges`` in total, ``start``'s included.
 
     ``start`` is a byte model (its ``merges`` and ``encode_piece``) whose rules go
@@ -162,7 +205,9 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
     end (:meth:`PieceCounts.flat`). ``release`` empties ``counts`` once the engine
     has laid them out, so that the table's memory (at 1 GB of text, 87 MB of flat
     arrays) is free while merging. ``limit`` (bytes, or None) refuses an engine whose
-    estimate does not fit before it is built.
+    estimate does not fit before it is built. ``ties="tokenizers"``: the engine learns on
+    relabelled bytes (:mod:`bytepair.learn.ties`), in Hugging Face's tie order; its rules
+    go back to bytepair's byte IDs before anyone (hooks included) sees them.
     """
     if not isinstance(counts, PieceCounts):
         counts = PieceCounts.trusted(dict(counts), None)
@@ -173,6 +218,8 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
         check_engine_fits(limit, sum(map(len, pieces)), len(pieces), merges - len(rules))
         weights = array("q", counts.values())
         sequences = [array("I", start.encode_piece(p)) for p in pieces]
+        if ties == "tokenizers":
+            sequences = list(map(tie_orders.relabel_ids, sequences))
         check_total(sequences, weights, "corpus pieces")
         trainer = incremental.IncrementalTrainer(sequences, weights, byte_token,
                                                  first_rank=len(rules))
@@ -181,6 +228,8 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
         data, starts, weights = counts.flat()
         check_flat_total(data, starts, weights)
         check_engine_fits(limit, len(data), len(weights), merges - len(rules))
+        if ties == "tokenizers":
+            data = tie_orders.relabel(data)
         arrays = [data, starts, weights]
         del data, starts, weights
         if release:
@@ -190,4 +239,10 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
         trainer = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token)
     if release:
         counts.release()
-    return run(trainer, rules, merges, min_frequency, hooks)
+    if ties != "tokenizers":
+        return run(trainer, rules, merges, min_frequency, hooks)
+    first = len(rules)
+    rules = tie_orders.restore(run(trainer, rules, merges, min_frequency,
+                                   [RestoredHooks(hooks, first)]), first)
+    tie_orders.check_distinct(rules, first)
+    return rules

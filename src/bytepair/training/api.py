@@ -21,11 +21,13 @@ from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn.budget import check_limit_now
 from bytepair.learn.loop import MemoryHook, ProgressHook, learn_counts
 from bytepair.learn.rules import Merge
+from bytepair.learn.ties import check_ties
 from bytepair.learn.superbpe import DEFAULT_MAX_WORDS
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.training.spec import (DEFAULT_PATTERN, CheckpointOptions, CountOptions, ReadOptions,
-                                    SuperBPEOptions, TrainSpec)
+                                    SuperBPEOptions, TrainSpec, check_not_languages,
+                                    parity_options)
 
 if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
@@ -54,6 +56,13 @@ def train(
     superbpe_pretokenize: str | regex.Pattern = "superbpe",
     max_words: int = DEFAULT_MAX_WORDS,
     max_memory: int | str | None = None,
+    ties: str | None = None,
+    parity: str | None = None,
+    dev: Mapping[str, object] | None = None,
+    ratio: Mapping[str, float] | None = None,
+    global_merges: int = 0,
+    window_size: int = 100,
+    alpha: float = 2.0,
 ) -> Tokenizer:
     """Train a tokenizer on ``corpus``; see :class:`Tokenizer` for the IDs.
 
@@ -144,7 +153,26 @@ def train(
         ``count_memory`` (the smaller bound wins), with fewer ``workers`` when each one's
         table would be too small. The rules do not depend on it. Not yet with ``superbpe``
         (its stage-2 engine's memory is not estimated yet).
+    ``ties``
+        How equal counts are broken: ``"bytepair"`` (the default: smallest ``(left, right)``
+        in bytepair's IDs) or ``"tokenizers"``: as Hugging Face's ``BpeTrainer``, whose
+        ``tokenizer.json`` the export then equals, IDs included (special tokens first, then
+        the bytes in its alphabet order, then the merged tokens; see
+        ``docs/from-tokenizers.md`` and :mod:`bytepair.learn.ties`). Not with ``superbpe``.
+    ``parity``
+        ``"base"`` or ``"window"``: parity-aware BPE (``docs/parity.md``). ``corpus`` is then
+        a dict of languages, ``{"en": files, "hi": files}``, each anything ``corpus`` takes;
+        give ``dev`` (the same dict shape: parallel text per language) or ``ratio`` (a target
+        per language). Each rule is the best pair of the language that needs one most: the
+        longest dev text in tokens, or the compression furthest below its target.
+        ``global_merges`` rules come first from all languages' counts together; ``window``
+        keeps a language from winning more than ``alpha / languages`` of the last
+        ``window_size`` rules. ``ties="tokenizers"`` breaks ties as ``ParityBpeTrainer``.
+        Not with ``init``, ``checkpoint``, ``superbpe`` or ``max_memory``
+        (:class:`bytepair.training.ParityAwareTrainer`).
     """
+    if parity is None:
+        check_not_languages(corpus)
     return TrainSpec(
         vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
         special_tokens=special_tokens, min_frequency=min_frequency, init=init,
@@ -152,6 +180,8 @@ def train(
         counting=CountOptions(workers, client, count_memory),
         superbpe=None if superbpe is None else SuperBPEOptions(superbpe, superbpe_pretokenize,
                                                                max_words),
+        parity=parity_options(parity, dev, ratio, global_merges, window_size, alpha),
+        ties=ties,
         checkpoint=None if checkpoint is None else CheckpointOptions(checkpoint, resume),
         max_memory=max_memory, progress=progress,
     ).trainer().fit(corpus)
@@ -159,17 +189,18 @@ def train(
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,
           start: ByteModel | None = None, progress: bool | None = False,
-          max_memory: int | str | None = None) -> list[Merge]:
+          max_memory: int | str | None = None, ties: str | None = None) -> list[Merge]:
     """Rules from weighted pieces: up to ``merges`` in total, counting ``start``'s rules.
 
     The order of the pieces does not matter (counts are sums), so they go to
     the engine as the table holds them, laid end to end in one flat buffer
-    (:meth:`PieceCounts.flat`). ``max_memory`` as in :func:`train`.
+    (:meth:`PieceCounts.flat`). ``max_memory`` and ``ties`` as in :func:`train`.
 
     >>> [(m.left, m.right) for m in learn({b"aaab": 1, b"ab": 1}, 2)]
     [(97, 97), (97, 98)]
     """
     limit = parse_memory(max_memory) if max_memory is not None else None
+    ties = check_ties(ties)
     check_limit_now(limit)
     return learn_counts(counts, merges, min_frequency=min_frequency, start=start, limit=limit,
-                        hooks=[MemoryHook(limit), ProgressHook(progress)])
+                        hooks=[MemoryHook(limit), ProgressHook(progress)], ties=ties)

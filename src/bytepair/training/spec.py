@@ -3,7 +3,7 @@
 A spec is frozen and validated when it is made: a bad option fails with one
 line naming it before any file is opened. Options that travel together are
 small groups of their own (:class:`ReadOptions`, :class:`CountOptions`,
-:class:`SuperBPEOptions`, :class:`CheckpointOptions`). A spec also knows
+:class:`SuperBPEOptions`, :class:`ParityOptions`, :class:`CheckpointOptions`). A spec also knows
 what it shares with a run that can be resumed (:meth:`TrainSpec.identity`)
 and what a model it continues implies (:meth:`TrainSpec.continuing`).
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
@@ -28,6 +28,8 @@ from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.counts.checkpoint import corpus_identity
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn.rules import BYTE_TOKENS
+from bytepair.learn.parity_rules import VARIANTS
+from bytepair.learn.ties import check_ties
 from bytepair.learn.superbpe import DEFAULT_MAX_WORDS, transition_too_large
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
@@ -114,6 +116,101 @@ class SuperBPEOptions:
 
 
 @dataclass(frozen=True)
+class ParityOptions:
+    """Parity-aware BPE (:mod:`bytepair.learn.parity`, docs/parity.md): ``variant`` ``"base"``
+    or ``"window"``, and either ``dev`` (each language's parallel dev text, anything a corpus
+    may be) or ``ratio`` (each language's target compression); ``global_merges`` rules first
+    from all languages together; ``window``: no language wins more than ``alpha / languages``
+    of the last ``window_size`` rules. The languages themselves are the corpus's keys, checked
+    against ``dev`` or ``ratio`` by :meth:`languages`.
+
+    >>> ParityOptions("base", ratio={"en": 1, "hi": 2.5}).ratio
+    {'en': 1.0, 'hi': 2.5}
+    >>> ParityOptions("base", ratio={"en": 0})
+    Traceback (most recent call last):
+    ValueError: ratio: en's target must be a positive finite number, got 0
+    """
+
+    variant: str
+    dev: Any = None
+    ratio: Any = None
+    global_merges: int = 0
+    window_size: int = 100
+    alpha: float = 2.0
+
+    def __post_init__(self):
+        if self.variant not in VARIANTS:
+            raise ValueError(f"parity must be 'base' or 'window', got {self.variant!r}")
+        if (self.dev is None) == (self.ratio is None):
+            raise ValueError("parity: give dev (parallel text per language) or ratio (a target "
+                             "per language), one of them")
+        if self.dev is not None and not isinstance(self.dev, Mapping):
+            raise ValueError("dev: a dict of languages to their dev text")
+        if self.ratio is not None:
+            if not isinstance(self.ratio, Mapping):
+                raise ValueError("ratio: a dict of languages to their target")
+            object.__setattr__(self, "ratio", {language: _positive("ratio", value, f"{language}'s target")
+                                               for language, value in self.ratio.items()})
+        check_int(self.global_merges, "global_merges", minimum=0)
+        check_int(self.window_size, "window_size", minimum=1)
+        object.__setattr__(self, "alpha", _positive("alpha", self.alpha))
+
+    def languages(self, corpus) -> list[str]:
+        """The languages of ``corpus`` (a dict of languages to their text), each with its dev
+        text or ratio; anything else is refused in one line."""
+        if not isinstance(corpus, Mapping) or isinstance(corpus, PieceCounts) or not corpus:
+            raise ValueError("corpus: with parity, a dict of languages to their text, "
+                             "e.g. {'en': 'en.txt', 'hi': 'hi.txt'}")
+        languages = list(corpus)
+        for language in languages:
+            if not isinstance(language, str) or not language:
+                raise ValueError(f"corpus: a language is named by a non-empty string, got {language!r}")
+        name, given = ("dev", self.dev) if self.dev is not None else ("ratio", self.ratio)
+        missing = [language for language in languages if language not in given]
+        if missing:
+            raise ValueError(f"{name}: missing for {', '.join(map(str, missing))} (every training "
+                             f"language needs one)")
+        extra = [language for language in given if language not in languages]
+        if extra:
+            raise ValueError(f"{name}: {', '.join(map(str, extra))} is not a training language")
+        return languages
+
+
+def parity_options(variant: str | None, dev=None, ratio=None, global_merges: int = 0,
+                   window_size: int = 100, alpha: float = 2.0) -> ParityOptions | None:
+    """:class:`ParityOptions` from :func:`bytepair.train`'s keywords; None without ``variant``,
+    when a parity option given alone is refused (naming it).
+
+    >>> parity_options(None, window_size=50)
+    Traceback (most recent call last):
+    ValueError: window_size: a parity option; give parity='base' or 'window' with it
+    """
+    if variant is None:
+        for name, value, default in (("dev", dev, None), ("ratio", ratio, None),
+                                     ("global_merges", global_merges, 0),
+                                     ("window_size", window_size, 100), ("alpha", alpha, 2.0)):
+            if value is not default and value != default:
+                raise ValueError(f"{name}: a parity option; give parity='base' or 'window' with it")
+        return None
+    return ParityOptions(variant, dev, ratio, global_merges, window_size, alpha)
+
+
+def check_not_languages(corpus) -> None:
+    """Refuse a dict of languages where no parity options say what to do with it."""
+    if isinstance(corpus, Mapping) and not isinstance(corpus, PieceCounts):
+        raise ValueError("corpus: a dict of languages is for parity-aware training; give "
+                         "parity='base' or 'window'")
+
+
+def _positive(name: str, value, what: str | None = None) -> float:
+    if (isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+            or value == float("inf")):
+        raise ValueError(f"{name}: {what} must be a positive finite number, got {value!r}" if what
+                         else f"{name} must be a positive finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True)
 class CheckpointOptions:
     """A directory that keeps a run's progress; ``resume`` continues the run it holds."""
 
@@ -142,12 +239,20 @@ class TrainSpec:
     reading: ReadOptions = ReadOptions()
     counting: CountOptions = CountOptions()
     superbpe: SuperBPEOptions | None = None
+    parity: ParityOptions | None = None
+    ties: str | None = "bytepair"
     checkpoint: CheckpointOptions | None = None
     max_memory: int | str | None = None
     progress: bool | None = None
     pattern: str | None = field(init=False, repr=False)
 
     def __post_init__(self):
+        object.__setattr__(self, "ties", check_ties(self.ties))
+        if self.parity is not None:
+            _refuse_with_parity(self)
+        if self.ties == "tokenizers" and self.superbpe is not None:
+            raise ValueError("superbpe: ties='tokenizers' reproduces BpeTrainer, which has no "
+                             "SuperBPE stage")
         if self.superbpe is not None:
             _refuse_with_superbpe(self)
         limit = parse_memory(self.max_memory) if self.max_memory is not None else None
@@ -196,7 +301,12 @@ class TrainSpec:
 
     def trainer(self) -> Trainer:
         """The trainer of this spec: :class:`~bytepair.training.superbpe.SuperBPETrainer` with
-        ``superbpe``, else :class:`~bytepair.training.trainer.Trainer`."""
+        ``superbpe``, :class:`~bytepair.training.parity.ParityAwareTrainer` with ``parity``,
+        else :class:`~bytepair.training.trainer.Trainer`."""
+        if self.parity is not None:
+            from bytepair.training.parity import ParityAwareTrainer
+
+            return ParityAwareTrainer(self)
         if self.superbpe is not None:
             from bytepair.training.superbpe import SuperBPETrainer
 
@@ -215,6 +325,8 @@ class TrainSpec:
         init_rules = [[m.left, m.right] for m in self.init.merges] if self.init is not None else []
         init = hashlib.sha256(repr(init_rules).encode()).hexdigest() if init_rules else None
         identity = {"pattern": pattern, "min_frequency": self.min_frequency, "init": init}
+        if self.ties != "bytepair":  # the default is left out: older checkpoints stay valid
+            identity["ties"] = self.ties
         if isinstance(corpus, PieceCounts):
             digest = hashlib.sha256()
             for piece, number in sorted(corpus.items()):
@@ -248,6 +360,14 @@ def count_identity(files, pattern: str | None) -> dict:
     return {"pattern": pattern, **corpus_identity(files)}
 
 
+def _refuse_with_parity(spec: TrainSpec) -> None:
+    # Parity-aware training has one engine of its own (bytepair.learn.parity): no warm
+    # start, no checkpoint, no memory estimate, no second stage yet.
+    for name in ("init", "checkpoint", "superbpe", "max_memory"):
+        if getattr(spec, name) is not None:
+            raise ValueError(f"{name}: not available with parity")
+
+
 def _refuse_with_superbpe(spec: TrainSpec) -> None:
     # A checkpoint holds one table and one run of rules; SuperBPE counts twice and learns
     # in two stages, which its layout and identity do not tell apart yet. The memory
@@ -278,5 +398,5 @@ def init_model(init) -> ByteModel | None:
     return model
 
 
-__all__ = ["CheckpointOptions", "CountOptions", "DEFAULT_PATTERN", "ReadOptions",
-           "SuperBPEOptions", "TrainSpec"]
+__all__ = ["CheckpointOptions", "CountOptions", "DEFAULT_PATTERN", "ParityOptions",
+           "ReadOptions", "SuperBPEOptions", "TrainSpec"]

@@ -24,12 +24,14 @@ from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.learn.budget import check_limit_now
 from bytepair.learn.loop import Hook, MemoryHook, ProgressHook, learn_counts
 from bytepair.learn.rules import Merge
+from bytepair.learn import ties as tie_orders
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load_checked
 from bytepair.training.counting import (added, checkpoint_files, count_corpus, count_tables,
                                         plan_counting, read)
-from bytepair.training.spec import EMPTY_CORPUS, TrainSpec, init_model, too_many_merges
+from bytepair.training.spec import (EMPTY_CORPUS, TrainSpec, check_not_languages, init_model,
+                                   too_many_merges)
 
 #: With a checkpoint, the rules learned so far are written at most this often (seconds).
 CHECKPOINT_SECONDS = 60.0
@@ -64,9 +66,11 @@ class Trainer:
     def fit(self, corpus) -> Tokenizer:
         """The tokenizer trained on ``corpus`` (anything :func:`bytepair.train` takes)."""
         check_limit_now(self.spec.max_memory)  # a process past the limit stops before any work
+        check_not_languages(corpus)  # a dict of languages is for ParityAwareTrainer
         tables = count_tables(corpus)  # counts made by count(), or None: documents to count
         counts = added(tables)
         pattern = self.pattern(counts)  # the one given, else the tables', init's, or gpt2
+        self.check_ties(pattern)  # what BpeTrainer would read otherwise, before any work
         sources = read(corpus, self.spec.reading) if counts is None else None  # files found once
         saved = self.checkpoint(counts if counts is not None else sources, pattern)
         start = self.start(pattern, saved)  # init, or the rules a checkpoint holds
@@ -96,6 +100,13 @@ class Trainer:
                 f"{describe_pattern(spec.init.pattern)}, where {what} "
                 f"{'names' if spec.pattern_given else 'were cut with'} {describe_pattern(pattern)}")
         return pattern
+
+    def check_ties(self, pattern: str | None) -> None:
+        """With ``ties="tokenizers"``, refuse a pattern or special token that ``BpeTrainer``
+        would read otherwise (:mod:`bytepair.learn.ties`)."""
+        if self.spec.ties == "tokenizers":
+            tie_orders.check_pattern(pattern)
+            tie_orders.check_special_tokens(self.spec.special_tokens)
 
     def checkpoint(self, corpus: PieceCounts | Files | Documents, pattern: str | None) -> Checkpoint | None:
         """The checkpoint of this run (None without one): opened, or checked against a resumed
@@ -159,14 +170,19 @@ class Trainer:
         return learn_counts(counts, self.spec.merges if merges is None else merges,
                             min_frequency=self.spec.min_frequency, start=start, release=release,
                             limit=self.spec.max_memory,
-                            hooks=self.hooks() if hooks is None else hooks)
+                            hooks=self.hooks() if hooks is None else hooks, ties=self.spec.ties)
 
     def model(self, rules: list[Merge], pattern=..., stages=None) -> Tokenizer:
         """The tokenizer of ``rules`` split with ``pattern`` (default: the spec's), with the
-        spec's special tokens after the learned ones."""
+        spec's special tokens after the learned ones; with ``ties="tokenizers"``, numbered as
+        ``BpeTrainer`` numbers them (special tokens first, then the bytes in its order)."""
         pattern = self.spec.pattern if pattern is ... else pattern
-        return Tokenizer(ByteModel.trusted(rules, pattern=pattern, stages=stages),
-                         list(self.spec.special_tokens))
+        special = list(self.spec.special_tokens)
+        ids = None
+        if self.spec.ties == "tokenizers":
+            tie_orders.check_special_tokens(special, rules)
+            ids = tie_orders.tokenizers_ids(len(rules), len(special))
+        return Tokenizer(ByteModel.trusted(rules, pattern=pattern, stages=stages), special, ids=ids)
 
 
 def check_counts(counts: PieceCounts, pattern: str | None, name: str) -> None:
