@@ -24,8 +24,7 @@ from bytepair.learn.rules import Merge
 from bytepair.learn.superbpe import DEFAULT_MAX_WORDS
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.training.spec import (DEFAULT_PATTERN, CheckpointOptions, CountOptions, ReadOptions,
-                                    SuperBPEOptions, TrainSpec)
+from bytepair.training.defaults import DEFAULT_PATTERN
 
 if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
@@ -145,6 +144,10 @@ def train(
         table would be too small. The rules do not depend on it. Not yet with ``superbpe``
         (its stage-2 engine's memory is not estimated yet).
     """
+    # The spec's dataclasses are made at first use: they cost import time.
+    from bytepair.training.spec import (CheckpointOptions, CountOptions, ReadOptions,
+                                        SuperBPEOptions, TrainSpec)
+
     return TrainSpec(
         vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
         special_tokens=special_tokens, min_frequency=min_frequency, init=init,
