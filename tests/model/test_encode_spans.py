@@ -77,15 +77,15 @@ def test_a_rule_across_a_space_is_never_cut_through():
 def test_encode_spans_on_threads_equals_one_call(merges, pieces, threads):
     # Stage 2 encodes a run of pieces per thread and joins the parts: the same
     # arrays as one call, for any number of threads (empty pieces included).
-    from bytepair.model import spans
+    from bytepair.model import spans as threaded
     from bytepair.model.models import ByteModel
 
     model = ByteModel(merges)
     data, starts = spans(pieces)
     one = model.encode_spans(data, starts)
-    saved = spans.SPANS_PER_THREAD
-    spans.SPANS_PER_THREAD = 1  # a thread even for a few bytes
+    saved = threaded.SPANS_PER_THREAD
+    threaded.SPANS_PER_THREAD = 1  # a thread even for a few bytes
     try:
-        assert spans.encode_spans(model, data, starts, threads) == one
+        assert threaded.encode_spans(model, data, starts, threads) == one
     finally:
-        spans.SPANS_PER_THREAD = saved
+        threaded.SPANS_PER_THREAD = saved

@@ -43,7 +43,7 @@ def test_a_spec_is_checked_when_made_and_frozen():
             TrainSpec(**bad)
     with pytest.raises(ValueError, match="^workers must be"):
         CountOptions(workers=0)
-    with pytest.raises(ValueError, match="^superbpe: the transition vocabulary 400 must be smaller"):
+    with pytest.raises(ValueError, match="^superbpe: the transition 400 must be smaller"):
         TrainSpec(vocab_size=300, superbpe=SuperBPEOptions(400))
     with pytest.raises(ValueError, match="^max_words must be"):
         SuperBPEOptions(300, max_words=0)

@@ -25,9 +25,7 @@ from bytepair.learn.ties import check_ties
 from bytepair.learn.superbpe import DEFAULT_MAX_WORDS
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.training.spec import (DEFAULT_PATTERN, CheckpointOptions, CountOptions, ReadOptions,
-                                    SuperBPEOptions, TrainSpec, check_not_languages,
-                                    parity_options)
+from bytepair.training.defaults import DEFAULT_PATTERN
 
 if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
@@ -171,6 +169,11 @@ def train(
         Not with ``init``, ``checkpoint``, ``superbpe`` or ``max_memory``
         (:class:`bytepair.training.ParityAwareTrainer`).
     """
+    # The spec's dataclasses are made at first use: they cost import time.
+    from bytepair.training.spec import (CheckpointOptions, CountOptions, ReadOptions,
+                                        SuperBPEOptions, TrainSpec, check_not_languages,
+                                        parity_options)
+
     if parity is None:
         check_not_languages(corpus)
     return TrainSpec(

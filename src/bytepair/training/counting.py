@@ -6,7 +6,6 @@ learns from); the trainers call the same steps.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from typing import TYPE_CHECKING, Iterable
 
@@ -18,11 +17,11 @@ from bytepair.counts.counting import counts_bytes
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.counts.sources import check_client, count_sources
 from bytepair.learn.budget import check_forecast, counting_plan
-from bytepair.training.spec import CountOptions, ReadOptions, count_identity
-
 if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
     import regex
+
+    from bytepair.training.spec import CountOptions, ReadOptions
 
 
 def read(corpus, reading: ReadOptions) -> Files | Documents:
@@ -63,6 +62,8 @@ def plan_counting(limit: int, sources: Files | Documents, pattern: str | None, m
     keeps them inside the limit (they spill to disk past it), with fewer workers when each
     one's table would be too small. A cluster's workers are not this process: only the
     forecast applies to them."""
+    import dataclasses  # here, as the spec: dataclasses cost import time
+
     check_forecast(limit, sources, pattern, merges)
     if counting.client is not None:
         return counting
@@ -157,6 +158,8 @@ def count(
     >>> count(["low low lower"]).most_common(2)
     [(b' low', 1), (b' lower', 1)]
     """
+    from bytepair.training.spec import CountOptions, ReadOptions, count_identity  # at first use
+
     pattern = resolve_pattern(pretokenize)
     counting = CountOptions(workers, client, count_memory)
     sources = read(corpus, ReadOptions(per_line, jsonl_field, text_column))

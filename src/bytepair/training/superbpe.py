@@ -21,7 +21,7 @@ from bytepair.model.models import ByteModel, Stages
 from bytepair.model.spans import encode_spans
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.training.counting import count_tables, read
-from bytepair.training.spec import EMPTY_CORPUS, too_many_merges
+from bytepair.training.defaults import EMPTY_CORPUS, too_many_merges
 from bytepair.training.trainer import Trainer, check_counts
 
 

@@ -30,8 +30,8 @@ from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load_checked
 from bytepair.training.counting import (added, checkpoint_files, count_corpus, count_tables,
                                         plan_counting, read)
-from bytepair.training.spec import (EMPTY_CORPUS, TrainSpec, check_not_languages, init_model,
-                                   too_many_merges)
+from bytepair.training.defaults import EMPTY_CORPUS, too_many_merges
+from bytepair.training.spec import TrainSpec, check_not_languages, init_model
 
 #: With a checkpoint, the rules learned so far are written at most this often (seconds).
 CHECKPOINT_SECONDS = 60.0
