@@ -143,6 +143,24 @@ def test_hyp_parity_and_gini_equal_plain(samples, merges):
         assert math.isclose(entry["gini"], plain, rel_tol=1e-9, abs_tol=1e-12)
     else:
         assert entry["gini"] is None
+    counts = list(tokens.values())
+    if sum(counts):
+        mean = sum(counts) / len(counts)
+        plain = sum(abs(x - y) for x in counts for y in counts) / (2 * len(counts) ** 2 * mean)
+        assert math.isclose(entry["gini_tokens"], plain, rel_tol=1e-9, abs_tol=1e-12)
+    else:
+        assert entry["gini_tokens"] is None
+
+
+def test_gini_of_tokens_by_hand():
+    # Bytes only: "ab" costs 2 tokens, "abcd" 4. Per byte both cost 1 (Gini 0); in tokens the
+    # mean absolute difference over the four ordered pairs is (0 + 2 + 2 + 0) / 4 = 1 and the
+    # mean is 3, so the Gini is 1 / (2 * 3) = 1/6.
+    tok = bytepair.train(["ab"], merges=0, progress=False)
+    (entry,) = evaluate(tok, {"en": ["ab"], "fr": ["abcd"]}).parity
+    assert entry["parity"] == {"en": 1.0, "fr": 2.0}
+    assert entry["gini"] == 0.0
+    assert math.isclose(entry["gini_tokens"], 1 / 6, rel_tol=1e-12)
 
 
 def test_unlabelled_samples_have_no_parity(tmp_path):

@@ -40,7 +40,8 @@ Its other settings (``limit_alphabet``, ``continuing_subword_prefix``,
 not all 256 bytes) have no bytepair equivalent; the guide
 ``docs/from-tokenizers.md`` lists what each bytepair setting matches.
 
-API, for every trainer that learns byte-level rules (plain and parity-aware):
+API (the checks and ``tokenizers_ids`` serve plain and parity-aware training;
+``relabel``, ``relabel_ids``, ``restore`` and ``check_distinct`` plain training only):
 
 ``check_ties(ties)``
     ``"bytepair"`` (None too) or ``"tokenizers"``, else ValueError in one line.
@@ -65,8 +66,10 @@ API, for every trainer that learns byte-level rules (plain and parity-aware):
     The ``Tokenizer(..., ids=...)`` map that numbers the tokens as
     ``BpeTrainer`` does: specials, alphabet, merged tokens.
 
-A parity-aware engine does the same: relabel every language's data (and dev
-set), learn, restore, check, and build the Tokenizer with this ID map.
+Parity-aware training does *not* use this relabelling: ``ParityBpeTrainer``
+breaks a tie by the *greatest* ``(left, right)`` as strings of byte-level
+characters, not by the smallest IDs, so its engine takes the order
+:class:`bytepair.learn.parity.TokenizersOrder` (built on :data:`CHARACTER`).
 
 >>> from bytepair.learn import incremental
 >>> def first_rule(data):
