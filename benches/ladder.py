@@ -25,7 +25,7 @@ time, the trainers of one input back to back:
   same pieces, another alphabet).
 
 ``--language synthetic`` runs the ladder on benches/synthetic.py's simulated
-text instead, whose distinct pieces keep growing with its size (docs/scale.md).
+text instead, whose distinct pieces keep growing with its size (docs/simulated-scale.md).
 
 Sizes above 100 MB use benches/corpus.py's large corpus: all of the English
 recipe, then the multilingual text, then more Debian documentation, then the

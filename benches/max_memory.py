@@ -67,8 +67,8 @@ print(json.dumps({"forecast_seconds": seconds, "sample": seen.sample, "bytes": s
 CALIBRATE = """
 import json, sys
 import bytepair
-from bytepair import training
 from bytepair.learn import budget
+from bytepair.learn.loop import learn_counts
 def status(field):
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(field + ":"))
@@ -80,7 +80,7 @@ del data, weights
 held = budget.resident_bytes()
 with open("/proc/self/clear_refs", "w") as f:
     f.write("5")
-rules = training._learn(counts, merges, min_frequency=1, start=None, progress=False, release=True)
+rules = learn_counts(counts, merges, release=True)
 grown = status("VmHWM") - held
 print(json.dumps({"positions": positions, "pieces": pieces, "merges": len(rules), "held": held,
                   "grown": grown, "estimate": budget.engine_bytes(positions, pieces, merges)}))

@@ -8,7 +8,7 @@ distinct pieces ``pieces`` and their bytes ``positions``), fits by least squares
     engine peak - start = E0 + Ep * positions + Ed * pieces      (flat arrays, build, merges)
 
 (the per-piece costs from the layout, :data:`PER_PIECE`) on every rung but the held-back one, predicts the held-back rung's peak, and projects the
-peak to larger corpora with the synthetic corpus's growth (docs/scale.md).
+peak to larger corpora with the synthetic corpus's growth (docs/simulated-scale.md).
 
     python -m benches.memory_model --fit 100MB 300MB 1GB --check 3GB
 """

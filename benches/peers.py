@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import bytepair
-from bytepair import training as bytepair_trainers
+from bytepair.learn import incremental
 
 from . import corpus
 
@@ -87,18 +87,19 @@ def _timed(name: str, function):
 def _bytepair_prepare(path: Path, options: dict) -> Path:
     """Wrap the stages that ``bytepair.train`` calls, to time them in the timed run.
 
-    ``train`` looks ``count_pieces`` / ``count_files`` (one worker / several)
-    and ``_learn`` up in its module's globals at each call, and ``_learn``
-    calls ``PieceCounts.flat``, ``IncrementalTrainer.taking_arrays`` or
+    The counting door (:mod:`bytepair.counts.sources`) looks ``count_pieces`` /
+    ``count_files`` (one worker / several) up in its module's globals at each
+    call, the trainer looks up ``learn_counts`` (``_learn`` of ``bytepair.training``
+    before the trainer was a class) in its own, and ``learn_counts`` calls ``PieceCounts.flat``, ``IncrementalTrainer.taking_arrays`` or
     ``from_arrays`` (the engine build) and ``IncrementalTrainer.steps`` (the
     merges) through their class, so wrapping them there times the real calls
     at the cost of one Python call each.
     """
-    for name in ("count_pieces", "count_files", "_learn"):
-        function = getattr(bytepair_trainers, name)
+    for module, name, stage in _stage_functions():
+        function = getattr(module, name)
         if not hasattr(function, "__wrapped__"):
-            setattr(bytepair_trainers, name, _timed(name, function))
-    trainer = bytepair_trainers.incremental.IncrementalTrainer
+            setattr(module, name, _timed(stage, function))
+    trainer = incremental.IncrementalTrainer
     if not hasattr(trainer.steps, "__wrapped__"):
         trainer.steps = _timed("steps", trainer.steps)
         # The bound classmethods (the engine built from arrays, or from a list of them
@@ -110,13 +111,28 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
     return Path(path)
 
 
+def _stage_functions() -> list[tuple]:
+    """``(module, name, stage)`` of the functions to time, in this bytepair or an older one."""
+    import importlib
+
+    try:
+        sources = importlib.import_module("bytepair.counts.sources")
+        trainer = importlib.import_module("bytepair.training.trainer")
+    except ImportError:  # before the trainer: every stage was looked up in bytepair.training
+        old = importlib.import_module("bytepair.training")
+        return [(old, "count_pieces", "count_pieces"), (old, "count_files", "count_files"),
+                (old, "_learn", "learn")]
+    return [(sources, "count_pieces", "count_pieces"), (sources, "count_files", "count_files"),
+            (trainer, "learn_counts", "learn")]
+
+
 def _bytepair_stages() -> dict:
     """The last run's stages (and reset), in seconds: ``count`` (read, split and count
     the pieces), ``learn`` (all of what follows), split into ``flat`` (the table laid
     out as flat arrays), ``build`` (the engine built from them: token lists, pair
     counts, occurrence lists, the first queue) and ``merges`` (the merge loop)."""
     out = dict(count=_STAGES.get("count_pieces", 0.0) + _STAGES.get("count_files", 0.0),
-               learn=_STAGES.get("_learn", 0.0), flat=_STAGES.get("flat", 0.0),
+               learn=_STAGES.get("learn", 0.0), flat=_STAGES.get("flat", 0.0),
                build=_STAGES.get("build", 0.0), merges=_STAGES.get("steps", 0.0))
     _STAGES.clear()
     return out

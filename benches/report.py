@@ -178,7 +178,7 @@ def main(argv=None) -> int:
                         help="peers: only these modes (default both)")
     parser.add_argument("--language", default=None,
                         help="ladder: a corpus of benches/corpus.py instead of the English recipe "
-                        "and the large corpus, e.g. synthetic (simulated text, docs/scale.md)")
+                        "and the large corpus, e.g. synthetic (simulated text, docs/simulated-scale.md)")
     parser.add_argument("--corpus", help="a text file to use instead of the English recipe "
                         "(sizes take prefixes of it, cut at line boundaries)")
     parser.add_argument("--budget", type=float, default=DEFAULT_BUDGET,

@@ -118,11 +118,14 @@ def stage_times(train: str, args) -> dict:
     ``bytepair.training`` runs those two): seconds each."""
     import bytepair
     from bytepair import training
+    from bytepair.learn.rules import byte_token
+    from bytepair.model.spans import encode_spans
+    from bytepair.training import SuperBPETrainer, TrainSpec
+    from bytepair.training.spec import CountOptions, ReadOptions, SuperBPEOptions
     from bytepair.learn import segments
     from bytepair.learn import superbpe as superwords
     from bytepair.learn.incremental import IncrementalTrainer
     from bytepair.model.models import ByteModel
-    from bytepair.split.pretokenize import PATTERNS
 
     times, clock = {}, time.perf_counter()
 
@@ -142,7 +145,7 @@ def stage_times(train: str, args) -> dict:
     lap("stage 2: count")
     data, starts, weights = pieces.flat()
     model = ByteModel(rules)
-    tokens, token_starts = training._encode_spans(model, data, starts, args.threads)
+    tokens, token_starts = encode_spans(model, data, starts, args.threads)
     times["stage 2: distinct pieces"] = len(starts) - 1
     times["stage 2: piece bytes"] = len(data)
     times["stage 2: tokens"] = len(tokens)
@@ -159,7 +162,7 @@ def stage_times(train: str, args) -> dict:
     times["stage 2: floor"] = floor
     times["stage 2: tokens kept"] = len(tokens)
     lap("stage 2: cut cold windows")
-    trainer = IncrementalTrainer.from_arrays(tokens, token_starts, weights, training._byte_token,
+    trainer = IncrementalTrainer.from_arrays(tokens, token_starts, weights, byte_token,
                                              first_rank=len(rules), word_limit=word_limit)
     del tokens, token_starts, weights
     lap("stage 2: build engine")
@@ -172,10 +175,11 @@ def stage_times(train: str, args) -> dict:
     # What training does instead of the two steps above taken in turn.
     counts = bytepair.count(files, workers=args.threads, progress=False)
     clock = time.perf_counter()
-    options = dict(per_line=True, jsonl_field=None, text_column=None, workers=args.threads,
-                   client=None, progress=False)
-    training._learn_while_counting(lambda: training.learn(counts, args.transition - 256), files,
-                                   PATTERNS["superbpe"], options)
+    trainer = SuperBPETrainer(TrainSpec(
+        vocab_size=args.vocab, reading=ReadOptions(per_line=True), progress=False,
+        counting=CountOptions(workers=args.threads),
+        superbpe=SuperBPEOptions(args.transition, max_words=args.max_words)))
+    trainer.learn_while_counting(lambda: training.learn(counts, args.transition - 256), files)
     lap("stage 1: learn beside stage 2: count")
     return times
 

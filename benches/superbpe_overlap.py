@@ -6,7 +6,7 @@ On the training share of ``benches.superbpe``'s split of the English corpus
 of ``--size``, in one process, alternating ``--repeats`` times: stage-1
 learning to ``--transition`` (``learn(counts, ...)``) then the stage-2 count
 (``count(files, pretokenize="superbpe", workers=--threads)``), in turn;
-against ``training._learn_while_counting`` with the same two, as training
+against ``SuperBPETrainer.learn_while_counting`` with the same two, as training
 runs them (the count on a thread with ``--threads - 1`` workers). Stage-1
 counts are made before each timed step and not timed. The two sides of a
 pair run back to back, so that the shared machine's load is about the same
@@ -37,7 +37,8 @@ def main(argv=None) -> None:
 
     import bytepair
     from bytepair import training
-    from bytepair.split.pretokenize import PATTERNS
+    from bytepair.training import SuperBPETrainer, TrainSpec
+    from bytepair.training.spec import CountOptions, ReadOptions, SuperBPEOptions
 
     size = corpora.parse_size(args.size)
     work = corpora.cache_dir() / f"superbpe-{size}"
@@ -45,8 +46,9 @@ def main(argv=None) -> None:
     train, _ = split_lines(corpora.corpus_path(size), args.seed, work)
     files = bytepair.Files(train, per_line=True)
     merges = args.transition - 256
-    options = dict(per_line=True, jsonl_field=None, text_column=None, workers=args.threads,
-                   client=None, progress=False)
+    trainer = SuperBPETrainer(TrainSpec(
+        merges=merges + 1, reading=ReadOptions(per_line=True), progress=False,
+        counting=CountOptions(workers=args.threads), superbpe=SuperBPEOptions(args.transition)))
     load_before = os.getloadavg()
     pairs = []
     for _ in range(args.repeats):
@@ -59,8 +61,7 @@ def main(argv=None) -> None:
         del counts, pieces
         counts = bytepair.count(files, workers=args.threads, progress=False)
         clock = time.perf_counter()
-        _, pieces = training._learn_while_counting(lambda: training.learn(counts, merges), files,
-                                                   PATTERNS["superbpe"], options)
+        _, pieces = trainer.learn_while_counting(lambda: training.learn(counts, merges), files)
         beside = time.perf_counter() - clock
         del counts, pieces
         pairs.append({"in_turn_s": round(in_turn, 3), "beside_s": round(beside, 3)})

@@ -6,7 +6,7 @@ distinct pieces stop growing. Web text keeps producing new pieces (names,
 numbers, identifiers, typos, other scripts), and at 10 GB and more the distinct
 pieces, not the bytes read, set the memory of counting and of the engine. This
 module writes text of any size whose *piece statistics* follow a model fitted
-on the real English corpus (``docs/scale.md`` shows the fit and its limits):
+on the real English corpus (``docs/simulated-scale.md`` shows the fit and its limits):
 
 * tokens are drawn independently, by rank, from a frequency law: the
   ``HEAD`` most frequent real pieces of the English 10 MB corpus (GPT-2
@@ -72,7 +72,7 @@ MAX_LENGTH = 48
 KINDS = ("latin", "script", "number", "punct", "space")
 #: The tail's settings: exponent ``a`` and shift ``q`` of ``p(r) ~ (r + q) ** -a``, from
 #: ``python -m benches.synthetic check`` against the real English corpus ("english") and a
-#: steeper growth for web text ("web"; docs/scale.md says where its exponent comes from).
+#: steeper growth for web text ("web"; docs/simulated-scale.md says where its exponent comes from).
 SETTINGS = {
     "english": dict(a=1.2, q=-4070.0, burst=2.0),
     "web": dict(a=1.06, q=-4070.0, burst=2.0),
@@ -588,7 +588,7 @@ DOC = ROOT / "docs" / "scale.md"
 
 
 def render(report: dict) -> str:
-    """The Markdown of a :func:`check` report (docs/scale.md)."""
+    """The Markdown of a :func:`check` report (docs/simulated-scale.md)."""
     load = ", ".join(f"{x:.1f}" for x in report["load"])
     lines = [f"`{report['command']}` ({report['date']} UTC, load {load}; raw results "
              "`benches/results/synthetic-fit.json`). GPT-2 split, one document per line; "

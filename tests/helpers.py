@@ -12,7 +12,7 @@ import pytest
 from bytepair.counts import counting
 from bytepair.split import fastsplit
 from bytepair.learn import incremental
-from bytepair import training as trainers
+from bytepair.counts import sources
 from bytepair.cli.main import main
 
 DATA = Path(__file__).parent / "data"
@@ -88,29 +88,29 @@ def spy_on_workers(monkeypatch, *, workers: int = 2, part_bytes: int = 1000,
         first_job_waits()
         return real_count(documents, source)
 
-    real_part = counting._part_into
+    real_part = counting.part_into
 
     def part_into(*args):
         first_job_waits()
         return real_part(*args)
 
-    real_block = counting._count_block
+    real_block = counting.count_block
 
     def count_block(*args):
         first_job_waits()
         return real_block(*args)
 
     monkeypatch.setattr(counting, "count_documents", count_documents)
-    monkeypatch.setattr(counting, "_part_into", part_into)
-    monkeypatch.setattr(counting, "_count_block", count_block)
-    count_files, count_pieces = trainers.count_files, trainers.count_pieces
+    monkeypatch.setattr(counting, "part_into", part_into)
+    monkeypatch.setattr(counting, "count_block", count_block)
+    count_files, count_pieces = sources.count_files, sources.count_pieces
     def record(partial) -> None:
         spy.reports.append((partial.pid, partial.thread))
         spy.sizes.append(partial.size)
 
-    monkeypatch.setattr(trainers, "count_files", lambda *args, **options: count_files(
+    monkeypatch.setattr(sources, "count_files", lambda *args, **options: count_files(
         *args, part_bytes=part_bytes, on_partial=record, **options))
-    monkeypatch.setattr(trainers, "count_pieces", lambda *args, **options: count_pieces(
+    monkeypatch.setattr(sources, "count_pieces", lambda *args, **options: count_pieces(
         *args, batch_chars=batch_chars, on_partial=record, **options))
     return spy
 

@@ -62,7 +62,7 @@ def test_the_sample_has_the_promised_statistics(tmp_path, sample):
     # Real English, the first 1 MB of the recipe (python -m benches.synthetic stats): 223,658
     # tokens, 17,351 distinct pieces, 46% of them seen once, Zipf slope -1.22, mean length
     # 7.3 bytes, 90% Latin words, 23% of the tokens punctuation. The generator is fitted at
-    # 10 to 100 MB (docs/scale.md); at 1 MB it is within these bounds.
+    # 10 to 100 MB (docs/simulated-scale.md); at 1 MB it is within these bounds.
     assert 180_000 < stats["tokens"] < 260_000
     assert 13_000 < stats["distinct"] < 22_000
     assert 0.3 < stats["once"] < 0.55

@@ -103,7 +103,8 @@ def add_commands(commands) -> None:
         "share of the vocabulary used, Rényi efficiency (order 2.5) and the tokens never "
         "produced. Samples given a label (FILE=LABEL; several files may share one) are "
         "compared: each label's tokens relative to the reference label, and the Gini "
-        "coefficient of tokens per byte. --sizes evaluates smaller vocabularies of the same "
+        "coefficients of tokens per byte and of tokens (on parallel text, the spread of "
+        "what the same content costs). --sizes evaluates smaller vocabularies of the same "
         "model from the same encoding, and the tokens the rules save on the training text. "
         "--checks lists tokens that encoding can never produce (unreachable) and tokens it "
         "never leaves in the training text (intermediate-only), from the rules alone.",

@@ -14,11 +14,13 @@ from bytepair._util.validate import check_special_tokens, merges_for_vocab_size,
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
                                  integer, load_tokenizer, memory_size, naming, pattern_name,
                                  pattern_option, size, skip_hint, vocab_sizes)
+from bytepair.read.corpus import files_named
 from bytepair.counts.checkpoint import CheckpointAhead
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.model.models import BYTE_TOKENS
 from bytepair.training import count as count_corpus
 from bytepair.training import train
+from bytepair.training.spec import superbpe_options
 
 #: The placeholder of -o that a list of vocabulary sizes fills in.
 SIZE_FIELD = "{vocab_size}"
@@ -47,6 +49,10 @@ def run_train(args) -> None:
     outputs = _outputs(args.output, args.vocab_size)
     for path in outputs.values():
         check_target(path, "-o")
+    if args.language or args.parity or args.dev or args.ratio or any(
+            getattr(args, name) is not None for name in _PARITY_NUMBERS):
+        _run_parity(args, outputs)
+        return
     init = (load_tokenizer(args.init, args.trust_pattern, "--init", need=" to continue from")
             if args.init is not None else None)
     # A warm start continues the init model: its special tokens are the
@@ -54,20 +60,16 @@ def run_train(args) -> None:
     # is: the result equals a fit from scratch.
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     # Continuing a SuperBPE model: its transition, stage-2 pattern and word cap are the defaults.
-    stages = init.model.stages if init is not None else None
-    superbpe = args.superbpe if args.superbpe is not None or stages is None else stages.transition
-    if args.superbpe_pretokenize is not None:
-        superbpe_pretokenize = args.superbpe_pretokenize
-    else:
-        superbpe_pretokenize = init.pattern if stages is not None else "superbpe"
-    if args.max_words is not None:
-        max_words = args.max_words
-    else:
-        max_words = stages.max_words if stages is not None else 4
+    superbpe = superbpe_options(init.model if init is not None else None, args.superbpe,
+                                args.superbpe_pretokenize, args.max_words)
     if superbpe is None:
         for option in ("superbpe_pretokenize", "max_words"):
             if getattr(args, option) is not None:
                 raise ValueError(f"--{option.replace('_', '-')}: has no effect without --superbpe")
+    if args.ties == "tokenizers" and superbpe is not None:
+        raise ValueError("--ties tokenizers: reproduces Hugging Face's BpeTrainer, which has no "
+                         "SuperBPE stage (--superbpe" + (" of --init" if args.superbpe is None else "")
+                         + ")")
     tables = _load_counts(args, superbpe is not None) if args.counts else None
     if args.special is not None:
         special = args.special
@@ -103,10 +105,15 @@ def run_train(args) -> None:
             **saving,
             max_memory=args.max_memory,
             **pattern,
-            **(dict(superbpe=superbpe, superbpe_pretokenize=superbpe_pretokenize,
-                    max_words=max_words) if superbpe is not None else {}),
+            **({"ties": args.ties} if args.ties != "bytepair" else {}),
+            **(dict(superbpe=superbpe.transition, superbpe_pretokenize=superbpe.pretokenize,
+                    max_words=superbpe.max_words) if superbpe is not None else {}),
         )
-    seconds = time.perf_counter() - start
+    _write_models(trained, outputs, requested, args, time.perf_counter() - start)
+
+
+def _write_models(trained, outputs: dict, requested: dict, args, seconds: float) -> None:
+    """Each size's model to its file (a smaller size truncates the largest), and a summary."""
     for size, output in outputs.items():
         # A smaller size is the first rules of the largest; where training
         # stopped early, a separate run would have stopped at the same rule.
@@ -134,6 +141,72 @@ def run_train(args) -> None:
                 f"left that is seen at least {plural(args.min_frequency, 'time')}",
                 file=sys.stderr,
             )
+
+
+#: Parity options that take a number; None when not given.
+_PARITY_NUMBERS = ("global_merges", "window_size", "alpha")
+
+
+def _by_language(option: str, values: list[str] | None) -> dict[str, str]:
+    """``LANG=VALUE`` arguments as a dict; a language given twice is refused."""
+    given: dict[str, str] = {}
+    for value in values or ():
+        language, sep, text = value.partition("=")
+        if not sep or not language or not text:
+            raise ValueError(f"{option}: expected LANG=VALUE, got {value!r}")
+        if language in given:
+            raise ValueError(f"{option}: {language} is given twice")
+        given[language] = text
+    return given
+
+
+def _run_parity(args, outputs: dict) -> None:
+    """``train --parity``: one corpus per ``--language``, a ``--dev`` set or ``--ratio``s."""
+    if args.parity is None:
+        given = ("--language" if args.language else "--dev" if args.dev else "--ratio"
+                 if args.ratio else "--" + next(n for n in _PARITY_NUMBERS
+                                               if getattr(args, n) is not None).replace("_", "-"))
+        raise ValueError(f"{given}: a parity option; give --parity base or window with it")
+    if not args.language:
+        raise ValueError("--parity: give each language's corpus with --language LANG=CORPUS")
+    for option in ("init", "superbpe", "max_memory", "checkpoint"):
+        if getattr(args, option, None) is not None:
+            raise ValueError(f"--{option.replace('_', '-')}: not available with --parity")
+    reading = dict(per_line=args.per_line, jsonl_field=args.jsonl_field,
+                   text_column=args.text_column, skip_unreadable=args.skip_unreadable)
+    corpus = {language: files_named(f"--language {language}", path, **reading)
+              for language, path in _by_language("--language", args.language).items()}
+    dev = ratio = None
+    if args.dev:
+        dev = {language: files_named(f"--dev {language}", path, **reading)
+               for language, path in _by_language("--dev", args.dev).items()}
+    if args.ratio:
+        ratio = {}
+        for language, text in _by_language("--ratio", args.ratio).items():
+            try:
+                ratio[language] = float(text)
+            except ValueError:
+                raise ValueError(f"--ratio: {language}'s target must be a number, "
+                                 f"got {text!r}") from None
+    numbers = {name: getattr(args, name) for name in _PARITY_NUMBERS
+               if getattr(args, name) is not None}
+    special = check_special_tokens(args.special or [])
+    pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
+    start = time.perf_counter()
+    trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
+                    merges=args.merges, special_tokens=special, min_frequency=args.min_frequency,
+                    workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
+                    parity=args.parity, dev=dev, ratio=ratio, ties=args.ties, **pattern,
+                    **numbers)
+    seconds = time.perf_counter() - start
+    for size, output in outputs.items():
+        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+        tokenizer.save(output)
+        if not args.quiet:
+            print(f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size:,} = 256 bytes + "
+                  f"{plural(len(tokenizer.merges), 'merge')} + "
+                  f"{plural(len(tokenizer.special_tokens), 'special token')}, parity-aware over "
+                  f"{plural(len(corpus), 'language')} ({seconds:.1f} s)", file=sys.stderr)
 
 
 @contextlib.contextmanager
@@ -181,6 +254,10 @@ def _named(argument: str):
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
     # FILEs and --counts exclude each other; argparse's groups cannot hold a
     # positional when options and positionals are intermixed.
+    if args.language:  # parity-aware: the languages are the corpus
+        if args.files or args.counts:
+            parser.error("argument --language: not allowed with FILE or --counts")
+        return
     if not args.files and not args.counts:
         parser.error("the following arguments are required: FILE (or --counts COUNTS)")
     if args.files and args.counts:
@@ -276,6 +353,11 @@ def add_commands(commands) -> None:
     train.add_argument("--max-words", type=integer, default=None, metavar="N",
                        help="with --superbpe: no token holds more than N words, runs of bytes "
                        "that are not ASCII white space (default: 4)")
+    train.add_argument("--ties", choices=("bytepair", "tokenizers"), default="bytepair",
+                       help="how equal counts are broken: bytepair's order (default), or Hugging "
+                            "Face BpeTrainer's, so that `export --to tokenizers` writes its "
+                            "tokenizer.json (see docs/from-tokenizers.md)")
+    _add_parity_options(train)
     train.add_argument("--special", action="append", metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",
@@ -304,7 +386,10 @@ def add_commands(commands) -> None:
                        help="model file to write ({vocab_size} in it is replaced by the size)")
     add_trust_pattern(train)
     train.set_defaults(run=run_train, check_usage=_check_train_usage)
+    _add_count_command(commands)
 
+
+def _add_count_command(commands) -> None:
     counter = commands.add_parser(
         "count", help="count the pieces of files into a table to train from later",
         description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "
@@ -332,3 +417,29 @@ def add_commands(commands) -> None:
     counter.add_argument("--quiet", "-q", action="store_true", help="no progress bar or summary")
     counter.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
     counter.set_defaults(run=run_count)
+
+
+def _add_parity_options(train) -> None:
+    """The options of parity-aware training (one corpus per language)."""
+    parity = train.add_argument_group(
+        "parity-aware BPE", "one corpus per language instead of FILEs; each merge is the best "
+        "pair of the language that needs one most (see docs/parity.md)")
+    parity.add_argument("--parity", choices=("base", "window"), default=None,
+                        help="base: the language with the longest dev text in tokens (or the "
+                        "lowest compression for its --ratio) chooses each merge; window: the "
+                        "same, but no language wins more than ALPHA/languages of the last "
+                        "WINDOW_SIZE merges")
+    parity.add_argument("--language", action="append", metavar="LANG=CORPUS",
+                        help="a language's training text (a file, directory or glob; repeatable)")
+    parity.add_argument("--dev", action="append", metavar="LANG=FILE",
+                        help="a language's dev text, parallel across languages (one per --language)")
+    parity.add_argument("--ratio", action="append", metavar="LANG=R",
+                        help="instead of --dev: a language's target compression, relative to "
+                        "the others' (one per --language)")
+    parity.add_argument("--global-merges", type=integer, default=None, metavar="N",
+                        help="the first N merges from all languages' counts together (0)")
+    parity.add_argument("--window-size", type=integer, default=None, metavar="N",
+                        help="with --parity window: merges the window holds (100)")
+    parity.add_argument("--alpha", type=float, default=None, metavar="A",
+                        help="with --parity window: a language may win A/languages of the "
+                        "window (2.0)")

@@ -209,7 +209,7 @@ class Checkpoint:
         then the merged table.
         """
         give_freed_tables_back()  # every unit's table is freed after its run is written
-        cut = bool(counting._compiled(source))  # only the named patterns have proven cut points
+        cut = bool(counting.compiled_counter(source))  # only the named patterns have proven cut points
         units = files.parts(self.identity["unit_bytes"], cut_documents=cut)
         (self.directory / "units").mkdir(exist_ok=True)
         todo = []
@@ -223,7 +223,7 @@ class Checkpoint:
         def count_unit(job) -> int:
             index, (path, start, end) = job
             table = fastsplit.table() if fastsplit.available() else None
-            counts = counting._part_into(table, file_of(path), start, end, source, files.per_line,
+            counts = counting.part_into(table, file_of(path), start, end, source, files.per_line,
                                          files.jsonl_field, files.text_column)
             save_table(self._unit_path(index), counts if counts is not None else table)
             self._unit_kept(index)

@@ -57,7 +57,7 @@ def count_part_task(path: str, start: int, end: int | None, source: str | None,
     """The table of one file part; runs on a worker. O(part size)."""
     counts = count_part(path, start, end, source, per_line=per_line, jsonl_field=jsonl_field,
                         text_column=text_column)
-    return PieceCounts._from_dict(dict(counts), source)
+    return PieceCounts.trusted(dict(counts), source)
 
 
 def add_tables(left: PieceCounts, right: PieceCounts) -> PieceCounts:
@@ -90,7 +90,7 @@ def count_on_cluster(client, files: Files, source: str | None, *,
     distributed = _distributed()
     parts = cluster_parts(client, files, part_bytes)
     if not parts:
-        return PieceCounts._from_dict({}, source)
+        return PieceCounts.trusted({}, source)
     import uuid
     from concurrent.futures import CancelledError  # distributed has it loaded already
 

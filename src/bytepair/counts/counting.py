@@ -24,11 +24,8 @@ pattern (or none) are split and counted in compiled code over large buffers
 
 from __future__ import annotations
 
-import contextlib
 import os
 import queue
-import signal
-import sys
 import threading
 from bisect import bisect_right
 from collections import Counter, deque
@@ -40,6 +37,7 @@ from bytepair.read import blocks
 from bytepair.read.corpus import Files, RemoteFile, file_of, read_file, reads_in_blocks
 from bytepair.split import fastsplit
 from bytepair.counts.spill import Spill
+from bytepair.counts.workers import process_pool, start_worker, unordered
 from bytepair.split.pretokenize import PATTERNS, splitter
 from bytepair.counts.piece_counts import PieceCounts
 
@@ -70,7 +68,7 @@ def _partial(counts: Counter | None, size: int) -> Partial:
     return Partial(counts, size, os.getpid(), threading.get_ident())
 
 
-def _compiled(source: str | None) -> str | None | bool:
+def compiled_counter(source: str | None) -> str | None | bool:
     """The compiled pattern name for ``source`` (None: byte mode), or False when ``regex`` splits."""
     if not fastsplit.available():
         return False
@@ -81,7 +79,7 @@ def _compiled(source: str | None) -> str | None | bool:
 
 def counts_bytes(source: str | None) -> bool:
     """Whether :func:`count_pieces` takes ``bytes`` documents for ``source`` (else ``str``)."""
-    return source is None or _compiled(source) is not False
+    return source is None or compiled_counter(source) is not False
 
 
 def _table_counter(table) -> Counter:
@@ -99,7 +97,7 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
     """
     if source is None:
         return Counter(doc for doc in documents if doc)
-    name = _compiled(source)
+    name = compiled_counter(source)
     if name:
         return fastsplit.count(documents, name)
     split = splitter(source)
@@ -109,7 +107,7 @@ def count_documents(documents: Iterable[str | bytes], source: str | None) -> Cou
     return Counter({piece.encode("utf-8"): n for piece, n in counts.items()})
 
 
-def _count_block(table, path: Path, offset: int, data: bytes, name: str | None,
+def count_block(table, path: Path, offset: int, data: bytes, name: str | None,
                  per_line: bool) -> None:
     """Count one block of a file (its bytes from ``offset`` on) into ``table``.
 
@@ -127,10 +125,10 @@ def _count_block(table, path: Path, offset: int, data: bytes, name: str | None,
 def _in_blocks(path: Path | RemoteFile, source: str | None) -> bool:
     """Whether compiled code reads, splits and counts ``path`` in blocks (no Python object
     per document): local plain or gzip text, with a named pattern or none."""
-    return _compiled(source) is not False and reads_in_blocks(path)
+    return compiled_counter(source) is not False and reads_in_blocks(path)
 
 
-def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
+def part_into(table, path: Path | RemoteFile, start: int, end: int | None, source: str | None,
                per_line: bool, jsonl_field: str, text_column: str) -> Counter | None:
     """Count one part: into ``table`` when compiled code can, else return its Counter.
 
@@ -139,11 +137,11 @@ def _part_into(table, path: Path | RemoteFile, start: int, end: int | None, sour
     table); Parquet row groups, JSON Lines and fsspec URLs come as documents
     from :func:`bytepair.read.corpus.read_file`.
     """
-    name = _compiled(source)
+    name = compiled_counter(source)
     if table is not None and _in_blocks(path, source):
         for offset, data, _ in blocks.file_blocks(path, start, end, per_line=per_line,
                                                   cut_documents=name is not None, mapped=True):
-            _count_block(table, path, offset, data, name, per_line)
+            count_block(table, path, offset, data, name, per_line)
         return None
     documents = read_file(path, text=source is not None, per_line=per_line,
                           jsonl_field=jsonl_field, start=start, end=end, text_column=text_column)
@@ -166,110 +164,9 @@ def count_part(path: str | os.PathLike, start: int, end: int | None, source: str
     O(range size).
     """
     table = fastsplit.table() if fastsplit.available() else None
-    counts = _part_into(table, file_of(path), start, end, source, per_line, jsonl_field,
+    counts = part_into(table, file_of(path), start, end, source, per_line, jsonl_field,
                         text_column)
     return counts if counts is not None else _table_counter(table)
-
-
-#: prctl(2) option: the signal this process gets when its parent dies.
-_PR_SET_PDEATHSIG = 1
-
-
-def _start_worker(parent: int) -> None:
-    """Pool initializer: signals as a worker needs them, and death with the parent.
-
-    Only the parent reacts to Ctrl-C and SIGTERM: it leaves the pool, which
-    kills each worker (:func:`_pool`). On Linux the kernel sends SIGKILL to the worker when the
-    parent dies, even by SIGKILL; elsewhere a worker outlives a killed parent
-    until its current task is done (``docs/design.md``).
-    """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    # Out of the parent's process group: a signal sent to the group (``timeout``,
-    # ``kill -TERM -PGID``) is the parent's to handle; the workers ending by it
-    # too would be reported as workers that died.
-    os.setpgid(0, 0)
-    if sys.platform.startswith("linux"):
-        import ctypes  # loaded by _pool before the fork: no import runs in the worker
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    if os.getppid() != parent:
-        os._exit(1)  # the parent died before the line above took effect
-
-
-@contextlib.contextmanager
-def _pool(workers: int, initializer=_start_worker, initargs=()) -> Iterator[ProcessPoolExecutor]:
-    """``workers`` forked processes that each run ``initializer`` first (default :func:`_start_worker`).
-
-    Leaving the block normally waits for the workers' tasks. Leaving it by an
-    exception (a worker's error, Ctrl-C, SIGTERM) kills the workers at once
-    (SIGKILL) and waits only for them to be gone. Nothing in the parent waits
-    on a lock a worker holds: the executor watches each worker's process and
-    fails the pending tasks when one dies, whatever it was doing.
-    (``multiprocessing.Pool.terminate`` could wait for ever for its result
-    queue's lock, held by a worker it had just killed.)
-    """
-    # Imported at first use, not with bytepair (they cost a third of its import
-    # time), and here in the parent, so that a forked worker imports nothing.
-    import ctypes  # noqa: F401 (for _start_worker)
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"),
-                               initializer=initializer, initargs=(os.getpid(), *initargs))
-    try:
-        yield pool
-    except BaseException:
-        # The executor's own map of its workers: no public way to end them now.
-        for process in list((pool._processes or {}).values()):
-            process.kill()
-        raise
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
-def _unordered(pool: ProcessPoolExecutor, task: Callable, jobs: Iterable, window: int,
-               name: Callable[[object], str]) -> Iterator:
-    """``task(job)`` for every job, run by ``pool``, yielded as each finishes.
-
-    Jobs are taken from ``jobs`` lazily, at most ``window`` in flight, so a
-    stream of batches is never read far ahead. A worker that dies (killed,
-    out of memory) raises OSError naming the input of a job it left undone
-    (``name(job)``); a worker's own exception is raised as it is.
-    """
-    from concurrent.futures import FIRST_COMPLETED, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    jobs = iter(jobs)
-    pending: dict = {}
-
-    def died(job) -> OSError:
-        return OSError(f"{name(job)}: a worker process ended abruptly while counting "
-                       f"(killed, or out of memory?)")
-
-    def fill() -> None:
-        for job in jobs:
-            try:
-                pending[pool.submit(task, job)] = job
-            except BrokenProcessPool:  # a worker died before this job could be handed out
-                raise died(job) from None
-            if len(pending) >= window:
-                return
-
-    fill()
-    while pending:
-        # In short waits: a SIGTERM or SIGINT that the kernel hands to another thread
-        # only sets a flag, and the main thread runs the handler once it wakes up.
-        done, _ = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-        for future in done:
-            job = pending.pop(future)
-            try:
-                result = future.result()
-            except BrokenProcessPool:
-                raise died(job) from None
-            yield result
-        fill()
 
 
 def _count_batch(job: tuple[list, str | None]) -> Partial:
@@ -427,10 +324,10 @@ def _piece_counts(counts: Counter, tables: list, source: str | None,
     if tables and not counts:
         # Summed straight into the flat arrays, each table freed as it is read.
         # One table a counting thread: as many threads sum them.
-        return PieceCounts._from_flat(*fastsplit.merged_arrays(tables, len(tables)), source)
+        return PieceCounts.trusted_arrays(*fastsplit.merged_arrays(tables, len(tables)), source)
     if tables:
         counts.update(_table_counter(_merged(tables)))
-    return PieceCounts._from_dict(dict(counts), source)
+    return PieceCounts.trusted(dict(counts), source)
 
 
 def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
@@ -453,7 +350,7 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
     with Spill(count_memory, workers + 1) as spill:
         total: Counter = Counter()
         add = _collector(total, progress_bar, on_partial, spill)
-        name = _compiled(source)
+        name = compiled_counter(source)
         if name is not False:
             tables = _count_compiled_batches(_batches(iter(documents), batch_chars), name,
                                              workers, add, spill)
@@ -463,8 +360,8 @@ def count_pieces(documents: Iterable, source: str | None, *, workers: int = 1,
             for job in jobs:
                 add(_count_batch(job))
         else:
-            with _pool(workers) as pool:
-                for partial in _unordered(pool, _count_batch, jobs, 2 * workers,
+            with process_pool(workers) as pool:
+                for partial in unordered(pool, _count_batch, jobs, 2 * workers,
                                           lambda _: "corpus"):
                     add(partial)
         return _piece_counts(total, [], source, spill)
@@ -480,7 +377,7 @@ _WORKER_RUNS: list = []
 def _start_file_worker(parent: int, barrier, spill: Spill) -> None:
     """Pool initializer of :func:`count_files`: the worker lifecycle, then one table."""
     global _WORKER_TABLE, _WORKER_BARRIER, _WORKER_SPILL, _WORKER_RUNS
-    _start_worker(parent)
+    start_worker(parent)
     _WORKER_TABLE = fastsplit.table() if fastsplit.available() else None
     _WORKER_BARRIER = barrier
     _WORKER_SPILL = spill
@@ -489,13 +386,13 @@ def _start_file_worker(parent: int, barrier, spill: Spill) -> None:
 
 def _count_file_part_into(table, job: tuple) -> Partial:
     path, start, end, source, per_line, jsonl_field, text_column, size = job
-    counts = _part_into(table, path, start, end, source, per_line, jsonl_field, text_column)
+    counts = part_into(table, path, start, end, source, per_line, jsonl_field, text_column)
     return _partial(counts, size)
 
 
 def _count_file_block(table, job: tuple) -> Partial:
     path, offset, data, name, per_line, progress = job
-    _count_block(table, path, offset, data, name, per_line)
+    count_block(table, path, offset, data, name, per_line)
     return _partial(None, progress)
 
 
@@ -561,7 +458,7 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
     """:func:`count_files` inside its spill directory."""
     total: Counter = Counter()
     add = _collector(total, progress_bar, on_partial, spill)
-    name = _compiled(source)
+    name = compiled_counter(source)
     # Byte mode: nearly every line is a distinct piece, so merging worker
     # tables would cost about what counting does; count here.
     if workers > 1 and counted_in_blocks(files, source):
@@ -590,11 +487,11 @@ def _count_files(files: Files, source: str | None, workers: int, part_bytes: int
         import multiprocessing
 
         barrier = multiprocessing.get_context("fork").Barrier(workers)
-        with _pool(workers, _start_file_worker, (barrier, spill)) as pool:
-            for partial in _unordered(pool, _count_file_part, jobs, 2 * workers, _part_name):
+        with process_pool(workers, _start_file_worker, (barrier, spill)) as pool:
+            for partial in unordered(pool, _count_file_part, jobs, 2 * workers, _part_name):
                 add(partial)
             shown = ", ".join(map(str, files.paths[:2])) + (", ..." if len(files.paths) > 2 else "")
-            handed = list(_unordered(pool, _hand_back, range(workers), workers, lambda _: shown))
+            handed = list(unordered(pool, _hand_back, range(workers), workers, lambda _: shown))
         tables = [table for table, _ in handed]
         for _, runs in handed:
             spill.adopt(runs)

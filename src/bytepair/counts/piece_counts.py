@@ -106,26 +106,23 @@ class PieceCounts(Mapping):
         self._total = _check_total(total)
 
     @classmethod
-    def _from_dict(cls, counts: dict, pattern_source: str | None) -> PieceCounts:
-        """A table from counting's own output: bytes keys, positive counts (unchecked)."""
-        table = cls.__new__(cls)
-        table._pattern = pattern_source
-        table._dict = counts
-        table._flat = None
-        table._total = _check_total(sum(counts.values()))
-        return table
+    def trusted(cls, counts: dict, pattern_source: str | None) -> PieceCounts:
+        """A table of ``counts`` (a dict counting made: bytes keys, positive counts) cut with
+        ``pattern_source``, taken as it is and not checked again (counting made it right)."""
+        return cls._made(pattern_source, counts, None, sum(counts.values()))
 
     @classmethod
-    def _from_flat(cls, data: bytes, starts: array, counts: array,
-                   pattern_source: str | None) -> PieceCounts:
-        """A table from compiled counting's arrays (``PieceTable.arrays``): distinct,
-        non-empty pieces ``data[starts[i]:starts[i + 1]]``, positive counts (unchecked)."""
-        table = cls.__new__(cls)
-        table._pattern = pattern_source
-        table._dict = None
-        table._flat = (data, starts, counts)
-        table._total = _check_total(sum(counts))
-        return table
+    def trusted_arrays(cls, data: bytes, starts: array, counts: array,
+                       pattern_source: str | None) -> PieceCounts:
+        """A table of compiled counting's arrays (``PieceTable.arrays``) cut with ``pattern_source``:
+        distinct pieces ``data[starts[i]:starts[i + 1]]``, positive ``counts`` (not checked)."""
+        return cls._made(pattern_source, None, (data, starts, counts), sum(counts))
+
+    @classmethod
+    def _made(cls, pattern: str | None, table: dict | None, flat: tuple | None, total: int):
+        made = cls.__new__(cls)
+        made._pattern, made._dict, made._flat, made._total = pattern, table, flat, _check_total(total)
+        return made
 
     @property
     def _counts(self) -> dict[bytes, int]:
@@ -151,8 +148,8 @@ class PieceCounts(Mapping):
         starts.extend(accumulate(map(len, pieces)))
         return b"".join(pieces), starts, array("q", self._dict.values())
 
-    def _release(self) -> None:
-        """Empty the table and give its memory back: ``train`` does this to a table
+    def release(self) -> None:
+        """Empty the table and give its memory back: training does this to a table
         it made itself, once the merge engine holds its own copy of the pieces."""
         self._dict = {}
         self._flat = None
@@ -195,8 +192,8 @@ class PieceCounts(Mapping):
     def __reduce__(self):
         # Pickled for worker processes and Dask: the pieces and the pattern, no re-checks.
         if self._dict is None:
-            return (PieceCounts._from_flat, (*self._flat, self._pattern))
-        return (PieceCounts._from_dict, (self._dict, self._pattern))
+            return (PieceCounts.trusted_arrays, (*self._flat, self._pattern))
+        return (PieceCounts.trusted, (self._dict, self._pattern))
 
     # -- counts -------------------------------------------------------------
 
@@ -239,14 +236,14 @@ class PieceCounts(Mapping):
             return NotImplemented
         self._check_same_pattern(other)
         big, small = (self, other) if len(self) >= len(other) else (other, self)
-        out = PieceCounts._from_dict(dict(big._counts), self._pattern)
+        out = PieceCounts.trusted(dict(big._counts), self._pattern)
         out.update(small)
         return out
 
     def __radd__(self, other) -> PieceCounts:
         # ``sum(tables)`` starts from 0.
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return PieceCounts._from_dict(dict(self._counts), self._pattern)
+            return PieceCounts.trusted(dict(self._counts), self._pattern)
         return NotImplemented
 
     # -- files --------------------------------------------------------------
@@ -332,7 +329,7 @@ class PieceCounts(Mapping):
         table = dict(zip((data[a:b] for a, b in zip(starts, ends)), counts))
         if len(table) != n:
             raise CountsFormatError(f"{name} is corrupt: a piece appears twice")
-        return cls._from_dict(table, header["pattern"])
+        return cls.trusted(table, header["pattern"])
 
 
 #: Compressed bytes read from a count file at a time.

@@ -215,7 +215,7 @@ def merge_run_files(paths: list, source: str | None, chunks: int = MERGE_BYTES) 
             starts.extend(map(len(data).__add__, piece_starts[1:]))
             data += piece_data
             counts.extend(piece_counts)
-    return PieceCounts._from_flat(bytes(data), starts, counts, source)
+    return PieceCounts.trusted_arrays(bytes(data), starts, counts, source)
 
 
 def sorted_items(table) -> list[tuple[bytes, int]]:
@@ -253,7 +253,7 @@ def merge_runs(runs: Iterable[Iterable[tuple[bytes, int]]], source: str | None) 
         data += last
         starts.append(len(data))
         counts.append(total)
-    return PieceCounts._from_flat(bytes(data), starts, counts, source)
+    return PieceCounts.trusted_arrays(bytes(data), starts, counts, source)
 
 
 class Spill:

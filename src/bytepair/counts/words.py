@@ -13,19 +13,19 @@ are read as documents and split in Python.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
 from itertools import accumulate
 from typing import Callable
 
+from bytepair._util.backend import extensions_wanted
 from bytepair.counts import counting
 from bytepair.read.corpus import Files, read_corpus, reads_in_blocks
 from bytepair.split import fastsplit
 
 # The compiled word splitter counts into the compiled piece table.
 _wordsplit = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0") and fastsplit.available():
+if extensions_wanted() and fastsplit.available():
     try:
         from bytepair.split import _wordsplit
     except ImportError:  # pragma: no cover - depends on how the package was installed

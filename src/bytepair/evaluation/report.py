@@ -41,8 +41,10 @@ class Evaluation:
       (Rényi efficiency), ``unused_count`` and ``unused`` (IDs never produced);
     * ``samples``: each sample's ``bytes``, ``characters`` and ``words``;
     * ``parity``: per model and size, with two or more labelled samples:
-      each label's tokens over the ``reference`` label's, and the Gini
-      coefficient of tokens per byte across labels;
+      each label's tokens over the ``reference`` label's, the Gini
+      coefficient of tokens per byte across labels (``gini``), and the Gini
+      coefficient of tokens across labels (``gini_tokens``: on parallel
+      samples, the same content in each language, the spread of its cost);
     * ``training``: per model and size, the tokens the rules save on the
       training text (from the rules alone) and, with ``checks``, the number of
       unreachable and intermediate-only tokens at that size;
@@ -336,6 +338,7 @@ def _parity(table, name, plan, sample_list, counted, tokens_at, reference) -> No
             "tokens_per_byte": per_byte,
             "gini": (metrics.gini(list(per_byte.values()))
                      if None not in per_byte.values() else None),
+            "gini_tokens": metrics.gini([tokens_at[size, s.name] for s, _ in labelled]),
         })
 
 
@@ -425,10 +428,11 @@ def render(table: Evaluation) -> Iterable[str]:
         parity = [p for p in table.parity if p["model"] == name]
         if parity:
             labels = list(parity[0]["parity"])
-            yield f"parity (tokens relative to {parity[0]['reference']!r}) and Gini of tokens per byte:"
-            yield from _table(["size", *labels, "gini"],
+            yield (f"parity (tokens relative to {parity[0]['reference']!r}), Gini of tokens per byte"
+                   " and Gini of tokens:")
+            yield from _table(["size", *labels, "gini", "gini tokens"],
                               [[str(p["vocab_size"]), *(_number(p["parity"][lab]) for lab in labels),
-                                _number(p["gini"])] for p in parity])
+                                _number(p["gini"]), _number(p["gini_tokens"])] for p in parity])
         training = [t for t in table.training if t["model"] == name]
         if len(training) > 1 or (training and "unreachable_count" in training[0]):
             extra = "unreachable_count" in training[0]

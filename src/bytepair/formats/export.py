@@ -357,6 +357,7 @@ def tokenizers_json(tokenizer) -> dict:
     # Special tokens are in the vocabulary too (as BpeTrainer writes them): tokenizers and
     # transformers give an added token missing from it a new ID after the vocabulary.
     vocab.update(specials)
+    vocab = dict(sorted(vocab.items(), key=lambda item: item[1]))  # in ID order, as tokenizers writes it
     merges = [[token_string(model.token_bytes(m.left)), token_string(model.token_bytes(m.right))]
               for m in model.merges]
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,

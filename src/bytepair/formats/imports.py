@@ -24,7 +24,7 @@ from bytepair.formats.export import bytes_to_unicode
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.split.dialects import HF_PATTERNS, _constructs
+from bytepair.split.dialects import HF_PATTERNS, regex_constructs
 from bytepair.split.patterns import TIKTOKEN_NAMES
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern, resolve_pattern
 
@@ -73,19 +73,7 @@ def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenize
     exponential time). O(vocabulary + merges).
     """
     model = data["model"]
-    kind = model.get("type", "BPE" if "merges" in model else None)
-    if kind != "BPE":
-        raise ImportRefused(f"the model is {kind}, not BPE; bytepair reads byte-level BPE only")
-    if model.get("dropout") not in (None, 0, 0.0):
-        raise ImportRefused(f"dropout {model['dropout']!r}: BPE-dropout skips merges at random, "
-                            f"and bytepair encodes deterministically")
-    for feature in ("continuing_subword_prefix", "end_of_word_suffix"):
-        if model.get(feature) not in (None, ""):
-            raise ImportRefused(f"{feature} {model[feature]!r}: bytepair's tokens are bytes, "
-                                f"with no markers inside words")
-    if model.get("byte_fallback"):
-        raise ImportRefused("byte_fallback: tokens such as <0x41> stand for bytes in a "
-                            "non-byte-level vocabulary; bytepair reads byte-level BPE only")
+    _check_model(model)
     _check_normalizer(data.get("normalizer"))
     for setting in ("truncation", "padding"):
         if data.get(setting) is not None:
@@ -154,6 +142,23 @@ def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenize
     if model.get("ignore_merges"):
         _check_whole_tokens(byte_model)
     return Tokenizer(byte_model, [content for content, _ in specials], ids=outer)
+
+
+def _check_model(model: dict) -> None:
+    """Refuse a model that is not plain byte-level BPE (one line naming what it has)."""
+    kind = model.get("type", "BPE" if "merges" in model else None)
+    if kind != "BPE":
+        raise ImportRefused(f"the model is {kind}, not BPE; bytepair reads byte-level BPE only")
+    if model.get("dropout") not in (None, 0, 0.0):
+        raise ImportRefused(f"dropout {model['dropout']!r}: BPE-dropout skips merges at random, "
+                            f"and bytepair encodes deterministically")
+    for feature in ("continuing_subword_prefix", "end_of_word_suffix"):
+        if model.get(feature) not in (None, ""):
+            raise ImportRefused(f"{feature} {model[feature]!r}: bytepair's tokens are bytes, "
+                                f"with no markers inside words")
+    if model.get("byte_fallback"):
+        raise ImportRefused("byte_fallback: tokens such as <0x41> stand for bytes in a "
+                            "non-byte-level vocabulary; bytepair reads byte-level BPE only")
 
 
 def _check_normalizer(normalizer) -> None:
@@ -233,7 +238,7 @@ def _pattern(pre_tokenizer, trust_pattern: bool) -> str | None:
     known = _FROM_HF.get(source)
     if known is not None:
         return known
-    differ = _constructs(source)
+    differ = regex_constructs(source)
     if differ:
         raise ImportRefused(f"the Split pattern uses {', '.join(sorted(differ))}, which means "
                             f"something else in Oniguruma (tokenizers) than in bytepair's regex")

@@ -228,7 +228,7 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
         if what is not None:
             raise ModelFormatError(f"{os.fspath(path)!r} {what}") from None
         raise ModelFormatError(f"{os.fspath(path)!r} is not a bytepair model: {exc}") from None
-    if _depth_exceeds(data, MAX_DEPTH):
+    if depth_exceeds(data, MAX_DEPTH):
         raise ModelFormatError(
             f"{os.fspath(path)!r} is not a bytepair model: arrays or objects nested deeper than {MAX_DEPTH}"
         )
@@ -247,7 +247,7 @@ def _is_count_table(data: bytes) -> bool:
     return isinstance(header, dict) and header.get("format") == COUNTS_FORMAT
 
 
-def _depth_exceeds(data: bytes, limit: int) -> bool:
+def depth_exceeds(data: bytes, limit: int) -> bool:
     """Whether the UTF-8 JSON ``data`` nests arrays and objects deeper than ``limit``.
 
     Escapes are dropped (pairs of backslashes, then escaped quotes), then

@@ -32,7 +32,7 @@ Python object each). :data:`BYTES_PER_POSITION`, :data:`BYTES_PER_PIECE` and
 :data:`BYTES_PER_MERGE` are calibrated on what the process grows by from the
 end of counting to its peak, GPT-2 split, vocabulary 32768, 2 threads
 (``python -m benches.phase_memory --language synthetic --size 100MB 300MB 1GB``
-and ``--size 100MB`` on real English; docs/scale.md): the estimate was 1.09 to
+and ``--size 100MB`` on real English; docs/simulated-scale.md): the estimate was 1.09 to
 1.17 times the measured growth from 100 MB to 1 GB, and the whole forecast
 (what is held, the flat arrays and the engine) 1.05 to 1.06 times the measured
 peak. It is a calibrated estimate, not a bound: other text may need more, which
@@ -99,6 +99,14 @@ def resident_bytes() -> int:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, IndexError, ValueError):
         return 0
+
+
+def check_limit_now(limit: int | None) -> None:
+    """Refuse a ``limit`` (bytes, or None: none) that this process passes already, before any work."""
+    held = resident_bytes()
+    if limit is not None and held > limit:
+        raise MemoryLimitError(f"max_memory: {format_memory(limit)} is less than this process "
+                               f"holds before training ({format_memory(held)})")
 
 
 def engine_bytes(positions: int, pieces: int, merges: int = 0) -> int:

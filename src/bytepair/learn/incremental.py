@@ -36,10 +36,11 @@ from typing import Callable, Sequence
 
 from sortedcontainers import SortedList
 
+from bytepair._util.backend import extensions_wanted
 from bytepair.learn.rules import Merge, priority, unpack_priority
 
 _CompiledEngine = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+if extensions_wanted():
     try:
         from bytepair.learn._engine import PairEngine as _CompiledEngine
     except ImportError:  # pragma: no cover - depends on how the package was installed
@@ -337,3 +338,26 @@ def fit(
     rules = trainer.steps(merges)
     with gc_paused():
         return rules, trainer.sequences(release=True)
+
+
+#: Engines of at least this many token positions are freed on a thread of their own.
+RELEASE_ON_THREAD_POSITIONS = 1 << 20
+
+
+def release_meanwhile(trainer: IncrementalTrainer, positions: int) -> None:
+    """Free a trainer's memory, on a thread of its own when it holds ``positions`` or more
+    token positions, while the caller goes on (makes the model).
+
+    Stage 2's engine holds an occurrence list per pair seen more than twice,
+    each a block of its own: at 100 MB of text, freeing them took 0.3 s of CPU
+    in the caller's thread. The compiled engine frees without the GIL; the
+    thread is not a daemon, so the interpreter waits for it before it exits.
+    A small engine is freed at once: no thread outlives a small training (a
+    fork right after would find it running).
+    """
+    if positions < RELEASE_ON_THREAD_POSITIONS:
+        trainer.release()
+        return
+    import threading  # at first use, not at import
+
+    threading.Thread(target=trainer.release, name="bytepair-release").start()

@@ -32,6 +32,19 @@ class Merge(NamedTuple):
     replacements: int
 
 
+#: Byte mode's first learned token: IDs 0-255 are the bytes.
+BYTE_TOKENS = 256
+
+
+def byte_token(left: int, right: int, rank: int) -> int:
+    """The ID of byte mode's rule ``rank``: ``256 + rank`` (whatever it joins).
+
+    >>> byte_token(97, 97, 0)
+    256
+    """
+    return BYTE_TOKENS + rank
+
+
 def priority(count: int, left, right) -> tuple:
     """Sort key of a candidate pair: smaller is better.
 

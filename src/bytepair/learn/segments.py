@@ -43,15 +43,15 @@ it is seen, so it is never learned above the floor.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
 from typing import Callable
 
+from bytepair._util.backend import extensions_wanted
 from bytepair.learn.superbpe import joined_shape
 
 _compiled_cut = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+if extensions_wanted():
     try:
         from bytepair.learn._engine import cut_cold as _compiled_cut
     except ImportError:  # pragma: no cover - depends on how the package was installed

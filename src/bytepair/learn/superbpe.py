@@ -42,7 +42,7 @@ from collections import Counter
 from typing import Sequence
 
 from bytepair.learn import naive
-from bytepair.learn.rules import Merge, replace_pair
+from bytepair.learn.rules import Merge, byte_token, replace_pair
 from bytepair.split.pretokenize import splitter
 
 #: The bytes that separate words (ASCII white space); every other byte is inside a word.
@@ -142,11 +142,10 @@ def fit_naive(
     docs = [doc.encode("utf-8") if isinstance(doc, str) else doc for doc in documents]
     if merges < transition:
         raise ValueError("merges must be at least transition")
-    new_id = lambda left, right, rank: 256 + rank  # noqa: E731 - the byte-mode IDs
     # Stage 1: every piece is a sequence of its own (weight 1 each; identical
     # pieces weighted once give the same counts).
     pieces = _pieces(docs, pretokenize)
-    stage1, _ = naive.fit(pieces, [1] * len(pieces), transition, new_id)
+    stage1, _ = naive.fit(pieces, [1] * len(pieces), transition, byte_token)
     # Stage 2: the isolated split, each distinct piece encoded by the stage-1 rules.
     per_doc = [_pieces([doc], superbpe_pretokenize) for doc in docs]
     weight_of = Counter(piece for pieces in per_doc for piece in pieces)
@@ -157,7 +156,7 @@ def fit_naive(
 
     def join(left: int, right: int, rank: int) -> int:
         token_bytes.append(token_bytes[left] + token_bytes[right])
-        return 256 + rank
+        return byte_token(left, right, rank)
 
     def eligible(left: int, right: int) -> bool:
         return count_words(token_bytes[left] + token_bytes[right]) <= max_words

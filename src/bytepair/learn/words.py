@@ -18,17 +18,17 @@ The backend is chosen as byte mode's is (:func:`bytepair.learn.incremental.defau
 
 from __future__ import annotations
 
-import os
 import warnings
 from array import array
 from itertools import accumulate
 from typing import Sequence
 
+from bytepair._util.backend import extensions_wanted
 from bytepair.learn import incremental
 from bytepair.learn.rules import Merge
 
 WordEngine = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+if extensions_wanted():
     try:
         from bytepair.learn._words import WordEngine
     except ImportError:  # pragma: no cover - depends on how the package was installed

@@ -7,14 +7,14 @@ encoder runs without the GIL.
 
 from __future__ import annotations
 
-import os
 import queue
 
+from bytepair._util.backend import extensions_wanted
 from bytepair.model import _encode_py
 from bytepair.split.pretokenize import PATTERNS
 
 _compiled = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+if extensions_wanted():
     try:
         from bytepair.model import _encode as _compiled
     except ImportError:  # pragma: no cover - depends on how the package was installed

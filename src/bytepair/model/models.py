@@ -12,9 +12,7 @@ from bytepair.model import codec
 from bytepair._util.validate import check_end_of_word, check_int
 from bytepair.model.modelfile import write_model_file
 from bytepair.split.pretokenize import PATTERNS, file_pattern, splitter
-from bytepair.learn.rules import Merge, replace_pair
-
-BYTE_TOKENS = 256
+from bytepair.learn.rules import BYTE_TOKENS, Merge, replace_pair
 
 
 class Stages(NamedTuple):
@@ -70,9 +68,11 @@ class ByteModel:
         self._set_up(merges, sequences, pattern, stages, checked=True)
 
     @classmethod
-    def _learned(cls, merges: list[Merge], pattern: str | None,
+    def trusted(cls, merges: list[Merge], pattern: str | None,
                  stages: Stages | None = None) -> "ByteModel":
-        """The model of rules a trainer has just made (``Merge`` records in rank order).
+        """The model of the ``merges`` a trainer has just made (``Merge`` records in rank
+        order), split with ``pattern`` (a regex source, or None), with SuperBPE's ``stages``
+        (or None).
 
         They hold by construction (the tests hold every trainer to the naive
         one), so the constructor's checks, 20 ms at 32,768 rules, are left out.

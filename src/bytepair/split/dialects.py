@@ -17,17 +17,17 @@ from bytepair.split.pretokenize import PATTERNS
 WHOLE_INPUT_PATTERN = r"[\s\S]+"
 
 #: bytepair's named patterns as Hugging Face's regex engine (Oniguruma) must be given them to
-#: split exactly as the ``regex`` module does (checked by ``tests/test_export.py``). Oniguruma
+#: split exactly as the ``regex`` module does (checked by ``tests/formats/test_export.py``). Oniguruma
 #: reads ``{1,3}+`` as a repeated group, not as a possessive interval (greedy means the same
 #: there: nothing follows it in its branch), and its ``\w`` takes in superscript digits and
 #: vulgar fractions and leaves out the zero-width (non-)joiners U+200C/U+200D found inside emoji,
 #: so ``whitespace`` spells out ``regex``'s ``\w``.
-_WORD = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u200C\u200D"
+WORD_CHARS = r"\p{Alphabetic}\p{M}\p{Nd}\p{Pc}\u200C\u200D"
 HF_PATTERNS = {
     PATTERNS["gpt2"]: PATTERNS["gpt2"],
     PATTERNS["cl100k"]: PATTERNS["cl100k"].replace(r"\p{N}{1,3}+", r"\p{N}{1,3}"),
     PATTERNS["o200k"]: PATTERNS["o200k"],
-    PATTERNS["whitespace"]: rf"[{_WORD}]+|[^{_WORD}\s]+",
+    PATTERNS["whitespace"]: rf"[{WORD_CHARS}]+|[^{WORD_CHARS}\s]+",
     PATTERNS["whitespace-split"]: PATTERNS["whitespace-split"],
 }
 #: bytepair's named patterns for tiktoken, whose splitter drops the text between matches where
@@ -44,14 +44,14 @@ TIKTOKEN_PATTERNS = {
 _GROUP_REFERENCE = re.compile(r"\\[1-9]|\\[gk]|\(\?P?<(?![=!])|\(\?P[=>]|\(\?&|\(\?R\)|\(\?[+-]?\d|\(\?\(")
 
 
-def _constructs(source: str) -> set[str]:
+def regex_constructs(source: str) -> set[str]:
     r"""Constructs of a regex whose meaning differs between engines, found outside ``[...]``.
 
     ``^``, ``$`` and ``\Z`` (Oniguruma: line anchors; tiktoken's ``$``: end of text only),
     inline flags ``m``/``s`` (Oniguruma's ``m`` is dot-all) and possessive intervals such as
     ``{1,3}+`` (Oniguruma: a repeated group).
 
-    >>> sorted(_constructs(r"^\w+[$^]\d{2}+$"))
+    >>> sorted(regex_constructs(r"^\w+[$^]\d{2}+$"))
     ['$', '^', '{n,m}+']
     """
     found = set()
@@ -117,7 +117,7 @@ def tiktoken_pattern(source: str | None) -> str:
             f"group, and tiktoken needs the pattern written out twice to keep the text between "
             f"matches"
         )
-    differ = sorted(_constructs(source) & {"$", "\\Z"})
+    differ = sorted(regex_constructs(source) & {"$", "\\Z"})
     if differ:
         raise ValueError(
             f"cannot give pattern {source!r} to tiktoken: {', '.join(differ)} means something "
@@ -138,7 +138,7 @@ def hf_pattern(source: str) -> str:
     known = HF_PATTERNS.get(source)
     if known is not None:
         return known
-    differ = _constructs(source)
+    differ = regex_constructs(source)
     if differ:
         raise ValueError(
             f"cannot export pattern {source!r} to tokenizer.json: {', '.join(sorted(differ))} "

@@ -11,15 +11,15 @@ is one of them.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
 from typing import Iterable
 
+from bytepair._util.backend import extensions_wanted
 from bytepair.split.patterns import PATTERNS
 
 _split = None
-if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
+if extensions_wanted():
     try:
         from bytepair.split import _split
     except ImportError:  # pragma: no cover - depends on how the package was installed

@@ -1,0 +1,109 @@
+"""Parity-aware BPE against Hugging Face's ParityBpeTrainer: equal rules, time, peak RSS.
+
+Text: Debian's translation catalogs (:func:`benches.corpus.catalogs`): training text,
+a parallel dev set and a parallel held-out set per language. Each trainer runs in a
+fresh process (``python -m benches.parity --worker ...``), back to back; the time is
+the training call (reading, splitting, counting and merging; the worker reads the
+lines for ``tokenizers`` before the clock starts), the peak is the worker's RSS.
+
+    python -m benches.parity --merges 32512 --variant base --variant window --variant ratio
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+LOCALES = ["en", "fr", "de", "ru", "uk", "zh_CN", "ja", "el"]  # Latin, Cyrillic, Han/Kana, Greek
+RESULTS = Path(__file__).resolve().parent / "results" / "parity.json"
+
+
+def _lines(path: Path) -> list[str]:
+    return [line for line in path.read_text().split("\n") if line]
+
+
+def _ratios(data: Path) -> dict[str, float]:
+    """Targets proportional to each language's length on parallel text (as tokenizers' doc
+    advises): dev bytes over English's."""
+    en = (data / "dev" / "en.txt").stat().st_size
+    return {loc: (data / "dev" / f"{loc}.txt").stat().st_size / en for loc in LOCALES}
+
+
+def worker(trainer: str, variant: str, merges: int, data: Path, out: Path) -> None:
+    mode = "ratio" if variant == "ratio" else "dev"
+    kind = "window" if variant == "window" else "base"
+    if trainer == "tokenizers":
+        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+        train = [_lines(data / "train" / f"{loc}.txt") for loc in LOCALES]
+        dev = [_lines(data / "dev" / f"{loc}.txt") for loc in LOCALES]
+        start = time.perf_counter()
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        t = trainers.ParityBpeTrainer(num_merges=merges, variant=kind, show_progress=False,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+        extra = ({"ratio": [_ratios(data)[loc] for loc in LOCALES]} if mode == "ratio"
+                 else {"dev_iterators": [iter(d) for d in dev]})
+        t.train_from_iterator(tok, [iter(x) for x in train], **extra)
+        seconds = time.perf_counter() - start
+        merges_out = json.loads(tok.to_str())["model"]["merges"]
+    else:
+        import bytepair
+        from bytepair.formats.export import tokenizers_json
+
+        start = time.perf_counter()
+        extra = ({"ratio": _ratios(data)} if mode == "ratio"
+                 else {"dev": {loc: str(data / "dev" / f"{loc}.txt") for loc in LOCALES}})
+        tok = bytepair.train({loc: str(data / "train" / f"{loc}.txt") for loc in LOCALES},
+                             merges=merges, parity=kind, ties="tokenizers", per_line=True,
+                             progress=False, **extra)
+        seconds = time.perf_counter() - start
+        merges_out = tokenizers_json(tok)["model"]["merges"]
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    out.write_text(json.dumps({"seconds": seconds, "peak_mib": peak, "merges": merges_out}))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--merges", type=int, default=32_512)
+    parser.add_argument("--variant", action="append", choices=("base", "window", "ratio"))
+    parser.add_argument("--worker", nargs=3, metavar=("TRAINER", "VARIANT", "OUT"))
+    parser.add_argument("--no-save", action="store_true")
+    args = parser.parse_args(argv)
+    from benches import corpus
+
+    data = corpus.catalogs(LOCALES)
+    if args.worker:
+        trainer, variant, out = args.worker
+        worker(trainer, variant, args.merges, data, Path(out))
+        return 0
+    rows = []
+    for variant in args.variant or ["base"]:
+        row = {"variant": variant, "merges": args.merges, "load_before": os.getloadavg()}
+        for trainer in ("bytepair", "tokenizers"):
+            out = Path(f"/tmp/parity-bench-{os.getpid()}-{trainer}.json")
+            subprocess.run([sys.executable, "-m", "benches.parity", "--merges", str(args.merges),
+                            "--worker", trainer, variant, str(out)], check=True)
+            row[trainer] = json.loads(out.read_text())
+            out.unlink()
+        same = row["bytepair"].pop("merges") == row["tokenizers"].pop("merges")
+        row.update(equal_rules=same,
+                   time_ratio=row["bytepair"]["seconds"] / row["tokenizers"]["seconds"],
+                   peak_ratio=row["bytepair"]["peak_mib"] / row["tokenizers"]["peak_mib"])
+        print(json.dumps(row))
+        rows.append(row)
+    if not args.no_save:
+        manifest = json.loads((data / "manifest.json").read_text())
+        RESULTS.write_text(json.dumps({"command": "python -m benches.parity " + " ".join(
+            argv if argv is not None else sys.argv[1:]), "data": manifest, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,62 @@
+"""Parity-aware training and ties as parts of the spec: the object shape equals train()."""
+
+import pytest
+
+import bytepair
+from bytepair.training import ParityAwareTrainer, ParityOptions, TrainSpec, Trainer
+
+CORPUS = {"en": ["the cat sat on the mat"] * 3, "el": ["η γάτα κάθισε στο χαλί"] * 3}
+
+
+@pytest.mark.parametrize("ties", ["bytepair", "tokenizers"])
+def test_the_spec_s_trainer_equals_train(ties):
+    options = ParityOptions("window", ratio={"en": 1.0, "el": 2}, window_size=3)
+    spec = TrainSpec(vocab_size=300, parity=options, ties=ties)
+    assert isinstance(spec.trainer(), ParityAwareTrainer)
+    fitted = spec.trainer().fit(CORPUS)
+    assert fitted == bytepair.train(CORPUS, vocab_size=300, parity="window", ratio=options.ratio,
+                                    window_size=3, ties=ties)
+    assert len(fitted.merges) > 0
+
+
+def test_without_parity_the_trainer_is_the_byte_mode_one_and_refuses_languages():
+    trainer = TrainSpec(merges=5).trainer()
+    assert type(trainer) is Trainer
+    with pytest.raises(ValueError, match="^corpus: a dict of languages is for parity"):
+        trainer.fit(CORPUS)
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    (dict(variant="both", ratio={"en": 1}), "^parity must be 'base' or 'window'"),
+    (dict(variant="base"), "^parity: give dev .* or ratio"),
+    (dict(variant="base", ratio=[1.0]), "^ratio: a dict of languages"),
+    (dict(variant="base", ratio={"en": float("nan")}), "^ratio: en's target must be a positive"),
+    (dict(variant="base", dev=["x"]), "^dev: a dict of languages"),
+    (dict(variant="window", ratio={"en": 1}, window_size=0), "^window_size must be"),
+    (dict(variant="window", ratio={"en": 1}, alpha=0.0), "^alpha must be a positive"),
+    (dict(variant="base", ratio={"en": 1}, global_merges=-1), "^global_merges must be"),
+])
+def test_parity_options_are_checked_when_made(options, message):
+    with pytest.raises(ValueError, match=message):
+        ParityOptions(**options)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    (dict(init=TrainSpec(merges=1).trainer().fit(["ab"])), "^init: not available with parity"),
+    (dict(max_memory="1GiB"), "^max_memory: not available with parity"),
+])
+def test_a_spec_refuses_what_parity_cannot_do(spec, message):
+    with pytest.raises(ValueError, match=message):
+        TrainSpec(merges=5, parity=ParityOptions("base", ratio={"en": 1}), **spec)
+
+
+def test_ties_is_a_checked_field_of_the_spec_and_of_its_identity():
+    assert TrainSpec(merges=5, ties=None).ties == "bytepair"
+    with pytest.raises(ValueError, match="^ties must be one of"):
+        TrainSpec(merges=5, ties="hf")
+    with pytest.raises(ValueError, match="^superbpe: ties='tokenizers'"):
+        TrainSpec(vocab_size=400, superbpe=bytepair.training.SuperBPEOptions(300), ties="tokenizers")
+    table = bytepair.count(["ab ab"])
+    plain = TrainSpec(merges=5).identity(table)
+    assert "ties" not in plain  # older checkpoints stay valid
+    assert TrainSpec(merges=5, ties="tokenizers").identity(table) == {**plain, "ties": "tokenizers"}
