@@ -8,7 +8,7 @@ import pytest
 
 from helpers import run
 
-PAGE = Path(__file__).parents[1] / "docs" / "superbpe.md"
+PAGE = Path(__file__).parents[2] / "docs" / "superbpe.md"
 
 
 def test_the_python_examples_run_as_written():
