@@ -463,3 +463,5 @@ cdef class PairEngine:
     cdef bint _take_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
                         vector[uint64_t]& candidates) noexcept nogil
+    cdef int64_t _merge_pair(self, uint32_t left, uint32_t right, uint32_t new,
+                             vector[uint64_t]& candidates) noexcept nogil

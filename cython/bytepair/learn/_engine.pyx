@@ -629,17 +629,10 @@ cdef class PairEngine:
         """
         cdef uint32_t m = _token_id(new)
         cdef vector[uint64_t] candidates
-        cdef uint64_t key = pair_key(left, right)
+        cdef uint64_t key
         cdef int64_t replaced
-        info = self.pairs.find(key)
-        if info != NULL:
-            info.queued = 0
-            if info.count == 0:
-                self.pairs.erase(info)  # kept only for its queue entry, now gone
         with nogil:
-            replaced = self._merge(left, right, m, candidates)
-            if positions_freed_load() >= TRIM_BYTES:
-                trim_heap()
+            replaced = self._merge_pair(left, right, m, candidates)
         raised = []
         for key in candidates:
             info = self.pairs.find(key)
@@ -649,6 +642,23 @@ cdef class PairEngine:
                 raised.append((key >> 32, key & 0xFFFFFFFF, info.queued, info.count))
                 info.queued = info.count
         return replaced, raised
+
+    cdef int64_t _merge_pair(self, uint32_t left, uint32_t right, uint32_t new,
+                             vector[uint64_t]& candidates) noexcept nogil:
+        # merge() without its Python parts (for the compiled parity loop): the merged
+        # pair leaves the queue, the pairs it raised are left in candidates (sorted,
+        # each once), and the heap is trimmed when merges have freed enough.
+        cdef PairSlot* info = self.pairs.find(pair_key(left, right))
+        if info != NULL:
+            info.queued = 0
+            if info.count == 0:
+                self.pairs.erase(info)  # kept only for its queue entry, now gone
+        elif self.keep_floor <= 1 and not self.max_words:
+            return 0  # every pair is kept and no shape is due: the pair is nowhere here
+        cdef int64_t replaced = self._merge(left, right, new, candidates)
+        if positions_freed_load() >= TRIM_BYTES:
+            trim_heap()
+        return replaced
 
     def open_queue(self, int64_t floor):
         """Own the priority queue from now on, holding every pair counted ``>= floor``. O(P log P).

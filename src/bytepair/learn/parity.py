@@ -8,8 +8,7 @@ State:
 * one pair engine (:mod:`bytepair.learn.incremental`'s compiled ``PairEngine`` or
   its Python twin) per language over that language's distinct pieces and their
   counts: the language's exact pair counts and occurrence index;
-* one ``sortedcontainers.SortedList`` per language of ``(-count, key(left),
-  key(right), left, right)`` with the lazy, floored queue of
+* one priority per language over its engine, with the lazy, floored queue of
   :class:`bytepair.learn.incremental.IncrementalTrainer`'s word mode (a queued
   pair is queued at or above its true count; stale entries are re-queued when
   they reach the front);
@@ -20,9 +19,14 @@ State:
   with the languages' counts added, whose counts are the sums of the
   languages' (counts are linear in the weights); it is freed when that phase ends.
 
-A merge is applied to every engine; each engine touches only the occurrences of
-the pair it holds. Per merge the cost is that of the plain incremental trainer
-for each language that holds the pair, plus O(languages x window) to choose.
+The loop over these (choose a language, take its best pair, merge it in every
+engine, update the lengths) is ``ParityLoop``: compiled (``bytepair.learn._parity``,
+many rules per call, heaps in C++) or its pure-Python twin
+(:mod:`bytepair.learn._parity_py`, ``SortedList`` priorities), chosen with the
+pair engine's backend. A merge is applied to every engine; each engine touches
+only the occurrences of the pair it holds. Per merge the cost is that of the
+plain incremental trainer for each language that holds the pair, plus
+O(languages x window) to choose.
 """
 
 from __future__ import annotations
@@ -31,15 +35,21 @@ from array import array
 from itertools import accumulate
 from typing import Callable, Hashable, Sequence
 
-from sortedcontainers import SortedList
-
+from bytepair._util.backend import extensions_wanted
 from bytepair.counts.piece_counts import PieceCounts
-from bytepair.learn.incremental import FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, engine_class
-from bytepair.learn.parity_rules import GLOBAL, ParityMerge, Selector, ratio_scores, without_text
+from bytepair.learn import _parity_py
+from bytepair.learn.incremental import (
+    FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, default_backend, engine_class)
+from bytepair.learn.parity_rules import ParityMerge
+
+_CompiledLoop = None
+if extensions_wanted():
+    try:
+        from bytepair.learn._parity import ParityLoop as _CompiledLoop
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        pass
 
 Corpus = tuple[Sequence[Sequence[int]], Sequence[int]]  # (sequences, weights)
-#: A floor no count reaches: engines that only measure lengths never queue a pair.
-_NEVER = 2**62
 
 
 def _engine(corpus: Corpus | PieceCounts, backend: str | None):
@@ -66,79 +76,26 @@ def _length(corpus: Corpus | PieceCounts) -> int:
     return sum(len(s) * w for s, w in zip(sequences, weights))
 
 
-class _Queue:
-    """One language's priority over one engine: ``IncrementalTrainer``'s word-mode queue.
-
-    Every pair counted at least ``floor`` is queued at or above its true count;
-    :meth:`best` drops or re-queues stale entries at the front and lowers the
-    floor when the front falls below it.
-    """
-
-    def __init__(self, engine, key: Callable[[int], Hashable]):
-        self.engine = engine
-        self.key = key
-        self.floor = max(1, engine.max_count() // FIRST_FLOOR_DIVISOR)
-        self.entries = SortedList()
-        self.add_raised(engine.raise_above(self.floor))
-
-    def entry(self, count: int, left: int, right: int) -> tuple:
-        return (-count, self.key(left), self.key(right), left, right)
-
-    def add_raised(self, raised) -> None:
-        entries = self.entries
-        for left, right, old, count in raised:
-            if old:
-                entries.discard(self.entry(old, left, right))
-            entries.add(self.entry(count, left, right))
-
-    def best(self, min_count: int) -> tuple[int, int, int] | None:
-        """``(count, left, right)`` of the best pair, or None when none reaches ``min_count``."""
-        while True:
-            top = self._valid_top()
-            if top is not None and top[0] >= self.floor:
-                return top if top[0] >= min_count else None
-            if self.floor <= max(min_count, 1):
-                return None
-            self.floor = max(min_count, 1, self.floor // FLOOR_DIVISOR)
-            self.add_raised(self.engine.raise_above(self.floor))
-
-    def _valid_top(self) -> tuple[int, int, int] | None:
-        entries, engine = self.entries, self.engine
-        while entries:
-            neg_count, _, _, left, right = entries[0]
-            true_count = engine.count(left, right)
-            if true_count == -neg_count:
-                return true_count, left, right
-            entries.pop(0)  # stale: its count fell since it was queued
-            if engine.requeue(left, right):
-                entries.add(self.entry(true_count, left, right))
-        return None
-
-    def merge(self, left: int, right: int, new: int) -> int:
-        """Apply the rule to this engine; returns its weighted replacements."""
-        replaced, raised = self.engine.merge(left, right, new, self.floor)
-        self.add_raised(raised)
-        return replaced
-
-    def check(self) -> None:
-        """Every pair counted at least the floor is queued at or above its count."""
-        counts, queued = self.engine.check()
-        current = {}
-        for neg_count, _, _, left, right in self.entries:
-            if queued.get((left, right)) == -neg_count:
-                current[(left, right)] = -neg_count
-        assert current == queued, "queue and engine disagree on queued counts"
-        for pair, count in counts.items():
-            if count >= self.floor:
-                assert queued.get(pair, 0) >= count, f"pair {pair} queued below its count"
+def _top_token(corpora: Sequence[Corpus | PieceCounts]) -> int:
+    """The largest token ID in the corpora (-1 when they hold none)."""
+    top = -1
+    for corpus in corpora:
+        if isinstance(corpus, PieceCounts):
+            top = max(top, 255 if corpus else -1)  # pieces of bytes
+        else:
+            top = max(top, max((max(s) for s in corpus[0] if len(s)), default=-1))
+    return top
 
 
 class ParityTrainer:
-    """Learns parity-aware rules one :meth:`step` at a time, equal to the naive reference.
+    """Learns parity-aware rules, equal to the naive reference, many rules per :meth:`steps`.
 
     Arguments as :func:`bytepair.learn.parity_naive.fit`; ``backend`` names the
     pair engine (``"compiled"`` or ``"python"``; default as
-    :func:`bytepair.learn.incremental.default_backend`).
+    :func:`bytepair.learn.incremental.default_backend`); the compiled backend runs
+    the compiled loop too. Ties follow ``order`` (a :class:`TokenizersOrder`, which
+    then also numbers the tokens), or ``key`` (any function of a token ID; the
+    Python loop only), or else the smallest IDs.
 
     >>> t = ParityTrainer([([b"aab"], [1]), ([b"cd"], [1])], lambda l, r, rank: 256 + rank,
     ...                   dev=[([b"ab"], [1]), ([b"cdcd"], [1])], backend="python")
@@ -148,125 +105,103 @@ class ParityTrainer:
 
     def __init__(
         self,
-        languages: Sequence[Corpus],
-        join: Callable[[int, int, int], int],
+        languages: Sequence[Corpus | PieceCounts],
+        join: Callable[[int, int, int], int] | None = None,
         *,
-        dev: Sequence[Corpus] | None = None,
+        dev: Sequence[Corpus | PieceCounts] | None = None,
         ratio: Sequence[float] | None = None,
         variant: str = "base",
         global_merges: int = 0,
         window_size: int = 100,
         alpha: float = 2.0,
         key: Callable[[int], Hashable] | None = None,
+        order: "TokenizersOrder | None" = None,
         backend: str | None = None,
     ):
         if dev is not None and ratio is not None:
             raise ValueError("give dev or ratio, not both")
-        key = key or (lambda symbol: symbol)
+        if key is not None and order is not None:
+            raise ValueError("give key or order, not both")
+        if join is None:
+            join = order.join if order is not None else byte_token
         self._join = join
-        self._ratio = list(ratio) if ratio is not None else None
-        self._global_merges = global_merges
-        self._weights = []  # each length-measuring engine's weights, for _check
-        self._queues = []
-        for corpus in languages:
-            engine, weights = _engine(corpus, backend)
-            self._queues.append(_Queue(engine, key))
-            self._weights.append(weights)
-        self._dev = None
+        backend = backend or default_backend()
+        letters = None
+        if order is not None:
+            letters = order.letters()
+            top = _top_token(list(languages) + list(dev or ()))
+            if top >= len(letters):
+                raise ValueError(f"order: token {top} has no string (the order spells "
+                                 f"{len(letters)} tokens)")
+        engines, self._weights = map(list, zip(*(_engine(c, backend) for c in languages)))
+        dev_engines = None
         if dev is not None:
-            self._dev, self._weights = map(list, zip(*(_engine(c, backend) for c in dev)))
-            self._lengths = [_length(corpus) for corpus in dev]
+            dev_engines, self._weights = map(list, zip(*(_engine(c, backend) for c in dev)))
+            lengths = [_length(corpus) for corpus in dev]
         else:
-            self._lengths = [_length(corpus) for corpus in languages]
-        self._initial = list(self._lengths)
-        self._global = None
+            lengths = [_length(corpus) for corpus in languages]
+        global_engine = None
         if global_merges > 0:
             if all(isinstance(corpus, PieceCounts) for corpus in languages):
                 summed = sum(languages[1:], languages[0])
             else:
                 summed = ([s for sequences, _ in languages for s in sequences],
                           [w for _, ws in languages for w in ws])
-            self._global = _Queue(_engine(summed, backend)[0], key)
-        self._selector = Selector(variant, len(languages), window_size=window_size, alpha=alpha)
-        self._exhausted = without_text(self._initial, self._ratio)
-        self._rank = 0
+            global_engine = _engine(summed, backend)[0]
+        loop = _CompiledLoop if backend == "compiled" and key is None else None
+        arguments = (engines, dev_engines, lengths, list(ratio) if ratio is not None else None,
+                     variant, global_engine, global_merges, window_size, alpha, letters,
+                     True, FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR)
+        if loop is not None:
+            self._loop = loop(*arguments)
+        else:
+            self._loop = _parity_py.ParityLoop(*arguments, key=key)
+        self._engines, self._dev, self._global = engines, dev_engines, global_engine
 
     @property
     def lengths(self) -> list[int]:
         """Each language's current token length: of its dev text, else of its training text."""
-        return list(self._lengths)
+        return self._loop.lengths
 
     def steps(self, max_merges: int, min_count: int = 1) -> list[ParityMerge]:
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted."""
-        rules = []
-        while len(rules) < max_merges and (rule := self.step(min_count)) is not None:
-            rules.append(rule)
-        return rules
+        first = self._loop.rank
+        columns = self._loop.steps(max_merges, min_count, self._join)
+        return list(map(ParityMerge, range(first, first + len(columns[0])), *columns))
 
     def step(self, min_count: int = 1) -> ParityMerge | None:
         """Learn the next rule; None when no language has a pair counted ``min_count`` times."""
-        languages = len(self._queues)
-        while len(self._exhausted) < languages:
-            if self._rank < self._global_merges:
-                language, queue = GLOBAL, self._global
-            else:
-                if self._global is not None:
-                    self._global.engine.release()
-                    self._global = None
-                scores = (self._lengths if self._ratio is None
-                          else ratio_scores(self._initial, self._lengths, self._ratio))
-                language = self._selector.choose(scores, self._exhausted)
-                queue = self._queues[language]
-            best = queue.best(min_count)
-            if best is None:
-                if language == GLOBAL:
-                    return None
-                self._exhausted.add(language)
-                continue
-            count, left, right = best
-            queue.entries.pop(0)
-            return self._apply(count, left, right, language)
-        return None
-
-    def _apply(self, count: int, left: int, right: int, language: int) -> ParityMerge:
-        rank = self._rank
-        new = self._join(left, right, rank)
-        replaced = 0
-        for lang, queue in enumerate(self._queues):
-            shrunk = queue.merge(left, right, new)
-            replaced += shrunk
-            if self._dev is None:
-                self._lengths[lang] -= shrunk
-        if self._dev is not None:
-            for lang, engine in enumerate(self._dev):
-                self._lengths[lang] -= engine.merge(left, right, new, _NEVER)[0]
-        if self._global is not None:
-            self._global.merge(left, right, new)
-        self._rank += 1
-        return ParityMerge(rank, left, right, new, count, replaced, language)
+        rules = self.steps(1, min_count)
+        return rules[0] if rules else None
 
     def release(self) -> None:
         """Free every engine's memory."""
-        for queue in self._queues:
-            queue.engine.release()
-        for engine in self._dev or ():
-            engine.release()
-        if self._global is not None:
-            self._global.engine.release()
+        self._loop.release()
 
     def _check(self) -> None:
         """Verify every engine and queue, and each length against a recount of the
         sequences its engine holds."""
-        for queue in self._queues:
-            queue.check()
-        if self._global is not None:
-            self._global.check()
-        engines = self._dev if self._dev is not None else [q.engine for q in self._queues]
-        for lang, (engine, weights) in enumerate(zip(engines, self._weights)):
+        queues = list(enumerate(self._engines))
+        if self._global is not None:  # once freed, it holds nothing and its queue is empty
+            queues.append((-1, self._global))
+        for k, engine in queues:
+            counts, queued = engine.check()
+            floor, entries = self._loop.queue(k)
+            # An entry is current when its count is the pair's queued count; others
+            # are left behind (lazy deletion) and dropped at the front.
+            current = {(left, right): count for count, left, right in entries
+                       if queued.get((left, right)) == count}
+            assert current == queued, "queue and engine disagree on queued counts"
+            for pair, count in counts.items():
+                if count >= floor:
+                    assert queued.get(pair, 0) >= count, f"pair {pair} queued below its count"
+        measured = self._dev if self._dev is not None else self._engines
+        lengths = self._loop.lengths
+        for lang, (engine, weights) in enumerate(zip(measured, self._weights)):
             if self._dev is not None:
                 engine.check()
             held = sum(len(s) * w for s, w in zip(engine.sequences(), weights))
-            assert self._lengths[lang] == held, f"language {lang}: length drifted"
+            assert lengths[lang] == held, f"language {lang}: length drifted"
 
 
 def fit(languages: Sequence[Corpus], merges: int, join: Callable[[int, int, int], int], *,
@@ -308,20 +243,26 @@ class TokenizersOrder:
         # so a string comes after its extensions, as the greater string must.
         return (*(-ord(c) for c in text), 1)
 
+    def letters(self) -> list[list[int]]:
+        """Each token's string so far, as code points, by ID (for the compiled loop)."""
+        return [[ord(c) for c in text] for text in self._text]
+
     def key_of_text(self, data: bytes) -> tuple:
         from bytepair.learn.ties import CHARACTER
 
         return self._descending("".join(CHARACTER[b] for b in data))
 
     def key(self, symbol: int) -> tuple:
-        return self._keys[symbol]
+        keys = self._keys
+        while len(keys) <= symbol:  # made at first use (the compiled loop uses none)
+            keys.append(self._descending(self._text[len(keys)]))
+        return keys[symbol]
 
     def join(self, left: int, right: int, rank: int) -> int:
         new = 256 + rank
         if new != len(self._text):
             raise ValueError(f"tie order: token {new} made out of turn")
         self._text.append(self._text[left] + self._text[right])
-        self._keys.append(self._descending(self._text[-1]))
         return new
 
 
@@ -340,14 +281,10 @@ def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceC
     ``ties``: ``"bytepair"`` (smallest IDs) or ``"tokenizers"`` (:class:`TokenizersOrder`,
     as ``ParityBpeTrainer``). Options as :func:`bytepair.learn.parity_naive.fit`.
     """
-    if ties == "tokenizers":
-        order = TokenizersOrder()
-        join, key = order.join, order.key
-    else:
-        join, key = byte_token, None
-    trainer = ParityTrainer(languages, join, dev=dev, ratio=ratio, variant=variant,
+    order = TokenizersOrder() if ties == "tokenizers" else None
+    trainer = ParityTrainer(languages, dev=dev, ratio=ratio, variant=variant,
                             global_merges=global_merges, window_size=window_size, alpha=alpha,
-                            key=key, backend=backend)
+                            order=order, backend=backend)
     rules: list[ParityMerge] = []
     try:
         while len(rules) < merges:
