@@ -1,10 +1,14 @@
 """Parity-aware BPE against Hugging Face's ParityBpeTrainer: equal rules, time, peak RSS.
 
-Text: Debian's translation catalogs (:func:`benches.corpus.catalogs`): training text,
-a parallel dev set and a parallel held-out set per language. Each trainer runs in a
-fresh process (``python -m benches.parity --worker ...``), back to back; the time is
-the training call (reading, splitting, counting and merging; the worker reads the
-lines for ``tokenizers`` before the clock starts), the peak is the worker's RSS.
+Text: by default Debian's translation catalogs (:func:`benches.corpus.catalogs`):
+training text, a parallel dev set and a parallel held-out set per language. ``--data
+DIR`` takes any directory laid out the same way (``train/LOCALE.txt``,
+``dev/LOCALE.txt``, one document per line; ``manifest.json`` is recorded when there
+is one), ``--locales`` its languages. Each trainer runs in a fresh process
+(``python -m benches.parity --worker ...``), back to back; the time is the training
+call (reading, splitting, counting and merging; the worker reads the lines for
+``tokenizers`` before the clock starts), the peak is the worker's RSS. The load
+average is recorded before and after each worker.
 
     python -m benches.parity --merges 32512 --variant base --variant window --variant ratio
 """
@@ -28,27 +32,28 @@ def _lines(path: Path) -> list[str]:
     return [line for line in path.read_text().split("\n") if line]
 
 
-def _ratios(data: Path) -> dict[str, float]:
+def _ratios(data: Path, locales: list[str]) -> dict[str, float]:
     """Targets proportional to each language's length on parallel text (as tokenizers' doc
-    advises): dev bytes over English's."""
-    en = (data / "dev" / "en.txt").stat().st_size
-    return {loc: (data / "dev" / f"{loc}.txt").stat().st_size / en for loc in LOCALES}
+    advises): dev bytes over the first language's."""
+    first = (data / "dev" / f"{locales[0]}.txt").stat().st_size
+    return {loc: (data / "dev" / f"{loc}.txt").stat().st_size / first for loc in locales}
 
 
-def worker(trainer: str, variant: str, merges: int, data: Path, out: Path) -> None:
+def worker(trainer: str, variant: str, merges: int, data: Path, out: Path,
+           locales: list[str] = LOCALES) -> None:
     mode = "ratio" if variant == "ratio" else "dev"
     kind = "window" if variant == "window" else "base"
     if trainer == "tokenizers":
         from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
-        train = [_lines(data / "train" / f"{loc}.txt") for loc in LOCALES]
-        dev = [_lines(data / "dev" / f"{loc}.txt") for loc in LOCALES]
+        train = [_lines(data / "train" / f"{loc}.txt") for loc in locales]
+        dev = [_lines(data / "dev" / f"{loc}.txt") for loc in locales]
         start = time.perf_counter()
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         t = trainers.ParityBpeTrainer(num_merges=merges, variant=kind, show_progress=False,
                                       initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-        extra = ({"ratio": [_ratios(data)[loc] for loc in LOCALES]} if mode == "ratio"
+        extra = ({"ratio": [_ratios(data, locales)[loc] for loc in locales]} if mode == "ratio"
                  else {"dev_iterators": [iter(d) for d in dev]})
         t.train_from_iterator(tok, [iter(x) for x in train], **extra)
         seconds = time.perf_counter() - start
@@ -58,9 +63,9 @@ def worker(trainer: str, variant: str, merges: int, data: Path, out: Path) -> No
         from bytepair.formats.export import tokenizers_json
 
         start = time.perf_counter()
-        extra = ({"ratio": _ratios(data)} if mode == "ratio"
-                 else {"dev": {loc: str(data / "dev" / f"{loc}.txt") for loc in LOCALES}})
-        tok = bytepair.train({loc: str(data / "train" / f"{loc}.txt") for loc in LOCALES},
+        extra = ({"ratio": _ratios(data, locales)} if mode == "ratio"
+                 else {"dev": {loc: str(data / "dev" / f"{loc}.txt") for loc in locales}})
+        tok = bytepair.train({loc: str(data / "train" / f"{loc}.txt") for loc in locales},
                              merges=merges, parity=kind, ties="tokenizers", per_line=True,
                              progress=False, **extra)
         seconds = time.perf_counter() - start
@@ -73,35 +78,56 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--merges", type=int, default=32_512)
     parser.add_argument("--variant", action="append", choices=("base", "window", "ratio"))
+    parser.add_argument("--data", type=Path, help="train/ and dev/ LOCALE.txt (default: the catalogs)")
+    parser.add_argument("--locales", help=f"comma-separated (default: {','.join(LOCALES)})")
+    parser.add_argument("--out", type=Path, default=RESULTS, help="the results file")
+    parser.add_argument("--baseline", type=Path,
+                        help="also time bytepair imported from this source directory (its src/), "
+                             "in the same run, as 'baseline'")
     parser.add_argument("--worker", nargs=3, metavar=("TRAINER", "VARIANT", "OUT"))
     parser.add_argument("--no-save", action="store_true")
     args = parser.parse_args(argv)
-    from benches import corpus
+    locales = args.locales.split(",") if args.locales else LOCALES
+    if args.data is not None:
+        data = args.data
+    else:
+        from benches import corpus
 
-    data = corpus.catalogs(LOCALES)
+        data = corpus.catalogs(locales)
     if args.worker:
         trainer, variant, out = args.worker
-        worker(trainer, variant, args.merges, data, Path(out))
+        worker(trainer, variant, args.merges, data, Path(out), locales)
         return 0
     rows = []
     for variant in args.variant or ["base"]:
         row = {"variant": variant, "merges": args.merges, "load_before": os.getloadavg()}
-        for trainer in ("bytepair", "tokenizers"):
-            out = Path(f"/tmp/parity-bench-{os.getpid()}-{trainer}.json")
+        runs = [("bytepair", "bytepair", None), ("tokenizers", "tokenizers", None)]
+        if args.baseline is not None:
+            root = Path(__file__).resolve().parent.parent
+            runs.insert(0, ("baseline", "bytepair",
+                            {**os.environ, "PYTHONPATH": f"{args.baseline}{os.pathsep}{root}"}))
+        for name, trainer, env in runs:
+            out = Path(f"/tmp/parity-bench-{os.getpid()}-{name}.json")
             subprocess.run([sys.executable, "-m", "benches.parity", "--merges", str(args.merges),
-                            "--worker", trainer, variant, str(out)], check=True)
-            row[trainer] = json.loads(out.read_text())
+                            "--data", str(data), "--locales", ",".join(locales),
+                            "--worker", trainer, variant, str(out)], check=True, env=env)
+            row[name] = json.loads(out.read_text())
+            row[name]["load_after"] = os.getloadavg()
             out.unlink()
+        if "baseline" in row:
+            row["baseline"]["equal_rules"] = row["baseline"].pop("merges") == row["bytepair"]["merges"]
         same = row["bytepair"].pop("merges") == row["tokenizers"].pop("merges")
         row.update(equal_rules=same,
                    time_ratio=row["bytepair"]["seconds"] / row["tokenizers"]["seconds"],
                    peak_ratio=row["bytepair"]["peak_mib"] / row["tokenizers"]["peak_mib"])
-        print(json.dumps(row))
+        print(json.dumps(row), flush=True)
         rows.append(row)
     if not args.no_save:
-        manifest = json.loads((data / "manifest.json").read_text())
-        RESULTS.write_text(json.dumps({"command": "python -m benches.parity " + " ".join(
-            argv if argv is not None else sys.argv[1:]), "data": manifest, "rows": rows}, indent=1))
+        manifest_path = data / "manifest.json"
+        manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else None
+        args.out.write_text(json.dumps({"command": "python -m benches.parity " + " ".join(
+            argv if argv is not None else sys.argv[1:]), "locales": locales, "data": manifest,
+            "rows": rows}, indent=1))
     return 0
 
 
