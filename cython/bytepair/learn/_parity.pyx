@@ -415,6 +415,12 @@ cdef class ParityLoop:
                                  f"IDs from 0 to {TOKEN_LIMIT - 1}")
             made = new
             self.order.join(left, right, made)
+            # The pair's slot in every engine's table: ask for all of them at once, so that
+            # the cache misses overlap instead of coming one merge after another.
+            for lang in range(self.n):
+                (<PairEngine>self.engines[lang]).pairs.prefetch(key)
+                if self.dev is not None:
+                    (<PairEngine>self.dev[lang]).pairs.prefetch(key)
             replaced = 0
             for lang in range(self.n):
                 shrunk = self._apply(self.engines[lang], lang, left, right, made)

@@ -32,14 +32,15 @@ O(languages x window) to choose.
 from __future__ import annotations
 
 from array import array
-from itertools import accumulate
+from itertools import accumulate, islice
+from operator import mul, sub
 from typing import Callable, Hashable, Sequence
 
 from bytepair._util.backend import extensions_wanted
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn import _parity_py
 from bytepair.learn.incremental import (
-    FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, default_backend, engine_class)
+    FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, default_backend, engine_class, gc_paused)
 from bytepair.learn.parity_rules import ParityMerge
 
 _CompiledLoop = None
@@ -70,8 +71,11 @@ def _engine(corpus: Corpus | PieceCounts, backend: str | None):
 
 
 def _length(corpus: Corpus | PieceCounts) -> int:
+    """The corpus's length in tokens, each sequence counted as often as its weight."""
     if isinstance(corpus, PieceCounts):
-        return sum(len(piece) * count for piece, count in corpus.items())
+        # From the flat arrays: the table's dict is never built.
+        _, starts, counts = corpus.flat()
+        return sum(map(mul, map(sub, islice(starts, 1, None), starts), counts))
     sequences, weights = corpus
     return sum(len(s) * w for s, w in zip(sequences, weights))
 
@@ -287,13 +291,15 @@ def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceC
                             order=order, backend=backend)
     rules: list[ParityMerge] = []
     try:
-        while len(rules) < merges:
-            learned = trainer.steps(min(merges - len(rules), 1000), min_frequency)
-            rules += learned
-            if progress_bar is not None:
-                progress_bar.update(len(learned))
-            if len(learned) < min(merges - len(rules) + len(learned), 1000):
-                break
+        # The rules are new objects without cycles: no collection needs to walk them.
+        with gc_paused():
+            while len(rules) < merges:
+                learned = trainer.steps(min(merges - len(rules), 1000), min_frequency)
+                rules += learned
+                if progress_bar is not None:
+                    progress_bar.update(len(learned))
+                if len(learned) < min(merges - len(rules) + len(learned), 1000):
+                    break
     finally:
         trainer.release()
     return rules
