@@ -7,8 +7,9 @@ DIR`` takes any directory laid out the same way (``train/LOCALE.txt``,
 is one), ``--locales`` its languages. Each trainer runs in a fresh process
 (``python -m benches.parity --worker ...``), back to back; the time is the training
 call (reading, splitting, counting and merging; the worker reads the lines for
-``tokenizers`` before the clock starts), the peak is the worker's RSS. The load
-average is recorded before and after each worker.
+``tokenizers`` before the clock starts, and each worker first trains on a few bytes so
+that its modules are loaded), the peak is the worker's RSS. The load average is
+recorded before and after each worker.
 
     python -m benches.parity --merges 32512 --variant base --variant window --variant ratio
 """
@@ -21,6 +22,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,35 +41,58 @@ def _ratios(data: Path, locales: list[str]) -> dict[str, float]:
     return {loc: (data / "dev" / f"{loc}.txt").stat().st_size / first for loc in locales}
 
 
+def _tokenizers_rules(train: list, dev: list, ratio: list | None, merges: int, kind: str):
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    t = trainers.ParityBpeTrainer(num_merges=merges, variant=kind, show_progress=False,
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    extra = {"ratio": ratio} if ratio is not None else {"dev_iterators": [iter(d) for d in dev]}
+    t.train_from_iterator(tok, [iter(x) for x in train], **extra)
+    return tok
+
+
+def _bytepair_rules(data: Path, locales: list[str], ratio: dict | None, merges: int, kind: str):
+    import bytepair
+
+    extra = ({"ratio": ratio} if ratio is not None
+             else {"dev": {loc: str(data / "dev" / f"{loc}.txt") for loc in locales}})
+    return bytepair.train({loc: str(data / "train" / f"{loc}.txt") for loc in locales},
+                          merges=merges, parity=kind, ties="tokenizers", per_line=True,
+                          progress=False, **extra)
+
+
 def worker(trainer: str, variant: str, merges: int, data: Path, out: Path,
            locales: list[str] = LOCALES) -> None:
-    mode = "ratio" if variant == "ratio" else "dev"
     kind = "window" if variant == "window" else "base"
+    ratios = _ratios(data, locales) if variant == "ratio" else None
+    # Warm-up: one tiny training first, so that the clock times training, not loading
+    # modules (where PYTHONDONTWRITEBYTECODE is set, each import compiles its source).
+    with tempfile.TemporaryDirectory() as tiny:
+        for part, text in (("train", "ab ab abc\n"), ("dev", "ab\n")):
+            (Path(tiny) / part).mkdir()
+            for loc in locales:
+                (Path(tiny) / part / f"{loc}.txt").write_text(text)
+        tiny_ratio = dict.fromkeys(locales, 1.0) if ratios is not None else None
+        if trainer == "tokenizers":
+            _tokenizers_rules([["ab ab abc"]] * len(locales), [["ab"]] * len(locales),
+                              list(tiny_ratio.values()) if tiny_ratio else None, 2, kind)
+        else:
+            _bytepair_rules(Path(tiny), locales, tiny_ratio, 2, kind)
     if trainer == "tokenizers":
-        from tokenizers import Tokenizer, models, pre_tokenizers, trainers
-
         train = [_lines(data / "train" / f"{loc}.txt") for loc in locales]
         dev = [_lines(data / "dev" / f"{loc}.txt") for loc in locales]
         start = time.perf_counter()
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-        t = trainers.ParityBpeTrainer(num_merges=merges, variant=kind, show_progress=False,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-        extra = ({"ratio": [_ratios(data, locales)[loc] for loc in locales]} if mode == "ratio"
-                 else {"dev_iterators": [iter(d) for d in dev]})
-        t.train_from_iterator(tok, [iter(x) for x in train], **extra)
+        tok = _tokenizers_rules(train, dev, [ratios[loc] for loc in locales] if ratios else None,
+                                merges, kind)
         seconds = time.perf_counter() - start
         merges_out = json.loads(tok.to_str())["model"]["merges"]
     else:
-        import bytepair
         from bytepair.formats.export import tokenizers_json
 
         start = time.perf_counter()
-        extra = ({"ratio": _ratios(data, locales)} if mode == "ratio"
-                 else {"dev": {loc: str(data / "dev" / f"{loc}.txt") for loc in locales}})
-        tok = bytepair.train({loc: str(data / "train" / f"{loc}.txt") for loc in locales},
-                             merges=merges, parity=kind, ties="tokenizers", per_line=True,
-                             progress=False, **extra)
+        tok = _bytepair_rules(data, locales, ratios, merges, kind)
         seconds = time.perf_counter() - start
         merges_out = tokenizers_json(tok)["model"]["merges"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -145,10 +145,26 @@ cdef class PairEngine:
         cdef vector[int64_t] given_starts, given_weights
         given_starts.reserve(count + 1)
         given_weights.reserve(count)
-        for s in range(count + 1):
-            given_starts.push_back(starts[s])
-        for s in range(count):
-            given_weights.push_back(weights[s])
+        # array("q") (what counting makes) is read as a buffer: item by item through
+        # Python, a table of a million pieces took a tenth of a second.
+        cdef const int64_t[:] starts_view = None
+        cdef const int64_t[:] weights_view = None
+        try:
+            starts_view = starts
+            weights_view = weights
+        except (TypeError, ValueError, BufferError):
+            starts_view = weights_view = None
+        if starts_view is not None and weights_view is not None:
+            for s in range(count + 1):
+                given_starts.push_back(starts_view[s])
+            for s in range(count):
+                given_weights.push_back(weights_view[s])
+        else:
+            for s in range(count + 1):
+                given_starts.push_back(starts[s])
+            for s in range(count):
+                given_weights.push_back(weights[s])
+        starts_view = weights_view = None
         cdef uint32_t top
         with nogil:
             top = self._lay_out(narrow, wide, given_starts, given_weights)
