@@ -210,3 +210,14 @@ def test_window_with_every_language_over_its_share_takes_the_last_looked_at():
 def test_ratio_scores_prefer_the_least_compressed_over_its_target():
     assert ratio_scores([100, 100], [50, 80], [2.0, 1.0]) == [-1.0, -1.25]
     assert not any(math.isnan(x) for x in ratio_scores([3], [3], [0.1]))
+
+
+def test_engines_built_on_threads_equal_naive(backend, monkeypatch):
+    """Large corpora's engines are built two at a time (the compiled engine indexes
+    without the GIL): the rules are the same."""
+    monkeypatch.setattr(parity, "BUILD_ON_THREADS_SEQUENCES", 0)
+    languages = [([b"aaab", b"abab", b"ba"], [3, 2, 7]), (["日本日本".encode(), b"ab"], [2, 1]),
+                 ([b"hello", b"yellow"], [4, 4])]
+    dev = [([b"abab"], [1]), (["日本".encode()], [2]), ([b"low"], [3])]
+    expected = parity_naive.fit(languages, 12, join, dev=dev)
+    assert parity.fit(languages, 12, join, dev=dev, backend=backend) == expected

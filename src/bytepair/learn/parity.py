@@ -40,7 +40,8 @@ from bytepair._util.backend import extensions_wanted
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn import _parity_py
 from bytepair.learn.incremental import (
-    FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, default_backend, engine_class, gc_paused)
+    FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, default_backend, engine_class, gc_paused,
+    release_meanwhile)
 from bytepair.learn.parity_rules import ParityMerge
 
 _CompiledLoop = None
@@ -68,6 +69,22 @@ def _engine(corpus: Corpus | PieceCounts, backend: str | None):
         tokens.extend(s)
     kept_weights = array("q", (w for _, w in kept))
     return engine_class(backend)(tokens, starts, kept_weights), kept_weights
+
+
+#: Engines are built on two threads when they hold this many sequences in all.
+BUILD_ON_THREADS_SEQUENCES = 1 << 17
+
+
+def _engines(corpora: list, backend: str):
+    """:func:`_engine` of each corpus, in order. The compiled engine lays out and indexes
+    its pairs without the GIL, so large ones are built two at a time."""
+    sequences = sum(len(c) if isinstance(c, PieceCounts) else len(c[0]) for c in corpora)
+    if backend != "compiled" or len(corpora) < 2 or sequences < BUILD_ON_THREADS_SEQUENCES:
+        return [_engine(corpus, backend) for corpus in corpora]
+    from concurrent.futures import ThreadPoolExecutor  # at first use, not at import
+
+    with ThreadPoolExecutor(2, thread_name_prefix="bytepair-parity") as pool:
+        return list(pool.map(lambda corpus: _engine(corpus, backend), corpora))
 
 
 def _length(corpus: Corpus | PieceCounts) -> int:
@@ -137,13 +154,16 @@ class ParityTrainer:
             if top >= len(letters):
                 raise ValueError(f"order: token {top} has no string (the order spells "
                                  f"{len(letters)} tokens)")
-        engines, self._weights = map(list, zip(*(_engine(c, backend) for c in languages)))
+        built = _engines(list(languages) + list(dev or ()), backend)
+        engines, self._weights = map(list, zip(*built[:len(languages)]))
         dev_engines = None
         if dev is not None:
-            dev_engines, self._weights = map(list, zip(*(_engine(c, backend) for c in dev)))
+            dev_engines, self._weights = map(list, zip(*built[len(languages):]))
             lengths = [_length(corpus) for corpus in dev]
         else:
             lengths = [_length(corpus) for corpus in languages]
+        #: Token positions held by the training engines (to free them on a thread when many).
+        self.positions = sum(_length(corpus) for corpus in languages) if dev is not None else sum(lengths)
         global_engine = None
         if global_merges > 0:
             if all(isinstance(corpus, PieceCounts) for corpus in languages):
@@ -301,5 +321,6 @@ def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceC
                 if len(learned) < min(merges - len(rules) + len(learned), 1000):
                     break
     finally:
-        trainer.release()
+        # A large engine is freed on a thread of its own while the model is made.
+        release_meanwhile(trainer, trainer.positions)
     return rules
