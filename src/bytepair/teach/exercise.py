@@ -288,58 +288,76 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
     ``a b c`` (merges: ``a b``), so that repeats and ties are common; a counterexample is shrunk
     to the smallest one. Needs Hypothesis (``pip install 'bytepair[teach]'``).
     """
-    try:
-        from hypothesis import HealthCheck, Phase, find, settings, strategies as st
-        from hypothesis.errors import NoSuchExample
-    except ImportError:
-        raise ImportError("bytepair exercise check needs Hypothesis: "
-                          "pip install 'bytepair[teach]'") from None
-    config = settings(database=None, max_examples=examples, derandomize=True, deadline=None,
-                      phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    symbol = st.sampled_from("abc")
-    word = st.lists(symbol, max_size=8)
-    corpus = st.lists(word, min_size=1, max_size=4)
-    # A merge is tried with a pair of the word, so that matches (and repeats) are the rule.
-    merge_case = st.lists(st.sampled_from("ab"), min_size=2, max_size=8).flatmap(
-        lambda w: st.tuples(st.just(w), st.sampled_from(list(zip(w, w[1:])))))
-    errors: list[str] = []
+    search = _Search(examples)
+    findings = [_deduplicated(search, learner), *_merge_findings(search, learner),
+                _across_boundaries(search, learner), _arbitrary_ties(search, learner)]
+    training = _training(search, learner)
+    return Report(findings, search.errors, training)
 
-    def safely(condition):
-        def run(example) -> bool:
+
+class _Search:
+    """Hypothesis's :func:`hypothesis.find` with the check's settings, and the corpora it draws.
+
+    A call returns the smallest example that meets the condition, or None. When
+    the learner's code fails on an example, the example does not count and the
+    first such failure is kept in ``errors`` (one line for the report).
+    """
+
+    def __init__(self, examples: int):
+        try:
+            from hypothesis import HealthCheck, Phase, find, settings, strategies as st
+            from hypothesis.errors import NoSuchExample
+        except ImportError:
+            raise ImportError("bytepair exercise check needs Hypothesis: "
+                              "pip install 'bytepair[teach]'") from None
+        self._find, self._no_example = find, NoSuchExample
+        self._config = settings(database=None, max_examples=examples, derandomize=True,
+                                deadline=None, phases=[Phase.generate, Phase.shrink],
+                                suppress_health_check=list(HealthCheck))
+        word = st.lists(st.sampled_from("abc"), max_size=8)
+        self.one_word = st.lists(word, min_size=1, max_size=1)
+        self.corpus = st.lists(word, min_size=1, max_size=4)
+        self.several_words = self.corpus.filter(lambda words: len(words) > 1)  # a boundary
+        self.corpus_and_merges = st.tuples(self.corpus, st.integers(1, 4))
+        # A merge is tried with a pair of the word, so that matches (and repeats) are the rule.
+        self.merge_case = st.lists(st.sampled_from("ab"), min_size=2, max_size=8).flatmap(
+            lambda w: st.tuples(st.just(w), st.sampled_from(list(zip(w, w[1:])))))
+        self.errors: list[str] = []
+
+    def __call__(self, strategy, condition: Callable):
+        def safely(example) -> bool:
             try:
                 return condition(example)
             except LearnerError as exc:
-                if not errors:
-                    errors.append(str(exc))
+                if not self.errors:
+                    self.errors.append(str(exc))
                 return False
-        return run
 
-    def search(strategy, condition):
         try:
-            return find(strategy, safely(condition), settings=config)
-        except NoSuchExample:
+            return self._find(strategy, safely, settings=self._config)
+        except self._no_example:
             return None
 
-    def learner_counts(words) -> dict:
-        return dict(learner.count_pairs(words))
 
-    findings = []
-
-    # Deduplicating: one word, a pair counted fewer times than it occurs.
+def _deduplicated(search: _Search, learner: Learner) -> Finding:
+    """Deduplicating: one word, a pair counted fewer times than it occurs."""
     def undercounts(words):
         ref = reference_count_pairs(words, [1] * len(words))
-        mine = learner_counts(words)
+        mine = dict(learner.count_pairs(words))
         return any(mine.get(pair, 0) < n for pair, n in ref.items())
 
-    found = search(st.lists(word, min_size=1, max_size=1), undercounts)
-    findings.append(_count_finding("deduplicated", found, learner_counts, under=True))
+    found = search(search.one_word, undercounts)
+    return _count_finding("deduplicated", found, learner, under=True)
 
-    # First match only / overlapping: one merge of one word.
+
+def _merge_findings(search: _Search, learner: Learner) -> list[Finding]:
+    """First match only / overlapping: one merge of one word makes fewer / more tokens than
+    the word has non-overlapping matches."""
     def replaced(case):
-        word_, pair = case
+        word, pair = case
         new = pair[0] + pair[1]
-        expected, matches = replace_pair(word_, pair[0], pair[1], new)
-        return learner.merge(word_, pair, new).count(new), matches, expected
+        expected, matches = replace_pair(word, pair[0], pair[1], new)
+        return learner.merge(word, pair, new).count(new), matches, expected
 
     def fewer(case):
         made, matches, _ = replaced(case)
@@ -349,27 +367,33 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
         made, matches, _ = replaced(case)
         return made > matches
 
+    findings = []
     for mode, condition in (("first-occurrence", fewer), ("overlapping", more)):
-        found = search(merge_case, condition)
+        found = search(search.merge_case, condition)
         example = None
         if found is not None:
-            word_, pair = found
+            word, pair = found
             new = pair[0] + pair[1]
-            expected, _ = replace_pair(word_, pair[0], pair[1], new)
-            got = learner.merge(word_, pair, new)
-            example = (f"merge({_word(word_)}, {_pair(pair)}, \"{new}\") returned {_word(got)}, "
+            expected, _ = replace_pair(word, pair[0], pair[1], new)
+            got = learner.merge(word, pair, new)
+            example = (f"merge({_word(word)}, {_pair(pair)}, \"{new}\") returned {_word(got)}, "
                        f"expected {_word(expected)}")
         findings.append(Finding(mode, MODES[mode], found is not None, example))
+    return findings
 
-    # Across boundaries: a pair counted more often than it occurs inside the words.
+
+def _across_boundaries(search: _Search, learner: Learner) -> Finding:
+    """Across boundaries: a pair counted more often than it occurs inside the words."""
     def overcounts(words):
         ref = reference_count_pairs(words, [1] * len(words))
-        return any(n > ref.get(pair, 0) for pair, n in learner_counts(words).items())
+        return any(n > ref.get(pair, 0) for pair, n in dict(learner.count_pairs(words)).items())
 
-    found = search(corpus.filter(lambda words: len(words) > 1), overcounts)
-    findings.append(_count_finding("across-boundaries", found, learner_counts, under=False))
+    found = search(search.several_words, overcounts)
+    return _count_finding("across-boundaries", found, learner, under=False)
 
-    # Ties: right counts, but the first pair of greatest count is not the smallest one.
+
+def _arbitrary_ties(search: _Search, learner: Learner) -> Finding:
+    """Ties: right counts, but the first pair of greatest count is not the smallest one."""
     def wrong_tie(words):
         ref = reference_count_pairs(words, [1] * len(words))
         mine = learner.count_pairs(words)
@@ -378,7 +402,7 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
         best = max(n for _, n in mine)
         return next(p for p, n in mine if n == best) != choose_smallest(ref)[0]
 
-    found = search(corpus, wrong_tie)
+    found = search(search.corpus, wrong_tie)
     example = None
     if found is not None:
         mine = learner.count_pairs(found)
@@ -387,36 +411,42 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
         right = choose_smallest(reference_count_pairs(found, [1] * len(found)))[0]
         example = (f"{_show(found)}: your counts put {_pair(picked)} first among the pairs counted "
                    f"{best} times; the documented order picks {_pair(right)}")
-    findings.append(Finding("arbitrary-ties", MODES["arbitrary-ties"], found is not None, example))
+    return Finding("arbitrary-ties", MODES["arbitrary-ties"], found is not None, example)
 
-    # Training as a whole, on corpora with a few merges.
+
+def _training(search: _Search, learner: Learner) -> str | None:
+    """Training as a whole, on corpora with a few merges: where the learner's rules differ."""
+    def fits(words, merges):
+        mine, _ = learner_fit(learner, words, merges, _join)
+        ref, _ = reference_fit(words, [1] * len(words), merges, _join)
+        return mine, ref
+
     def trains_differently(case):
-        words, merges = case
-        mine, _ = learner_fit(learner, words, merges, lambda left, right, rank: left + right)
-        ref, _ = reference_fit(words, [1] * len(words), merges,
-                               lambda left, right, rank: left + right)
+        mine, ref = fits(*case)
         return mine != ref
 
-    found = search(st.tuples(corpus, st.integers(1, 4)), trains_differently)
-    training = None
-    if found is not None:
-        words, merges = found
-        mine, _ = learner_fit(learner, words, merges, lambda left, right, rank: left + right)
-        ref, _ = reference_fit(words, [1] * len(words), merges, lambda left, right, rank: left + right)
-        training = (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your rules "
-                    f"{_rules(mine)}, expected {_rules(ref)}")
-    return Report(findings, errors, training)
+    found = search(search.corpus_and_merges, trains_differently)
+    if found is None:
+        return None
+    words, merges = found
+    mine, ref = fits(words, merges)
+    return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your rules "
+            f"{_rules(mine)}, expected {_rules(ref)}")
+
+
+def _join(left: str, right: str, rank: int) -> str:
+    return left + right  # a new token of the word modes: the two texts side by side
 
 
 def _rules(rules: list[Merge]) -> str:
     return "[" + ", ".join(f"{_pair((r.left, r.right))}x{r.count}" for r in rules) + "]"
 
 
-def _count_finding(mode: str, found, learner_counts, under: bool) -> Finding:
+def _count_finding(mode: str, found, learner: Learner, under: bool) -> Finding:
     if found is None:
         return Finding(mode, MODES[mode], False)
     ref = reference_count_pairs(found, [1] * len(found))
-    mine = learner_counts(found)
+    mine = dict(learner.count_pairs(found))
     pairs = sorted(set(ref) | set(mine))
     pair = next(p for p in pairs if (mine.get(p, 0) < ref.get(p, 0) if under
                                      else mine.get(p, 0) > ref.get(p, 0)))
