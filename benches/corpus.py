@@ -1661,7 +1661,7 @@ def catalogs(locales: list[str], directory: Path | None = None) -> Path:
 # originals of the same documentation.
 
 #: Bump when the parallel recipe or its sources change: part of its cache name.
-PARALLEL_RECIPE = 1
+PARALLEL_RECIPE = 2
 #: The parallel set's default languages: English, three more Latin-script languages, Russian
 #: (Cyrillic), Chinese and Japanese (Han, Kana), Greek.
 PARALLEL_LOCALES = ("en", "fr", "de", "es", "ru", "zh_CN", "ja", "el")
@@ -1791,25 +1791,69 @@ def _unit_lines(text: str) -> list[bytes]:
     return [line.encode() for line in (_clean(part).strip() for part in text.split("\n")) if line]
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _read_fortunes(path: Path) -> Iterator[str]:
+    """A fortune file's paragraphs, one per line: colour escapes dropped, the hard-wrapped
+    lines of a paragraph joined (without a space after a non-ASCII character: Chinese).
+
+    >>> import tempfile
+    >>> f = Path(tempfile.mkdtemp()) / "fortunes"
+    >>> _ = f.write_text("要有礼貌\\n\\n在项目中，很难\\n避免。\\n  \\x1b[33m-- Debian\\x1b[m\\n%\\nB\\n")
+    >>> list(_read_fortunes(f))
+    ['要有礼貌', '在项目中，很难避免。-- Debian', 'B']
+    """
+    paragraph = ""
+    for line in _ANSI.sub("", path.read_text(encoding="utf-8", errors="replace")).split("\n"):
+        line = line.strip()
+        if not line or line == "%":
+            if paragraph:
+                yield paragraph
+            paragraph = ""
+        elif not paragraph or not paragraph[-1].isascii():
+            paragraph += line
+        else:
+            paragraph += " " + line
+    if paragraph:
+        yield paragraph
+
+
+#: More training text for a locale whose documentation falls short of the budget: (package,
+#: files in it, reader). Chinese: the Chinese fortunes (modern prose, Tang and Song poems).
+PARALLEL_MORE_TEXT = {
+    "zh_CN": [("fortunes-zh", [f"usr/share/games/fortunes/{name}"
+                               for name in ("chinese", "tang300", "song100")], _read_fortunes)],
+}
+
+
 def _documentation_lines(locale: str) -> Iterator[bytes]:
     """The locale's other translated documentation, a line at a time: the ``LANGUAGES`` text
     without its LibreOffice help blocks; for English, the English originals (``_REFERENCES``)
-    of the documentation families, LibreOffice's help left out too."""
+    of the documentation families, LibreOffice's help left out too. Then
+    ``PARALLEL_MORE_TEXT``'s, lines that look English left out."""
     language = PARALLEL_CODES[locale][1]
     if language is None:
         for family, source in _REFERENCES.items():
             if family != "libreoffice":
                 yield from _extra_lines(source, {})
-        return
-    path = _language_all(language)
-    blocks = json.loads(path.with_suffix(".blocks.json").read_text())
-    with open(path, "rb") as f:
-        start = 0
-        for name, end in blocks:
-            data = f.read(end - start)
-            start = end
-            if not name.startswith("libreoffice-"):
-                yield from data.splitlines(keepends=True)
+    else:
+        path = _language_all(language)
+        blocks = json.loads(path.with_suffix(".blocks.json").read_text())
+        with open(path, "rb") as f:
+            start = 0
+            for name, end in blocks:
+                data = f.read(end - start)
+                start = end
+                if not name.startswith("libreoffice-"):
+                    yield from data.splitlines(keepends=True)
+    for package, files, read in PARALLEL_MORE_TEXT.get(locale, ()):
+        root = unpacked(package)
+        for name in files:
+            for line in read(root / name):
+                line = _clean(line)
+                if any(ch.isalpha() for ch in line) and not _looks_english(line):
+                    yield line.encode() + b"\n"
 
 
 def parallel(locales: list[str] | tuple[str, ...] = PARALLEL_LOCALES,
@@ -1915,6 +1959,7 @@ def parallel(locales: list[str] | tuple[str, ...] = PARALLEL_LOCALES,
 def _parallel_packages(locales) -> dict[str, str]:
     """The versions of the packages the units come from (downloaded into the cache)."""
     packages = list(PARALLEL_CATALOG_PACKAGES)
+    packages += [package for loc in locales for package, _, _ in PARALLEL_MORE_TEXT.get(loc, ())]
     for loc in locales:
         code = PARALLEL_CODES[loc][0]
         packages += [f"libreoffice-help-{code}"] + ([] if loc == "en" else

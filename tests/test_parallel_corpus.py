@@ -117,3 +117,11 @@ def test_help_paragraphs_are_read_by_id(tmp_path):
     assert corpus.help_paragraphs(page) == [
         ("hd_id1", "Table"), ("par_id2", "Inserts a table."), ("par_id3", "nested text here"),
         ("par_id2#2", "Again")]
+
+
+def test_fortunes_are_read_a_paragraph_a_line(tmp_path):
+    path = tmp_path / "fortunes"
+    path.write_text("要有礼貌\n\n在项目中，很难\n避免。\n  \x1b[33m-- Debian\x1b[m 第一条\n%\n"
+                    "An English\nline\n%\n", encoding="utf-8")
+    assert list(corpus._read_fortunes(path)) == [
+        "要有礼貌", "在项目中，很难避免。-- Debian 第一条", "An English line"]
