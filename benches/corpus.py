@@ -61,6 +61,7 @@ Command line (prints one path per size)::
     python -m benches.corpus --language large --size 1GB --info
     python -m benches.corpus --language synthetic --size 10GB   # SIMULATED text, any size
     python -m benches.corpus --list                # every language and its size
+    python -m benches.corpus --parallel --info     # parallel text of eight languages
 
 Sizes are decimal: ``1MB`` is 1,000,000 bytes, ``1MiB`` is 1,048,576.
 """
@@ -2019,9 +2020,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--info", action="store_true", help="print the manifest after each path")
     parser.add_argument("--list", action="store_true",
                         help="build every language's text and print its size")
+    parser.add_argument("--parallel", action="store_true",
+                        help="build the parallel training, dev and held-out text of "
+                             + ", ".join(PARALLEL_LOCALES) + " (see parallel()) and print "
+                             "its directory")
     add_fetch_option(parser)
     args = parser.parse_args(argv)
     apply_fetch_option(args)
+    if args.parallel:
+        try:
+            path = parallel()
+        except FetchNotAllowed as e:
+            parser.error(str(e))
+        print(path, flush=True)
+        if args.info:
+            print((path / "manifest.json").read_text())
+        return 0
     if args.list:
         for language in (*LANGUAGES, "multilingual"):
             path = corpus_path(None, language=language)

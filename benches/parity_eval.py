@@ -139,8 +139,10 @@ def main(argv=None) -> int:
     parser.add_argument("--output", type=Path,
                         help="results file (default benches/results/parity-eval-DATA.json)")
     parser.add_argument("--no-save", action="store_true")
-    args = parser.parse_args(argv)
     from benches import corpus
+    corpus.add_fetch_option(parser)
+    args = parser.parse_args(argv)
+    corpus.apply_fetch_option(args)
 
     if args.data == "parallel":
         locales = list(corpus.PARALLEL_LOCALES)
