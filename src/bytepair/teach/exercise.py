@@ -23,7 +23,9 @@ counterexample it finds; :func:`load_learner` imports the file (for
 from __future__ import annotations
 
 import importlib.util
+import operator
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, NamedTuple, Sequence
@@ -89,12 +91,31 @@ class LearnerError(ValueError):
     """The learner's code failed (raised, ran too long, or returned the wrong kind of value)."""
 
 
+class _Refused(LearnerError):
+    """A wrong answer of the learner's function, refused by the check of it."""
+
+
 class _TooSlow(BaseException):
     """Raised inside the learner's code when a call runs past its time."""
 
 
+#: The fewest entries a ``count_pairs`` answer may hold before it is refused as too many
+#: (the bound is the tokens of the words, if greater: no more distinct pairs can occur).
+MAX_PAIRS = 100_000
+
+
 class Learner:
-    """The learner's two functions, called with a time limit and their failures in one line."""
+    """The learner's two functions, called with a time limit and their failures in one line.
+
+    Every answer is checked before it is used: ``count_pairs`` must return
+    ``{(left, right): count}`` (a mapping, or ``(pair, count)`` entries) whose
+    pairs are two tokens of the words it was given and whose counts are whole
+    numbers no greater than those words' tokens; ``merge`` must return a list
+    no longer than the word, of the word's own tokens and the new token. A
+    failure, or an exception of the learner's code, is a :class:`LearnerError`
+    in one line that names the function. ``where`` (such as ``"on a bytes
+    corpus"``) says in those lines what kind of tokens the words hold.
+    """
 
     def __init__(self, name: str, count_pairs: Callable, merge: Callable, filename: str = ""):
         self.name = name
@@ -102,7 +123,9 @@ class Learner:
         self.merge_function = merge
         self.filename = filename
 
-    def _call(self, function: Callable, what: str, *args):
+    def _call(self, function: Callable, what: str, args: tuple, take: Callable):
+        """``take(function(*args))``, both under the time limit: ``take`` reads the answer
+        (a generator runs the learner's code as it is read) and refuses a wrong one."""
         # A trace function on the learner's own frames stops a loop that never ends;
         # it works in any thread (the server's), where an alarm signal cannot.
         end = time.perf_counter() + CALL_SECONDS
@@ -119,44 +142,160 @@ class Learner:
         previous = sys.gettrace()
         sys.settrace(calls)
         try:
-            return function(*args)
+            return take(function(*args))
+        except _Refused as exc:
+            raise LearnerError(str(exc)) from None
         except _TooSlow:
             raise LearnerError(f"your {what} ran for more than {CALL_SECONDS:g} s on "
                                f"{_show_args(args)}: does its loop always move on?") from None
-        except Exception as exc:
-            raise LearnerError(f"your {what} raised {type(exc).__name__}: {exc} "
-                               f"(on {_show_args(args)})") from None
+        except KeyboardInterrupt:
+            # Ctrl-C reaches the main thread only; in another (the server's) it is the learner's.
+            if threading.current_thread() is threading.main_thread():
+                raise
+            raise LearnerError(_raised(what, KeyboardInterrupt(), args)) from None
+        except BaseException as exc:  # SystemExit too: the learner's code stops only itself
+            raise LearnerError(_raised(what, exc, args)) from None
         finally:
             sys.settrace(previous)
 
-    def count_pairs(self, words: list[list]) -> list[tuple[tuple, int]]:
+    def count_pairs(self, words: list[list], where: str = "") -> list[tuple[tuple, int]]:
         """The learner's counts as ``[(pair, count), ...]`` in the order returned (zeros left out)."""
-        result = self._call(self.count_pairs_function, "count_pairs",
-                            [list(word) for word in words])
-        try:
-            items = list(result.items() if hasattr(result, "items") else result)
+        words = [list(word) for word in words]
+        tokens = {token for word in words for token in word}
+        kinds = {type(token) for token in tokens}
+        symbols = sum(len(word) for word in words)
+        limit = max(MAX_PAIRS, symbols)
+        a_pair = f"{where + ' ' if where else ''}a pair is two {_kind(kinds)}"
+
+        def take(result) -> list[tuple[tuple, int]]:
+            if isinstance(result, (str, bytes)) or not (hasattr(result, "items")
+                                                        or hasattr(result, "__iter__")):
+                raise _Refused("your count_pairs must return a dict {(left, right): count}, "
+                                   f"got {_short(result)}")
+            entries = result.items() if hasattr(result, "items") else result
             out = []
-            for pair, count in items:
-                pair = tuple(pair)
-                if len(pair) != 2 or isinstance(count, bool) or not isinstance(count, int):
-                    raise TypeError
+            for n, entry in enumerate(entries):
+                if n == limit:
+                    raise _Refused(f"your count_pairs returned more than {limit:,} pairs; "
+                                       f"its words hold only {symbols:,} tokens")
+                if type(entry) not in (tuple, list) or len(entry) != 2:
+                    raise _Refused("your count_pairs must return a dict {(left, right): "
+                                       f"count}}, got the entry {_short(entry)}")
+                pair, count = entry
+                if type(pair) not in (tuple, list) or len(pair) != 2:
+                    raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
+                                       f"{a_pair}, as a tuple (left, right)")
+                for token in pair:
+                    if type(token) not in kinds:
+                        raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
+                                           f"{a_pair}")
+                    if token not in tokens:
+                        raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
+                                           f"{_short(token)} is not a token of any of its words")
+                if isinstance(count, bool) or not hasattr(type(count), "__index__"):
+                    raise _Refused(f"your count_pairs returned the count {_short(count)} for "
+                                       f"{_short(pair)}: a count is a whole number (int)")
+                count = operator.index(count)
+                if count > symbols:
+                    raise _Refused(f"your count_pairs returned the count {_short(count)} for "
+                                       f"{_short(pair)}: more than the {symbols:,} tokens its "
+                                       "words hold in all")
                 if count > 0:
-                    out.append((pair, count))
-        except (TypeError, ValueError):
-            raise LearnerError("your count_pairs must return a dict {(left, right): count}, got "
-                               f"{_short(result)}") from None
-        return out
+                    out.append((tuple(pair), count))
+            return out
 
-    def merge(self, word: list, pair: tuple, new_token) -> list:
-        result = self._call(self.merge_function, "merge", list(word), tuple(pair), new_token)
-        if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
-            raise LearnerError(f"your merge must return a list of tokens, got {_short(result)}")
-        return list(result)
+        return self._call(self.count_pairs_function, "count_pairs", (words,), take)
+
+    def merge(self, word: list, pair: tuple, new_token, where: str = "") -> list:
+        """The learner's merge of one word, as a list (checked: see the class)."""
+        word, pair = list(word), tuple(pair)
+        allowed = {*word, new_token}
+        kinds = {type(token) for token in allowed}
+
+        def take(result) -> list:
+            if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
+                raise _Refused(f"your merge must return a list of tokens, got {_short(result)}")
+            out = []
+            for token in result:
+                if len(out) == len(word):
+                    raise _Refused(f"your merge returned more than {len(word)} tokens for "
+                                       f"the word {_short(word)}: a merge never makes a word "
+                                       "longer")
+                if type(token) not in kinds:
+                    raise _Refused(f"your merge returned the token {_short(token)}: "
+                                       f"{where + ' ' if where else ''}a token is "
+                                       f"{_kind(kinds, one=True)}")
+                if token not in allowed:
+                    raise _Refused(f"your merge returned the token {_short(token)} for the "
+                                       f"word {_short(word)}: a merged word holds only the "
+                                       f"word's tokens and the new token {_short(new_token)}")
+                out.append(token)
+            return out
+
+        return self._call(self.merge_function, "merge", (word, pair, new_token), take)
 
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
+def _kind(kinds: set, one: bool = False) -> str:
+    """What the tokens are, for a refusal: token IDs (ints), tokens (strings)."""
+    if kinds == {int}:
+        return "a token ID (int)" if one else "token IDs (ints)"
+    if kinds == {str}:
+        return "a string" if one else "tokens (strings)"
+    return "one of its word's tokens" if one else "tokens of its words"
+
+
+def _raised(what: str, exc: BaseException, args: tuple) -> str:
+    """The learner's exception in one line: its type and message (only as much of either as is
+    safe to read: the message may be the learner's code)."""
+    try:
+        message = " ".join(str(exc).split())
+    except BaseException:  # a __str__ that fails or runs past the time limit
+        message = ""
+    if len(message) > 200:
+        message = message[:197] + "..."
+    name = getattr(type(exc), "__name__", "an exception")
+    return (f"your {what} raised {name}{': ' + message if message else ''} "
+            f"(on {_show_args(args)})")
+
+
+def _short(value, limit: int = 80) -> str:
+    """``repr(value)`` in at most ``limit`` characters, written only from built-in values: any
+    other object is shown by its type's name, as its own repr is code of the learner's."""
+    text = _repr(value, limit + 1)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _repr(value, budget: int) -> str:
+    kind = type(value)
+    if budget <= 0:
+        return "..."  # each level has less: a list that holds itself ends
+    if value is None or kind in (bool, float):
+        return repr(value)
+    if kind is int:
+        return repr(value) if value.bit_length() <= 256 else f"<an int of {value.bit_length()} bits>"
+    if kind in (str, bytes):
+        return repr(value[:budget])
+    if kind in (tuple, list, set, frozenset, dict):
+        parts, used = [], 0
+        items = value.items() if kind is dict else value
+        for item in items:
+            if used > budget:
+                parts.append("...")
+                break
+            room = budget - used - 1
+            text = (f"{_repr(item[0], room)}: {_repr(item[1], room)}" if kind is dict
+                    else _repr(item, room))
+            parts.append(text)
+            used += len(text) + 2
+        inner = ", ".join(parts)
+        if kind is tuple:
+            return f"({inner},)" if len(parts) == 1 else f"({inner})"
+        if kind is list:
+            return f"[{inner}]"
+        if kind in (set, frozenset) and not parts:
+            return f"{kind.__name__}()"
+        return f"{{{inner}}}" if kind is not frozenset else f"frozenset({{{inner}}})"
+    return f"<{kind.__name__} object>"
 
 
 def _show_args(args) -> str:
@@ -194,7 +333,7 @@ def load_learner(path) -> Learner:
 
 
 def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
-                join: Callable, *, first_rank: int = 0,
+                join: Callable, *, first_rank: int = 0, where: str = "",
                 on_round: Callable[[Merge, list[list], list[list]], None] | None = None,
                 ) -> tuple[list[Merge], list[list]]:
     """Up to ``merges`` rounds with the learner's functions: count, take the first pair with the
@@ -202,19 +341,20 @@ def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
 
     Ranks start at ``first_rank``, so the words after ``k`` rounds with
     ``first_rank=k`` continue a run (the learner's functions are taken to depend
-    on their arguments only). ``on_round(rule, before, after)`` sees each round.
+    on their arguments only). ``on_round(rule, before, after)`` sees each round; ``where``
+    goes to the learner's refusals (see :class:`Learner`).
     """
     rows = [list(word) for word in words]
     rules: list[Merge] = []
     for rank in range(first_rank, first_rank + merges):
-        counts = learner.count_pairs(rows)
+        counts = learner.count_pairs(rows, where)
         if not counts:
             break
         best = max(count for _, count in counts)
         pair = next(pair for pair, count in counts if count == best)
         new = join(pair[0], pair[1], rank)
         before = sum(row.count(new) for row in rows)
-        previous, rows = rows, [learner.merge(row, pair, new) for row in rows]
+        previous, rows = rows, [learner.merge(row, pair, new, where) for row in rows]
         rules.append(Merge(rank, pair[0], pair[1], new, best,
                            sum(row.count(new) for row in rows) - before))
         if on_round is not None:
