@@ -172,19 +172,24 @@ class Learner:
                                                         or hasattr(result, "__iter__")):
                 raise _Refused("your count_pairs must return a dict {(left, right): count}, "
                                    f"got {_short(result)}")
-            entries = result.items() if hasattr(result, "items") else result
+            mapping = hasattr(result, "items")
             out = []
-            for n, entry in enumerate(entries):
+            for n, entry in enumerate(result.items() if mapping else result):
                 if n == limit:
                     raise _Refused(f"your count_pairs returned more than {limit:,} pairs; "
-                                       f"its words hold only {symbols:,} tokens")
-                if type(entry) not in (tuple, list) or len(entry) != 2:
+                                   f"its words hold only {symbols:,} tokens")
+                # Outside a mapping, ("a", "b") is a pair without its count, not pair "a".
+                if type(entry) not in (tuple, list) or len(entry) != 2 or (
+                        not mapping and type(entry[0]) not in (tuple, list)):
                     raise _Refused("your count_pairs must return a dict {(left, right): "
                                        f"count}}, got the entry {_short(entry)}")
                 pair, count = entry
                 if type(pair) not in (tuple, list) or len(pair) != 2:
                     raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
                                        f"{a_pair}, as a tuple (left, right)")
+                if not tokens:
+                    raise _Refused(f"your count_pairs returned the key {_short(pair)}, but its "
+                                   "words hold no tokens")
                 for token in pair:
                     if type(token) not in kinds:
                         raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
