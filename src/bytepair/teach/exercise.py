@@ -451,11 +451,11 @@ class _Search:
     def __init__(self, examples: int):
         try:
             from hypothesis import HealthCheck, Phase, find, settings, strategies as st
-            from hypothesis.errors import NoSuchExample
+            from hypothesis.errors import Flaky, NoSuchExample
         except ImportError:
             raise ImportError("bytepair exercise check needs Hypothesis: "
                               "pip install 'bytepair[teach]'") from None
-        self._find, self._no_example = find, NoSuchExample
+        self._find, self._no_example, self._flaky = find, NoSuchExample, Flaky
         self._config = settings(database=None, max_examples=examples, derandomize=True,
                                 deadline=None, phases=[Phase.generate, Phase.shrink],
                                 suppress_health_check=list(HealthCheck))
@@ -482,6 +482,26 @@ class _Search:
             return self._find(strategy, safely, settings=self._config)
         except self._no_example:
             return None
+        except self._flaky:  # an example failed once and not again: state kept between calls
+            if not self.errors:
+                self.errors.append("your functions answered otherwise when called again on the "
+                                   "same input: their answers must depend on their arguments "
+                                   "only")
+            return None
+
+    def again(self, call: Callable):
+        """``call()`` (the learner's code run again on an example found, to show it), or None
+        if the code fails this time (kept in ``errors``, as in a search)."""
+        try:
+            return call()
+        except LearnerError as exc:
+            if not self.errors:
+                self.errors.append(str(exc))
+            return None
+
+
+#: An example found, shown again: the learner's function answered otherwise the second time.
+_NOT_AGAIN = "your {what} answered otherwise (or failed) when called again on the same input"
 
 
 def _deduplicated(search: _Search, learner: Learner) -> Finding:
@@ -492,7 +512,7 @@ def _deduplicated(search: _Search, learner: Learner) -> Finding:
         return any(mine.get(pair, 0) < n for pair, n in ref.items())
 
     found = search(search.one_word, undercounts)
-    return _count_finding("deduplicated", found, learner, under=True)
+    return _count_finding("deduplicated", found, search, learner, under=True)
 
 
 def _merge_findings(search: _Search, learner: Learner) -> list[Finding]:
@@ -504,25 +524,19 @@ def _merge_findings(search: _Search, learner: Learner) -> list[Finding]:
         expected, matches = replace_pair(word, pair[0], pair[1], new)
         return learner.merge(word, pair, new).count(new), matches, expected
 
-    def fewer(case):
-        made, matches, _ = replaced(case)
-        return made < matches
-
-    def more(case):
-        made, matches, _ = replaced(case)
-        return made > matches
-
     findings = []
-    for mode, condition in (("first-occurrence", fewer), ("overlapping", more)):
-        found = search(search.merge_case, condition)
+    for mode, shows in (("first-occurrence", operator.lt), ("overlapping", operator.gt)):
+        found = search(search.merge_case, lambda case: shows(*replaced(case)[:2]))
         example = None
         if found is not None:
             word, pair = found
             new = pair[0] + pair[1]
-            expected, _ = replace_pair(word, pair[0], pair[1], new)
-            got = learner.merge(word, pair, new)
+            expected, matches = replace_pair(word, pair[0], pair[1], new)
+            got = search.again(lambda: learner.merge(word, pair, new))
             example = (f"merge({_word(word)}, {_pair(pair)}, \"{new}\") returned {_word(got)}, "
-                       f"expected {_word(expected)}")
+                       f"expected {_word(expected)}"
+                       if got is not None and shows(got.count(new), matches)
+                       else _NOT_AGAIN.format(what="merge"))
         findings.append(Finding(mode, MODES[mode], found is not None, example))
     return findings
 
@@ -534,7 +548,7 @@ def _across_boundaries(search: _Search, learner: Learner) -> Finding:
         return any(n > ref.get(pair, 0) for pair, n in dict(learner.count_pairs(words)).items())
 
     found = search(search.several_words, overcounts)
-    return _count_finding("across-boundaries", found, learner, under=False)
+    return _count_finding("across-boundaries", found, search, learner, under=False)
 
 
 def _arbitrary_ties(search: _Search, learner: Learner) -> Finding:
@@ -550,12 +564,15 @@ def _arbitrary_ties(search: _Search, learner: Learner) -> Finding:
     found = search(search.corpus, wrong_tie)
     example = None
     if found is not None:
-        mine = learner.count_pairs(found)
-        best = max(n for _, n in mine)
-        picked = next(p for p, n in mine if n == best)
-        right = choose_smallest(reference_count_pairs(found, [1] * len(found)))[0]
-        example = (f"{_show(found)}: your counts put {_pair(picked)} first among the pairs counted "
-                   f"{best} times; the documented order picks {_pair(right)}")
+        mine = search.again(lambda: learner.count_pairs(found))
+        if mine:
+            best = max(n for _, n in mine)
+            picked = next(p for p, n in mine if n == best)
+            right = choose_smallest(reference_count_pairs(found, [1] * len(found)))[0]
+            example = (f"{_show(found)}: your counts put {_pair(picked)} first among the pairs "
+                       f"counted {best} times; the documented order picks {_pair(right)}")
+        else:
+            example = f"{_show(found)}: {_NOT_AGAIN.format(what='count_pairs')}"
     return Finding("arbitrary-ties", MODES["arbitrary-ties"], found is not None, example)
 
 
@@ -574,7 +591,11 @@ def _training(search: _Search, learner: Learner) -> str | None:
     if found is None:
         return None
     words, merges = found
-    mine, ref = fits(words, merges)
+    fitted = search.again(lambda: fits(words, merges))
+    if fitted is None:
+        return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your functions "
+                "failed when run again on it")
+    mine, ref = fitted
     return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your rules "
             f"{_rules(mine)}, expected {_rules(ref)}")
 
@@ -587,14 +608,18 @@ def _rules(rules: list[Merge]) -> str:
     return "[" + ", ".join(f"{_pair((r.left, r.right))}x{r.count}" for r in rules) + "]"
 
 
-def _count_finding(mode: str, found, learner: Learner, under: bool) -> Finding:
+def _count_finding(mode: str, found, search: _Search, learner: Learner, under: bool) -> Finding:
     if found is None:
         return Finding(mode, MODES[mode], False)
     ref = reference_count_pairs(found, [1] * len(found))
-    mine = dict(learner.count_pairs(found))
+    counted = search.again(lambda: learner.count_pairs(found))
+    mine = dict(counted or ())
     pairs = sorted(set(ref) | set(mine))
-    pair = next(p for p in pairs if (mine.get(p, 0) < ref.get(p, 0) if under
-                                     else mine.get(p, 0) > ref.get(p, 0)))
+    pair = next((p for p in pairs if (mine.get(p, 0) < ref.get(p, 0) if under
+                                      else mine.get(p, 0) > ref.get(p, 0))), None)
+    if counted is None or pair is None:
+        return Finding(mode, MODES[mode], True,
+                       f"{_show(found)}: {_NOT_AGAIN.format(what='count_pairs')}")
     return Finding(mode, MODES[mode], True,
                    f"{_show(found)}: counted {_pair(pair)} {mine.get(pair, 0)}, "
                    f"expected {ref.get(pair, 0)}")
