@@ -324,8 +324,9 @@ def load_learner(path) -> Learner:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         raise ValueError(f"{path.name}, line {exc.lineno}: {exc.msg}") from None
-    except Exception as exc:
-        raise ValueError(f"{path.name} raised {type(exc).__name__} when imported: {exc}") from None
+    except (Exception, SystemExit) as exc:  # a file that calls exit() when imported, too
+        raise ValueError(f"{path.name} raised {type(exc).__name__} when imported: "
+                         f"{' '.join(str(exc).split())}") from None
     functions = {}
     for function in ("count_pairs", "merge"):
         value = getattr(module, function, None)
