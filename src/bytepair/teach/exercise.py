@@ -99,8 +99,8 @@ class _TooSlow(BaseException):
     """Raised inside the learner's code when a call runs past its time."""
 
 
-#: The fewest entries a ``count_pairs`` answer may hold before it is refused as too many
-#: (the bound is the tokens of the words, if greater: no more distinct pairs can occur).
+#: The most entries a ``count_pairs`` answer may hold, or the tokens of its words if more
+#: (no more distinct pairs can occur in them); an endless generator stops there.
 MAX_PAIRS = 100_000
 
 
