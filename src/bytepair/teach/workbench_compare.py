@@ -260,7 +260,7 @@ def compare_learner(session: Session, merges: int, learner) -> dict:
     if learner is None:
         raise WorkbenchError("no exercise file was given: start the workbench with "
                              "bytepair workbench --exercise FILE.py")
-    from bytepair.teach.exercise import LearnerError, learner_fit
+    from bytepair.teach.exercise_learner import LearnerError, learner_fit
 
     corpus = session.corpus
     rows, of = _expanded(corpus)
