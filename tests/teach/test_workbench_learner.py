@@ -156,7 +156,8 @@ def test_the_server_answers_a_wrong_learner_with_400_and_its_line(teach_server):
               # In the server's thread a KeyboardInterrupt can only be the learner's own.
               (WORDS, {"count_pairs": raising(KeyboardInterrupt())},
                "your count_pairs raised KeyboardInterrupt"),
-              (WORDS, {"count_pairs": raising(SystemExit(1))}, "your count_pairs raised SystemExit"),
+              (WORDS, {"count_pairs": raising(SystemExit(1))},
+               "your count_pairs raised SystemExit"),
               (WORDS, {"merge": lambda word, pair, new: [Loud()]}, "a token is a string")]
     for payload, functions, message in cases:
         workbench.clear_caches()
@@ -209,7 +210,8 @@ anything = st.recursive(
                    | st.dictionaries(hashable_leaves, inner, max_size=3)),
     max_leaves=6)
 tokens = st.integers(0, 9).map(Own) | hashable_leaves
-counts = st.integers(-2, 30) | st.just(10**6) | st.floats() | st.booleans() | st.text("1", max_size=2)
+counts = (st.integers(-2, 30) | st.just(10**6) | st.floats() | st.booleans()
+          | st.text("1", max_size=2))
 count_recipes = st.tuples(
     st.sampled_from(["right", "dict", "entries", "generator", "anything", "raise"]),
     st.lists(st.tuples(st.one_of(st.tuples(tokens, tokens), tokens), counts), max_size=4),

@@ -111,7 +111,7 @@ class Learner:
             if isinstance(result, (str, bytes)) or not (hasattr(result, "items")
                                                         or hasattr(result, "__iter__")):
                 raise _Refused("your count_pairs must return a dict {(left, right): count}, "
-                                   f"got {_short(result)}")
+                               f"got {_short(result)}")
             mapping = hasattr(result, "items")
             out = []
             for n, entry in enumerate(result.items() if mapping else result):
@@ -122,29 +122,29 @@ class Learner:
                 if type(entry) not in (tuple, list) or len(entry) != 2 or (
                         not mapping and type(entry[0]) not in (tuple, list)):
                     raise _Refused("your count_pairs must return a dict {(left, right): "
-                                       f"count}}, got the entry {_short(entry)}")
+                                   f"count}}, got the entry {_short(entry)}")
                 pair, count = entry
                 if type(pair) not in (tuple, list) or len(pair) != 2:
                     raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
-                                       f"{a_pair}, as a tuple (left, right)")
+                                   f"{a_pair}, as a tuple (left, right)")
                 if not tokens:
                     raise _Refused(f"your count_pairs returned the key {_short(pair)}, but its "
                                    "words hold no tokens")
                 for token in pair:
                     if type(token) not in kinds:
                         raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
-                                           f"{a_pair}")
+                                       f"{a_pair}")
                     if token not in tokens:
                         raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
-                                           f"{_short(token)} is not a token of any of its words")
+                                       f"{_short(token)} is not a token of any of its words")
                 if isinstance(count, bool) or not hasattr(type(count), "__index__"):
                     raise _Refused(f"your count_pairs returned the count {_short(count)} for "
-                                       f"{_short(pair)}: a count is a whole number (int)")
+                                   f"{_short(pair)}: a count is a whole number (int)")
                 count = operator.index(count)
                 if count > symbols:
                     raise _Refused(f"your count_pairs returned the count {_short(count)} for "
-                                       f"{_short(pair)}: more than the {symbols:,} tokens its "
-                                       "words hold in all")
+                                   f"{_short(pair)}: more than the {symbols:,} tokens its "
+                                   "words hold in all")
                 if count > 0:
                     out.append((tuple(pair), count))
             return out
@@ -164,16 +164,16 @@ class Learner:
             for token in result:
                 if len(out) == len(word):
                     raise _Refused(f"your merge returned more than {len(word)} tokens for "
-                                       f"the word {_short(word)}: a merge never makes a word "
-                                       "longer")
+                                   f"the word {_short(word)}: a merge never makes a word "
+                                   "longer")
                 if type(token) not in kinds:
                     raise _Refused(f"your merge returned the token {_short(token)}: "
-                                       f"{where + ' ' if where else ''}a token is "
-                                       f"{_kind(kinds, one=True)}")
+                                   f"{where + ' ' if where else ''}a token is "
+                                   f"{_kind(kinds, one=True)}")
                 if token not in allowed:
                     raise _Refused(f"your merge returned the token {_short(token)} for the "
-                                       f"word {_short(word)}: a merged word holds only the "
-                                       f"word's tokens and the new token {_short(new_token)}")
+                                   f"word {_short(word)}: a merged word holds only the "
+                                   f"word's tokens and the new token {_short(new_token)}")
                 out.append(token)
             return out
 
@@ -186,7 +186,7 @@ def _kind(kinds: set, one: bool = False) -> str:
         return "a token ID (int)" if one else "token IDs (ints)"
     if kinds == {str}:
         return "a string" if one else "tokens (strings)"
-    return "one of its word's tokens" if one else "tokens of its words"
+    return "one of the word's tokens" if one else "tokens of its words"
 
 
 def _raised(what: str, exc: BaseException, args: tuple) -> str:
@@ -217,7 +217,8 @@ def _repr(value, budget: int) -> str:
     if value is None or kind in (bool, float):
         return repr(value)
     if kind is int:
-        return repr(value) if value.bit_length() <= 256 else f"<an int of {value.bit_length()} bits>"
+        bits = value.bit_length()  # a long int's repr is slow, and refused past 4,300 digits
+        return repr(value) if bits <= 256 else f"<an int of {bits} bits>"
     if kind in (str, bytes):
         return repr(value[:budget])
     if kind in (tuple, list, set, frozenset, dict):
