@@ -260,20 +260,20 @@ def compare_learner(session: Session, merges: int, learner) -> dict:
     if learner is None:
         raise WorkbenchError("no exercise file was given: start the workbench with "
                              "bytepair workbench --exercise FILE.py")
-    from bytepair.teach.exercise import LearnerError, learner_fit
+    from bytepair.teach.exercise_learner import LearnerError, learner_fit
 
     corpus = session.corpus
     rows, of = _expanded(corpus)
 
     def run(start, first_rank, n, on_round):
         return learner_fit(learner, start, n, corpus.join, first_rank=first_rank,
-                           on_round=on_round)
+                           on_round=on_round, where=f"on a {corpus.mode} corpus")
 
     try:
         rules, learned_rows, _ = progress.fit(("learner", learner, session.key),
                                                [list(row) for row in rows], merges, run)
     except LearnerError as exc:
-        raise WorkbenchError(str(exc)) from None
+        raise WorkbenchError(f"{learner.name}: {exc}") from None
     ref_fit = reference(session, merges)
     ids = corpus.mode == "bytes"
     label = corpus.labeller(rules)
