@@ -345,54 +345,6 @@ def tokenizers_json(tokenizer, *, like=None) -> dict:
     return _tokenizers_document(tokenizer, like)[0]
 
 
-#: ``pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=...)`` as ``tokenizers`` saves it.
-def _hf_byte_level(use_regex: bool) -> dict:
-    return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
-            "use_regex": use_regex}
-
-
-def bpe_trainer_pipeline(pattern: str | None) -> dict:
-    """The keys other than ``model`` and ``added_tokens`` of the file that ``tokenizers`` saves
-    after ``BpeTrainer`` training with the pipeline docs/from-tokenizers.md gives for ``pattern``
-    and ``tok.decoder = decoders.ByteLevel()``: what :func:`tokenizers_json` writes for a
-    tokenizer numbered as ``BpeTrainer`` numbers (``ties="tokenizers"``).
-
-    GPT-2's pattern is ``ByteLevel(add_prefix_space=False)`` (its own regex), no pattern
-    is ``ByteLevel`` without regex, any other a ``Split`` (isolated) then ``ByteLevel``
-    without regex. The decoder is the one choice not made by training: no decoder would
-    make ``decode`` return the byte-level characters (``"Ġthe"``), so it is
-    ``decoders.ByteLevel()``, whose flags do not change decoding.
-
-    >>> bpe_trainer_pipeline(None)["pre_tokenizer"]
-    {'type': 'ByteLevel', 'add_prefix_space': False, 'trim_offsets': True, 'use_regex': False}
-    """
-    if pattern == PATTERNS["gpt2"]:
-        pre_tokenizer = _hf_byte_level(True)
-    elif pattern is None:
-        pre_tokenizer = _hf_byte_level(False)
-    else:
-        pre_tokenizer = {"type": "Sequence", "pretokenizers": [
-            {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated",
-             "invert": False},
-            _hf_byte_level(False)]}
-    return {"version": "1.0", "truncation": None, "padding": None, "normalizer": None,
-            "pre_tokenizer": pre_tokenizer, "post_processor": None,
-            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
-                        "use_regex": True}}
-
-
-def numbered_as_bpe_trainer(tokenizer) -> bool:
-    """Whether ``tokenizer``'s IDs are ``BpeTrainer``'s: special tokens, the byte-level
-    alphabet by character, then merged tokens (trained with ``ties="tokenizers"``, or read
-    from such a file). O(V).
-    """
-    from bytepair.learn.ties import tokenizers_ids
-
-    tokenizer = as_tokenizer(tokenizer)
-    return tokenizer.ids == tokenizers_ids(len(tokenizer.model.merges),
-                                           len(tokenizer.special_tokens))
-
-
 def _bytepair_pipeline(pattern: str | None) -> dict:
     """bytepair's own spelling: the pattern as a Split before a ByteLevel without regex."""
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
@@ -414,10 +366,12 @@ def _bytepair_pipeline(pattern: str | None) -> dict:
 def _tokenizers_document(tokenizer, like) -> tuple[dict, bool]:
     """The document, and whether it is spelled as ``tokenizers`` spells it (then written as
     ``Tokenizer.save`` writes it: no newline at the end)."""
+    # At first use: from_tokenizers imports this module.
+    from bytepair.formats.from_tokenizers import (bpe_trainer_pipeline, like_pipeline,
+                                                  numbered_as_bpe_trainer)
+
     model, specials = _parts(tokenizer)
     if like is not None:
-        from bytepair.formats.from_tokenizers import like_pipeline  # it imports this module
-
         pipeline, hf_spelling = like_pipeline(like, model.pattern), True
     elif numbered_as_bpe_trainer(tokenizer):
         pipeline, hf_spelling = bpe_trainer_pipeline(model.pattern), True
@@ -504,7 +458,8 @@ def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike
       splits otherwise, or a normalizer);
     - else, for a tokenizer numbered as ``BpeTrainer`` numbers (``ties="tokenizers"``):
       as ``tokenizers`` saves the pipeline docs/from-tokenizers.md gives for its pattern,
-      with ``decoders.ByteLevel()`` (:func:`bpe_trainer_pipeline`);
+      with ``decoders.ByteLevel()``
+      (:func:`bytepair.formats.from_tokenizers.bpe_trainer_pipeline`);
     - else bytepair's own: the pattern as a ``Split`` before a ``ByteLevel`` without regex.
 
     In the first two the file is written as ``tokenizers.Tokenizer.save`` writes it (two

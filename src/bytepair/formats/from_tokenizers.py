@@ -9,7 +9,10 @@ returns the keyword arguments of :func:`bytepair.train` that give the same
 :func:`like_pipeline` reads the same Tokenizer (or its ``tokenizer.json``,
 trained or not) for the export: every key of the file but ``model`` and
 ``added_tokens``, as the user's pipeline spells it
-(``to_tokenizers_json(..., like=...)``). docs/from-tokenizers.md is the guide.
+(``to_tokenizers_json(..., like=...)``), and :func:`bpe_trainer_pipeline` the
+keys that ``tokenizers`` writes for the documented pipeline (the export of a
+model numbered as ``BpeTrainer`` numbers, without ``like``).
+docs/from-tokenizers.md is the guide.
 """
 
 from __future__ import annotations
@@ -17,9 +20,11 @@ from __future__ import annotations
 import json
 import os
 
-from bytepair.formats.export import bytes_to_unicode
+from bytepair.formats.export import as_tokenizer, bytes_to_unicode
 from bytepair.formats.imports import (ImportRefused, _check_decoder, _check_normalizer,
                                       _check_post_processor, _pattern)
+from bytepair.learn.ties import tokenizers_ids
+from bytepair.split.dialects import hf_pattern
 from bytepair.split.pretokenize import PATTERNS
 
 #: The characters of ``pre_tokenizers.ByteLevel.alphabet()``: one per byte.
@@ -172,6 +177,52 @@ def _describe(pattern: str | None) -> str:
     if name is not None:
         return f"the pattern {name!r}"
     return f"the regex {pattern[:60] + '...' if len(pattern) > 60 else pattern!r}"
+
+
+def _hf_byte_level(use_regex: bool) -> dict:
+    """``pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=...)`` as ``tokenizers`` saves it."""
+    return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+            "use_regex": use_regex}
+
+
+def bpe_trainer_pipeline(pattern: str | None) -> dict:
+    """The keys other than ``model`` and ``added_tokens`` of the file that ``tokenizers`` saves
+    after ``BpeTrainer`` training with the pipeline docs/from-tokenizers.md gives for ``pattern``
+    and ``tok.decoder = decoders.ByteLevel()``: what :func:`bytepair.formats.export.tokenizers_json` writes for a
+    tokenizer numbered as ``BpeTrainer`` numbers (``ties="tokenizers"``).
+
+    GPT-2's pattern is ``ByteLevel(add_prefix_space=False)`` (its own regex), no pattern
+    is ``ByteLevel`` without regex, any other a ``Split`` (isolated) then ``ByteLevel``
+    without regex. The decoder is the one choice not made by training: no decoder would
+    make ``decode`` return the byte-level characters (``"Ġthe"``), so it is
+    ``decoders.ByteLevel()``, whose flags do not change decoding.
+
+    >>> bpe_trainer_pipeline(None)["pre_tokenizer"]
+    {'type': 'ByteLevel', 'add_prefix_space': False, 'trim_offsets': True, 'use_regex': False}
+    """
+    if pattern == PATTERNS["gpt2"]:
+        pre_tokenizer = _hf_byte_level(True)
+    elif pattern is None:
+        pre_tokenizer = _hf_byte_level(False)
+    else:
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)}, "behavior": "Isolated",
+             "invert": False},
+            _hf_byte_level(False)]}
+    return {"version": "1.0", "truncation": None, "padding": None, "normalizer": None,
+            "pre_tokenizer": pre_tokenizer, "post_processor": None,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                        "use_regex": True}}
+
+
+def numbered_as_bpe_trainer(tokenizer) -> bool:
+    """Whether ``tokenizer``'s IDs are ``BpeTrainer``'s: special tokens, the byte-level
+    alphabet by character, then merged tokens (trained with ``ties="tokenizers"``, or read
+    from such a file). O(V).
+    """
+    tokenizer = as_tokenizer(tokenizer)
+    return tokenizer.ids == tokenizers_ids(len(tokenizer.model.merges),
+                                           len(tokenizer.special_tokens))
 
 
 def _check_trainer(trainer) -> None:
