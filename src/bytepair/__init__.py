@@ -8,34 +8,71 @@ makes the piece-count tables (:class:`PieceCounts`) it learns from, which can
 be counted shard by shard, on other machines or on a Dask cluster, and added.
 """
 
-from typing import TYPE_CHECKING
+# Not imported from typing, which alone would cost more than the rest of this file;
+# type checkers read this spelling the same way.
+TYPE_CHECKING = False
 
-# In pipeline order: documents, counts, rules, models, files, evaluation, then the entry points.
-from bytepair.read.corpus import Files
-from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
-from bytepair.learn.budget import MemoryLimitError
-from bytepair.learn.rules import Merge
-from bytepair.model.models import ByteModel, WordModel
-from bytepair.model.tokenizer import Tokenizer
-from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
-                                     to_tiktoken, to_tokenizers_json)
-from bytepair.formats.load import ModelFormatError, load
-from bytepair.formats.transformers_dir import to_transformers
-from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
-                               train_words)
+#: Where each public name lives, in pipeline order: documents, counts, rules,
+#: models, files, evaluation, then the entry points. The stages are imported
+#: at first use, so ``import bytepair`` (and ``bytepair --help``) stays cheap.
+_HOMES = {
+    "Files": "bytepair.read.corpus",
+    "CountsFormatError": "bytepair.counts.piece_counts",
+    "PieceCounts": "bytepair.counts.piece_counts",
+    "MemoryLimitError": "bytepair.learn.budget",
+    "Merge": "bytepair.learn.rules",
+    "ByteModel": "bytepair.model.models",
+    "WordModel": "bytepair.model.models",
+    "Tokenizer": "bytepair.model.tokenizer",
+    "tiktoken_encoding": "bytepair.formats.export",
+    "tiktoken_pattern": "bytepair.formats.export",
+    "tiktoken_ranks": "bytepair.formats.export",
+    "to_tiktoken": "bytepair.formats.export",
+    "to_tokenizers_json": "bytepair.formats.export",
+    "ModelFormatError": "bytepair.formats.load",
+    "load": "bytepair.formats.load",
+    "to_transformers": "bytepair.formats.transformers_dir",
+    "Evaluation": "bytepair.evaluation.report",
+    "evaluate": "bytepair.evaluation.report",
+    "count": "bytepair.training",
+    "encode": "bytepair.training",
+    "learn_bpe": "bytepair.training",
+    "learn_words": "bytepair.training",
+    "train": "bytepair.training",
+    "train_bytes": "bytepair.training",
+    "train_words": "bytepair.training",
+}
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # what static tools and IDEs see
+    from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
     from bytepair.evaluation.report import Evaluation, evaluate
+    from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
+                                         to_tiktoken, to_tokenizers_json)
+    from bytepair.formats.load import ModelFormatError, load
+    from bytepair.formats.transformers_dir import to_transformers
+    from bytepair.learn.budget import MemoryLimitError
+    from bytepair.learn.rules import Merge
+    from bytepair.model.models import ByteModel, WordModel
+    from bytepair.model.tokenizer import Tokenizer
+    from bytepair.read.corpus import Files
+    from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
+                                   train_words)
 
 
 def __getattr__(name: str):
-    # Evaluation and evaluate are imported at first use: the evaluation stage's
-    # dataclasses cost a fifth of the package's import time.
-    if name in ("Evaluation", "evaluate"):
-        from bytepair.evaluation import report
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'bytepair' has no attribute {name!r}")
+    import importlib
 
-        return getattr(report, name)
-    raise AttributeError(f"module 'bytepair' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
+
 
 __all__ = [
     "ByteModel",

@@ -16,7 +16,7 @@ import bytepair
 from bytepair.learn import naive, segments
 from bytepair.learn.incremental import IncrementalTrainer
 from bytepair.learn.rules import replace_pair
-from bytepair.learn.superbpe import count_words, fit_naive, shapes
+from bytepair.learn.superbpe import words_in, fit_naive, shapes
 from bytepair.split.pretokenize import PATTERNS
 from helpers import KJV, MULTILINGUAL
 
@@ -58,7 +58,7 @@ def word_cap_reference(sequences, weights, merges, max_words):
         return 301 + rank
 
     def eligible(left, right):
-        return max_words is None or count_words(token_bytes[left] + token_bytes[right]) <= max_words
+        return max_words is None or words_in(token_bytes[left] + token_bytes[right]) <= max_words
 
     rules, _ = naive.fit(sequences, weights, merges, join, eligible=eligible)
     return rules

@@ -16,7 +16,7 @@ import bytepair
 from bytepair.learn import naive
 from bytepair.learn.incremental import IncrementalTrainer
 from bytepair.learn.rules import packed_priority
-from bytepair.learn.superbpe import (count_words, fit_naive, joined_shape, replay, shape,
+from bytepair.learn.superbpe import (words_in, fit_naive, joined_shape, replay, shape,
                                      shapes)
 from bytepair.model.models import Stages
 from bytepair.split.pretokenize import PATTERNS
@@ -48,9 +48,9 @@ def test_joined_shape_is_the_shape_of_the_joined_bytes(left, right):
 
 
 def test_count_words_splits_on_ascii_white_space_only():
-    assert count_words(b"a\xc2\xa0b") == 1  # a no-break space is inside a word
-    assert count_words(b"\x0b a \x0c b\r") == 2
-    assert [count_words(b) for b in (b"", b" ", b"x")] == [0, 0, 1]
+    assert words_in(b"a\xc2\xa0b") == 1  # a no-break space is inside a word
+    assert words_in(b"\x0b a \x0c b\r") == 2
+    assert [words_in(b) for b in (b"", b" ", b"x")] == [0, 0, 1]
 
 
 # -- the engines under a word cap equal the naive fit with the same cap --
@@ -68,7 +68,7 @@ def test_engine_word_cap_equals_naive(backend, sequences, max_words, merges):
         return 256 + rank
 
     def eligible(left, right):
-        return count_words(token_bytes[left] + token_bytes[right]) <= max_words
+        return words_in(token_bytes[left] + token_bytes[right]) <= max_words
 
     weights = [1 + i % 3 for i in range(len(sequences))]
     want, want_seqs = naive.fit(sequences, weights, merges, join, eligible=eligible)
@@ -148,7 +148,7 @@ def test_real_english_equals_reference(max_words):
     tok = bytepair.train(docs, vocab_size=420, superbpe=330, max_words=max_words, progress=False)
     assert superbpe_rules(tok) == want
     assert [tok.encode(doc) for doc in docs] == sequences
-    words = [count_words(tok.model.token_bytes(t)) for t in range(tok.model.vocab_size)]
+    words = [words_in(tok.model.token_bytes(t)) for t in range(tok.model.vocab_size)]
     assert max(words) <= max_words
     if max_words > 1:
         assert max(words) > 1  # superwords were learned

@@ -255,6 +255,24 @@ def test_the_learners_functions_run_beside_the_reference(teach_server, browser, 
     assert "part from the reference at rank 0" in summary.text
 
 
+
+def test_a_wrong_learner_is_shown_as_its_line_in_the_page(teach_server, browser, tmp_path):
+    # A count_pairs that answers letters on a bytes corpus: its line, not the server's error.
+    path = tmp_path / "mine.py"
+    path.write_text(exercise.starter("mine.py").replace(
+        "    counts = {}\n", "    return {('a', 'b'): 1}\n    counts = {}\n", 1))
+    server = teach_server(learner=exercise.load_learner(path))
+    browser.get(server.url + "workbench")
+    wait_for_words(browser, None)
+    start(browser, "ab ab", mode="bytes")
+    click_and_wait(browser, "apply", 1)  # the learner's count_pairs runs from the first merge
+    browser.find_element(By.ID, "mine").click()
+    WebDriverWait(browser, WAIT).until(
+        lambda d: d.find_elements(By.CSS_SELECTOR, "#learner .error"))
+    assert browser.find_element(By.CSS_SELECTOR, "#learner .error").text == (
+        "mine.py: your count_pairs returned the key ('a', 'b'): on a bytes corpus a pair is two "
+        "token IDs (ints)")
+
 def test_bad_input_is_shown_in_the_page(page):
     start(page, CHAPTER)
     area = page.find_element(By.ID, "corpus")

@@ -169,6 +169,7 @@ def test_code_that_raises_or_never_ends_is_one_line(tmp_path):
     ("def count_pairs(words):\n    return {}\n", "must define a function merge"),
     ("def count_pairs(words:\n", "line 1"),
     ("raise RuntimeError('boom')\n", "raised RuntimeError when imported: boom"),
+    ("import sys\nsys.exit('bye\\nnow')\n", "raised SystemExit when imported: bye now$"),
 ])
 def test_a_file_that_cannot_be_loaded_is_one_line(tmp_path, text, message):
     path = write(tmp_path, "bad", text)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from bytepair.training import train_bytes, train_words
-from bytepair.teach import workbench
+from bytepair.teach import workbench, workbench_sessions
 from bytepair.teach.workbench import WorkbenchError, handle, rows_of
 
 CHAPTER = "low lower lowest"
@@ -328,8 +328,9 @@ def test_continued_answers_equal_fresh_ones_for_every_trainer(corpus, end_of_wor
     payload = {"corpus": text, "mode": mode, "end_of_word": end_of_word}
     asks = [("pairs", {})] + [("variant", {"variant": name}) for name in workbench.variants.VARIANTS]
     asks.append(("learner", {}))
-    every = workbench._progress.EVERY
-    workbench._progress.EVERY = 4  # points inside the steps, not only at the last merge asked for
+    progress = workbench_sessions.progress  # where each trainer got to, shared by every request
+    every = progress.EVERY
+    progress.EVERY = 4  # points inside the steps, not only at the last merge asked for
     try:
         workbench.clear_caches()
         answers = [(action, request, handle(action, request, learner=STARTER))
@@ -339,4 +340,4 @@ def test_continued_answers_equal_fresh_ones_for_every_trainer(corpus, end_of_wor
             workbench.clear_caches()
             assert continued == handle(action, request, learner=STARTER), request
     finally:
-        workbench._progress.EVERY = every
+        progress.EVERY = every

@@ -359,12 +359,6 @@ def test_failed_save_leaves_no_half_written_file(tmp_path, monkeypatch, fail, ex
         assert os.listdir(tmp_path) == []
 
 
-def test_save_rejects_something_that_is_not_a_model(tmp_path):
-    with pytest.raises(TypeError, match="model"):
-        model_io.save_model({"merges": []}, tmp_path / "model.json")
-    assert os.listdir(tmp_path) == []
-
-
 # -- pre-tokenizer patterns: names, custom regexes, empty and useless patterns -
 
 @pytest.mark.parametrize("name, suggestion", [("GPT2", "gpt2"), ("gpt5", "gpt2"),

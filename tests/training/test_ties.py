@@ -1,14 +1,17 @@
-"""ties="tokenizers": the exported tokenizer.json equals Hugging Face BpeTrainer's, key for key.
+"""ties="tokenizers": the exported tokenizer.json equals Hugging Face BpeTrainer's.
 
 BpeTrainer runs here with the configuration that docs/from-tokenizers.md gives
-for each bytepair setting; the model section (vocabulary, merges) and the
-added tokens of the two files are compared as JSON text, so order counts too.
+for each bytepair setting and ``decoders.ByteLevel()``; the whole documents are
+compared as JSON text, so the order of keys counts too, and the files written
+by ``to_tokenizers_json`` and ``Tokenizer.save`` byte for byte. ``like=`` (the
+user's own pipeline) is checked the same way with decoders set or not.
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -27,10 +30,9 @@ tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Regex, decoders, models, pre_tokenizers, trainers  # noqa: E402
 
 
-def bpe_trainer_json(documents, vocab_size: int, pattern: str | None = "gpt2",
-                     special_tokens=(), min_frequency: int = 1) -> dict:
-    """tokenizer.json of BpeTrainer trained on ``documents``, configured as bytepair's
-    ``pretokenize=pattern`` (docs/from-tokenizers.md)."""
+def documented_pipeline(pattern: str | None = "gpt2", decoder=...) -> tokenizers.Tokenizer:
+    """An untrained Tokenizer with the pre-tokenizer docs/from-tokenizers.md gives for
+    bytepair's ``pretokenize=pattern``, and ``decoder`` (default ``decoders.ByteLevel()``)."""
     tok = tokenizers.Tokenizer(models.BPE())
     if pattern == "gpt2":
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -40,12 +42,44 @@ def bpe_trainer_json(documents, vocab_size: int, pattern: str | None = "gpt2",
         tok.pre_tokenizer = pre_tokenizers.Sequence([
             pre_tokenizers.Split(Regex(hf_pattern(resolve_pattern(pattern))), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
-    tok.decoder = decoders.ByteLevel()
+    decoder = decoders.ByteLevel() if decoder is ... else decoder
+    if decoder is not None:
+        tok.decoder = decoder
+    return tok
+
+
+def bpe_trainer(documents, vocab_size: int, special_tokens=(), min_frequency: int = 1,
+                tok=None) -> tokenizers.Tokenizer:
+    """``tok`` (default: the documented GPT-2 pipeline) trained by BpeTrainer on ``documents``."""
+    tok = documented_pipeline() if tok is None else tok
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, special_tokens=list(special_tokens), min_frequency=min_frequency,
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(documents, trainer)
+    return tok
+
+
+def bpe_trainer_json(documents, vocab_size: int, pattern: str | None = "gpt2",
+                     special_tokens=(), min_frequency: int = 1) -> dict:
+    """tokenizer.json of BpeTrainer trained on ``documents``, configured as bytepair's
+    ``pretokenize=pattern`` (docs/from-tokenizers.md), with ``decoders.ByteLevel()``."""
+    tok = bpe_trainer(documents, vocab_size, special_tokens, min_frequency,
+                      documented_pipeline(pattern))
     return json.loads(tok.to_str())
+
+
+def saved_text(tok: tokenizers.Tokenizer) -> bytes:
+    """The bytes ``Tokenizer.save`` writes."""
+    with tempfile.TemporaryDirectory() as root:
+        tok.save(f"{root}/tokenizer.json")
+        return Path(f"{root}/tokenizer.json").read_bytes()
+
+
+def exported_text(tok, **options) -> bytes:
+    """The bytes ``to_tokenizers_json`` writes."""
+    with tempfile.TemporaryDirectory() as root:
+        to_tokenizers_json(tok, f"{root}/tokenizer.json", **options)
+        return Path(f"{root}/tokenizer.json").read_bytes()
 
 
 def reuses_a_token(data: dict) -> bool:
@@ -57,10 +91,11 @@ def reuses_a_token(data: dict) -> bool:
 
 
 def assert_same_file(ours: dict, theirs: dict) -> None:
-    # Vocabulary and merges in the file's order (json.dumps keeps it), then the added tokens.
+    # Every key, in the file's order (json.dumps keeps it); the model section first, as its
+    # difference (vocabulary, merges) says the most.
     assert json.dumps(ours["model"], ensure_ascii=False) == json.dumps(theirs["model"],
                                                                         ensure_ascii=False)
-    assert ours["added_tokens"] == theirs["added_tokens"]
+    assert json.dumps(ours, ensure_ascii=False) == json.dumps(theirs, ensure_ascii=False)
 
 
 def train(documents, vocab_size: int, pattern="gpt2", special_tokens=(), **options):
@@ -86,11 +121,14 @@ SPECIALS = st.sampled_from([(), ("<s>",), ("<|endoftext|>", "<pad>")])
 def test_hyp_tokenizer_json_equals_bpe_trainer(documents, pattern, specials, extra, min_frequency):
     assume(any(documents))
     vocab_size = 256 + len(specials) + extra
-    theirs = bpe_trainer_json(documents, vocab_size, pattern, specials, min_frequency)
+    trained = bpe_trainer(documents, vocab_size, specials, min_frequency,
+                          documented_pipeline(pattern))
+    theirs = json.loads(trained.to_str())
     # BpeTrainer never gives a merge an existing token's ID (bytepair.learn.ties says why).
     assert not reuses_a_token(theirs)
     ours = train(documents, vocab_size, pattern, specials, min_frequency=min_frequency)
     assert_same_file(tokenizers_json(ours), theirs)
+    assert exported_text(ours) == saved_text(trained)
     # The tokenizer gives out the IDs of the file it exports.
     sample = "".join(documents)
     assert ours.encode(sample) == tokenizers.Tokenizer.from_str(json.dumps(theirs)).encode(
@@ -227,8 +265,217 @@ def test_cli_train_then_export_equals_bpe_trainer(files, tmp_path, capsys):
         out = tmp_path / f"tokenizer{size}.json"
         assert main(["export", str(tmp_path / f"m{size}.json"), "--to", "tokenizers",
                         "-o", str(out)]) == 0
-        theirs = bpe_trainer_json(documents, size, "cl100k", ["<s>"])
-        assert_same_file(json.loads(out.read_text("utf-8")), theirs)
+        theirs = bpe_trainer(documents, size, ["<s>"], tok=documented_pipeline("cl100k"))
+        assert_same_file(json.loads(out.read_text("utf-8")), json.loads(theirs.to_str()))
+        assert out.read_bytes() == saved_text(theirs)
+
+
+# -- like=: the user's own pipeline, so that every key of the file is the same ---------------
+
+def _with_decoder(tok: tokenizers.Tokenizer, name: str) -> tokenizers.Tokenizer:
+    if name == "ByteLevel(flags off)":
+        # decoders.ByteLevel() takes no flags; a file (bytepair's own, say) can hold them.
+        data = json.loads(tok.to_str())
+        data["decoder"] = {"type": "ByteLevel", "add_prefix_space": False,
+                           "trim_offsets": False, "use_regex": False}
+        return tokenizers.Tokenizer.from_str(json.dumps(data))
+    tok.decoder = {"none": None, "ByteLevel()": decoders.ByteLevel(),
+                   "Sequence": decoders.Sequence([decoders.ByteLevel()])}[name]
+    return tok
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(documents=st.lists(DOCUMENT, min_size=1, max_size=8), pattern=PATTERNS,
+       specials=st.sampled_from([(), ("<s>",), ("<|endoftext|>", "<é\t\x01>")]),
+       extra=st.integers(0, 40), min_frequency=st.integers(1, 3),
+       decoder=st.sampled_from(["none", "ByteLevel()", "ByteLevel(flags off)", "Sequence"]),
+       post_processor=st.booleans(),
+       source=st.sampled_from(["untrained", "trained", "path", "dict"]))
+def test_hyp_like_file_equals_bpe_trainer_file(documents, pattern, specials, extra, min_frequency,
+                                                decoder, post_processor, source):
+    from tokenizers import processors
+
+    assume(any(documents))
+    vocab_size = 256 + len(specials) + extra
+    pipeline = _with_decoder(documented_pipeline(pattern, None), decoder)
+    if post_processor:
+        pipeline.post_processor = processors.ByteLevel(trim_offsets=False)
+    untrained = pipeline.to_str()
+    trained = bpe_trainer(documents, vocab_size, specials, min_frequency, pipeline)
+    ours = train(documents, vocab_size, pattern, specials, min_frequency=min_frequency)
+    with tempfile.TemporaryDirectory() as root:
+        Path(root, "untrained.json").write_text(untrained, encoding="utf-8")
+        like = {"untrained": tokenizers.Tokenizer.from_str(untrained), "trained": trained,
+                "path": Path(root, "untrained.json"), "dict": json.loads(trained.to_str())}[source]
+        text = exported_text(ours, like=like)
+    assert text == saved_text(trained)
+    # It loads back in both libraries and encodes as bytepair does.
+    sample = "".join(documents) + "".join(specials) + documents[0]
+    assert tokenizers.Tokenizer.from_str(text.decode()).encode(sample).ids == ours.encode(
+        sample, allowed_special="all")
+    from bytepair.formats.imports import from_tokenizers_json
+    back = from_tokenizers_json(json.loads(text))  # a file holds no counts: compare the rest
+    assert [(m.left, m.right) for m in back.merges] == [(m.left, m.right) for m in ours.merges]
+    assert (back.pattern, back.special_tokens, back.ids) == (ours.pattern, ours.special_tokens,
+                                                             ours.ids)
+    # Without like, only the pipeline's own choices differ: decoder, post-processor.
+    default, theirs = json.loads(exported_text(ours)), json.loads(trained.to_str())
+    differ = [key for key in theirs if default[key] != theirs[key]]
+    assert list(default) == list(theirs)
+    assert differ == [key for key, chosen in [("post_processor", post_processor),
+                                               ("decoder", decoder != "ByteLevel()")] if chosen]
+
+
+def test_default_export_of_an_imported_bpe_trainer_file_is_that_file(files, tmp_path):
+    # Read a BpeTrainer file (documented pipeline, decoders.ByteLevel()), write it back.
+    documents = [path.read_text("utf-8")[:20000] for path in files]
+    for pattern in ("gpt2", "cl100k", None):
+        trained = bpe_trainer(documents, 700, ["<s>", "<pad>"], 2, documented_pipeline(pattern))
+        trained.save(str(tmp_path / "theirs.json"))
+        imported = bytepair.load(tmp_path / "theirs.json")
+        assert exported_text(imported) == (tmp_path / "theirs.json").read_bytes()
+
+
+def test_a_custom_pattern_is_spelled_as_bpe_trainer_spells_it(files):
+    custom = r"\w+|\s+|[^\w\s]+"
+    documents = [path.read_text("utf-8") for path in files]
+    pipeline = documented_pipeline(None)
+    pipeline.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(custom), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    trained = bpe_trainer(documents, 600, ["<s>"], tok=pipeline)
+    ours = train(documents, 600, custom, ["<s>"])
+    assert exported_text(ours) == exported_text(ours, like=trained) == saved_text(trained)
+
+
+def test_like_spells_a_model_with_bytepair_ties_too():
+    # The pipeline is the user's, the model bytepair's: with ties="bytepair" its own merges.
+    documents = ["a a", "low lower lowest"]
+    model = bytepair.train(documents, vocab_size=262, pretokenize="gpt2", progress=False)
+    like = documented_pipeline("gpt2", None)
+    document = tokenizers_json(model, like=like)
+    assert document["model"] == tokenizers_json(model)["model"]
+    assert document["decoder"] is None
+    assert document["pre_tokenizer"] == json.loads(like.to_str())["pre_tokenizer"]
+    assert tokenizers.Tokenizer.from_str(json.dumps(document)).encode("a lowest").ids == \
+        model.encode("a lowest")
+
+
+def _like_with(change: str):
+    from tokenizers import normalizers, processors
+
+    pattern = "cl100k" if change == "cl100k" else None if change == "no regex" else "gpt2"
+    tok = documented_pipeline(pattern)
+    if change == "dropout":
+        tok = tokenizers.Tokenizer(models.BPE(dropout=0.1))
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    elif change == "normalizer":
+        tok.normalizer = normalizers.NFKC()
+    elif change == "Whitespace":
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    elif change == "add_prefix_space":
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=True)
+    elif change == "truncation":
+        tok.enable_truncation(8)
+    elif change == "padding":
+        tok.enable_padding()
+    elif change == "template":
+        tok.post_processor = processors.TemplateProcessing(single="<s> $A",
+                                                           special_tokens=[("<s>", 0)])
+    elif change == "Metaspace decoder":
+        tok.decoder = decoders.Metaspace()
+    return tok
+
+
+REFUSED_LIKES = [
+    ("normalizer", r"^like: the normalizer \(NFKC\)"),
+    ("Whitespace", r"^like: the pre_tokenizer does not end with ByteLevel"),
+    ("add_prefix_space", r"^like: ByteLevel add_prefix_space"),
+    ("cl100k", r"^like: the pre_tokenizer splits with the pattern 'cl100k', the model with "
+               r"GPT-2's"),
+    ("no regex", r"^like: the pre_tokenizer splits with none .*, the model with GPT-2's"),
+    ("truncation", r"^like: truncation is set"),
+    ("padding", r"^like: padding is set"),
+    ("template", r"^like: the post_processor \(TemplateProcessing\) adds tokens"),
+    ("Metaspace decoder", r"^like: the decoder \(Metaspace\)"),
+    ("dropout", r"^like: models.BPE dropout=0.1"),
+]
+
+
+@pytest.fixture(scope="module")
+def gpt2_model():
+    return train(["low lower lowest", "a a aa"], 262, "gpt2", ["<s>"])
+
+
+@pytest.mark.parametrize("change, message", REFUSED_LIKES, ids=[c for c, _ in REFUSED_LIKES])
+def test_like_that_would_encode_otherwise_is_refused_in_one_line(gpt2_model, tmp_path, change,
+                                                                  message):
+    from bytepair.formats.imports import ImportRefused
+
+    out = tmp_path / "tokenizer.json"
+    with pytest.raises(ImportRefused, match=message) as err:
+        to_tokenizers_json(gpt2_model, out, like=_like_with(change))
+    assert "\n" not in str(err.value) and not out.exists()
+
+
+@pytest.mark.parametrize("like, message", [
+    (42, r"^like must be a tokenizers.Tokenizer, the path of its tokenizer.json or that file "
+         r"parsed, got int$"),
+    ([], r"^like must be"),
+    ({"version": "1.0"}, r"^like: the tokenizer.json has no 'truncation'$"),
+    ("missing.json", r"^like: cannot read 'missing.json': No such file"),
+])
+def test_like_that_is_no_tokenizer_is_refused_in_one_line(gpt2_model, tmp_path, monkeypatch,
+                                                           like, message):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=message):
+        to_tokenizers_json(gpt2_model, tmp_path / "out.json", like=like)
+    assert not (tmp_path / "out.json").exists()
+
+
+def test_cli_export_like_equals_bpe_trainer_file(files, tmp_path):
+    # The user's untrained pipeline, saved; bytepair trains with its settings; the files match.
+    documents = [path.read_text("utf-8") for path in files]
+    pipeline = documented_pipeline("cl100k", None)
+    pipeline.save(str(tmp_path / "pipeline.json"))
+    trained = bpe_trainer(documents, 500, ["<|endoftext|>"], 2, pipeline)
+    assert main(["train", *map(str, files), "--vocab-size", "500", "--special", "<|endoftext|>",
+                 "--min-frequency", "2", "--pretokenize", "cl100k", "--ties", "tokenizers",
+                 "-q", "-o", str(tmp_path / "model.json")]) == 0
+    out = tmp_path / "tokenizer.json"
+    assert main(["export", str(tmp_path / "model.json"), "--to", "tokenizers", "--like",
+                 str(tmp_path / "pipeline.json"), "-q", "-o", str(out)]) == 0
+    assert out.read_bytes() == saved_text(trained)
+    # Without --like the decoder is decoders.ByteLevel()'s, where this pipeline has none.
+    assert main(["export", str(tmp_path / "model.json"), "--to", "tokenizers", "-q",
+                 "-o", str(tmp_path / "default.json")]) == 0
+    default = json.loads((tmp_path / "default.json").read_text("utf-8"))
+    assert default["decoder"]["type"] == "ByteLevel"
+    assert {**default, "decoder": None} == json.loads(trained.to_str())
+
+
+@pytest.mark.parametrize("setup, args, message", [
+    ("normalizer", ["--to", "tokenizers"], "--like: the normalizer (NFKC)"),
+    ("cl100k", ["--to", "tokenizers"], "--like: the pre_tokenizer splits with the pattern"),
+    ("not json", ["--to", "tokenizers"], "--like: "),
+    ("missing", ["--to", "tokenizers"], "--like: cannot read"),
+    ("gpt2", ["--to", "tiktoken"], "--like: only for --to tokenizers"),
+    ("gpt2", ["--to", "transformers"], "--like: only for --to tokenizers"),
+])
+def test_cli_export_like_refused_in_one_line_and_no_file(gpt2_model, tmp_path, capsys, setup,
+                                                         args, message):
+    model = tmp_path / "model.json"
+    gpt2_model.save(model)
+    like = tmp_path / "like.json"
+    if setup == "not json":
+        like.write_text("{not json", encoding="utf-8")
+    elif setup != "missing":
+        _like_with(setup).save(str(like))
+    out = tmp_path / "out"
+    code = main(["export", str(model), *args, "--like", str(like), "-o", str(out)])
+    err = capsys.readouterr().err
+    assert code == 2 and not out.exists()
+    assert err.count("\n") == 1 and message in err, err
 
 
 # -- real text ------------------------------------------------------------------------------
@@ -271,12 +518,14 @@ def _bench_corpus(language: str) -> Path:
 def test_ten_megabytes_equal_bpe_trainer(language, pattern, tmp_path):
     path = _bench_corpus(language)
     documents = path.read_text("utf-8").splitlines()
-    theirs = bpe_trainer_json(documents, 32768, pattern, ["<|endoftext|>", "<pad>"])
-    assert not reuses_a_token(theirs)
+    theirs = bpe_trainer(documents, 32768, ["<|endoftext|>", "<pad>"],
+                         tok=documented_pipeline(pattern))
+    assert not reuses_a_token(json.loads(theirs.to_str()))
     ours = train(documents, 32768, pattern, ["<|endoftext|>", "<pad>"])
     out = tmp_path / "tokenizer.json"
     to_tokenizers_json(ours, out)
-    assert_same_file(json.loads(out.read_text("utf-8")), theirs)
+    assert_same_file(json.loads(out.read_text("utf-8")), json.loads(theirs.to_str()))
+    assert out.read_bytes() == saved_text(theirs)
 
 
 # -- train_options: a BpeTrainer configuration read, or refused in one line ------------------
@@ -309,7 +558,9 @@ def test_train_options_reproduce_the_trainer(files, pre_tokenizer):
     options = train_options(tok, trainer)
     tok.train_from_iterator(documents, trainer)
     ours = bytepair.train(documents, progress=False, **options)
-    assert_same_file(tokenizers_json(ours), json.loads(tok.to_str()))
+    # The tokenizer has no decoder: like= spells the file as it does.
+    assert_same_file(tokenizers_json(ours, like=tok), json.loads(tok.to_str()))
+    assert exported_text(ours, like=tok) == saved_text(tok)
 
 
 @pytest.mark.parametrize("change, named", [

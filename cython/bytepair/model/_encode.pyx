@@ -1518,7 +1518,7 @@ def count_ids(ids, Py_ssize_t size):
     return counts
 
 
-def count_words(str text):
+def words_in_text(str text):
     """``len(text.split())`` without building the list: runs of characters that are not
     white space (Python's definition, ``str.isspace``). O(len(text))."""
     cdef Py_ssize_t words = 0

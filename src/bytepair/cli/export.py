@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
 from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
+from bytepair.formats.imports import ImportRefused
 from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
 
 #: The library's argument names in to_transformers' messages, as this command's options.
@@ -23,7 +25,9 @@ def run_export(args) -> None:
             given.append("--model-max-length")
         if given:
             raise ValueError(f"{given[0]}: only for --to transformers")
-    else:
+    if args.like is not None and args.to != "tokenizers":
+        raise ValueError("--like: only for --to tokenizers")
+    if args.to == "transformers":
         run_export_transformers(args, roles)
         return
     output = check_target(args.output, "-o")
@@ -32,8 +36,13 @@ def run_export(args) -> None:
     existed = output.exists()
     try:
         if args.to == "tokenizers":
-            to_tokenizers_json(tokenizer, output)
+            try:
+                to_tokenizers_json(tokenizer, output, like=args.like)
+            except ImportRefused as exc:  # the library's argument, as this command's option
+                raise ImportRefused(re.sub(r"^like\b", "--like", str(exc))) from None
             what = "a Hugging Face tokenizer.json"
+            if args.like is not None:
+                what += f" spelled like {args.like!r}"
         else:
             to_tiktoken(tokenizer, output)
             what = "a tiktoken ranks file (it holds no pattern"
@@ -93,6 +102,10 @@ def add_commands(commands) -> None:
                             help=f"the special token that is {role}_token for transformers{default}")
     export.add_argument("--model-max-length", type=int_at_least(1), metavar="N",
                         help="the longest input, for transformers (default: no limit)")
+    export.add_argument("--like", metavar="TOKENIZER_JSON",
+                        help="for --to tokenizers: write every key but model and added_tokens as "
+                        "this tokenizer.json (your tokenizers pipeline, trained or not) spells "
+                        "it; refused if it would not encode as the model does")
     export.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     add_trust_pattern(export)
     add_model_pattern(export)

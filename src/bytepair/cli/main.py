@@ -71,11 +71,6 @@ def _terminate(signum, frame) -> None:
 _terminate.owner = os.getpid()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``bytepair`` argument parser."""
-    return _build()[0]
-
-
 def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     parser = Parser(
         prog="bytepair", description="Exact, deterministic byte-pair-encoding training.",

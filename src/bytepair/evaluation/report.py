@@ -262,7 +262,7 @@ def _count_samples(named: dict, sample_list: list[Sample], threads):
                     raise ValueError(f"samples[{sample.name!r}]: a text is not encodable as "
                                      f"UTF-8: {exc.reason} at index {exc.start}") from None
                 totals["characters"] += len(text)
-                totals["words"] += codec.count_words(text)
+                totals["words"] += codec.words_in_text(text)
             for name, tok in named.items():
                 ids = tok.encode_to_array(batch, threads=threads, disallowed_special=())
                 batch_counts = codec.count_ids(ids, tok.model.vocab_size)

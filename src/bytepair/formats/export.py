@@ -337,12 +337,46 @@ def tiktoken_encoding(tokenizer: Tokenizer | ByteModel, name: str = "bytepair"):
     )
 
 
-def tokenizers_json(tokenizer) -> dict:
+def tokenizers_json(tokenizer, *, like=None) -> dict:
     """The ``tokenizer.json`` document (a dict) for a Tokenizer or ByteModel.
 
     See :func:`to_tokenizers_json`. O(V) for V tokens.
     """
+    return _tokenizers_document(tokenizer, like)[0]
+
+
+def _bytepair_pipeline(pattern: str | None) -> dict:
+    """bytepair's own spelling: the pattern as a Split before a ByteLevel without regex."""
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                  "use_regex": False}
+    if pattern is None:
+        pre_tokenizer = byte_level
+    else:
+        # Isolated: every match is a piece, and so is the text between two matches, as in
+        # bytepair's splitter.
+        split = {"type": "Split", "pattern": {"Regex": hf_pattern(pattern)},
+                 "behavior": "Isolated", "invert": False}
+        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
+    return {"version": "1.0", "truncation": None, "padding": None, "normalizer": None,
+            "pre_tokenizer": pre_tokenizer, "post_processor": None,
+            "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                        "use_regex": False}}
+
+
+def _tokenizers_document(tokenizer, like) -> tuple[dict, bool]:
+    """The document, and whether it is spelled as ``tokenizers`` spells it (then written as
+    ``Tokenizer.save`` writes it: no newline at the end)."""
+    # At first use: from_tokenizers imports this module.
+    from bytepair.formats.from_tokenizers import (bpe_trainer_pipeline, like_pipeline,
+                                                  numbered_as_bpe_trainer)
+
     model, specials = _parts(tokenizer)
+    if like is not None:
+        pipeline, hf_spelling = like_pipeline(like, model.pattern), True
+    elif numbered_as_bpe_trainer(tokenizer):
+        pipeline, hf_spelling = bpe_trainer_pipeline(model.pattern), True
+    else:
+        pipeline, hf_spelling = _bytepair_pipeline(model.pattern), False
     ranks = _ranks(model, "tokenizer.json")
     outer = _outer_ids(tokenizer)
     vocab = {token_string(data): outer[token_id] for data, token_id in ranks.items()}
@@ -360,30 +394,19 @@ def tokenizers_json(tokenizer) -> dict:
     vocab = dict(sorted(vocab.items(), key=lambda item: item[1]))  # in ID order, as tokenizers writes it
     merges = [[token_string(model.token_bytes(m.left)), token_string(model.token_bytes(m.right))]
               for m in model.merges]
-    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                  "use_regex": False}
-    if model.pattern is None:
-        pre_tokenizer = byte_level
-    else:
-        # Isolated: every match is a piece, and so is the text between two matches, as in
-        # bytepair's splitter.
-        split = {"type": "Split", "pattern": {"Regex": hf_pattern(model.pattern)},
-                 "behavior": "Isolated", "invert": False}
-        pre_tokenizer = {"type": "Sequence", "pretokenizers": [split, byte_level]}
-    return {
-        "version": "1.0",
-        "truncation": None,
-        "padding": None,
+    document = {
+        "version": pipeline["version"],
+        "truncation": pipeline["truncation"],
+        "padding": pipeline["padding"],
         "added_tokens": [
             {"id": token_id, "content": token, "single_word": False, "lstrip": False,
              "rstrip": False, "normalized": False, "special": True}
             for token, token_id in specials.items()
         ],
-        "normalizer": None,
-        "pre_tokenizer": pre_tokenizer,
-        "post_processor": None,
-        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                    "use_regex": False},
+        "normalizer": pipeline["normalizer"],
+        "pre_tokenizer": pipeline["pre_tokenizer"],
+        "post_processor": pipeline["post_processor"],
+        "decoder": pipeline["decoder"],
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -397,9 +420,11 @@ def tokenizers_json(tokenizer) -> dict:
             "merges": merges,
         },
     }
+    return document, hf_spelling
 
 
-def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> None:
+def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike, *,
+                       like=None) -> None:
     """Write ``tokenizer`` to ``path`` as a Hugging Face ``tokenizer.json``, for
     ``tokenizers.Tokenizer.from_file``.
 
@@ -423,6 +448,24 @@ def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike
     (characters added or re-categorised in the newest version), and a custom
     regex may mean something else there (:func:`hf_pattern` refuses the
     known cases). Written atomically: a failed export leaves no file.
+
+    The pipeline (every key but ``model`` and ``added_tokens``) is spelled in one of three ways:
+
+    - ``like`` given (a ``tokenizers.Tokenizer``, trained or not, the path of its
+      ``tokenizer.json``, or that file parsed): as ``like`` spells it
+      (:func:`bytepair.formats.from_tokenizers.like_pipeline`, which refuses in one line
+      a pipeline that would not encode as ``tokenizer`` does, e.g. a pre-tokenizer that
+      splits otherwise, or a normalizer);
+    - else, for a tokenizer numbered as ``BpeTrainer`` numbers (``ties="tokenizers"``):
+      as ``tokenizers`` saves the pipeline docs/from-tokenizers.md gives for its pattern,
+      with ``decoders.ByteLevel()``
+      (:func:`bytepair.formats.from_tokenizers.bpe_trainer_pipeline`);
+    - else bytepair's own: the pattern as a ``Split`` before a ``ByteLevel`` without regex.
+
+    In the first two the file is written as ``tokenizers.Tokenizer.save`` writes it (two
+    spaces of indent, no newline at the end), so that a file trained alike by
+    ``BpeTrainer`` is the same byte for byte; in the third it ends with a newline.
     """
-    text = json.dumps(tokenizers_json(tokenizer), ensure_ascii=False, indent=2)
-    write_atomically(path, text + "\n")
+    document, hf_spelling = _tokenizers_document(tokenizer, like)
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    write_atomically(path, text if hf_spelling else text + "\n")

@@ -48,13 +48,6 @@ class ModelFormatError(ValueError):
     """A file that is not a bytepair model this version can read."""
 
 
-def save_model(model, path: str | os.PathLike) -> None:
-    """Save a :class:`ByteModel`, :class:`Tokenizer` or :class:`WordModel` to ``path``."""
-    if not isinstance(model, (Tokenizer, ByteModel, WordModel)):
-        raise TypeError(f"model must be a ByteModel, Tokenizer or WordModel, got {type(model).__name__}")
-    model.save(path)
-
-
 def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
          pattern: str | None = None,
          special_tokens: dict[str, int] | Sequence[str] | str | os.PathLike | None = None):

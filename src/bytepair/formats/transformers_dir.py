@@ -20,7 +20,6 @@ from bytepair.model.tokenizer import Tokenizer
 ROLES = ("bos", "eos", "unk", "pad")
 #: The special token that takes the eos and pad roles when none is named.
 END_OF_TEXT = "<|endoftext|>"
-FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
 def transformers_roles(tokenizer: Tokenizer | ByteModel, *, eos: str | None = None, bos: str | None = None,

@@ -55,10 +55,10 @@ DEFAULT_MAX_WORDS = 4
 _IN_WORD = bytes(0 if b in WHITESPACE else 1 for b in range(256))
 
 
-def count_words(data: bytes) -> int:
+def words_in(data: bytes) -> int:
     """The number of words in ``data``: maximal runs of bytes that are not ASCII white space.
 
-    >>> count_words(b" of the"), count_words(b"  "), count_words(b"a\\tb\\n"), count_words(b"")
+    >>> words_in(b" of the"), words_in(b"  "), words_in(b"a\\tb\\n"), words_in(b"")
     (2, 0, 2, 0)
     """
     return len(data.split())  # bytes.split() cuts on exactly WHITESPACE
@@ -72,7 +72,7 @@ def shape(data: bytes) -> int:
     """
     if not data:
         return 0
-    words = min(count_words(data), MAX_SHAPE_WORDS)
+    words = min(words_in(data), MAX_SHAPE_WORDS)
     return words << 2 | _IN_WORD[data[0]] << 1 | _IN_WORD[data[-1]]
 
 
@@ -159,7 +159,7 @@ def fit_naive(
         return byte_token(left, right, rank)
 
     def eligible(left: int, right: int) -> bool:
-        return count_words(token_bytes[left] + token_bytes[right]) <= max_words
+        return words_in(token_bytes[left] + token_bytes[right]) <= max_words
 
     stage2, sequences = naive.fit([replay(p, stage1) for p in distinct],
                                   [weight_of[p] for p in distinct], merges - len(stage1), join,

@@ -300,6 +300,6 @@ def count_ids(ids, size: int):
     return counts
 
 
-def count_words(text: str) -> int:
+def words_in_text(text: str) -> int:
     """``len(text.split())``: runs of characters that are not white space."""
     return len(text.split())

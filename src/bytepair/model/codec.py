@@ -52,9 +52,9 @@ def count_ids(ids, size: int):
     return backend.count_ids(ids, size)
 
 
-def count_words(text: str) -> int:
+def words_in_text(text: str) -> int:
     """``len(text.split())`` (words split on white space) without building the list."""
-    return backend.count_words(text)
+    return backend.words_in_text(text)
 
 
 def new_encoder(lefts, rights):

@@ -18,22 +18,25 @@ each of the chapter's five failure modes and reports the smallest
 counterexample it finds; :func:`load_learner` imports the file (for
 ``bytepair exercise check`` and ``bytepair workbench --exercise``);
 :data:`STARTER` is the starter file, with the chapter's deliberate mistake.
+Loading, calling and checking the learner's code (:class:`Learner`) live in
+:mod:`bytepair.teach.exercise_learner`; their names are importable here.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-import time
-from pathlib import Path
-from typing import Callable, NamedTuple, Sequence
+import operator
+from typing import Callable, NamedTuple
 
 from bytepair.learn.naive import fit as reference_fit
 from bytepair.learn.rules import Merge, count_pairs as reference_count_pairs, replace_pair
+# The learner's code is loaded, called and checked there; its names stay importable here.
+from bytepair.teach.exercise_learner import (CALL_SECONDS, MAX_PAIRS, Learner, LearnerError,
+                                             learner_fit, load_learner)
 from bytepair.teach.variants import choose_smallest
 
-#: The longest one call of a learner's function may take, in seconds.
-CALL_SECONDS = 2.0
+__all__ = ["CALL_SECONDS", "EXAMPLES", "MAX_PAIRS", "MODES", "STARTER", "Finding", "Learner",
+           "LearnerError", "Report", "check", "learner_fit", "load_learner", "starter"]
+
 #: Examples tried per failure mode (each mode stops at its first counterexample, then shrinks it).
 EXAMPLES = 200
 
@@ -83,143 +86,6 @@ def merge(word, pair, new_token):
 def starter(name: str = "bpe_exercise.py") -> str:
     """The starter file's text (its docstring names the file as ``name``)."""
     return STARTER.replace("{name}", name)
-
-
-class LearnerError(ValueError):
-    """The learner's code failed (raised, ran too long, or returned the wrong kind of value)."""
-
-
-class _TooSlow(BaseException):
-    """Raised inside the learner's code when a call runs past its time."""
-
-
-class Learner:
-    """The learner's two functions, called with a time limit and their failures in one line."""
-
-    def __init__(self, name: str, count_pairs: Callable, merge: Callable, filename: str = ""):
-        self.name = name
-        self.count_pairs_function = count_pairs
-        self.merge_function = merge
-        self.filename = filename
-
-    def _call(self, function: Callable, what: str, *args):
-        # A trace function on the learner's own frames stops a loop that never ends;
-        # it works in any thread (the server's), where an alarm signal cannot.
-        end = time.perf_counter() + CALL_SECONDS
-        filename = self.filename
-
-        def local(frame, event, arg):
-            if time.perf_counter() > end:
-                raise _TooSlow
-            return local
-
-        def calls(frame, event, arg):
-            return local if not filename or frame.f_code.co_filename == filename else None
-
-        previous = sys.gettrace()
-        sys.settrace(calls)
-        try:
-            return function(*args)
-        except _TooSlow:
-            raise LearnerError(f"your {what} ran for more than {CALL_SECONDS:g} s on "
-                               f"{_show_args(args)}: does its loop always move on?") from None
-        except Exception as exc:
-            raise LearnerError(f"your {what} raised {type(exc).__name__}: {exc} "
-                               f"(on {_show_args(args)})") from None
-        finally:
-            sys.settrace(previous)
-
-    def count_pairs(self, words: list[list]) -> list[tuple[tuple, int]]:
-        """The learner's counts as ``[(pair, count), ...]`` in the order returned (zeros left out)."""
-        result = self._call(self.count_pairs_function, "count_pairs",
-                            [list(word) for word in words])
-        try:
-            items = list(result.items() if hasattr(result, "items") else result)
-            out = []
-            for pair, count in items:
-                pair = tuple(pair)
-                if len(pair) != 2 or isinstance(count, bool) or not isinstance(count, int):
-                    raise TypeError
-                if count > 0:
-                    out.append((pair, count))
-        except (TypeError, ValueError):
-            raise LearnerError("your count_pairs must return a dict {(left, right): count}, got "
-                               f"{_short(result)}") from None
-        return out
-
-    def merge(self, word: list, pair: tuple, new_token) -> list:
-        result = self._call(self.merge_function, "merge", list(word), tuple(pair), new_token)
-        if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
-            raise LearnerError(f"your merge must return a list of tokens, got {_short(result)}")
-        return list(result)
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _show_args(args) -> str:
-    return ", ".join(_short(a) for a in args)
-
-
-def load_learner(path) -> Learner:
-    """Import ``count_pairs`` and ``merge`` from the Python file ``path``; one-line errors.
-
-    The file is run as a module of its own (not added to ``sys.modules``).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"no such file: {str(path)!r}")
-    name = f"bytepair_exercise_{abs(hash(str(path.resolve())))}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ValueError(f"{str(path)!r} cannot be imported as Python")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise ValueError(f"{path.name}, line {exc.lineno}: {exc.msg}") from None
-    except Exception as exc:
-        raise ValueError(f"{path.name} raised {type(exc).__name__} when imported: {exc}") from None
-    functions = {}
-    for function in ("count_pairs", "merge"):
-        value = getattr(module, function, None)
-        if not callable(value):
-            raise ValueError(f"{path.name} must define a function {function}(...)"
-                             + (f", got {type(value).__name__}" if value is not None else ""))
-        functions[function] = value
-    return Learner(path.name, functions["count_pairs"], functions["merge"],
-                   str(path.resolve()) if path.exists() else "")
-
-
-def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
-                join: Callable, *, first_rank: int = 0,
-                on_round: Callable[[Merge, list[list], list[list]], None] | None = None,
-                ) -> tuple[list[Merge], list[list]]:
-    """Up to ``merges`` rounds with the learner's functions: count, take the first pair with the
-    greatest count in the order returned, merge it in every word (weights are all 1).
-
-    Ranks start at ``first_rank``, so the words after ``k`` rounds with
-    ``first_rank=k`` continue a run (the learner's functions are taken to depend
-    on their arguments only). ``on_round(rule, before, after)`` sees each round.
-    """
-    rows = [list(word) for word in words]
-    rules: list[Merge] = []
-    for rank in range(first_rank, first_rank + merges):
-        counts = learner.count_pairs(rows)
-        if not counts:
-            break
-        best = max(count for _, count in counts)
-        pair = next(pair for pair, count in counts if count == best)
-        new = join(pair[0], pair[1], rank)
-        before = sum(row.count(new) for row in rows)
-        previous, rows = rows, [learner.merge(row, pair, new) for row in rows]
-        rules.append(Merge(rank, pair[0], pair[1], new, best,
-                           sum(row.count(new) for row in rows) - before))
-        if on_round is not None:
-            on_round(rules[-1], previous, rows)
-    return rules, rows
 
 
 # -- the check ------------------------------------------------------------------------
@@ -288,88 +154,126 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
     ``a b c`` (merges: ``a b``), so that repeats and ties are common; a counterexample is shrunk
     to the smallest one. Needs Hypothesis (``pip install 'bytepair[teach]'``).
     """
-    try:
-        from hypothesis import HealthCheck, Phase, find, settings, strategies as st
-        from hypothesis.errors import NoSuchExample
-    except ImportError:
-        raise ImportError("bytepair exercise check needs Hypothesis: "
-                          "pip install 'bytepair[teach]'") from None
-    config = settings(database=None, max_examples=examples, derandomize=True, deadline=None,
-                      phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck))
-    symbol = st.sampled_from("abc")
-    word = st.lists(symbol, max_size=8)
-    corpus = st.lists(word, min_size=1, max_size=4)
-    # A merge is tried with a pair of the word, so that matches (and repeats) are the rule.
-    merge_case = st.lists(st.sampled_from("ab"), min_size=2, max_size=8).flatmap(
-        lambda w: st.tuples(st.just(w), st.sampled_from(list(zip(w, w[1:])))))
-    errors: list[str] = []
+    search = _Search(examples)
+    findings = [_deduplicated(search, learner), *_merge_findings(search, learner),
+                _across_boundaries(search, learner), _arbitrary_ties(search, learner)]
+    training = _training(search, learner)
+    return Report(findings, search.errors, training)
 
-    def safely(condition):
-        def run(example) -> bool:
+
+class _Search:
+    """Hypothesis's :func:`hypothesis.find` with the check's settings, and the corpora it draws.
+
+    A call returns the smallest example that meets the condition, or None. When
+    the learner's code fails on an example, the example does not count and the
+    first such failure is kept in ``errors`` (one line for the report).
+    """
+
+    def __init__(self, examples: int):
+        try:
+            from hypothesis import HealthCheck, Phase, find, settings, strategies as st
+            from hypothesis.errors import Flaky, NoSuchExample
+        except ImportError:
+            raise ImportError("bytepair exercise check needs Hypothesis: "
+                              "pip install 'bytepair[teach]'") from None
+        self._find, self._no_example, self._flaky = find, NoSuchExample, Flaky
+        self._config = settings(database=None, max_examples=examples, derandomize=True,
+                                deadline=None, phases=[Phase.generate, Phase.shrink],
+                                suppress_health_check=list(HealthCheck))
+        word = st.lists(st.sampled_from("abc"), max_size=8)
+        self.one_word = st.lists(word, min_size=1, max_size=1)
+        self.corpus = st.lists(word, min_size=1, max_size=4)
+        self.several_words = self.corpus.filter(lambda words: len(words) > 1)  # a boundary
+        self.corpus_and_merges = st.tuples(self.corpus, st.integers(1, 4))
+        # A merge is tried with a pair of the word, so that matches (and repeats) are the rule.
+        self.merge_case = st.lists(st.sampled_from("ab"), min_size=2, max_size=8).flatmap(
+            lambda w: st.tuples(st.just(w), st.sampled_from(list(zip(w, w[1:])))))
+        self.errors: list[str] = []
+
+    def __call__(self, strategy, condition: Callable):
+        def safely(example) -> bool:
             try:
                 return condition(example)
             except LearnerError as exc:
-                if not errors:
-                    errors.append(str(exc))
+                if not self.errors:
+                    self.errors.append(str(exc))
                 return False
-        return run
 
-    def search(strategy, condition):
         try:
-            return find(strategy, safely(condition), settings=config)
-        except NoSuchExample:
+            return self._find(strategy, safely, settings=self._config)
+        except self._no_example:
+            return None
+        except self._flaky:  # an example failed once and not again: state kept between calls
+            if not self.errors:
+                self.errors.append("your functions answered otherwise when called again on the "
+                                   "same input: their answers must depend on their arguments "
+                                   "only")
             return None
 
-    def learner_counts(words) -> dict:
-        return dict(learner.count_pairs(words))
+    def again(self, call: Callable):
+        """``call()`` (the learner's code run again on an example found, to show it), or None
+        if the code fails this time (kept in ``errors``, as in a search)."""
+        try:
+            return call()
+        except LearnerError as exc:
+            if not self.errors:
+                self.errors.append(str(exc))
+            return None
 
-    findings = []
 
-    # Deduplicating: one word, a pair counted fewer times than it occurs.
+#: An example found, shown again: the learner's function answered otherwise the second time.
+_NOT_AGAIN = "your {what} answered otherwise (or failed) when called again on the same input"
+
+
+def _deduplicated(search: _Search, learner: Learner) -> Finding:
+    """Deduplicating: one word, a pair counted fewer times than it occurs."""
     def undercounts(words):
         ref = reference_count_pairs(words, [1] * len(words))
-        mine = learner_counts(words)
+        mine = dict(learner.count_pairs(words))
         return any(mine.get(pair, 0) < n for pair, n in ref.items())
 
-    found = search(st.lists(word, min_size=1, max_size=1), undercounts)
-    findings.append(_count_finding("deduplicated", found, learner_counts, under=True))
+    found = search(search.one_word, undercounts)
+    return _count_finding("deduplicated", found, search, learner, under=True)
 
-    # First match only / overlapping: one merge of one word.
+
+def _merge_findings(search: _Search, learner: Learner) -> list[Finding]:
+    """First match only / overlapping: one merge of one word makes fewer / more tokens than
+    the word has non-overlapping matches."""
     def replaced(case):
-        word_, pair = case
+        word, pair = case
         new = pair[0] + pair[1]
-        expected, matches = replace_pair(word_, pair[0], pair[1], new)
-        return learner.merge(word_, pair, new).count(new), matches, expected
+        expected, matches = replace_pair(word, pair[0], pair[1], new)
+        return learner.merge(word, pair, new).count(new), matches, expected
 
-    def fewer(case):
-        made, matches, _ = replaced(case)
-        return made < matches
-
-    def more(case):
-        made, matches, _ = replaced(case)
-        return made > matches
-
-    for mode, condition in (("first-occurrence", fewer), ("overlapping", more)):
-        found = search(merge_case, condition)
+    findings = []
+    for mode, shows in (("first-occurrence", operator.lt), ("overlapping", operator.gt)):
+        found = search(search.merge_case, lambda case: shows(*replaced(case)[:2]))
         example = None
         if found is not None:
-            word_, pair = found
+            word, pair = found
             new = pair[0] + pair[1]
-            expected, _ = replace_pair(word_, pair[0], pair[1], new)
-            got = learner.merge(word_, pair, new)
-            example = (f"merge({_word(word_)}, {_pair(pair)}, \"{new}\") returned {_word(got)}, "
-                       f"expected {_word(expected)}")
+            expected, matches = replace_pair(word, pair[0], pair[1], new)
+            got = search.again(lambda: learner.merge(word, pair, new))
+            example = (f"merge({_word(word)}, {_pair(pair)}, \"{new}\") returned {_word(got)}, "
+                       f"expected {_word(expected)}"
+                       if got is not None and shows(got.count(new), matches)
+                       else _NOT_AGAIN.format(what="merge"))
         findings.append(Finding(mode, MODES[mode], found is not None, example))
+    return findings
 
-    # Across boundaries: a pair counted more often than it occurs inside the words.
+
+def _across_boundaries(search: _Search, learner: Learner) -> Finding:
+    """Across boundaries: a pair counted more often than it occurs inside the words."""
     def overcounts(words):
         ref = reference_count_pairs(words, [1] * len(words))
-        return any(n > ref.get(pair, 0) for pair, n in learner_counts(words).items())
+        return any(n > ref.get(pair, 0) for pair, n in dict(learner.count_pairs(words)).items())
 
-    found = search(corpus.filter(lambda words: len(words) > 1), overcounts)
-    findings.append(_count_finding("across-boundaries", found, learner_counts, under=False))
+    found = search(search.several_words, overcounts)
+    return _count_finding("across-boundaries", found, search, learner, under=False)
 
-    # Ties: right counts, but the first pair of greatest count is not the smallest one.
+
+def _arbitrary_ties(search: _Search, learner: Learner) -> Finding:
+    """Ties: right counts, but the first pair of greatest count is not the smallest one."""
     def wrong_tie(words):
         ref = reference_count_pairs(words, [1] * len(words))
         mine = learner.count_pairs(words)
@@ -378,48 +282,65 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
         best = max(n for _, n in mine)
         return next(p for p, n in mine if n == best) != choose_smallest(ref)[0]
 
-    found = search(corpus, wrong_tie)
+    found = search(search.corpus, wrong_tie)
     example = None
     if found is not None:
-        mine = learner.count_pairs(found)
-        best = max(n for _, n in mine)
-        picked = next(p for p, n in mine if n == best)
-        right = choose_smallest(reference_count_pairs(found, [1] * len(found)))[0]
-        example = (f"{_show(found)}: your counts put {_pair(picked)} first among the pairs counted "
-                   f"{best} times; the documented order picks {_pair(right)}")
-    findings.append(Finding("arbitrary-ties", MODES["arbitrary-ties"], found is not None, example))
+        mine = search.again(lambda: learner.count_pairs(found))
+        if mine:
+            best = max(n for _, n in mine)
+            picked = next(p for p, n in mine if n == best)
+            right = choose_smallest(reference_count_pairs(found, [1] * len(found)))[0]
+            example = (f"{_show(found)}: your counts put {_pair(picked)} first among the pairs "
+                       f"counted {best} times; the documented order picks {_pair(right)}")
+        else:
+            example = f"{_show(found)}: {_NOT_AGAIN.format(what='count_pairs')}"
+    return Finding("arbitrary-ties", MODES["arbitrary-ties"], found is not None, example)
 
-    # Training as a whole, on corpora with a few merges.
+
+def _training(search: _Search, learner: Learner) -> str | None:
+    """Training as a whole, on corpora with a few merges: where the learner's rules differ."""
+    def fits(words, merges):
+        mine, _ = learner_fit(learner, words, merges, _join)
+        ref, _ = reference_fit(words, [1] * len(words), merges, _join)
+        return mine, ref
+
     def trains_differently(case):
-        words, merges = case
-        mine, _ = learner_fit(learner, words, merges, lambda left, right, rank: left + right)
-        ref, _ = reference_fit(words, [1] * len(words), merges,
-                               lambda left, right, rank: left + right)
+        mine, ref = fits(*case)
         return mine != ref
 
-    found = search(st.tuples(corpus, st.integers(1, 4)), trains_differently)
-    training = None
-    if found is not None:
-        words, merges = found
-        mine, _ = learner_fit(learner, words, merges, lambda left, right, rank: left + right)
-        ref, _ = reference_fit(words, [1] * len(words), merges, lambda left, right, rank: left + right)
-        training = (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your rules "
-                    f"{_rules(mine)}, expected {_rules(ref)}")
-    return Report(findings, errors, training)
+    found = search(search.corpus_and_merges, trains_differently)
+    if found is None:
+        return None
+    words, merges = found
+    fitted = search.again(lambda: fits(words, merges))
+    if fitted is None:
+        return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your functions "
+                "failed when run again on it")
+    mine, ref = fitted
+    return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your rules "
+            f"{_rules(mine)}, expected {_rules(ref)}")
+
+
+def _join(left: str, right: str, rank: int) -> str:
+    return left + right  # a new token of the word modes: the two texts side by side
 
 
 def _rules(rules: list[Merge]) -> str:
     return "[" + ", ".join(f"{_pair((r.left, r.right))}x{r.count}" for r in rules) + "]"
 
 
-def _count_finding(mode: str, found, learner_counts, under: bool) -> Finding:
+def _count_finding(mode: str, found, search: _Search, learner: Learner, under: bool) -> Finding:
     if found is None:
         return Finding(mode, MODES[mode], False)
     ref = reference_count_pairs(found, [1] * len(found))
-    mine = learner_counts(found)
+    counted = search.again(lambda: learner.count_pairs(found))
+    mine = dict(counted or ())
     pairs = sorted(set(ref) | set(mine))
-    pair = next(p for p in pairs if (mine.get(p, 0) < ref.get(p, 0) if under
-                                     else mine.get(p, 0) > ref.get(p, 0)))
+    pair = next((p for p in pairs if (mine.get(p, 0) < ref.get(p, 0) if under
+                                      else mine.get(p, 0) > ref.get(p, 0))), None)
+    if counted is None or pair is None:
+        return Finding(mode, MODES[mode], True,
+                       f"{_show(found)}: {_NOT_AGAIN.format(what='count_pairs')}")
     return Finding(mode, MODES[mode], True,
                    f"{_show(found)}: counted {_pair(pair)} {mine.get(pair, 0)}, "
                    f"expected {ref.get(pair, 0)}")

@@ -1,0 +1,309 @@
+"""The learner's code for the chapter's exercise: loaded, called with a time limit, its answers
+checked, trained with.
+
+:func:`load_learner` imports ``count_pairs`` and ``merge`` from the learner's
+file; :class:`Learner` calls them under a time limit and checks every answer
+before anything uses it, so that wrong code (a wrong type, a key that is not a
+pair of tokens, an endless generator, an exception of its own) is one line,
+:class:`LearnerError`, that names the function; :func:`learner_fit` trains
+with them as a learner's loop would. :mod:`bytepair.teach.exercise` (the
+check) and the workbench's ``learner`` action both call the learner's code
+through here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import operator
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+from bytepair.learn.rules import Merge
+
+#: The longest one call of a learner's function may take, in seconds.
+CALL_SECONDS = 2.0
+
+
+class LearnerError(ValueError):
+    """The learner's code failed (raised, ran too long, or returned the wrong kind of value)."""
+
+
+class _Refused(LearnerError):
+    """A wrong answer of the learner's function, refused by the check of it."""
+
+
+class _TooSlow(BaseException):
+    """Raised inside the learner's code when a call runs past its time."""
+
+
+#: The most entries a ``count_pairs`` answer may hold, or the tokens of its words if more
+#: (no more distinct pairs can occur in them); an endless generator stops there.
+MAX_PAIRS = 100_000
+
+
+class Learner:
+    """The learner's two functions, called with a time limit and their failures in one line.
+
+    Every answer is checked before it is used: ``count_pairs`` must return
+    ``{(left, right): count}`` (a mapping, or ``(pair, count)`` entries) whose
+    pairs are two tokens of the words it was given and whose counts are whole
+    numbers no greater than those words' tokens; ``merge`` must return a list
+    no longer than the word, of the word's own tokens and the new token. A
+    failure, or an exception of the learner's code, is a :class:`LearnerError`
+    in one line that names the function. ``where`` (such as ``"on a bytes
+    corpus"``) says in those lines what kind of tokens the words hold.
+    """
+
+    def __init__(self, name: str, count_pairs: Callable, merge: Callable, filename: str = ""):
+        self.name = name
+        self.count_pairs_function = count_pairs
+        self.merge_function = merge
+        self.filename = filename
+
+    def _call(self, function: Callable, what: str, args: tuple, take: Callable):
+        """``take(function(*args))``, both under the time limit: ``take`` reads the answer
+        (a generator runs the learner's code as it is read) and refuses a wrong one."""
+        # A trace function on the learner's own frames stops a loop that never ends;
+        # it works in any thread (the server's), where an alarm signal cannot.
+        end = time.perf_counter() + CALL_SECONDS
+        filename = self.filename
+
+        def local(frame, event, arg):
+            if time.perf_counter() > end:
+                raise _TooSlow
+            return local
+
+        def calls(frame, event, arg):
+            return local if not filename or frame.f_code.co_filename == filename else None
+
+        previous = sys.gettrace()
+        sys.settrace(calls)
+        try:
+            return take(function(*args))
+        except _Refused as exc:
+            raise LearnerError(str(exc)) from None
+        except _TooSlow:
+            raise LearnerError(f"your {what} ran for more than {CALL_SECONDS:g} s on "
+                               f"{_show_args(args)}: does its loop always move on?") from None
+        except KeyboardInterrupt:
+            # Ctrl-C reaches the main thread only; in another (the server's) it is the learner's.
+            if threading.current_thread() is threading.main_thread():
+                raise
+            raise LearnerError(_raised(what, KeyboardInterrupt(), args)) from None
+        except BaseException as exc:  # SystemExit too: the learner's code stops only itself
+            raise LearnerError(_raised(what, exc, args)) from None
+        finally:
+            sys.settrace(previous)
+
+    def count_pairs(self, words: list[list], where: str = "") -> list[tuple[tuple, int]]:
+        """The learner's counts as ``[(pair, count), ...]`` in the order returned (zeros left out)."""
+        words = [list(word) for word in words]
+        tokens = {token for word in words for token in word}
+        kinds = {type(token) for token in tokens}
+        symbols = sum(len(word) for word in words)
+        limit = max(MAX_PAIRS, symbols)
+        a_pair = f"{where + ' ' if where else ''}a pair is two {_kind(kinds)}"
+
+        def take(result) -> list[tuple[tuple, int]]:
+            if isinstance(result, (str, bytes)) or not (hasattr(result, "items")
+                                                        or hasattr(result, "__iter__")):
+                raise _Refused("your count_pairs must return a dict {(left, right): count}, "
+                               f"got {_short(result)}")
+            mapping = hasattr(result, "items")
+            out = []
+            for n, entry in enumerate(result.items() if mapping else result):
+                if n == limit:
+                    raise _Refused(f"your count_pairs returned more than {limit:,} pairs; "
+                                   f"its words hold only {symbols:,} tokens")
+                # Outside a mapping, ("a", "b") is a pair without its count, not pair "a".
+                if type(entry) not in (tuple, list) or len(entry) != 2 or (
+                        not mapping and type(entry[0]) not in (tuple, list)):
+                    raise _Refused("your count_pairs must return a dict {(left, right): "
+                                   f"count}}, got the entry {_short(entry)}")
+                pair, count = entry
+                if type(pair) not in (tuple, list) or len(pair) != 2:
+                    raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
+                                   f"{a_pair}, as a tuple (left, right)")
+                if not tokens:
+                    raise _Refused(f"your count_pairs returned the key {_short(pair)}, but its "
+                                   "words hold no tokens")
+                for token in pair:
+                    if type(token) not in kinds:
+                        raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
+                                       f"{a_pair}")
+                    if token not in tokens:
+                        raise _Refused(f"your count_pairs returned the key {_short(pair)}: "
+                                       f"{_short(token)} is not a token of any of its words")
+                if isinstance(count, bool) or not hasattr(type(count), "__index__"):
+                    raise _Refused(f"your count_pairs returned the count {_short(count)} for "
+                                   f"{_short(pair)}: a count is a whole number (int)")
+                count = operator.index(count)
+                if count > symbols:
+                    raise _Refused(f"your count_pairs returned the count {_short(count)} for "
+                                   f"{_short(pair)}: more than the {symbols:,} tokens its "
+                                   "words hold in all")
+                if count > 0:
+                    out.append((tuple(pair), count))
+            return out
+
+        return self._call(self.count_pairs_function, "count_pairs", (words,), take)
+
+    def merge(self, word: list, pair: tuple, new_token, where: str = "") -> list:
+        """The learner's merge of one word, as a list (checked: see the class)."""
+        word, pair = list(word), tuple(pair)
+        allowed = {*word, new_token}
+        kinds = {type(token) for token in allowed}
+
+        def take(result) -> list:
+            if isinstance(result, (str, bytes)) or not hasattr(result, "__iter__"):
+                raise _Refused(f"your merge must return a list of tokens, got {_short(result)}")
+            out = []
+            for token in result:
+                if len(out) == len(word):
+                    raise _Refused(f"your merge returned more than {len(word)} tokens for "
+                                   f"the word {_short(word)}: a merge never makes a word "
+                                   "longer")
+                if type(token) not in kinds:
+                    raise _Refused(f"your merge returned the token {_short(token)}: "
+                                   f"{where + ' ' if where else ''}a token is "
+                                   f"{_kind(kinds, one=True)}")
+                if token not in allowed:
+                    raise _Refused(f"your merge returned the token {_short(token)} for the "
+                                   f"word {_short(word)}: a merged word holds only the "
+                                   f"word's tokens and the new token {_short(new_token)}")
+                out.append(token)
+            return out
+
+        return self._call(self.merge_function, "merge", (word, pair, new_token), take)
+
+
+def _kind(kinds: set, one: bool = False) -> str:
+    """What the tokens are, for a refusal: token IDs (ints), tokens (strings)."""
+    if kinds == {int}:
+        return "a token ID (int)" if one else "token IDs (ints)"
+    if kinds == {str}:
+        return "a string" if one else "tokens (strings)"
+    return "one of the word's tokens" if one else "tokens of its words"
+
+
+def _raised(what: str, exc: BaseException, args: tuple) -> str:
+    """The learner's exception in one line: its type and message (only as much of either as is
+    safe to read: the message may be the learner's code)."""
+    try:
+        message = " ".join(str(exc).split())
+    except BaseException:  # a __str__ that fails or runs past the time limit
+        message = ""
+    if len(message) > 200:
+        message = message[:197] + "..."
+    name = getattr(type(exc), "__name__", "an exception")
+    return (f"your {what} raised {name}{': ' + message if message else ''} "
+            f"(on {_show_args(args)})")
+
+
+def _short(value, limit: int = 80) -> str:
+    """``repr(value)`` in at most ``limit`` characters, written only from built-in values: any
+    other object is shown by its type's name, as its own repr is code of the learner's."""
+    text = _repr(value, limit + 1)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _repr(value, budget: int) -> str:
+    kind = type(value)
+    if budget <= 0:
+        return "..."  # each level has less: a list that holds itself ends
+    if value is None or kind in (bool, float):
+        return repr(value)
+    if kind is int:
+        bits = value.bit_length()  # a long int's repr is slow, and refused past 4,300 digits
+        return repr(value) if bits <= 256 else f"<an int of {bits} bits>"
+    if kind in (str, bytes):
+        return repr(value[:budget])
+    if kind in (tuple, list, set, frozenset, dict):
+        parts, used = [], 0
+        items = value.items() if kind is dict else value
+        for item in items:
+            if used > budget:
+                parts.append("...")
+                break
+            room = budget - used - 1
+            text = (f"{_repr(item[0], room)}: {_repr(item[1], room)}" if kind is dict
+                    else _repr(item, room))
+            parts.append(text)
+            used += len(text) + 2
+        inner = ", ".join(parts)
+        if kind is tuple:
+            return f"({inner},)" if len(parts) == 1 else f"({inner})"
+        if kind is list:
+            return f"[{inner}]"
+        if kind in (set, frozenset) and not parts:
+            return f"{kind.__name__}()"
+        return f"{{{inner}}}" if kind is not frozenset else f"frozenset({{{inner}}})"
+    return f"<{kind.__name__} object>"
+
+
+def _show_args(args) -> str:
+    return ", ".join(_short(a) for a in args)
+
+
+def load_learner(path) -> Learner:
+    """Import ``count_pairs`` and ``merge`` from the Python file ``path``; one-line errors.
+
+    The file is run as a module of its own (not added to ``sys.modules``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"no such file: {str(path)!r}")
+    name = f"bytepair_exercise_{abs(hash(str(path.resolve())))}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ValueError(f"{str(path)!r} cannot be imported as Python")
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise ValueError(f"{path.name}, line {exc.lineno}: {exc.msg}") from None
+    except (Exception, SystemExit) as exc:  # a file that calls exit() when imported, too
+        raise ValueError(f"{path.name} raised {type(exc).__name__} when imported: "
+                         f"{' '.join(str(exc).split())}") from None
+    functions = {}
+    for function in ("count_pairs", "merge"):
+        value = getattr(module, function, None)
+        if not callable(value):
+            raise ValueError(f"{path.name} must define a function {function}(...)"
+                             + (f", got {type(value).__name__}" if value is not None else ""))
+        functions[function] = value
+    return Learner(path.name, functions["count_pairs"], functions["merge"],
+                   str(path.resolve()) if path.exists() else "")
+
+
+def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
+                join: Callable, *, first_rank: int = 0, where: str = "",
+                on_round: Callable[[Merge, list[list], list[list]], None] | None = None,
+                ) -> tuple[list[Merge], list[list]]:
+    """Up to ``merges`` rounds with the learner's functions: count, take the first pair with the
+    greatest count in the order returned, merge it in every word (weights are all 1).
+
+    Ranks start at ``first_rank``, so the words after ``k`` rounds with
+    ``first_rank=k`` continue a run (the learner's functions are taken to depend
+    on their arguments only). ``on_round(rule, before, after)`` sees each round; ``where``
+    goes to the learner's refusals (see :class:`Learner`).
+    """
+    rows = [list(word) for word in words]
+    rules: list[Merge] = []
+    for rank in range(first_rank, first_rank + merges):
+        counts = learner.count_pairs(rows, where)
+        if not counts:
+            break
+        best = max(count for _, count in counts)
+        pair = next(pair for pair, count in counts if count == best)
+        new = join(pair[0], pair[1], rank)
+        before = sum(row.count(new) for row in rows)
+        previous, rows = rows, [learner.merge(row, pair, new, where) for row in rows]
+        rules.append(Merge(rank, pair[0], pair[1], new, best,
+                           sum(row.count(new) for row in rows) - before))
+        if on_round is not None:
+            on_round(rules[-1], previous, rows)
+    return rules, rows
