@@ -60,3 +60,49 @@ def test_ties_is_a_checked_field_of_the_spec_and_of_its_identity():
     plain = TrainSpec(merges=5).identity(table)
     assert "ties" not in plain  # older checkpoints stay valid
     assert TrainSpec(merges=5, ties="tokenizers").identity(table) == {**plain, "ties": "tokenizers"}
+
+
+# -- A parity model is a model like any other: it truncates, saves, loads and evaluates ----
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# Pairs shared by the languages, with more of them in the language that does not choose.
+SHARED = {"x": ["aaab aaab", "ab"], "y": ["ab ab ab ab", "cd"]}
+SHARED_DEV = {"x": ["aaab"], "y": ["ab"]}
+
+
+def _round_trip(tok, tmp_path):
+    path = tmp_path / "parity.json"
+    tok.save(path)
+    loaded = bytepair.load(path)
+    assert loaded.merges == tok.merges
+    for rule in tok.merges:
+        assert 0 <= rule.replacements <= rule.count
+    for size in range(256, tok.vocab_size + 1):
+        assert tok.truncate(size).vocab_size <= size
+
+
+def test_a_parity_model_with_pairs_shared_by_languages_saves_loads_and_truncates(tmp_path):
+    for options in (dict(dev=SHARED_DEV), dict(ratio={"x": 1.0, "y": 1.0}),
+                    dict(dev=SHARED_DEV, global_merges=1)):
+        tok = bytepair.train(SHARED, vocab_size=262, parity="base", pretokenize=None, **options)
+        _round_trip(tok, tmp_path)
+    report = bytepair.evaluate(tok, {"x": SHARED_DEV["x"], "y": SHARED_DEV["y"]}, sizes=[258, 260])
+    assert {258, 260} <= {row["vocab_size"] for row in report.rows}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from("xyz"),
+                       st.lists(st.text("ab é", max_size=12), min_size=1, max_size=4),
+                       min_size=2, max_size=3),
+       st.sampled_from(["base", "window"]), st.integers(0, 3))
+def test_every_parity_model_round_trips(tmp_path_factory, corpus, variant, global_merges):
+    dev = {language: docs[:1] for language, docs in corpus.items()}
+    try:
+        tok = bytepair.train(corpus, vocab_size=270, parity=variant, dev=dev, pretokenize=None,
+                             global_merges=global_merges, window_size=2)
+    except ValueError as error:  # a language with no text at all is refused
+        assert "no text" in str(error)
+        return
+    _round_trip(tok, tmp_path_factory.mktemp("m"))

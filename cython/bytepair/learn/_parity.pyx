@@ -424,7 +424,8 @@ cdef class ParityLoop:
             replaced = 0
             for lang in range(self.n):
                 shrunk = self._apply(self.engines[lang], lang, left, right, made)
-                replaced += shrunk
+                if language == GLOBAL or language == lang:  # the text that chose the rule
+                    replaced += shrunk
                 if self.dev is None:
                     self.current[lang] -= shrunk
             if self.dev is not None:

@@ -173,7 +173,8 @@ class ParityLoop:
         replaced = 0
         for lang, queue in enumerate(self._queues):
             shrunk = queue.merge(left, right, new)
-            replaced += shrunk
+            if language in (GLOBAL, lang):  # the text that chose the rule
+                replaced += shrunk
             if self._dev is None:
                 self._lengths[lang] -= shrunk
         if self._dev is not None:

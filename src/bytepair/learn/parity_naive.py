@@ -89,7 +89,8 @@ def fit(
             for i, weight in enumerate(weights[lang]):
                 seqs[lang][i], matches = replace_pair(seqs[lang][i], left, right, new)
                 shrunk += matches * weight
-            replaced += shrunk
+            if language in (GLOBAL, lang):  # the text that chose the rule
+                replaced += shrunk
             if dev_seqs is not None:
                 shrunk = 0
                 for i, weight in enumerate(dev_weights[lang]):

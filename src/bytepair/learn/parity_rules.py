@@ -42,9 +42,11 @@ class ParityMerge(NamedTuple):
     """One parity-aware rule: :class:`bytepair.learn.rules.Merge`'s fields and the language
     that chose it (its index, or :data:`GLOBAL` during the first ``global_merges``).
 
-    ``count`` is the pair's count in the chosen language's training text (all
-    languages' when global); ``replacements`` is the matches its pass consumed in
-    every language's training text, weighted.
+    ``count`` and ``replacements`` are the pair's count and the matches its pass
+    consumed (weighted) in the training text that chose it: the chosen language's, or
+    all languages' when global. So ``replacements <= count`` as in plain BPE, and a
+    parity model truncates, saves and loads like any other. (The pass is made in every
+    language's text; the others' matches are not recorded.)
     """
 
     rank: int
