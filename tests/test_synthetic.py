@@ -109,6 +109,23 @@ def test_the_memory_forecast_of_synthetic_text_is_near_its_counts(tmp_path, samp
         assert 0.75 * truth < forecast < 1.25 * truth
 
 
+@needs_compiled_splitter
+def test_the_forecast_refuses_half_the_need_at_once_and_passes_what_fits(tmp_path, sample,
+                                                                          small_sample, monkeypatch):
+    """The check before any work, on text whose pieces keep growing: a limit at half of
+    what training needs (from the exact counts) is refused, the need itself is not."""
+    path = tmp_path / "synthetic.txt"
+    path.write_bytes(sample)
+    monkeypatch.setattr(budget, "resident_bytes", lambda: 1 << 20)
+    data, _, counts = bytepair.count(path, per_line=True, workers=1, progress=False).flat()
+    positions, pieces = len(data), len(counts)
+    need = (1 << 20) + budget.flat_bytes(positions, pieces) + budget.engine_bytes(positions, pieces, 1000)
+    files, gpt2 = Files(path, per_line=True), resolve_pattern("gpt2")
+    budget.check_forecast(need, files, gpt2, 1000)
+    with pytest.raises(budget.MemoryLimitError, match="nothing was counted"):
+        budget.check_forecast(need // 2, files, gpt2, 1000)
+
+
 @pytest.mark.slow
 @needs_compiled_splitter
 def test_the_forecast_need_is_within_a_quarter_of_the_measured_peak(tmp_path, monkeypatch):
