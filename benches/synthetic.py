@@ -650,7 +650,7 @@ def check(sizes=CHECK_SIZES, extra=(), seed: int = 0) -> dict:
 
 
 BEGIN, END = "<!-- synthetic-fit:begin -->", "<!-- synthetic-fit:end -->"
-DOC = ROOT / "docs" / "scale.md"
+DOC = ROOT / "docs" / "simulated-scale.md"
 
 
 def render(report: dict) -> str:
