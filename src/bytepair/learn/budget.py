@@ -3,17 +3,18 @@ need, told before any work and again before the engine is built.
 
 Three checks, each with one line that says how much is needed:
 
-1. *Before any work* (:func:`check_forecast`): 16 MiB read from places spread
+1. *Before any work* (:func:`check_forecast`): 32 MiB read from places spread
    evenly over the input (:func:`sample_blocks`) are counted, and the distinct
    pieces and their bytes are extrapolated to the whole input by Heaps' law
-   ``x(n) = x(s) * (n / s) ** beta``, ``beta`` measured inside the sample (every
-   other block against the whole sample). The run is refused at once when this
-   expected need passes the limit by more than :data:`FORECAST_ERROR`, so that a
-   run that could fit is not refused on a guess. On simulated text whose distinct
-   pieces keep growing (1 to 10 GB) the need was within that share of the measured
-   peak, and on English from 10 MB to 1 GB ... (``python -m benches.max_memory
-   forecast``; docs/simulated-scale.md). A corpus that repeats itself is what it
-   misjudges: blocks from its copies look like new text, so its forecast is high.
+   ``x(n) = x(s) * (n / s) ** beta``, ``beta`` measured inside the sample two ways
+   (:func:`forecast`). The run is refused at once when this expected need passes
+   the limit by more than :data:`FORECAST_ERROR`, so that a run that could fit is
+   not refused on a guess. On simulated text whose distinct pieces keep growing the
+   need was 0.98 of the measured peak at 1 GB (``python -m benches.max_memory need
+   --language synthetic``; docs/simulated-scale.md has every rung), and on 100 MB of
+   English the distinct pieces' bytes and number came out at 0.99 of the truth. A
+   corpus that repeats itself is what it misjudges: blocks from its copies look like
+   new text, so its forecast is high.
 2. *While counting* (:func:`counting_plan`): the counting tables spill to disk
    as sorted runs (:mod:`bytepair.counts.spill`) within a share of what the
    limit leaves, with fewer workers when each one's table would be too small.
