@@ -10,7 +10,7 @@ distinct pieces ``pieces`` and their bytes ``positions``), fits by least squares
 (the per-piece costs from the layout, :data:`PER_PIECE`) on every rung but the held-back one, predicts the held-back rung's peak, and projects the
 peak to larger corpora with the synthetic corpus's growth (docs/simulated-scale.md).
 
-    python -m benches.memory_model --fit 100MB 300MB 1GB --check 3GB
+    python -m benches.memory_model --fit 1GB 3GB --check 10GB
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ def predict(coef, positions: float, pieces: float, start: float) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.memory_model",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fit", nargs="+", default=["100MB", "300MB", "1GB"])
-    parser.add_argument("--check", nargs="*", default=["3GB"])
+    parser.add_argument("--fit", nargs="+", default=["1GB", "3GB"])
+    parser.add_argument("--check", nargs="*", default=["10GB"])
     parser.add_argument("--project", nargs="*", default=["100GB", "1TB"],
                         help="sizes to project to, continuing the growth between the last two rungs")
     parser.add_argument("--language", default="synthetic")
