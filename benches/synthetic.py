@@ -13,7 +13,10 @@ on the real English corpus (``docs/simulated-scale.md`` shows the fit and its li
   split, one document per line) with their real frequencies, then a
   power-law tail ``p(r) ~ (r + q) ** -a`` over an unbounded number of ranks.
   The tail's exponent sets the growth of distinct pieces (Heaps' law
-  ``distinct ~ n ** (1 / a)``) and the share of pieces seen once;
+  ``distinct ~ n ** (1 / a)``);
+* a tail piece drawn comes back at the next few tail places (a geometric
+  burst), the shorter the rarer it is: this sets the share of pieces seen once
+  and makes it rise with size, as real English's does;
 * every rank past the head is a synthetic piece, a pure function of the seed
   and the rank: a *kind* (Latin letters, other scripts, digits, punctuation,
   white space) drawn with the real tail's shares, a length drawn from that
@@ -27,8 +30,9 @@ on the real English corpus (``docs/simulated-scale.md`` shows the fit and its li
 Deterministic: block ``k`` (``BLOCK_TOKENS`` tokens of whole lines) is a
 function of ``(seed, k)`` alone, so the same seed gives the same bytes on
 every run and with any number of worker processes; a size is a prefix of
-every larger one (cut at a line end). Streamed: one block per worker in
-memory, written as it comes.
+every larger one (cut at a line end). Streamed: worker processes make a few
+blocks ahead of the writer, which writes them in order. A block is made in
+numpy throughout (about 19 MB per CPU second).
 
 The model's numbers live in ``benches/synthetic-english.json.gz`` (written by
 ``python -m benches.synthetic fit`` from the English corpus), so the
