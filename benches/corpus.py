@@ -91,7 +91,7 @@ BLOCK = 16_384
 #: The sizes the benchmarks use, in bytes.
 STANDARD_SIZES = (100_000, 1_000_000, 10_000_000, 100_000_000)
 
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9,
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30}
 
 

@@ -4,9 +4,13 @@ what a limit does on a large corpus.
 Three parts, each a subcommand, each measurement in a fresh process:
 
 ``forecast``
-    The forecast made before any work (``bytepair.learn.budget.forecast``: a 4 MiB
+    The forecast made before any work (``bytepair.learn.budget.forecast``: a 32 MiB
     sample spread over the input) against what counting the whole input finds:
     the distinct pieces' bytes (the engine's positions) and their number.
+``need``
+    The forecast alone, as training makes it before any work (in under a second or
+    two), and the need it names against the measured peak of a phase-memory run of
+    the same corpus (``benches/phase_memory.py``), where there is one.
 ``calibrate``
     The engine's estimate (``budget.engine_bytes``) against what the process grows
     by from the end of counting to its peak while learning (``VmHWM`` reset through
@@ -22,6 +26,7 @@ Three parts, each a subcommand, each measurement in a fresh process:
     python -m benches.max_memory limit --size 1GB --max-memory 512MiB 1GiB
     python -m benches.max_memory render --json benches/results/max-memory-1GB.json
     python -m benches.max_memory forecast --language synthetic --size 100MB 1GB 3GB
+    python -m benches.max_memory need --language synthetic --size 1GB 3GB 10GB
 
 Each writes benches/results/max-memory-<part>.json (``limit``: max-memory-<size>.json;
 ``--no-write`` to skip) and prints its table.
@@ -61,6 +66,24 @@ data, _, counts = bytepair.count(path, per_line=True, workers=workers, progress=
 print(json.dumps({"forecast_seconds": seconds, "sample": seen.sample, "bytes": seen.total,
                   "positions": len(data), "pieces": len(counts),
                   "positions_forecast": seen.positions, "pieces_forecast": seen.pieces}))
+"""
+
+# The forecast alone, as training makes it before any work: what it needs and how long it took.
+NEED = """
+import json, sys, time
+import bytepair
+from bytepair.learn import budget
+from bytepair.read.corpus import Files
+from bytepair.split.pretokenize import resolve_pattern
+path, merges = sys.argv[1], int(sys.argv[2])
+held = budget.resident_bytes()
+start = time.perf_counter()
+seen = budget.forecast(Files(path, per_line=True), resolve_pattern("gpt2"))
+seconds = time.perf_counter() - start
+low, expected = seen.need(merges, held)
+print(json.dumps({"forecast_seconds": seconds, "sample": seen.sample, "bytes": seen.total,
+                  "held": held, "positions_forecast": seen.positions[1],
+                  "pieces_forecast": seen.pieces[1], "need": expected, "refuses_below": low}))
 """
 
 # Count, then learn with the peak reset in between: what learning adds to what is held.
@@ -120,6 +143,30 @@ def forecast(args) -> dict:
               f"{r['pieces_forecast']} ({rows[-1]['pieces_ratio']}); {r['forecast_seconds']:.3f} s",
               flush=True)
     return {"rows": rows}
+
+
+def need(args) -> dict:
+    """The forecast's need against the peak and counts of a phase-memory run of the same
+    corpus (``benches/results/phase-memory-<language>-<size>.json``), where there is one."""
+    rows = []
+    for size in args.size:
+        path = _path(size)
+        r = _python(NEED, path, args.vocab_size - 256)
+        row = {"corpus": size, "file": path.name, **r}
+        measured = RESULTS / f"phase-memory-{_LANGUAGE or 'english'}-{size}.json"
+        if measured.exists():
+            run = json.loads(measured.read_text())["runs"][0]
+            row.update(measured=measured.name, peak_mib=run["peak_mib"], positions=run["positions"],
+                       pieces=run["pieces"],
+                       need_ratio=round(r["need"] / (run["peak_mib"] * 2**20), 3),
+                       positions_ratio=round(r["positions_forecast"] / run["positions"], 3),
+                       pieces_ratio=round(r["pieces_forecast"] / run["pieces"], 3))
+        rows.append(row)
+        print(f"{size:>6}: need {_mib(r['need'])} MiB (refuses below {_mib(r['refuses_below'])} MiB), "
+              f"{r['forecast_seconds']:.2f} s" + (f"; measured peak {row['peak_mib']} MiB: "
+              f"{row['need_ratio']}x, positions {row['positions_ratio']}x, pieces "
+              f"{row['pieces_ratio']}x" if "peak_mib" in row else ""), flush=True)
+    return {"rows": rows, "vocab_size": args.vocab_size}
 
 
 def calibrate(args) -> dict:
@@ -192,7 +239,7 @@ def render(path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.max_memory",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("part", choices=["forecast", "calibrate", "limit", "render"],
+    parser.add_argument("part", choices=["forecast", "need", "calibrate", "limit", "render"],
                         help="render: print the table of the limit result --json names")
     parser.add_argument("--json", type=Path, help="with render: a limit result file")
     parser.add_argument("--size", nargs="+", default=["100MB"])
@@ -215,7 +262,8 @@ def main(argv: list[str] | None = None) -> int:
               "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT,
                                        capture_output=True, text=True).stdout.strip(),
               "workers": args.workers, "cpus": os.cpu_count(), "load_average_start": load,
-              **{"forecast": forecast, "calibrate": calibrate, "limit": limit}[args.part](args)}
+              **{"forecast": forecast, "need": need, "calibrate": calibrate,
+                 "limit": limit}[args.part](args)}
     report["load_average_end"] = os.getloadavg()
     name = f"max-memory-{args.size[0]}.json" if args.part == "limit" else f"max-memory-{args.part}.json"
     if args.language:

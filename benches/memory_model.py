@@ -10,7 +10,7 @@ distinct pieces ``pieces`` and their bytes ``positions``), fits by least squares
 (the per-piece costs from the layout, :data:`PER_PIECE`) on every rung but the held-back one, predicts the held-back rung's peak, and projects the
 peak to larger corpora with the synthetic corpus's growth (docs/simulated-scale.md).
 
-    python -m benches.memory_model --fit 100MB 300MB 1GB --check 3GB
+    python -m benches.memory_model --fit 1GB 3GB --check 10GB
 """
 
 from __future__ import annotations
@@ -62,8 +62,10 @@ def predict(coef, positions: float, pieces: float, start: float) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benches.memory_model",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--fit", nargs="+", default=["100MB", "300MB", "1GB"])
-    parser.add_argument("--check", nargs="*", default=["3GB"])
+    parser.add_argument("--fit", nargs="+", default=["1GB", "3GB"])
+    parser.add_argument("--check", nargs="*", default=["10GB"])
+    parser.add_argument("--project", nargs="*", default=["100GB", "1TB"],
+                        help="sizes to project to, continuing the growth between the last two rungs")
     parser.add_argument("--language", default="synthetic")
     parser.add_argument("--json", type=Path, default=RESULTS / "memory-model.json")
     args = parser.parse_args(argv)
@@ -91,6 +93,24 @@ def main(argv=None) -> int:
               f"{row['predicted_peak_mib']:8.1f} ({row['peak_ratio']:.3f}x)")
     for k, c in model.items():
         print(f"{k:>6}: {c[0] / MiB:7.1f} MiB + {c[1]:6.2f} B/position + {c[2]:6.2f} B/piece")
+    # The projection: pieces and positions continued with the exponents of the last two rungs.
+    from .corpus import parse_size
+    rungs = sorted(fitted + [rung(s, args.language) for s in args.check],
+                   key=lambda r: parse_size(r["size"]))
+    a, b = rungs[-2], rungs[-1]
+    span = np.log(parse_size(b["size"]) / parse_size(a["size"]))
+    growth = {k: float(np.log(b[k] / a[k]) / span) for k in ("positions", "pieces")}
+    out["projection"] = dict(from_rungs=[a["size"], b["size"]], exponents=growth, rows=[])
+    for size in args.project:
+        factor = parse_size(size) / parse_size(b["size"])
+        positions = b["positions"] * factor ** growth["positions"]
+        pieces = b["pieces"] * factor ** growth["pieces"]
+        pc = predict(model["count"], positions, pieces, b["start"])
+        pe = predict(model["engine"], positions, pieces, b["start"])
+        out["projection"]["rows"].append(dict(size=size, positions=positions, pieces=pieces,
+                                              count_gib=pc / 2**30, engine_gib=pe / 2**30))
+        print(f"{size:>6} (projected): positions {positions / 1e9:.2f} G, pieces {pieces / 1e6:.0f} M: "
+              f"counting {pc / 2**30:.1f} GiB, engine {pe / 2**30:.1f} GiB")
     args.json.write_text(json.dumps(out, indent=1) + "\n")
     return 0
 

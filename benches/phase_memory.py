@@ -72,8 +72,12 @@ def worker(path: str, merges: int, threads: int) -> dict:
 
         return wrapper
 
-    for name in ("count_pieces", "count_files"):
-        setattr(training, name, timed("count", getattr(training, name)))
+    from bytepair.training import trainer as training_stage
+    if hasattr(training_stage, "count_corpus"):
+        training_stage.count_corpus = timed("count", training_stage.count_corpus)
+    else:  # an older bytepair counted through these
+        for name in ("count_pieces", "count_files"):
+            setattr(training, name, timed("count", getattr(training, name)))
     trainer = incremental.IncrementalTrainer
     trainer.steps = timed("merges", trainer.steps)
     for build in ("from_arrays", "taking_arrays"):  # an older bytepair has no taking_arrays

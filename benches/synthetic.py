@@ -13,7 +13,10 @@ on the real English corpus (``docs/simulated-scale.md`` shows the fit and its li
   split, one document per line) with their real frequencies, then a
   power-law tail ``p(r) ~ (r + q) ** -a`` over an unbounded number of ranks.
   The tail's exponent sets the growth of distinct pieces (Heaps' law
-  ``distinct ~ n ** (1 / a)``) and the share of pieces seen once;
+  ``distinct ~ n ** (1 / a)``);
+* a tail piece drawn comes back at the next few tail places (a geometric
+  burst), the shorter the rarer it is: this sets the share of pieces seen once
+  and makes it rise with size, as real English's does;
 * every rank past the head is a synthetic piece, a pure function of the seed
   and the rank: a *kind* (Latin letters, other scripts, digits, punctuation,
   white space) drawn with the real tail's shares, a length drawn from that
@@ -27,8 +30,9 @@ on the real English corpus (``docs/simulated-scale.md`` shows the fit and its li
 Deterministic: block ``k`` (``BLOCK_TOKENS`` tokens of whole lines) is a
 function of ``(seed, k)`` alone, so the same seed gives the same bytes on
 every run and with any number of worker processes; a size is a prefix of
-every larger one (cut at a line end). Streamed: one block per worker in
-memory, written as it comes.
+every larger one (cut at a line end). Streamed: worker processes make a few
+blocks ahead of the writer, which writes them in order. A block is made in
+numpy throughout (about 19 MB per CPU second).
 
 The model's numbers live in ``benches/synthetic-english.json.gz`` (written by
 ``python -m benches.synthetic fit`` from the English corpus), so the
@@ -44,6 +48,7 @@ generator needs no real text to run.
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import hashlib
 import json
@@ -60,7 +65,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = Path(__file__).resolve().parent / "synthetic-english.json.gz"
 #: Bump when the generator's output for a seed changes: it is part of every cache name.
-VERSION = 1
+VERSION = 2
 #: Real pieces kept with their real frequencies.
 HEAD = 4096
 #: Tokens per block (about 4.5 MB of text): the unit of determinism and of work.
@@ -74,8 +79,8 @@ KINDS = ("latin", "script", "number", "punct", "space")
 #: ``python -m benches.synthetic check`` against the real English corpus ("english") and a
 #: steeper growth for web text ("web"; docs/simulated-scale.md says where its exponent comes from).
 SETTINGS = {
-    "english": dict(a=1.2, q=-4070.0, burst=2.0),
-    "web": dict(a=1.06, q=-4070.0, burst=2.0),
+    "english": dict(a=1.11, q=-4070.0, once=0.2, once_slope=0.045, once_from=1e4, once_max=0.7),
+    "web": dict(a=1.05, q=-4070.0, once=0.2, once_slope=0.045, once_from=1e4, once_max=0.7),
 }
 #: Characters that end a line for some readers: never inside a piece.
 _LINE_BREAKS = set("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
@@ -215,6 +220,8 @@ def _split_line(line: bytes) -> list[str]:
 _ALPHABET = {"latin": 100}
 #: Resolution of the sampling tables: a uniform picks one of this many slots per state.
 _SLOTS = 1024
+#: Slots of the head's guide table (:meth:`Generator.ranks`).
+_GUIDE = 1 << 16
 
 
 class _CharModel:
@@ -245,35 +252,48 @@ class _CharModel:
         for row in range(states):
             self.table[row] = np.searchsorted(cdf[row], slots, side="right").clip(0, a - 1)
         self.codes = np.array([ord(c) for c in alphabet] or [32], dtype=np.uint32)
+        # Each character's UTF-8 bytes (up to 4) and their number: pieces are made as bytes.
+        encoded = [c.encode("utf-8") for c in alphabet] or [b" "]
+        self.utf8_length = np.array([len(e) for e in encoded], dtype=np.int64)
+        self.utf8 = np.array([list(e.ljust(4, b"\0")) for e in encoded], dtype=np.uint8)
         lengths = spec["lengths"] or [[1, 1]]
         self.length_values = np.array([l for l, _ in lengths])
         lc = np.cumsum([n for _, n in lengths]).astype(np.float64)
         self.length_cdf = lc / lc[-1]
         self.start = sum(a * (a + 1) ** i for i in range(self.order))
 
-    def sample(self, u_length: np.ndarray, u_chars: np.ndarray) -> list[str]:
-        """One piece body per row: its length from ``u_length``, characters from ``u_chars``
-        (rows of uniforms, at least ``MAX_LENGTH`` columns)."""
+    def sample(self, u_length: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One piece body per row, all in numpy: ``(data, lengths, order)``, the bodies' UTF-8
+        bytes end to end, each one's length in bytes, and the rows in the order they are laid
+        out (longest first). Its length in characters comes from ``u_length``, its ``j``-th
+        character from :func:`_column` ``j + 4`` of its row's ``keys``: only as many
+        uniforms as a row has characters are made."""
         n = len(u_length)
         if not n:
-            return []
+            return np.zeros(0, dtype=np.uint8), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         lengths = self.length_values[np.searchsorted(self.length_cdf, u_length, side="right")
                                      .clip(0, len(self.length_values) - 1)]
-        width = int(lengths.max())
+        order = np.argsort(-lengths, kind="stable")
+        lengths = lengths[order]
+        keys = keys[order]
+        width = int(lengths[0])
+        active = n - np.searchsorted(lengths[::-1], np.arange(width), side="right")  # longer than j
         a = self.a
         state = np.full(n, self.start, dtype=np.int64)
-        slot = (u_chars[:, :width] * _SLOTS).astype(np.int64)
-        out = np.empty((n, width), dtype=np.int64)
+        out = np.zeros((n, width), dtype=np.int64)
         modulus = (a + 1) ** (self.order - 1)
         for j in range(width):
-            c = self.table[state, slot[:, j]].astype(np.int64)
-            out[:, j] = c
-            state = (state % modulus) * (a + 1) + c
-        codes = self.codes[out]
-        text = codes[np.arange(width)[None, :] < lengths[:, None]].tobytes().decode("utf-32-le")
-        ends = np.cumsum(lengths).tolist()
-        starts = [0] + ends[:-1]
-        return [text[i:j] for i, j in zip(starts, ends)]
+            m = int(active[j])
+            slot = (_column(keys[:m], j + 4) * _SLOTS).astype(np.int64)
+            c = self.table[state[:m], slot].astype(np.int64)
+            out[:m, j] = c
+            state[:m] = (state[:m] % modulus) * (a + 1) + c
+        inside = np.arange(width)[None, :] < lengths[:, None]
+        chars = out[inside]  # row by row: each piece's characters in order
+        widths = self.utf8_length[chars]
+        data = self.utf8[chars][np.arange(4)[None, :] < widths[:, None]]
+        sizes = np.bincount(np.repeat(np.arange(n), lengths), weights=widths, minlength=n)
+        return data, sizes.astype(np.int64), order
 
 
 _MASK = np.uint64(0xFFFFFFFFFFFFFFFF)
@@ -291,13 +311,19 @@ def _mix(x: np.ndarray) -> np.ndarray:
     return x
 
 
-def _uniforms(seed: int, ranks: np.ndarray, columns: int) -> np.ndarray:
-    """``len(ranks) x columns`` uniforms in (0, 1), a pure function of (seed, rank, column)."""
-    base = _mix(ranks.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _keys(seed: int, ranks: np.ndarray) -> np.ndarray:
+    """Each rank's key: the start of its stream of uniforms (:func:`_column`)."""
+    return _mix(ranks.astype(np.uint64) * _GOLDEN
                 + np.uint64((seed * 0xD1B54A32D192ED03 + 1) & 0xFFFFFFFFFFFFFFFF))
-    grid = base[:, None] + np.arange(1, columns + 1, dtype=np.uint64)[None, :] \
-        * np.uint64(0x9E3779B97F4A7C15)
-    bits = _mix(grid) >> np.uint64(11)
+
+
+def _column(keys: np.ndarray, column: int) -> np.ndarray:
+    """Uniform ``column`` (from 1) in (0, 1) of each key: a pure function of (seed, rank,
+    column), so a rank's random numbers are the same whichever block asks for them."""
+    bits = _mix(keys + np.uint64((column * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF)) >> np.uint64(11)
     return (bits.astype(np.float64) + 0.5) / float(1 << 53)
 
 
@@ -311,13 +337,19 @@ class Generator:
         self.seed = seed
         self.setting = setting
         params = SETTINGS[setting]
-        self.a, self.q, self.burst = params["a"], params["q"], params["burst"]
+        self.a, self.q = params["a"], params["q"]
+        self.once, self.once_slope, self.once_max = params["once"], params["once_slope"], params["once_max"]
+        self.once_from = params["once_from"]
         head = spec["head"]
         total = spec["tokens"]
         self.head_pieces = [p.encode("utf-8") for p, _ in head]
         probs = np.array([c for _, c in head], dtype=np.float64) / total
         self.head_cdf = np.cumsum(probs)
         self.head_mass = float(self.head_cdf[-1])
+        # A guide table: where the uniforms of each of _GUIDE equal slots of (0, 1) fall in
+        # the head, so that only the few slots a rank boundary crosses need a search.
+        self.guide = np.searchsorted(self.head_cdf, np.arange(_GUIDE + 1) / _GUIDE,
+                                     side="right").astype(np.uint16)
         self.models = {k: _CharModel(spec["kinds"][k], k) for k in KINDS}
         shares = np.array([spec["kinds"][k]["share"] for k in KINDS])
         self.kind_cdf = np.cumsum(shares / shares.sum())
@@ -336,32 +368,54 @@ class Generator:
                            np.array([i[2] for i in infos], dtype=bool)) + pre
 
     def tail_pieces(self, ranks: np.ndarray) -> "_Pool":
-        """The synthetic piece of each rank (past the head): a function of (seed, rank)."""
-        u = _uniforms(self.seed, ranks, MAX_LENGTH + 3)
-        kinds = np.searchsorted(self.kind_cdf, u[:, 0], side="right").clip(0, len(KINDS) - 1)
-        spaced = (u[:, 2] < self.kind_space[kinds]) & (kinds != KINDS.index("space"))
-        out: list[bytes] = [b""] * len(ranks)
+        """The synthetic piece of each rank (past the head): a function of (seed, rank), made
+        for all ranks at once in numpy."""
+        n = len(ranks)
+        keys = _keys(self.seed, ranks)
+        u_kind, u_length, u_space = (_column(keys, c) for c in (1, 2, 3))
+        kinds = np.searchsorted(self.kind_cdf, u_kind, side="right").clip(0, len(KINDS) - 1)
+        spaced = (u_space < self.kind_space[kinds]) & (kinds != KINDS.index("space"))
+        body = np.zeros(n, dtype=np.int64)
+        parts = []
         for k, kind in enumerate(KINDS):
             rows = np.nonzero(kinds == k)[0]
-            bodies = self.models[kind].sample(u[rows, 1], u[rows, 3:])
-            for row, body, s in zip(rows.tolist(), bodies, spaced[rows].tolist()):
-                out[row] = ((" " + body) if s else body).encode("utf-8")
+            if len(rows):
+                data, sizes, order = self.models[kind].sample(u_length[rows], keys[rows])
+                rows = rows[order]
+                body[rows] = sizes
+                parts.append((rows, data, sizes))
+        lengths = body + spaced
+        offsets = np.zeros(n, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=offsets[1:])
+        flat = np.empty(int(lengths.sum()), dtype=np.uint8)
+        flat[offsets[spaced]] = ord(" ")
+        for rows, data, sizes in parts:
+            starts = offsets[rows] + spaced[rows]
+            within = np.arange(len(data)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            flat[np.repeat(starts, sizes) + within] = data
         classes = np.array([0, 0, 1, 2, 3], dtype=np.int8)[kinds]
-        return _Pool(out, classes, classes, spaced)
+        return _Pool.of_arrays(flat, offsets, lengths, classes, classes, spaced)
 
     def ranks(self, block: int, count: int) -> np.ndarray:
         """``count`` token ranks of ``block`` (1-based; past ``HEAD``: synthetic)."""
         rng = np.random.Generator(np.random.PCG64([self.seed, block, 1]))
         u = rng.random(count)
-        ranks = np.searchsorted(self.head_cdf, u, side="right").astype(np.int64) + 1
+        slot = (u * _GUIDE).astype(np.int64)
+        ranks = self.guide[slot].astype(np.int64)
+        crossed = np.nonzero(ranks != self.guide[slot + 1])[0]
+        ranks[crossed] = np.searchsorted(self.head_cdf, u[crossed], side="right")
+        ranks += 1
         tail = u >= self.head_mass
         v = (1.0 - u[tail]) / (1.0 - self.head_mass)  # in (0, 1]
         start = HEAD + 1 + self.q
         x = start * np.power(v, -1.0 / (self.a - 1.0)) - self.q
         drawn = np.minimum(np.floor(x), 2.0**62).astype(np.int64).clip(HEAD + 1)
         # Bursts: a tail piece drawn comes back at the next few tail places (real text
-        # repeats a rare name or number where it uses it), geometric, mean ``burst``.
-        copies = rng.geometric(1.0 / self.burst, len(drawn))
+        # repeats a rare name or number where it uses it), geometric: one copy with
+        # probability ``once`` at the rank ``1e4 - q``, more often the rarer the piece
+        # (``once_slope`` per e-fold of ``rank + q``, up to ``once_max``).
+        single = self.once + self.once_slope * np.log(np.maximum(1.0, (drawn + self.q) / self.once_from))
+        copies = rng.geometric(single.clip(0.05, self.once_max))
         ranks[tail] = np.repeat(drawn, copies)[: len(drawn)]
         return ranks
 
@@ -396,10 +450,12 @@ class Generator:
         seq = np.insert(ids, extra_space, 0)
         ends_in_seq = ends + np.searchsorted(extra_space, ends, side="left")
         seq = np.insert(seq, ends_in_seq, 1)
-        sizes = pool.lengths[seq]
-        total = int(sizes.sum())
-        starts = pool.offsets[seq] - (np.cumsum(sizes) - sizes)
-        index = np.repeat(starts, sizes) + np.arange(total)
+        # Gather the pieces' bytes (int32 indexes: half the memory traffic of int64).
+        sizes = pool.lengths[seq].astype(np.int32)
+        total = int(sizes.sum(dtype=np.int64))
+        starts = (pool.offsets[seq] - (np.cumsum(sizes, dtype=np.int64) - sizes)).astype(np.int32)
+        index = np.repeat(starts, sizes)
+        index += np.arange(total, dtype=np.int32)
         return pool.flat[index].tobytes()
 
 
@@ -412,6 +468,13 @@ class _Pool:
         self.offsets = np.concatenate(([0], np.cumsum(self.lengths)[:-1])).astype(np.int64)
         self.flat = np.frombuffer(b"".join(pieces), dtype=np.uint8)
         self.first, self.last, self.spaced = first, last, spaced
+
+    @classmethod
+    def of_arrays(cls, flat, offsets, lengths, first, last, spaced) -> "_Pool":
+        pool = cls.__new__(cls)
+        pool.flat, pool.offsets, pool.lengths = flat, offsets, lengths
+        pool.first, pool.last, pool.spaced = first, last, spaced
+        return pool
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -457,28 +520,35 @@ def _block(k: int) -> bytes:
 
 def write(out, size: int, seed: int = 0, setting: str = "english", workers: int = 1) -> dict:
     """Write the first ``size`` bytes (cut at a line end) of the synthetic text to the binary
-    file ``out``; the same bytes for any ``workers``."""
+    file ``out``; the same bytes for any ``workers``. Workers make blocks ahead of the
+    writer (a few each), which writes them in order."""
     total = lines = 0
-    k = 0
     pool = multiprocessing.get_context("spawn").Pool(workers, _init, (seed, setting)) \
         if workers > 1 else None
     if pool is None:
         _init(seed, setting)
+    pending: collections.deque = collections.deque()
+    ahead = 2 * workers
+    k = 0
     try:
-        done = False
-        while not done:
-            wave = range(k, k + 2 * max(1, workers))
-            k += len(wave)
-            for data in (pool.imap(_block, wave) if pool else map(_block, wave)):
-                room = size - total
-                if len(data) >= room:
-                    data = data[: data.rfind(b"\n", 0, room) + 1]
-                    done = True
-                out.write(data)
-                total += len(data)
-                lines += data.count(b"\n")
-                if done:
-                    break
+        while True:
+            if pool is not None:
+                while len(pending) < ahead:
+                    pending.append(pool.apply_async(_block, (k,)))
+                    k += 1
+                data = pending.popleft().get()
+            else:
+                data = _block(k)
+                k += 1
+            room = size - total
+            done = len(data) >= room
+            if done:
+                data = data[: data.rfind(b"\n", 0, room) + 1]
+            out.write(data)
+            total += len(data)
+            lines += data.count(b"\n")
+            if done:
+                break
     finally:
         if pool is not None:
             pool.terminate()
@@ -584,7 +654,7 @@ def check(sizes=CHECK_SIZES, extra=(), seed: int = 0) -> dict:
 
 
 BEGIN, END = "<!-- synthetic-fit:begin -->", "<!-- synthetic-fit:end -->"
-DOC = ROOT / "docs" / "scale.md"
+DOC = ROOT / "docs" / "simulated-scale.md"
 
 
 def render(report: dict) -> str:

@@ -3,19 +3,18 @@ need, told before any work and again before the engine is built.
 
 Three checks, each with one line that says how much is needed:
 
-1. *Before any work* (:func:`check_forecast`): a few MiB read from places spread
+1. *Before any work* (:func:`check_forecast`): 32 MiB read from places spread
    evenly over the input (:func:`sample_blocks`) are counted, and the distinct
-   pieces and their bytes are extrapolated to the whole input with a growth law
-   ``x(n) = x(s) * (n / s) ** beta``, ``beta`` measured inside the sample (the
-   sample against its every other block). The number of distinct pieces grows
-   more slowly the more text is read, so ``beta`` measured on a small sample is
-   too large. The forecast that decides uses :data:`OPTIMISTIC_GROWTH` times it,
-   so that a run that could fit is not refused on a guess; the expected need,
-   shown in the message, uses :data:`EXPECTED_GROWTH`. On English of 10 MB to
-   1 GB the optimistic forecast was 0.67 to 0.99 of the real values, the expected
-   one 0.85 to 1.49 (``python -m benches.max_memory forecast --size 10MB 30MB
-   100MB 1GB``). A corpus that repeats itself is what it misjudges: blocks from
-   its copies look like new text, so its forecast is high.
+   pieces and their bytes are extrapolated to the whole input by Heaps' law
+   ``x(n) = x(s) * (n / s) ** beta``, ``beta`` measured inside the sample two ways
+   (:func:`forecast`). The run is refused at once when this expected need passes
+   the limit by more than :data:`FORECAST_ERROR`, so that a run that could fit is
+   not refused on a guess. On simulated text whose distinct pieces keep growing the
+   need was 0.98 of the measured peak at 1 GB (``python -m benches.max_memory need
+   --language synthetic``; docs/simulated-scale.md has every rung), and on 100 MB of
+   English the distinct pieces' bytes and number came out at 0.99 of the truth. A
+   corpus that repeats itself is what it misjudges: blocks from its copies look like
+   new text, so its forecast is high.
 2. *While counting* (:func:`counting_plan`): the counting tables spill to disk
    as sorted runs (:mod:`bytepair.counts.spill`) within a share of what the
    limit leaves, with fewer workers when each one's table would be too small.
@@ -69,14 +68,16 @@ PYTHON_BYTES_PER_POSITION = 160
 
 #: The forecast reads this many blocks ...
 SAMPLE_BLOCKS = 64
-#: ... of this many bytes each (and on to the next line end): 4 MiB in all.
-SAMPLE_BLOCK = 1 << 16
+#: ... of this many bytes each (and on to the next line end): 32 MiB in all, counted in
+#: about a second. A smaller sample sees the growth of the first megabytes of text, which
+#: is not yet the growth of the rest, and extrapolates it too far.
+SAMPLE_BLOCK = 1 << 19
 #: Inputs smaller than this are not forecast: counting them is the quick way to know.
 FORECAST_FROM = 4 * SAMPLE_BLOCKS * SAMPLE_BLOCK
-#: The growth exponent measured inside the sample, times this, decides whether to refuse.
-OPTIMISTIC_GROWTH = 0.8
-#: ... and times this gives the expected need that the message names.
-EXPECTED_GROWTH = 0.9
+#: How far the forecast's need may be from the measured peak: it refuses before any work
+#: only when its need passes the limit by more than this share, so that a run that could
+#: fit is not refused on a guess (within it, the exact counts decide after counting).
+FORECAST_ERROR = 0.25
 
 #: Of what the limit leaves when counting starts, the counting tables may hold this share;
 #: the rest is for the blocks being read, a table being written out as a sorted run (a
@@ -160,8 +161,8 @@ class Forecast(NamedTuple):
     """What the whole input will hold, extrapolated from a sample of it.
 
     ``sample`` and ``total`` are bytes read and bytes of input; ``positions`` and
-    ``pieces`` are ``(optimistic, expected)`` forecasts of the distinct pieces'
-    bytes and their number.
+    ``pieces`` are ``(low, expected)`` forecasts of the distinct pieces' bytes and their
+    number, the low one :data:`FORECAST_ERROR` below the expected one.
     """
 
     sample: int
@@ -170,9 +171,11 @@ class Forecast(NamedTuple):
     pieces: tuple[int, int]
 
     def need(self, merges: int, held: int) -> tuple[int, int]:
-        """``(optimistic, expected)`` bytes the process will need at its peak, from ``held``."""
-        return tuple(held + flat_bytes(p, d) + engine_bytes(p, d, merges)
-                     for p, d in zip(self.positions, self.pieces))
+        """``(low, expected)`` bytes the process will need at its peak, from ``held``: the
+        expected need, and :data:`FORECAST_ERROR` below it."""
+        positions, pieces = self.positions[1], self.pieces[1]
+        expected = held + flat_bytes(positions, pieces) + engine_bytes(positions, pieces, merges)
+        return round(expected / (1 + FORECAST_ERROR)), expected
 
 
 def _sampled(files: Files, source: str | None) -> str | None | bool:
@@ -215,35 +218,31 @@ def sample_blocks(files: Files, blocks: int | None = None,
     return out
 
 
-def _distinct(blocks: list[bytes], name: str | None, per_line: bool) -> tuple[int, int]:
-    """``(bytes, number)`` of the distinct pieces of ``blocks``."""
-    table = fastsplit.table()
-    for data in blocks:
-        table.count(data, name, per_line=per_line)
-    data, _, counts = table.arrays()
-    return len(data), len(counts)
+def grown(at_sample: int, sample: int, total: int, beta: float) -> int:
+    """``at_sample``, what ``sample`` bytes hold, extrapolated to ``total`` bytes by Heaps'
+    law ``x ~ n ** beta``; never less than ``at_sample`` nor more than ``total``.
 
-
-def grown(at_sample: int, at_half: int, sample: int, half: int, total: int,
-          factor: float) -> int:
-    """``at_sample`` extrapolated from ``sample`` to ``total`` bytes by ``x ~ n ** beta``, with
-    ``beta`` measured from ``half`` to ``sample`` bytes (``at_half`` to ``at_sample``), clamped
-    to 0..1, times ``factor``. Never more than ``total``.
-
-    >>> grown(200, 100, 2000, 1000, 8000, 1.0)  # beta 1: proportional
+    >>> grown(200, 2000, 8000, 1.0)  # proportional
     800
-    >>> grown(141, 100, 2000, 1000, 8000, 0.5)  # beta 0.5 halved: 4 ** 0.25
-    199
+    >>> grown(100, 2000, 8000, 0.5)  # 4 ** 0.5
+    200
     """
-    if at_half <= 0 or half <= 0 or sample <= half:
-        return at_sample
-    beta = min(1.0, max(0.0, math.log(at_sample / at_half) / math.log(sample / half)))
-    return min(total, max(at_sample, round(at_sample * (total / sample) ** (beta * factor))))
+    return min(total, max(at_sample, round(at_sample * (total / sample) ** beta)))
 
 
 def forecast(files: Files, source: str | None) -> Forecast | None:
     """The :class:`Forecast` for ``files`` split with ``source``, or None when they cannot be
-    sampled or are small enough to count (below :data:`FORECAST_FROM` bytes). About 40 ms."""
+    sampled or are small enough to count (below :data:`FORECAST_FROM` bytes). About a second.
+
+    The sample's growth is measured two ways, in one count: from the first halves of
+    every other block to the first halves of all (more blocks), and from there to the
+    whole blocks (longer blocks). More blocks are places further apart than the text's
+    neighbouring lines, which overrates the growth of text whose documents differ (by
+    source, by topic); longer blocks are more of the same documents, which underrates it
+    where a document repeats its own words. Where the text is alike throughout the two
+    agree. The mean of the two exponents is extrapolated to the input's size
+    (:func:`grown`): the expected forecast; the low one is :data:`FORECAST_ERROR` below
+    it."""
     name = _sampled(files, source)
     if name is False:
         return None
@@ -251,22 +250,51 @@ def forecast(files: Files, source: str | None) -> Forecast | None:
     if total < FORECAST_FROM:
         return None
     blocks = sample_blocks(files)
-    half = blocks[::2]
-    sample, half_size = sum(map(len, blocks)), sum(map(len, half))
+    firsts = [_first_half(block) for block in blocks]
+    seconds = [block[len(first):] for block, first in zip(blocks, firsts)]
+    table = fastsplit.table()
+    stages = []
     try:
-        positions, pieces = _distinct(blocks, name, files.per_line)
-        half_positions, half_pieces = _distinct(half, name, files.per_line)
+        for part in (firsts[::2], firsts[1::2], seconds):
+            for data in part:
+                table.count(data, name, per_line=files.per_line)
+            data, _, counts = table.arrays()
+            stages.append((sum(map(len, part)), len(data), len(counts)))
     except fastsplit.InvalidUTF8:
         return None  # counting names the file and the offset
-    return Forecast(sample, total, *(
-        tuple(grown(whole, part, sample, half_size, total, factor)
-              for factor in (OPTIMISTIC_GROWTH, EXPECTED_GROWTH))
-        for whole, part in ((positions, half_positions), (pieces, half_pieces))))
+    fewer = stages[0]
+    shorter = (fewer[0] + stages[1][0], *stages[1][1:])
+    whole = (shorter[0] + stages[2][0], *stages[2][1:])
+    expected = []
+    for i in (1, 2):  # the distinct pieces' bytes, their number
+        beta = (exponent(shorter[0], shorter[i], fewer[0], fewer[i])
+                + exponent(whole[0], whole[i], shorter[0], shorter[i])) / 2
+        expected.append(grown(whole[i], whole[0], total, beta))
+    low = [round(x / (1 + FORECAST_ERROR)) for x in expected]
+    return Forecast(whole[0], total, (low[0], expected[0]), (low[1], expected[1]))
+
+
+def _first_half(block: bytes) -> bytes:
+    """A block's lines up to the first line end past its middle (all of it if none)."""
+    cut = block.find(b"\n", len(block) // 2)
+    return block if cut < 0 else block[:cut + 1]
+
+
+def exponent(size: int, at_size: int, part: int, at_part: int) -> float:
+    """``beta`` of ``x ~ n ** beta`` from ``x(part) = at_part`` to ``x(size) = at_size``,
+    clamped to 0..1 (0 when it cannot be measured).
+
+    >>> exponent(2000, 200, 1000, 100), exponent(4000, 200, 1000, 100)
+    (1.0, 0.5)
+    """
+    if at_part <= 0 or part <= 0 or size <= part:
+        return 0.0
+    return min(1.0, max(0.0, math.log(at_size / at_part) / math.log(size / part)))
 
 
 def check_forecast(limit: int | None, files, source: str | None, merges: int) -> None:
-    """Raise :class:`MemoryLimitError` before any work when even the optimistic
-    :func:`forecast` for ``files`` does not fit in ``limit``."""
+    """Raise :class:`MemoryLimitError` before any work when the :func:`forecast` for
+    ``files`` does not fit in ``limit`` even if it is :data:`FORECAST_ERROR` too high."""
     if limit is None or not isinstance(files, Files):
         return
     seen = forecast(files, source)
@@ -275,11 +303,10 @@ def check_forecast(limit: int | None, files, source: str | None, merges: int) ->
     least, expected = seen.need(merges, resident_bytes())
     if least > limit:
         raise MemoryLimitError(
-            f"max_memory: training this corpus needs about {format_memory(expected)} ("
-            f"{format_memory(least)} on the most hopeful forecast, from "
-            f"{format_memory(seen.sample)} read across its "
-            f"{format_memory(seen.total)}), more than the limit of {format_memory(limit)}; "
-            "nothing was counted")
+            f"max_memory: training this corpus needs about {format_memory(expected)} "
+            f"(forecast from {format_memory(seen.sample)} read across its "
+            f"{format_memory(seen.total)}), more than the limit of {format_memory(limit)} "
+            f"even if the forecast is {FORECAST_ERROR:.0%} high; nothing was counted")
 
 
 # -- while counting ------------------------------------------------------------------------------
