@@ -106,3 +106,34 @@ def test_every_parity_model_round_trips(tmp_path_factory, corpus, variant, globa
         assert "no text" in str(error)
         return
     _round_trip(tok, tmp_path_factory.mktemp("m"))
+
+
+# -- Count tables stand for a language's text, as in plain training --------------------------
+
+def test_count_tables_per_language_equal_the_text_they_count():
+    text = {"en": ["the cat sat on the mat", "a cat"] * 3, "el": ["η γάτα κάθισε στο χαλί"] * 3}
+    dev = {"en": ["the cat"], "el": ["η γάτα"]}
+    expected = bytepair.train(text, vocab_size=300, parity="base", dev=dev)
+    tables = {"en": [bytepair.count(text["en"][:2]), bytepair.count(text["en"][2:])],
+              "el": bytepair.count(text["el"])}
+    for dev_given in (dev, {"en": bytepair.count(dev["en"]), "el": dev["el"]}):
+        got = bytepair.train(tables, vocab_size=300, parity="base", dev=dev_given)
+        assert got.merges == expected.merges and got.pattern == expected.pattern
+    by_ratio = bytepair.train(text, vocab_size=300, parity="window", ratio={"en": 1, "el": 1.5})
+    assert bytepair.train(tables, vocab_size=300, parity="window",
+                          ratio={"en": 1, "el": 1.5}).merges == by_ratio.merges
+
+
+def test_count_tables_take_their_pattern_and_a_conflict_names_the_language():
+    text = {"en": ["the cat's mat"] * 3, "el": ["η γάτα"] * 3}
+    cl100k = {language: bytepair.count(docs, pretokenize="cl100k") for language, docs in text.items()}
+    expected = bytepair.train(text, vocab_size=290, parity="base", ratio={"en": 1, "el": 1},
+                              pretokenize="cl100k")
+    got = bytepair.train(cl100k, vocab_size=290, parity="base", ratio={"en": 1, "el": 1})
+    assert got.merges == expected.merges and got.pattern == expected.pattern
+    mixed = {"en": cl100k["en"], "el": bytepair.count(text["el"])}
+    with pytest.raises(ValueError, match="^corpus: el's counts were cut with"):
+        bytepair.train(mixed, vocab_size=290, parity="base", ratio={"en": 1, "el": 1})
+    with pytest.raises(ValueError, match="^corpus: en's counts were cut with"):
+        bytepair.train(cl100k, vocab_size=290, parity="base", ratio={"en": 1, "el": 1},
+                       pretokenize="gpt2")

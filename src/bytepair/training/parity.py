@@ -17,9 +17,10 @@ from __future__ import annotations
 from typing import Mapping
 
 from bytepair._util.progress import progress_bar
-from bytepair.counts.piece_counts import PieceCounts
+from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.learn.rules import Merge
 from bytepair.model.tokenizer import Tokenizer
+from bytepair.training.counting import added, count_tables
 from bytepair.training.trainer import Trainer
 
 
@@ -32,20 +33,38 @@ class ParityAwareTrainer(Trainer):
         :func:`bytepair.train` takes as a corpus."""
         options = self.spec.parity
         languages = options.languages(corpus)
-        pattern = self.spec.pattern  # no init, no tables: the one given, or gpt2
+        pattern = self.languages_pattern(corpus, options.dev, languages)
         self.check_ties(pattern)
         tables = self.count_languages("corpus", corpus, languages, pattern)
         dev = (self.count_languages("dev", options.dev, languages, pattern)
                if options.dev is not None else None)
         return self.model(self.learn_languages(tables, dev, languages), pattern)
 
+    def languages_pattern(self, corpus: Mapping, dev: Mapping | None,
+                          languages: list[str]) -> str | None:
+        """The pattern: the one given, else that of the count tables given for a language
+        (all must agree), else gpt2. No ``init`` here (parity refuses it)."""
+        given = [(what, language, table) for what, texts in (("corpus", corpus), ("dev", dev or {}))
+                 for language in languages if language in texts
+                 for table in count_tables(texts[language]) or ()]
+        if not given:
+            return self.spec.pattern
+        pattern = self.spec.pattern if self.spec.pattern_given else given[0][2].pattern
+        for what, language, table in given:
+            if table.pattern != pattern:
+                raise ValueError(f"{what}: {language}'s counts were cut with "
+                                 f"{describe_pattern(table.pattern)}, not {describe_pattern(pattern)}")
+        return pattern
+
     def count_languages(self, what: str, texts: Mapping, languages: list[str],
                         pattern: str | None) -> list[PieceCounts]:
-        """Each language's piece counts (``what`` names the argument that gave the texts);
-        a language with no text is refused."""
+        """Each language's piece counts (``what`` names the argument that gave the texts):
+        its text counted, or the count tables given for it, added; a language with no
+        text is refused."""
         tables = []
         for language in languages:
-            table = self.count(texts[language], pattern)
+            given = count_tables(texts[language])
+            table = added(given) if given is not None else self.count(texts[language], pattern)
             if not table:
                 raise ValueError(f"{what}: {language} has no text")
             tables.append(table)
