@@ -34,8 +34,11 @@ from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
 
-if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
+if TYPE_CHECKING:  # for annotations only: importing regex or tokenizers at start-up is slow
+    from typing import Mapping
+
     import regex
+    import tokenizers
 
 def bytes_to_unicode() -> dict[int, str]:
     """GPT-2's map from each byte to a printable character (``tokenizer.json`` vocabularies use it).
@@ -424,7 +427,8 @@ def _tokenizers_document(tokenizer, like) -> tuple[dict, bool]:
 
 
 def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike, *,
-                       like=None) -> None:
+                       like: tokenizers.Tokenizer | str | os.PathLike | Mapping | None = None,
+                       ) -> None:
     """Write ``tokenizer`` to ``path`` as a Hugging Face ``tokenizer.json``, for
     ``tokenizers.Tokenizer.from_file``.
 
