@@ -444,8 +444,8 @@ cdef class PairEngine:
     cdef int64_t max_words
 
     cdef uint32_t _lay_out(self, const unsigned char[:] narrow, const uint32_t[:] wide,
-                           vector[int64_t]& given_starts,
-                           vector[int64_t]& given_weights) noexcept nogil
+                           const int64_t[:] given_starts,
+                           const int64_t[:] given_weights) noexcept nogil
     cdef void _index_pairs(self) noexcept nogil
     cdef void _recount(self) noexcept nogil
     cdef void _size_lists(self) noexcept nogil

@@ -73,6 +73,16 @@ cdef uint32_t _token_id(object new) except? 0:
     return new
 
 
+cdef const int64_t[:] _int64_view(object values):
+    # values as an int64 buffer: read in place when it is one, else copied once.
+    cdef const int64_t[:] view
+    try:
+        view = values
+    except (TypeError, ValueError, BufferError):
+        view = array("q", values)
+    return view
+
+
 cdef inline uint64_t pair_key(uint32_t left, uint32_t right) noexcept nogil:
     return (<uint64_t>left << 32) | right
 
@@ -142,38 +152,17 @@ cdef class PairEngine:
                 wide = tokens
             except (TypeError, ValueError, BufferError):
                 wide = array("I", tokens)
-        cdef vector[int64_t] given_starts, given_weights
-        given_starts.reserve(count + 1)
-        given_weights.reserve(count)
-        # array("q") (what counting makes) is read as a buffer: item by item through
-        # Python, a table of a million pieces took a tenth of a second.
-        cdef const int64_t[:] starts_view = None
-        cdef const int64_t[:] weights_view = None
-        try:
-            starts_view = starts
-            weights_view = weights
-        except (TypeError, ValueError, BufferError):
-            starts_view = weights_view = None
-        if starts_view is not None and weights_view is not None:
-            for s in range(count + 1):
-                given_starts.push_back(starts_view[s])
-            for s in range(count):
-                given_weights.push_back(weights_view[s])
-        else:
-            for s in range(count + 1):
-                given_starts.push_back(starts[s])
-            for s in range(count):
-                given_weights.push_back(weights[s])
-        starts_view = weights_view = None
+        # Read in place as int64 buffers (array("q"), what counting makes): a copy
+        # of each, and a sort key per sequence, held beside the counts' own arrays
+        # and the new slots, set the peak of training at 10 GB of text. Anything
+        # else is converted once.
+        cdef const int64_t[:] starts_view = _int64_view(starts)
+        cdef const int64_t[:] weights_view = _int64_view(weights)
         cdef uint32_t top
         with nogil:
-            top = self._lay_out(narrow, wide, given_starts, given_weights)
-            # Not needed any more: free them before the pair table grows.
-            given_starts.clear()
-            given_starts.shrink_to_fit()
-            given_weights.clear()
-            given_weights.shrink_to_fit()
+            top = self._lay_out(narrow, wide, starts_view, weights_view)
         narrow = wide = None
+        starts_view = weights_view = None
         tokens = starts = weights = None
         if owned is not None:
             owned.clear()
@@ -186,57 +175,60 @@ cdef class PairEngine:
             self._index_pairs()
 
     cdef uint32_t _lay_out(self, const unsigned char[:] narrow, const uint32_t[:] wide,
-                           vector[int64_t]& given_starts,
-                           vector[int64_t]& given_weights) noexcept nogil:
+                           const int64_t[:] given_starts,
+                           const int64_t[:] given_weights) noexcept nogil:
         # Fill pos: sequences heaviest first (ties in the caller's order), each
         # after a BARRIER slot, and one BARRIER at the end. Returns the largest token.
-        cdef Py_ssize_t count = given_weights.size(), n = given_starts[count]
+        cdef Py_ssize_t count = given_weights.shape[0], n = given_starts[count]
         cdef Py_ssize_t s, k, i, lo, hi, at
         cdef uint32_t t, top = 0
-        cdef vector[pair[int64_t, int64_t]] by_weight
+        cdef vector[pair[int64_t, int64_t]] heavy
         cdef vector[int64_t] bucket_at
-        cdef int64_t lightest = 0
+        cdef int64_t lightest = 0, weight
         cdef uint64_t above
         if count:
             lightest = given_weights[0]
         for s in range(count):
             lightest = min(lightest, given_weights[s])
-        # Sequences by weight, heaviest first, ties in the caller's order: a
-        # counting sort over the weights up to DIRECT_WEIGHTS above the lightest
-        # (nearly all: most pieces are seen a few times), after the heavier ones,
-        # which alone are sorted; the (-weight, index) pairs are all distinct, so
-        # sort gives the stable order. Sorting them all took 0.2 s at 1 GB.
+        # self.order: sequences by weight, heaviest first, ties in the caller's
+        # order. A counting sort over the weights up to DIRECT_WEIGHTS above the
+        # lightest (nearly all: most pieces are seen a few times), after the
+        # heavier ones, which alone are sorted; their (-weight, index) pairs are
+        # all distinct, so sort gives the stable order. Sorting them all took
+        # 0.2 s at 1 GB.
         bucket_at.resize(DIRECT_WEIGHTS, 0)
         for s in range(count):
             above = <uint64_t>given_weights[s] - <uint64_t>lightest  # exact: w >= lightest
             if above < <uint64_t>DIRECT_WEIGHTS:
                 bucket_at[above] += 1
             else:
-                by_weight.push_back(pair[int64_t, int64_t](-given_weights[s], s))
-        sort(by_weight.begin(), by_weight.end())
-        at = by_weight.size()
+                heavy.push_back(pair[int64_t, int64_t](-given_weights[s], s))
+        sort(heavy.begin(), heavy.end())
+        self.order.resize(count)
+        for k in range(<Py_ssize_t>heavy.size()):
+            self.order[k] = <int32_t>heavy[k].second
+        at = heavy.size()
+        vector[pair[int64_t, int64_t]]().swap(heavy)
         for k in range(DIRECT_WEIGHTS - 1, -1, -1):
             bucket_at[k], at = at, at + bucket_at[k]
-        by_weight.resize(count)
         for s in range(count):
             above = <uint64_t>given_weights[s] - <uint64_t>lightest
             if above < <uint64_t>DIRECT_WEIGHTS:
-                by_weight[bucket_at[above]] = pair[int64_t, int64_t](-given_weights[s], s)
+                self.order[bucket_at[above]] = <int32_t>s
                 bucket_at[above] += 1
         vector[int64_t]().swap(bucket_at)
         self.pos.reserve(n + count + 1)  # a fresh block: huge pages before any write
         want_huge_pages(self.pos.data(), (n + count + 1) * sizeof(uint32_t))
         self.pos.resize(n + count + 1)
         self.starts.reserve(count + 1)
-        self.order.reserve(count)
         self.pos[0] = BARRIER
         at = 1
         for k in range(count):
-            s = by_weight[k].second
-            if k and by_weight[k].first != by_weight[k - 1].first:
+            s = self.order[k]
+            weight = given_weights[s]
+            if k and weight != given_weights[self.order[k - 1]]:
                 self.run_end.push_back(at)
-                self.run_weight.push_back(-by_weight[k - 1].first)
-            self.order.push_back(<int32_t>s)
+                self.run_weight.push_back(given_weights[self.order[k - 1]])
             self.starts.push_back(<int32_t>at)
             lo = given_starts[s]
             hi = given_starts[s + 1]
@@ -250,7 +242,7 @@ cdef class PairEngine:
         self.starts.push_back(<int32_t>at)
         if count:
             self.run_end.push_back(at)
-            self.run_weight.push_back(-by_weight[count - 1].first)
+            self.run_weight.push_back(given_weights[self.order[count - 1]])
         return top
 
     cdef void _index_pairs(self) noexcept nogil:
