@@ -47,6 +47,12 @@ cdef int32_t REMOVED = -2
 cdef uint32_t GONE = 0x80000000u
 cdef uint32_t LENGTH = 0x7FFFFFFFu
 cdef uint32_t BARRIER = 0xFFFFFFFFu
+# A merge's scratch slots key a neighbouring token with this bit for a right
+# neighbour (the token in the low 32 bits).
+cdef uint64_t SIDE_RIGHT = <uint64_t>1 << 32
+# Merges of at least this many occurrences count the windows they make and
+# record them in a second pass (PairEngine._merge says why).
+cdef size_t RECOUNT_WINDOWS_FROM = 1 << 16
 # A merge's occurrences lie anywhere in the corpus; reading each record is a
 # cache miss. Asking for the record this many occurrences ahead overlaps them.
 cdef size_t PREFETCH_AHEAD = 16
@@ -129,6 +135,7 @@ cdef class PairEngine:
         arrays are freed before the engine's largest allocations.
         """
         self.first_fit = True
+        self.recount_windows_from = RECOUNT_WINDOWS_FROM
         self.keep_floor = 0
         self.recounts = 0
         self.forgotten = 0
@@ -220,7 +227,6 @@ cdef class PairEngine:
         self.pos.reserve(n + count + 1)  # a fresh block: huge pages before any write
         want_huge_pages(self.pos.data(), (n + count + 1) * sizeof(uint32_t))
         self.pos.resize(n + count + 1)
-        self.starts.reserve(count + 1)
         self.pos[0] = BARRIER
         at = 1
         for k in range(count):
@@ -229,7 +235,6 @@ cdef class PairEngine:
             if k and weight != given_weights[self.order[k - 1]]:
                 self.run_end.push_back(at)
                 self.run_weight.push_back(given_weights[self.order[k - 1]])
-            self.starts.push_back(<int32_t>at)
             lo = given_starts[s]
             hi = given_starts[s + 1]
             for i in range(lo, hi):
@@ -239,7 +244,6 @@ cdef class PairEngine:
             at += hi - lo
             self.pos[at] = BARRIER
             at += 1
-        self.starts.push_back(<int32_t>at)
         if count:
             self.run_end.push_back(at)
             self.run_weight.push_back(given_weights[self.order[count - 1]])
@@ -465,9 +469,17 @@ cdef class PairEngine:
             self.slot_of[side_token] = slot
         self.slot_pair.push_back(side_token)
         self.slot_delta.push_back(0)
+        self.slot_size.push_back(0)
         if self.slot_new.size() <= slot:
             self.slot_new.resize(slot + 1)
         return slot
+
+    cdef uint32_t _slot_held(self, uint64_t side_token) noexcept nogil:
+        # The slot _slot gave side_token in this merge (it must have one).
+        cdef uint32_t t = <uint32_t>side_token
+        if t < DENSE_SLOTS:
+            return <uint32_t>(self.right_slot[t] if side_token >> 32 else self.left_slot[t])
+        return self.slot_of[side_token]
 
     cdef int64_t _merge(self, uint32_t a, uint32_t b, uint32_t m,
                         vector[uint64_t]& candidates) noexcept nogil:
@@ -486,22 +498,63 @@ cdef class PairEngine:
         if not is_sorted(positions.begin(), positions.end()):
             sort(positions.begin(), positions.end())
         positions.truncate(unique(positions.begin(), positions.end()) - positions.begin())
-        cdef int64_t replaced = 0, w, d
-        cdef int32_t i, j, before, end
-        cdef uint32_t slot, t
-        cdef uint64_t RIGHT = <uint64_t>1 << 32
-        cdef size_t k
-        cdef size_t count = positions.size()
+        # A merge records each window it makes in its new pair's list. Most
+        # merges gather those windows in scratch lists per neighbouring token
+        # while replacing, and append them once the new pairs' counts say which
+        # are kept. A large merge instead counts them while replacing and records
+        # them in a second pass, into lists allocated at their size: gathering
+        # held them twice over, with the scratch lists' slack, beside the merged
+        # pair's list, and at 10 GB of text the first merges set the loop's peak.
+        # The second pass costs time (a quarter more on the loop when every merge
+        # took it), so small merges, whose scratch is small, do not take it.
+        cdef bint counted = positions.size() >= self.recount_windows_from
+        cdef int64_t replaced = self._replace(a, b, m, positions, counted)
+        self._apply_deltas(a, b, m, replaced)
+        if counted:
+            self._record_counted(m, positions, candidates)
+        else:
+            self._record_gathered(m, candidates)
+        positions.release()
+        cdef size_t slot
+        cdef uint32_t t
+        for slot in range(self.slot_pair.size()):
+            t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
+            if t < DENSE_SLOTS:
+                if self.slot_pair[slot] & SIDE_RIGHT:
+                    self.right_slot[t] = -1
+                else:
+                    self.left_slot[t] = -1
+        self.slot_of.clear()
+        self.slot_pair.clear()
+        self.slot_delta.clear()
+        self.slot_size.clear()
+        sort(candidates.begin(), candidates.end())
+        candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
+        return replaced
+
+    cdef int64_t _replace(self, uint32_t a, uint32_t b, uint32_t m, Positions& positions,
+                          bint counted) noexcept nogil:
+        # Replace every valid occurrence of (a, b), left to right, summing per
+        # neighbouring token the weight moving to its new pair. With `counted`,
+        # count the windows moving (slot_size) and mark the list for
+        # _record_counted: an entry not replaced becomes -1, and a replaced one
+        # whose right-hand window the next replacement's left is (`a b a b`
+        # gives `m m`) becomes ~i. Otherwise gather the windows in slot_new.
+        cdef int64_t replaced = 0, w
+        cdef int32_t i, j, before, end, last = -1
+        cdef uint32_t slot
+        cdef size_t k, last_k = 0, count = positions.size()
         for k in range(count):
             if k + PREFETCH_AHEAD < count:
                 __builtin_prefetch(&self.pos[positions[k + PREFETCH_AHEAD]])
             i = positions[k]
             # Skip stale entries: consumed positions and changed tokens (a
             # marker is never a token, and b is not a barrier).
-            if self.pos[i] != a:
-                continue
-            j = self._after(i)
-            if self.pos[j] != b:
+            if self.pos[i] == a:
+                j = self._after(i)
+            if self.pos[i] != a or self.pos[j] != b:
+                if counted:
+                    positions[k] = -1
                 continue
             w = self._weight(i)
             before = self._prev(i)
@@ -509,29 +562,49 @@ cdef class PairEngine:
             if before >= 0:
                 slot = self._slot(self.pos[before])
                 self.slot_delta[slot] += w
-                self.slot_new[slot].push_back(before)
+                if not counted:
+                    self.slot_new[slot].push_back(before)
+                else:
+                    self.slot_size[slot] += 1
+                    if before == last:
+                        # The window after the last replacement is this one's
+                        # left: recorded here, as (m, m), not as (m, a) there.
+                        self.slot_size[self._slot_held(SIDE_RIGHT | a)] -= 1
+                        positions[last_k] = ~last
             if self.pos[end] != BARRIER:
-                slot = self._slot(RIGHT | self.pos[end])
+                slot = self._slot(SIDE_RIGHT | self.pos[end])
                 self.slot_delta[slot] += w
-                self.slot_new[slot].push_back(i)
+                if not counted:
+                    self.slot_new[slot].push_back(i)
+                else:
+                    self.slot_size[slot] += 1
             self.pos[i] = m
             self._consume(i, j, end)
             replaced += w
+            last = i
+            last_k = k
+        return replaced
 
+    cdef void _apply_deltas(self, uint32_t a, uint32_t b, uint32_t m,
+                            int64_t replaced) noexcept nogil:
         # Net change per pair, one lookup each: (t, a) and (b, t) lose what
         # (t, m) and (m, t) gain; the merged pair loses every replacement.
         cdef vector[pair[uint64_t, int64_t]]* deltas = &self.deltas
+        cdef size_t slot, k, count
+        cdef uint32_t t
+        cdef int64_t d
+        cdef uint64_t key
         deltas.clear()
         for slot in range(self.slot_pair.size()):
             t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
             d = self.slot_delta[slot]
-            if self.slot_pair[slot] & RIGHT:
+            if self.slot_pair[slot] & SIDE_RIGHT:
                 deltas.push_back(pair[uint64_t, int64_t](pair_key(b, t), -d))
                 deltas.push_back(pair[uint64_t, int64_t](pair_key(m, t), d))
             else:
                 deltas.push_back(pair[uint64_t, int64_t](pair_key(t, a), -d))
                 deltas.push_back(pair[uint64_t, int64_t](pair_key(t, m), d))
-        deltas.push_back(pair[uint64_t, int64_t](key, -replaced))
+        deltas.push_back(pair[uint64_t, int64_t](pair_key(a, b), -replaced))
         sort(deltas.begin(), deltas.end())
         # The pairs' slots lie anywhere in the table: request each slot a few
         # pairs ahead of its update, so that the cache misses overlap.
@@ -559,28 +632,66 @@ cdef class PairEngine:
             if d:
                 self._add(key, d)
 
-        # Record the new pairs' occurrences (only for pairs still seen).
+    cdef PairSlot* _new_pair(self, uint32_t m, size_t slot) noexcept nogil:
+        # The pair of m and slot's token, when it is still seen (else NULL).
+        cdef uint32_t t = <uint32_t>self.slot_pair[slot]
+        cdef PairSlot* info = self.pairs.find(
+            pair_key(m, t) if self.slot_pair[slot] & SIDE_RIGHT else pair_key(t, m))
+        return info if info != NULL and info.count > 0 else NULL
+
+    cdef void _record_gathered(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil:
+        # Append each slot's gathered windows to its new pair's list.
+        cdef PairSlot* info
+        cdef size_t slot
         for slot in range(self.slot_pair.size()):
-            t = <uint32_t>self.slot_pair[slot]  # the low 32 bits
-            key = pair_key(m, t) if self.slot_pair[slot] & RIGHT else pair_key(t, m)
-            info = self.pairs.find(key)
-            if info != NULL and info.count > 0:
+            info = self._new_pair(m, slot)
+            if info != NULL:
                 if info.where.size() + self.slot_new[slot].size() > info.where.capacity():
                     self._compact(info)
                 info.where.append(self.slot_new[slot].data(), self.slot_new[slot].size())
-                candidates.push_back(key)
+                candidates.push_back(info.key)
             self.slot_new[slot].clear()
-            if t < DENSE_SLOTS:
-                if self.slot_pair[slot] & RIGHT:
-                    self.right_slot[t] = -1
-                else:
-                    self.left_slot[t] = -1
-        self.slot_of.clear()
-        self.slot_pair.clear()
-        self.slot_delta.clear()
-        sort(candidates.begin(), candidates.end())
-        candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
-        return replaced
+
+    cdef void _record_counted(self, uint32_t m, Positions& positions,
+                              vector[uint64_t]& candidates) noexcept nogil:
+        # Make room in each new pair's list for the windows counted, then walk
+        # the replacements marked by _replace and record the windows beside
+        # each. No pair is added or removed here, so the slots' addresses hold.
+        cdef PairSlot* info
+        cdef size_t slot, k, need, count = positions.size()
+        cdef int32_t i, before, end
+        self.slot_info.resize(self.slot_pair.size())
+        for slot in range(self.slot_pair.size()):
+            info = self._new_pair(m, slot)
+            self.slot_info[slot] = info
+            if info != NULL:
+                need = info.where.size() + <size_t>self.slot_size[slot]
+                if need > info.where.capacity():
+                    self._compact(info)
+                    need = info.where.size() + <size_t>self.slot_size[slot]
+                    info.where.reserve(max(need, 2 * info.where.size()))
+                candidates.push_back(info.key)
+        for k in range(count):
+            if k + PREFETCH_AHEAD < count and positions[k + PREFETCH_AHEAD] != -1:
+                i = positions[k + PREFETCH_AHEAD]
+                __builtin_prefetch(&self.pos[i if i >= 0 else ~i])
+            i = positions[k]
+            if i == -1:
+                continue
+            if i < 0:
+                i = ~i
+                end = -1  # its right-hand window is the next replacement's left
+            else:
+                end = self._after(i)
+            before = self._prev(i)
+            if before >= 0:
+                info = self.slot_info[self._slot_held(self.pos[before])]
+                if info != NULL:
+                    info.where.push_back(before)
+            if end >= 0 and self.pos[end] != BARRIER:
+                info = self.slot_info[self._slot_held(SIDE_RIGHT | self.pos[end])]
+                if info != NULL:
+                    info.where.push_back(i)
 
     cdef bint _eligible(self, uint64_t key) noexcept nogil:
         if not self.max_words:
@@ -812,8 +923,6 @@ cdef class PairEngine:
             self.pairs.clear()
             self.pos.clear()
             self.pos.shrink_to_fit()
-            self.starts.clear()
-            self.starts.shrink_to_fit()
             self.order.clear()
             self.order.shrink_to_fit()
             self.slot_new.clear()
@@ -840,14 +949,24 @@ cdef class PairEngine:
         # One int object per token ID, shared by every list (not one per position).
         cdef list ints = list(range(top + 1)) if top < DENSE_SLOTS else None
         cdef list out = [None] * <Py_ssize_t>self.order.size()
+        cdef int32_t at = 1  # where laid-out sequence k starts
         for k in range(<Py_ssize_t>self.order.size()):
             seq = []
-            i = self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
+            i = at if self.pos[at] != BARRIER else -1
             while i >= 0:
                 seq.append(ints[self.pos[i]] if ints is not None else self.pos[i])
                 i = self._next(i)
             out[self.order[k]] = seq
+            at = self._sequence_end(at) + 1
         return out
+
+    cdef int32_t _sequence_end(self, int32_t at) noexcept nogil:
+        # The BARRIER slot that ends the sequence starting at slot `at`: the
+        # sequences' starts are not stored (4 bytes a piece), since only
+        # sequences() and check() walk them, in layout order.
+        while self.pos[at] != BARRIER:
+            at = self._after(at)
+        return at
 
     def check(self):
         """Verify links, counts and the occurrence index against a recount.
@@ -859,8 +978,10 @@ cdef class PairEngine:
         cdef Py_ssize_t k
         cdef int32_t i, j
         cdef PairSlot* info
+        cdef int32_t at = 1  # where laid-out sequence k starts
         for k in range(<Py_ssize_t>self.order.size()):
-            i = self.starts[k] if self.pos[self.starts[k]] != BARRIER else -1
+            i = at if self.pos[at] != BARRIER else -1
+            at = self._sequence_end(at) + 1
             assert i < 0 or self._prev(i) == -1, "sequence start has a predecessor"
             while i >= 0:
                 j = self._next(i)
