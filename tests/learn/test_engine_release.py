@@ -49,3 +49,25 @@ def test_superbpe_frees_its_engine_the_same_either_way(monkeypatch, on_thread):
         thread.join(timeout=60)
         assert not thread.is_alive()
     assert tok.merges == expected.merges
+
+
+@uses_backend
+@given(sequences=SEQUENCES, merges=st.integers(0, 6))
+def test_an_engine_without_its_sequences_learns_the_same_and_refuses_them(backend, sequences,
+                                                                        merges):
+    from array import array
+
+    def arrays():
+        starts = array("q", [0])
+        for seq in sequences:
+            starts.append(starts[-1] + len(seq))
+        return [array("I", [t for seq in sequences for t in seq]), starts,
+                array("q", [1 + k % 3 for k in range(len(sequences))])]
+
+    with_them = IncrementalTrainer.taking_arrays(arrays(), byte_token, backend=backend)
+    without = IncrementalTrainer.taking_arrays(arrays(), byte_token, backend=backend,
+                                               sequences=False)
+    assert without.steps(merges) == with_them.steps(merges)
+    without._check()
+    with pytest.raises(ValueError, match="sequences=False"):
+        without.sequences()

@@ -404,7 +404,8 @@ cdef extern from *:
 @cython.final
 cdef class PairEngine:
     cdef vector[uint32_t] pos       # token, GONE | run length, or BARRIER, per slot
-    cdef vector[int32_t] order      # the caller's index of each laid-out sequence
+    cdef vector[int32_t] order      # the caller's index of each laid-out sequence (or none)
+    cdef Py_ssize_t sequence_count
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
     cdef size_t run_seen            # the run _weight found last (positions come in order)

@@ -126,13 +126,15 @@ cdef inline uint64_t unpack(object entry, int64_t* count):
 cdef class PairEngine:
     """Linked token lists with exact pair counts and an occurrence index."""
 
-    def __init__(self, tokens, starts, weights, list owned=None):
+    def __init__(self, tokens, starts, weights, list owned=None, bint sequences=True):
         """The sequences ``tokens[starts[s]:starts[s + 1]]`` with ``weights[s]``.
 
         With ``owned`` (the list ``[tokens, starts, weights]``, the three
         arguments then None), the list is emptied once the tokens are laid
         out, before the pair index is built: when nothing else holds them, the
-        arrays are freed before the engine's largest allocations.
+        arrays are freed before the engine's largest allocations. With
+        ``sequences=False`` the engine forgets where each of the caller's
+        sequences lies (4 bytes a sequence), and :meth:`sequences` refuses.
         """
         self.first_fit = True
         self.recount_windows_from = RECOUNT_WINDOWS_FROM
@@ -171,6 +173,10 @@ cdef class PairEngine:
         narrow = wide = None
         starts_view = weights_view = None
         tokens = starts = weights = None
+        self.sequence_count = self.order.size()
+        if not sequences:
+            self.order.clear()
+            self.order.shrink_to_fit()
         if owned is not None:
             owned.clear()
         if top >= GONE:
@@ -919,6 +925,7 @@ cdef class PairEngine:
         run this on another thread and go on.
         """
         self.queue = None
+        self.sequence_count = 0
         with nogil:
             self.pairs.clear()
             self.pos.clear()
@@ -935,6 +942,9 @@ cdef class PairEngine:
         ``release=True`` first frees the pair table and the queue, which the
         sequences do not need (the engine cannot merge afterwards).
         """
+        if <size_t>self.sequence_count != self.order.size():
+            raise ValueError("this engine was built with sequences=False: it does not keep "
+                             "the order of its sequences")
         if release:
             self.pairs.clear()
             self.queue = None
@@ -979,7 +989,7 @@ cdef class PairEngine:
         cdef int32_t i, j
         cdef PairSlot* info
         cdef int32_t at = 1  # where laid-out sequence k starts
-        for k in range(<Py_ssize_t>self.order.size()):
+        for k in range(self.sequence_count):
             i = at if self.pos[at] != BARRIER else -1
             at = self._sequence_end(at) + 1
             assert i < 0 or self._prev(i) == -1, "sequence start has a predecessor"

@@ -71,9 +71,11 @@ class PairEngine:
     [[256, 97], [97, 98, 97]]
     """
 
-    def __init__(self, tokens, starts, weights, owned: list | None = None):
+    def __init__(self, tokens, starts, weights, owned: list | None = None,
+                 sequences: bool = True):
         if owned is not None:  # as the compiled engine: [tokens, starts, weights], emptied below
             tokens, starts, weights = owned
+        self._keeps_sequences = sequences  # as the compiled engine: without, sequences() refuses
         n = len(tokens)
         if n + len(weights) > MAX_POSITIONS:
             raise ValueError(
@@ -320,6 +322,9 @@ class PairEngine:
         ``release=True`` first frees the counts, the index and the queue
         (the engine cannot merge afterwards).
         """
+        if not self._keeps_sequences:
+            raise ValueError("this engine was built with sequences=False: it does not keep "
+                             "the order of its sequences")
         if release:
             self._count, self._queued, self._where = {}, {}, defaultdict(list)
             self.queue = None

@@ -150,12 +150,16 @@ class IncrementalTrainer:
     @classmethod
     def taking_arrays(cls, arrays: list, join: Callable[[int, int, int], int], *,
                       backend: str | None = None, first_rank: int = 0,
-                      word_limit: tuple | None = None) -> "IncrementalTrainer":
+                      word_limit: tuple | None = None,
+                      sequences: bool = True) -> "IncrementalTrainer":
         """:meth:`from_arrays` of ``arrays = [tokens, starts, weights]``, which it empties
         once the engine has laid the tokens out: when the caller holds them nowhere
-        else, they are freed before the engine's pair index is built."""
+        else, they are freed before the engine's pair index is built. With
+        ``sequences=False``, :meth:`sequences` is refused and the engine keeps 4 bytes
+        a sequence less (for a caller that wants only the rules)."""
         trainer = cls.__new__(cls)
-        trainer._engine = engine_class(backend)(None, None, None, owned=arrays)
+        trainer._engine = engine_class(backend)(None, None, None, owned=arrays,
+                                                sequences=sequences)
         trainer._open(join, None, None, first_rank, word_limit)
         return trainer
 

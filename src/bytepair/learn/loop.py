@@ -236,7 +236,8 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
             # The engine frees the table's arrays once it has laid them out, before
             # it builds its pair index: at 1 GB of text they are 0.2 GB.
             counts.release()
-        trainer = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token)
+        # Only the rules are wanted: the engine need not keep where each piece lies.
+        trainer = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token, sequences=False)
     if release:
         counts.release()
     if ties != "tokenizers":
