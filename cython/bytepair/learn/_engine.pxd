@@ -413,26 +413,19 @@ cdef class PairEngine:
 
     # Scratch space of one merge. Each token seen next to a replacement gets
     # a slot (left and right neighbours apart): the token, the weight moving
-    # to its new pair, and either the positions of those windows (slot_new)
-    # or, in a large merge, their number and the new pair's slot in the pair
-    # table (NULL: not kept).
+    # to its new pair, and the positions of those windows.
     cdef vector[int32_t] left_slot      # slot of a left neighbour token, -1: none yet
     cdef vector[int32_t] right_slot     # (direct tables for token IDs below DENSE_SLOTS)
     cdef unordered_map[uint64_t, uint32_t] slot_of   # the same for larger IDs
     cdef vector[uint64_t] slot_pair
     cdef vector[int64_t] slot_delta
     cdef vector[vector[int32_t]] slot_new
-    cdef vector[int64_t] slot_size
-    cdef vector[PairSlot*] slot_info
     cdef vector[pair[uint64_t, int64_t]] deltas   # (pair, net change) of one merge
 
     # The priority queue once the engine owns it (open_queue): a SortedList
     # of packed priorities, and the floor below which pairs wait outside it.
     cdef readonly object queue
     cdef readonly int64_t floor
-    # Merges of this many occurrences or more record their windows in a second
-    # pass (tests set it to run both ways).
-    cdef public size_t recount_windows_from
     cdef bint first_fit             # no fit() call yet: trim the heap at the first
 
     # Pairs a merge creates counted fewer than keep_floor times are not kept, and
@@ -465,19 +458,16 @@ cdef class PairEngine:
     cdef void _consume(self, int32_t i, int32_t j, int32_t end) noexcept nogil
     cdef void _add(self, uint64_t key, int64_t delta) noexcept nogil
     cdef uint32_t _slot(self, uint64_t side_token) noexcept nogil
-    cdef uint32_t _slot_held(self, uint64_t side_token) noexcept nogil
     cdef bint _eligible(self, uint64_t key) noexcept nogil
     cdef void _compact(self, PairSlot* info) noexcept nogil
     cdef list _queue_above(self, int64_t floor)
     cdef bint _take_front(self, int64_t* count, uint32_t* left, uint32_t* right) except -1
-    cdef int64_t _replace(self, uint32_t a, uint32_t b, uint32_t m, Positions& positions,
-                          bint counted) noexcept nogil
+    cdef int64_t _replace(self, uint32_t a, uint32_t b, uint32_t m,
+                          Positions& positions) noexcept nogil
     cdef void _apply_deltas(self, uint32_t a, uint32_t b, uint32_t m,
                             int64_t replaced) noexcept nogil
     cdef PairSlot* _new_pair(self, uint32_t m, size_t slot) noexcept nogil
     cdef void _record_gathered(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil
-    cdef void _record_counted(self, uint32_t m, Positions& positions,
-                              vector[uint64_t]& candidates) noexcept nogil
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
                         vector[uint64_t]& candidates) noexcept nogil
     cdef int64_t _merge_pair(self, uint32_t left, uint32_t right, uint32_t new,

@@ -50,9 +50,10 @@ cdef uint32_t BARRIER = 0xFFFFFFFFu
 # A merge's scratch slots key a neighbouring token with this bit for a right
 # neighbour (the token in the low 32 bits).
 cdef uint64_t SIDE_RIGHT = <uint64_t>1 << 32
-# Merges of at least this many occurrences count the windows they make and
-# record them in a second pass (PairEngine._merge says why).
-cdef size_t RECOUNT_WINDOWS_FROM = 1 << 16
+# A merge's scratch list of new windows (one per neighbouring token) longer than
+# this many is freed after the merge: kept, the first merges' lists held their
+# size for the rest of the loop.
+cdef size_t SCRATCH_KEPT = 1 << 14
 # A merge's occurrences lie anywhere in the corpus; reading each record is a
 # cache miss. Asking for the record this many occurrences ahead overlaps them.
 cdef size_t PREFETCH_AHEAD = 16
@@ -137,7 +138,6 @@ cdef class PairEngine:
         sequences lies (4 bytes a sequence), and :meth:`sequences` refuses.
         """
         self.first_fit = True
-        self.recount_windows_from = RECOUNT_WINDOWS_FROM
         self.keep_floor = 0
         self.recounts = 0
         self.forgotten = 0
@@ -475,17 +475,9 @@ cdef class PairEngine:
             self.slot_of[side_token] = slot
         self.slot_pair.push_back(side_token)
         self.slot_delta.push_back(0)
-        self.slot_size.push_back(0)
         if self.slot_new.size() <= slot:
             self.slot_new.resize(slot + 1)
         return slot
-
-    cdef uint32_t _slot_held(self, uint64_t side_token) noexcept nogil:
-        # The slot _slot gave side_token in this merge (it must have one).
-        cdef uint32_t t = <uint32_t>side_token
-        if t < DENSE_SLOTS:
-            return <uint32_t>(self.right_slot[t] if side_token >> 32 else self.left_slot[t])
-        return self.slot_of[side_token]
 
     cdef int64_t _merge(self, uint32_t a, uint32_t b, uint32_t m,
                         vector[uint64_t]& candidates) noexcept nogil:
@@ -504,23 +496,12 @@ cdef class PairEngine:
         if not is_sorted(positions.begin(), positions.end()):
             sort(positions.begin(), positions.end())
         positions.truncate(unique(positions.begin(), positions.end()) - positions.begin())
-        # A merge records each window it makes in its new pair's list. Most
-        # merges gather those windows in scratch lists per neighbouring token
-        # while replacing, and append them once the new pairs' counts say which
-        # are kept. A large merge instead counts them while replacing and records
-        # them in a second pass, into lists allocated at their size: gathering
-        # held them twice over, with the scratch lists' slack, beside the merged
-        # pair's list, and at 10 GB of text the first merges set the loop's peak.
-        # The second pass costs time (a quarter more on the loop when every merge
-        # took it), so small merges, whose scratch is small, do not take it.
-        cdef bint counted = positions.size() >= self.recount_windows_from
-        cdef int64_t replaced = self._replace(a, b, m, positions, counted)
-        self._apply_deltas(a, b, m, replaced)
-        if counted:
-            self._record_counted(m, positions, candidates)
-        else:
-            self._record_gathered(m, candidates)
+        # Replace, gathering the new windows per neighbouring token; update the
+        # counts; then record the windows of the new pairs that are kept.
+        cdef int64_t replaced = self._replace(a, b, m, positions)
         positions.release()
+        self._apply_deltas(a, b, m, replaced)
+        self._record_gathered(m, candidates)
         cdef size_t slot
         cdef uint32_t t
         for slot in range(self.slot_pair.size()):
@@ -533,34 +514,29 @@ cdef class PairEngine:
         self.slot_of.clear()
         self.slot_pair.clear()
         self.slot_delta.clear()
-        self.slot_size.clear()
         sort(candidates.begin(), candidates.end())
         candidates.erase(unique(candidates.begin(), candidates.end()), candidates.end())
         return replaced
 
-    cdef int64_t _replace(self, uint32_t a, uint32_t b, uint32_t m, Positions& positions,
-                          bint counted) noexcept nogil:
+    cdef int64_t _replace(self, uint32_t a, uint32_t b, uint32_t m,
+                          Positions& positions) noexcept nogil:
         # Replace every valid occurrence of (a, b), left to right, summing per
-        # neighbouring token the weight moving to its new pair. With `counted`,
-        # count the windows moving (slot_size) and mark the list for
-        # _record_counted: an entry not replaced becomes -1, and a replaced one
-        # whose right-hand window the next replacement's left is (`a b a b`
-        # gives `m m`) becomes ~i. Otherwise gather the windows in slot_new.
+        # neighbouring token the weight moving to its new pair and gathering
+        # the windows that move (slot_new).
         cdef int64_t replaced = 0, w
-        cdef int32_t i, j, before, end, last = -1
+        cdef int32_t i, j, before, end
         cdef uint32_t slot
-        cdef size_t k, last_k = 0, count = positions.size()
+        cdef size_t k, count = positions.size()
         for k in range(count):
             if k + PREFETCH_AHEAD < count:
                 __builtin_prefetch(&self.pos[positions[k + PREFETCH_AHEAD]])
             i = positions[k]
             # Skip stale entries: consumed positions and changed tokens (a
             # marker is never a token, and b is not a barrier).
-            if self.pos[i] == a:
-                j = self._after(i)
-            if self.pos[i] != a or self.pos[j] != b:
-                if counted:
-                    positions[k] = -1
+            if self.pos[i] != a:
+                continue
+            j = self._after(i)
+            if self.pos[j] != b:
                 continue
             w = self._weight(i)
             before = self._prev(i)
@@ -568,27 +544,14 @@ cdef class PairEngine:
             if before >= 0:
                 slot = self._slot(self.pos[before])
                 self.slot_delta[slot] += w
-                if not counted:
-                    self.slot_new[slot].push_back(before)
-                else:
-                    self.slot_size[slot] += 1
-                    if before == last:
-                        # The window after the last replacement is this one's
-                        # left: recorded here, as (m, m), not as (m, a) there.
-                        self.slot_size[self._slot_held(SIDE_RIGHT | a)] -= 1
-                        positions[last_k] = ~last
+                self.slot_new[slot].push_back(before)
             if self.pos[end] != BARRIER:
                 slot = self._slot(SIDE_RIGHT | self.pos[end])
                 self.slot_delta[slot] += w
-                if not counted:
-                    self.slot_new[slot].push_back(i)
-                else:
-                    self.slot_size[slot] += 1
+                self.slot_new[slot].push_back(i)
             self.pos[i] = m
             self._consume(i, j, end)
             replaced += w
-            last = i
-            last_k = k
         return replaced
 
     cdef void _apply_deltas(self, uint32_t a, uint32_t b, uint32_t m,
@@ -646,7 +609,8 @@ cdef class PairEngine:
         return info if info != NULL and info.count > 0 else NULL
 
     cdef void _record_gathered(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil:
-        # Append each slot's gathered windows to its new pair's list.
+        # Append each slot's gathered windows to its new pair's list, and free
+        # the large scratch lists (SCRATCH_KEPT).
         cdef PairSlot* info
         cdef size_t slot
         for slot in range(self.slot_pair.size()):
@@ -656,48 +620,10 @@ cdef class PairEngine:
                     self._compact(info)
                 info.where.append(self.slot_new[slot].data(), self.slot_new[slot].size())
                 candidates.push_back(info.key)
-            self.slot_new[slot].clear()
-
-    cdef void _record_counted(self, uint32_t m, Positions& positions,
-                              vector[uint64_t]& candidates) noexcept nogil:
-        # Make room in each new pair's list for the windows counted, then walk
-        # the replacements marked by _replace and record the windows beside
-        # each. No pair is added or removed here, so the slots' addresses hold.
-        cdef PairSlot* info
-        cdef size_t slot, k, need, count = positions.size()
-        cdef int32_t i, before, end
-        self.slot_info.resize(self.slot_pair.size())
-        for slot in range(self.slot_pair.size()):
-            info = self._new_pair(m, slot)
-            self.slot_info[slot] = info
-            if info != NULL:
-                need = info.where.size() + <size_t>self.slot_size[slot]
-                if need > info.where.capacity():
-                    self._compact(info)
-                    need = info.where.size() + <size_t>self.slot_size[slot]
-                    info.where.reserve(max(need, 2 * info.where.size()))
-                candidates.push_back(info.key)
-        for k in range(count):
-            if k + PREFETCH_AHEAD < count and positions[k + PREFETCH_AHEAD] != -1:
-                i = positions[k + PREFETCH_AHEAD]
-                __builtin_prefetch(&self.pos[i if i >= 0 else ~i])
-            i = positions[k]
-            if i == -1:
-                continue
-            if i < 0:
-                i = ~i
-                end = -1  # its right-hand window is the next replacement's left
+            if self.slot_new[slot].capacity() > SCRATCH_KEPT:
+                vector[int32_t]().swap(self.slot_new[slot])
             else:
-                end = self._after(i)
-            before = self._prev(i)
-            if before >= 0:
-                info = self.slot_info[self._slot_held(self.pos[before])]
-                if info != NULL:
-                    info.where.push_back(before)
-            if end >= 0 and self.pos[end] != BARRIER:
-                info = self.slot_info[self._slot_held(SIDE_RIGHT | self.pos[end])]
-                if info != NULL:
-                    info.where.push_back(i)
+                self.slot_new[slot].clear()
 
     cdef bint _eligible(self, uint64_t key) noexcept nogil:
         if not self.max_words:
