@@ -39,10 +39,11 @@ def rung(size: str, language: str = "synthetic") -> dict:
 
 
 #: Bytes per distinct piece, from the layout rather than fitted (on one kind of text the
-#: pieces' number and bytes grow together, and a fit cannot tell them apart): the engine's
-#: start offset, weight and end slot (``bytepair.learn.budget.BYTES_PER_PIECE``), and the
-#: counts' flat arrays (a start and a count, 8 bytes each).
-PER_PIECE = {"engine": 36.0, "count": 16.0}
+#: pieces' number and bytes grow together, and a fit cannot tell them apart): at the engine's
+#: peak, the slot that ends each piece (its occurrence lists and other slots are per
+#: position; the counts' flat arrays are freed by then), and the counts' flat arrays (a
+#: start and a count, 8 bytes each).
+PER_PIECE = {"engine": 4.0, "count": 16.0}
 
 
 def fit(rows: list[dict], key: str) -> tuple[float, float, float]:

@@ -25,17 +25,16 @@ Three checks, each with one line that says how much is needed:
    OOM killer ends it.
 
 The engine's memory is set by its input (docs/design.md §6): per token
-position a 4-byte slot and occurrence lists, per piece its start offset
-and weight, and a pair table that grows while merging (with the rules, a
-Python object each). :data:`BYTES_PER_POSITION`, :data:`BYTES_PER_PIECE` and
-:data:`BYTES_PER_MERGE` are calibrated on what the process grows by from the
-end of counting to its peak, GPT-2 split, vocabulary 32768, 2 threads
-(``python -m benches.phase_memory --language synthetic --size 100MB 300MB 1GB``
-and ``--size 100MB`` on real English; docs/simulated-scale.md): the estimate was 1.09 to
-1.17 times the measured growth from 100 MB to 1 GB, and the whole forecast
-(what is held, the flat arrays and the engine) 1.05 to 1.06 times the measured
-peak. It is a calibrated estimate, not a bound: other text may need more, which
-the check while merging catches.
+position a 4-byte slot and occurrence lists, per piece the slot that ends
+it, and a pair table that grows while merging (with the rules, a Python
+object each); the counts' flat arrays, held when counting ends, are freed
+once the engine has laid the pieces out. :data:`BYTES_PER_POSITION`,
+:data:`BYTES_PER_PIECE` and :data:`BYTES_PER_MERGE` are calibrated on what the
+process grows by from the end of counting to its peak, GPT-2 split, vocabulary
+32768, 2 threads (``python -m benches.phase_memory --language synthetic --threads 2
+--size SIZE``; docs/simulated-scale.md): the estimate was 1.01 to 1.15 times the
+measured growth at 100 MB, 300 MB, 1, 3 and 10 GB. It is a calibrated estimate,
+not a bound: other text may need more, which the check while merging catches.
 """
 
 from __future__ import annotations
@@ -50,16 +49,16 @@ from bytepair.split import fastsplit
 from bytepair.learn import incremental
 
 # Calibrated on the engine as it is: when its layout changes, measure again with
-# ``python -m benches.phase_memory --language synthetic --threads 2 --size 100MB 300MB 1GB``
-# and ``python -m benches.memory_model`` and keep the estimate at or just above the growth.
+# ``python -m benches.phase_memory --language synthetic --threads 2 --size SIZE`` at 100MB,
+# 300MB, 1GB, 3GB and 10GB, and keep the estimate at or just above the growth.
 
 #: Bytes per token position: the 4-byte slot, occurrence lists and the pair table, as they
-#: grow from the end of counting to the peak (4.3 to 4.8 measured from 100 MB to 1 GB, with the
-#: per-piece and per-merge costs below taken out).
-BYTES_PER_POSITION = 5
-#: Bytes per piece: its start offset and weight in the flat arrays and in the engine's layout,
-#: and the 4-byte slot that ends it there.
-BYTES_PER_PIECE = 36
+#: grow from the end of counting to the peak, less the counts' flat arrays freed on the way
+#: (5.7 to 6.6 measured from 100 MB to 10 GB, with the per-merge cost below taken out).
+BYTES_PER_POSITION = 6
+#: Bytes per piece: the 4-byte slot that ends it in the engine, and its 4-byte place in the
+#: layout order while the pieces are laid out.
+BYTES_PER_PIECE = 8
 #: Bytes per merge: the rule (a Python object in the list of rules) and the pairs it creates.
 BYTES_PER_MERGE = 400
 #: The pure-Python twin keeps four Python lists of Python ints per position and dicts of pairs:
