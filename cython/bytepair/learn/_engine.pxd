@@ -405,7 +405,8 @@ cdef extern from *:
 cdef class PairEngine:
     cdef vector[uint32_t] pos       # token, GONE | run length, or BARRIER, per slot
     cdef vector[int32_t] order      # the caller's index of each laid-out sequence (or none)
-    cdef Py_ssize_t sequence_count
+    cdef Py_ssize_t sequence_count  # sequences laid out
+    cdef bint keeps_order           # False: order was dropped, sequences() refuses
     cdef vector[int64_t] run_end    # sequences sorted by weight, heaviest first: the end
     cdef vector[int64_t] run_weight # of each run of equal weights, and that weight
     cdef size_t run_seen            # the run _weight found last (positions come in order)
@@ -467,7 +468,7 @@ cdef class PairEngine:
     cdef void _apply_deltas(self, uint32_t a, uint32_t b, uint32_t m,
                             int64_t replaced) noexcept nogil
     cdef PairSlot* _new_pair(self, uint32_t m, size_t slot) noexcept nogil
-    cdef void _record_gathered(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil
+    cdef void _record_windows(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil
     cdef int64_t _merge(self, uint32_t left, uint32_t right, uint32_t new,
                         vector[uint64_t]& candidates) noexcept nogil
     cdef int64_t _merge_pair(self, uint32_t left, uint32_t right, uint32_t new,

@@ -174,6 +174,7 @@ cdef class PairEngine:
         starts_view = weights_view = None
         tokens = starts = weights = None
         self.sequence_count = self.order.size()
+        self.keeps_order = sequences
         if not sequences:
             self.order.clear()
             self.order.shrink_to_fit()
@@ -501,7 +502,7 @@ cdef class PairEngine:
         cdef int64_t replaced = self._replace(a, b, m, positions)
         positions.release()
         self._apply_deltas(a, b, m, replaced)
-        self._record_gathered(m, candidates)
+        self._record_windows(m, candidates)
         cdef size_t slot
         cdef uint32_t t
         for slot in range(self.slot_pair.size()):
@@ -608,7 +609,7 @@ cdef class PairEngine:
             pair_key(m, t) if self.slot_pair[slot] & SIDE_RIGHT else pair_key(t, m))
         return info if info != NULL and info.count > 0 else NULL
 
-    cdef void _record_gathered(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil:
+    cdef void _record_windows(self, uint32_t m, vector[uint64_t]& candidates) noexcept nogil:
         # Append each slot's gathered windows to its new pair's list, and free
         # the large scratch lists (SCRATCH_KEPT).
         cdef PairSlot* info
@@ -868,7 +869,7 @@ cdef class PairEngine:
         ``release=True`` first frees the pair table and the queue, which the
         sequences do not need (the engine cannot merge afterwards).
         """
-        if <size_t>self.sequence_count != self.order.size():
+        if not self.keeps_order:
             raise ValueError("this engine was built with sequences=False: it does not keep "
                              "the order of its sequences")
         if release:
