@@ -39,10 +39,10 @@ NO_LINE_EVENTS = "def count_pairs(words):\n    while True: pass\n" + RIGHT_MERGE
 #: calloc'd: no memory is touched, but the address space is far past the limit.
 TOO_MUCH_MEMORY = ("def count_pairs(words):\n    data = bytes(3 << 30)\n    return {}\n"
                    + RIGHT_MERGE)
-#: A legitimate but slow count: the check is still running when it is signalled.
-SLOW = "import time\n" + RIGHT_COUNT.replace("    counts = {}", "    time.sleep(0.05)\n"
-                                               "    counts = {}") + RIGHT_MERGE
-
+#: A legitimate but slow count, which says when it runs: the check is signalled inside it.
+SLOW = "import time\n" + RIGHT_COUNT.replace(
+    "    counts = {}", "    open({mark!r}, 'w').close()\n    time.sleep(0.5)\n    counts = {}"
+) + RIGHT_MERGE
 
 def write(tmp_path, name, text):
     path = tmp_path / f"{name}.py"
@@ -87,6 +87,32 @@ def test_a_file_that_never_finishes_importing_is_stopped(tmp_path):
     with pytest.raises(ValueError, match=r"^hangs.py ran for more than 2 s when imported and "
                        r"was stopped"):
         exercise.load_learner(write(tmp_path, "hangs", "while True: pass\n"))
+
+
+@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"),
+                                             (signal.SIGINT, 130, "interrupted")])
+def test_a_signal_ends_the_check(tmp_path, sig, code, word):
+    mark = tmp_path / "running"
+    path = write(tmp_path, "slow", SLOW.replace("{mark!r}", repr(str(mark))))
+    process = subprocess.Popen([sys.executable, "-m", "bytepair", "exercise", "check", str(path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               # a shell's background job ignores SIGINT: this one must not
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        for _ in range(600):  # the search has called the learner's code
+            if mark.exists() or process.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert mark.exists(), process.communicate()
+        time.sleep(0.2)  # inside its sleep
+        process.send_signal(sig)
+        out, err = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == code, (out, err)
+    assert err == f"bytepair: {word}\n"
 
 
 def _start_server(*args):
