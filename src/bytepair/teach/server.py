@@ -210,7 +210,7 @@ class Handler(BaseHTTPRequestHandler):
         if len(body) < size:
             raise RequestError(400, "the request body ended early")
         try:
-            return json.loads(body.decode("utf-8")) if body else {}
+            return json.loads(body.decode("utf-8"), parse_constant=_no_constant) if body else {}
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise RequestError(400, f"the request is not JSON: {exc}") from None
         except ValueError as exc:  # an integer too long to read
@@ -258,6 +258,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(body)
         except OSError:
             pass
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def _error(message: str) -> bytes:
