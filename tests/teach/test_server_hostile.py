@@ -1,5 +1,6 @@
 """``bytepair workbench`` as a real process, against what a hostile page or client sends: every field
-of every API with every wrong JSON type. Each is one line with a 4xx, never a 500 or a traceback."""
+of every API with every wrong JSON type, curves that are not numbers, requests without the page's
+marks, and malformed headers. Each is one line with a 4xx, never a 500 or a traceback."""
 
 from __future__ import annotations
 
@@ -131,3 +132,32 @@ def test_json_without_numbers_of_its_own_is_refused(server):
                                      b'{"corpus": "low", "merges": ' + constant + b"}")
         assert status == 400 and b"not JSON" in answer, answer
 
+
+# -- item: curves that are not numbers --------------------------------------------------
+
+@pytest.mark.parametrize("value, shown", [("NaN", "NaN"), ("Infinity", "Infinity"),
+                                          ('"nan"', '"nan"'), ("true", "true")])
+def test_curves_that_are_not_numbers_are_refused_in_one_line(files, tmp_path, value, shown):
+    curves = tmp_path / "curves.json"
+    curves.write_text('{"rows": [{"model": "m", "sample": "en", "vocab_size": 256, '
+                      '"bytes_per_token": 1.5}, {"model": "m", "sample": "en", "vocab_size": '
+                      f'512, "bytes_per_token": {value}}}]}}')
+    result = subprocess.run([sys.executable, "-m", "bytepair", "workbench", "--no-browser",
+                             files[0], "--curves", str(curves)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2 and result.stdout == "", result
+    assert result.stderr == (f"bytepair: error: --curves: {str(curves)!r}: rows[1].bytes_per_token "
+                             f"must be a finite number, got {shown}\n")
+
+
+def test_the_server_never_answers_with_what_is_not_json(teach_server):
+    curves = [{"model": "m", "sample": "en", "sizes": [256], "bytes_per_token": [float("nan")]}]
+    server = teach_server(curves=curves)  # given by Python, past the command line's checks
+    host, port = server.server_address[:2]
+    connection = http.client.HTTPConnection(host, port, timeout=30)
+    connection.request("POST", "/api/viewer/info", b"{}", {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    body = response.read()
+    connection.close()
+    json.loads(body, parse_constant=lambda name: pytest.fail(f"{name} in {body!r}"))
+    assert response.status == 500

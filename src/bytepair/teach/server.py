@@ -180,8 +180,9 @@ class Handler(BaseHTTPRequestHandler):
             answer = self._workbench(action, payload)
         else:
             raise RequestError(404, f"no API at {path!r}")
-        return json.dumps(answer, ensure_ascii=False, separators=(",", ":")).encode(), \
-            "application/json"
+        # Never NaN or Infinity, which are not JSON: a page could not read the answer.
+        return json.dumps(answer, ensure_ascii=False, separators=(",", ":"),
+                          allow_nan=False).encode(), "application/json"
 
     def _workbench(self, action: str, payload):
         from bytepair.teach import workbench  # the workbench's code loads at its first request

@@ -26,6 +26,8 @@ Bad input raises :class:`ViewerError` (a ValueError) with one line for the page.
 
 from __future__ import annotations
 
+import json
+import math
 import os
 
 from bytepair.formats.load import load
@@ -215,11 +217,12 @@ def load_viewer_models(specs, *, pattern: str | None = None,
     return models
 
 
-def curves_of_evaluation(data) -> list[dict]:
+def curves_of_evaluation(data, source: str = "--curves") -> list[dict]:
     """The bytes-per-token curves in ``bytepair evaluate --json`` output (a dict, as parsed):
     one per model and sample, ``{"model", "sample", "sizes", "bytes_per_token"}``, sizes
-    ascending. These are the numbers ``evaluate --plot`` draws. ValueError names what is
-    missing.
+    ascending. These are the numbers ``evaluate --plot`` draws; a row whose
+    ``bytes_per_token`` is null is left out. ValueError names ``source``, the row and the
+    field that is missing or not a number (NaN and infinities are not).
 
     >>> curves_of_evaluation({"rows": [
     ...     {"model": "m", "sample": "en", "vocab_size": 512, "bytes_per_token": 3.5},
@@ -228,18 +231,26 @@ def curves_of_evaluation(data) -> list[dict]:
     """
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not rows:
-        raise ValueError("--curves: expected the output of 'bytepair evaluate --json' with "
+        raise ValueError(f"{source}: expected the output of 'bytepair evaluate --json' with "
                          "--sample (an object whose \"rows\" are not empty)")
     lines: dict[tuple, list] = {}
-    for row in rows:
+    for n, row in enumerate(rows):
         try:
             key = (str(row["model"]), str(row["sample"]))
-            size, value = int(row["vocab_size"]), row["bytes_per_token"]
-        except (KeyError, TypeError, ValueError):
-            raise ValueError("--curves: a row lacks model, sample, vocab_size or "
+            size, value = row["vocab_size"], row["bytes_per_token"]
+        except (KeyError, TypeError):
+            raise ValueError(f"{source}: rows[{n}] lacks model, sample, vocab_size or "
                              "bytes_per_token") from None
-        if value is not None:
-            lines.setdefault(key, []).append((size, float(value)))
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"{source}: rows[{n}].vocab_size must be a whole number, "
+                             f"got {json.dumps(size)[:40]}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise ValueError(f"{source}: rows[{n}].bytes_per_token must be a finite number, "
+                             f"got {json.dumps(value)[:40]}")
+        lines.setdefault(key, []).append((size, float(value)))
     return [{"model": model, "sample": sample, "sizes": [s for s, _ in sorted(points)],
              "bytes_per_token": [v for _, v in sorted(points)]}
             for (model, sample), points in lines.items()]
