@@ -7,8 +7,11 @@ from __future__ import annotations
 import http.client
 import json
 import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 
 import pytest
 
@@ -161,3 +164,115 @@ def test_the_server_never_answers_with_what_is_not_json(teach_server):
     connection.close()
     json.loads(body, parse_constant=lambda name: pytest.fail(f"{name} in {body!r}"))
     assert response.status == 500
+
+
+# -- item: hardening -------------------------------------------------------------------
+
+def _raw(server, data: bytes, timeout=20) -> bytes:
+    with socket.create_connection((server.host, server.port), timeout=timeout) as sock:
+        sock.sendall(data)
+        return sock.makefile("rb").read()
+
+
+def test_a_post_must_be_json_with_or_without_an_origin(server):
+    body = json.dumps({"corpus": "low lower", "merges": 1}).encode()
+    for kind in (None, "text/plain", "application/x-www-form-urlencoded",
+                 "multipart/form-data; boundary=x", "application/jsonx"):
+        for extra in ({}, {"Sec-Fetch-Site": "same-origin"}, {"Sec-Fetch-Site": "cross-site"}):
+            headers = dict(extra, **({"Content-Type": kind} if kind else {}))
+            status, _, answer = server.request("POST", "/api/workbench/learner", body, headers)
+            assert status == 415, (kind, extra, status)
+            assert json.loads(answer)["error"] == ("a request must be sent as Content-Type: "
+                                                   "application/json")
+    assert server.post("/api/workbench/learner", {"corpus": "low lower", "merges": 1})[0] == 200
+    status, _, _ = server.request("POST", "/api/viewer/info", b"{}",
+                                  {"Content-Type": "application/json; charset=utf-8"})
+    assert status == 200
+
+
+def test_no_page_can_be_framed(server):
+    for method, path, body, headers in [
+            ("GET", "/", b"", {}), ("GET", "/viewer", b"", {}), ("GET", "/nothing", b"", {}),
+            ("GET", "/static/viewer.js", b"", {}),
+            ("POST", "/api/viewer/info", b"{}", {"Content-Type": "application/json"})]:
+        status, answer_headers, _ = server.request(method, path, body, headers)
+        assert answer_headers["X-Frame-Options"] == "DENY", path
+        policy = answer_headers["Content-Security-Policy"]
+        assert "frame-ancestors 'none'" in policy and "default-src 'self'" in policy, path
+    # http.server's own refusals too (here: a header line too long).
+    reply = _raw(server, b"GET /viewer HTTP/1.1\r\nX-Long: " + b"a" * 70000 + b"\r\n\r\n")
+    assert reply.startswith(b"HTTP/1.1 431 ") and b"\r\nX-Frame-Options: DENY\r\n" in reply
+
+
+@pytest.mark.parametrize("head, status", [
+    ("GET /viewer HTTP/1.1\r\nHost: {own}\r\nHost: evil.example\r\n", 400),
+    ("GET /viewer HTTP/1.1\r\nHost: {own}\r\nHost: {own}\r\n", 400),
+    ("GET http://evil.example/viewer HTTP/1.1\r\nHost: {own}\r\n", 403),
+    ("GET https://{own}/viewer HTTP/1.1\r\nHost: {own}\r\n", 400),
+    ("GET * HTTP/1.1\r\nHost: {own}\r\n", 400),
+    ("POST /api/viewer/info HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n"
+     "Content-Length: +2\r\n", 400),
+    ("POST /api/viewer/info HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n"
+     "Content-Length: 0_2\r\n", 400),
+    ("POST /api/viewer/info HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n"
+     "Content-Length: \u0662\r\n", 400),
+    ("POST /api/viewer/info HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n"
+     "Content-Length: 2\r\nContent-Length: 7\r\n", 400),
+    ("POST /api/viewer/info HTTP/1.1\r\nHost: {own}\r\nContent-Type: application/json\r\n"
+     "Content-Length: 2\r\nTransfer-Encoding: identity\r\n", 411),
+])
+def test_malformed_headers_are_refused(server, head, status):
+    own = f"127.0.0.1:{server.port}"
+    reply = _raw(server, head.replace("{own}", own).encode() + b"\r\n{}")
+    assert reply.startswith(f"HTTP/1.1 {status} ".encode()), reply[:200]
+    assert reply.count(b"HTTP/1.1 ") == 1  # nothing after the refusal is read as a request
+    # The same request, well formed, is answered.
+    reply = _raw(server, f"GET http://{own}/viewer HTTP/1.1\r\nHost: {own}\r\n"
+                         "Connection: close\r\n\r\n".encode())
+    assert reply.startswith(b"HTTP/1.1 200 ")
+
+
+def _trickle(port: int, stop: threading.Event, closed: list) -> None:
+    """Send a request's headers one byte at a time, until the server closes the connection."""
+    data = f"GET /viewer HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nX-Pad: {'a' * 500}\r\n".encode()
+    started = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        try:
+            for byte in data:
+                if stop.is_set():
+                    return
+                sock.sendall(bytes([byte]))
+                time.sleep(0.05)
+            sock.recv(1)
+        except OSError:
+            pass
+        closed.append(time.monotonic() - started)
+
+
+def test_a_client_that_trickles_is_cut_off_and_the_others_are_answered(teach_server):
+    from bytepair.teach.server import TeachServer
+
+    server = TeachServer(request_seconds=2, max_threads=3)
+    server.start()
+    port = server.server_address[1]
+    stop, closed = threading.Event(), []
+    tricklers = [threading.Thread(target=_trickle, args=(port, stop, closed)) for _ in range(3)]
+    try:
+        for thread in tricklers:
+            thread.start()
+        time.sleep(0.5)  # every thread is taken by a trickler
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/viewer")
+        assert connection.getresponse().status == 503  # answered at once, not queued
+        connection.close()
+        for thread in tricklers:
+            thread.join(10)
+        # Each was cut off at its deadline (2 s), although it was still sending.
+        assert len(closed) == 3 and all(1.5 < seconds < 5 for seconds in closed), closed
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        connection.request("GET", "/viewer")
+        assert connection.getresponse().status == 200
+        connection.close()
+    finally:
+        stop.set()
+        server.stop()
