@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -276,3 +277,39 @@ def test_a_client_that_trickles_is_cut_off_and_the_others_are_answered(teach_ser
     finally:
         stop.set()
         server.stop()
+
+
+# -- item: the viewer's memory and answers are bounded by what the page draws -------------
+
+def _memory(pid: int) -> dict[str, int]:
+    with open(f"/proc/{pid}/status") as handle:
+        return {key: int(value.split()[0]) << 10 for key, _, value in
+                (line.partition(":") for line in handle) if key in ("VmRSS", "VmHWM")}
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc")
+def test_a_long_text_costs_the_server_a_small_multiple_of_itself(tmp_path):
+    english = "the pair that occurs most often is merged into a new token. " * 20
+    names = []
+    for k in range(4):  # byte-level models that never merge CJK: a token per byte
+        path = tmp_path / f"m{k}.json"
+        bytepair.Tokenizer(bytepair.train_bytes([english], 30 + k)).save(path)
+        names.append(path.name)
+    running = Server(*(str(tmp_path / name) for name in names))
+    try:
+        assert running.post("/api/viewer/encode", {"text": "warm 日本", "models": names})[0] == 200
+        text = "".join(chr(0x4E00 + (i * 7919) % 3000) for i in range(200_000))  # 600 KB
+        before = _memory(running.process.pid)
+        status, answer = running.post("/api/viewer/encode", {"text": text, "models": names})
+        after = _memory(running.process.pid)
+        assert status == 200
+        result = json.loads(answer)["results"][0]
+        assert result["tokens"] == 600_000 and len(result["ids"]) <= 5000
+        assert len(answer) < 100_000  # the window the page draws, not 2.4 million tokens
+        size = len(text.encode())
+        # Kept: the IDs (2 bytes a token a model), the boundaries and the text, about 12 times
+        # the text's bytes; at the peak the encoder's scratch and the request's JSON (6 bytes a
+        # character, escaped) too: about 33 times here. Before, it was about 780 times.
+        assert after["VmHWM"] - before["VmRSS"] < 64 * size, (after, before, size)
+    finally:
+        running.stop()
