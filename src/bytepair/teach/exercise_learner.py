@@ -19,6 +19,7 @@ import operator
 from pathlib import Path
 from typing import Callable, Sequence
 
+from bytepair.learn import naive
 from bytepair.learn.rules import Merge
 
 
@@ -256,29 +257,31 @@ def import_learner(path, contained: bool = False) -> Learner:
 
 def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
                 join: Callable, *, first_rank: int = 0, where: str = "",
-                on_round: Callable[[Merge, list[list], list[list]], None] | None = None,
+                on_round: Callable[[Merge, None, list[list]], None] | None = None,
                 ) -> tuple[list[Merge], list[list]]:
     """Up to ``merges`` rounds with the learner's functions: count, take the first pair with the
     greatest count in the order returned, merge it in every word (weights are all 1).
 
     Ranks start at ``first_rank``, so the words after ``k`` rounds with
     ``first_rank=k`` continue a run (the learner's functions are taken to depend
-    on their arguments only). ``on_round(rule, before, after)`` sees each round; ``where``
-    goes to the learner's refusals (see :class:`Learner`).
+    on their arguments only). ``on_round(rule, None, after)`` sees each round; ``where``
+    goes to the learner's refusals (see :class:`Learner`). This is the reference
+    trainer, :func:`bytepair.learn.naive.fit`, with the learner's pieces in its
+    rules' place.
     """
-    rows = [list(word) for word in words]
-    rules: list[Merge] = []
-    for rank in range(first_rank, first_rank + merges):
-        counts = learner.count_pairs(rows, where)
-        if not counts:
-            break
-        best = max(count for _, count in counts)
-        pair = next(pair for pair, count in counts if count == best)
-        new = join(pair[0], pair[1], rank)
+    def count(rows: list[list], weights) -> list[tuple[tuple, int]]:
+        return learner.count_pairs(rows, where)
+
+    def choose(counts: list[tuple[tuple, int]]) -> tuple[tuple, int]:
+        best = max(n for _, n in counts)  # the first pair of the greatest count, as returned
+        return next((pair, n) for pair, n in counts if n == best)
+
+    def replace(rows: list[list], weights, left, right, new) -> tuple[list[list], int]:
         before = sum(row.count(new) for row in rows)
-        previous, rows = rows, learner.merge_rows(rows, pair, new, where)
-        rules.append(Merge(rank, pair[0], pair[1], new, best,
-                           sum(row.count(new) for row in rows) - before))
-        if on_round is not None:
-            on_round(rules[-1], previous, rows)
-    return rules, rows
+        rows = learner.merge_rows(rows, (left, right), new, where)
+        return rows, sum(row.count(new) for row in rows) - before
+
+    seen = None if on_round is None else \
+        (lambda counts, rule, rows: on_round(rule, None, rows))
+    return naive.fit(words, [1] * len(words), merges, join, seen, first_rank=first_rank,
+                     count=count, choose=choose, replace=replace)
