@@ -110,8 +110,9 @@ def _fields():
     for action, payload in WORKBENCH.items():
         for field in payload:
             yield f"workbench/{action}", payload, field
-    yield "viewer/encode", {"text": "low", "models": ["tok.json"]}, "text"
-    yield "viewer/encode", {"text": "low", "models": ["tok.json"]}, "models"
+    encode = {"text": "low", "models": ["tok.json"], "start": 0, "limit": 500}
+    for field in encode:
+        yield "viewer/encode", encode, field
     yield "viewer/tree", {"model": "tok.json", "id": 256}, "model"
     yield "viewer/tree", {"model": "tok.json", "id": 256}, "id"
 
