@@ -9,10 +9,12 @@ state; everything else is derived from the inputs.
 import os
 
 import pytest
+from hypothesis import given, strategies as st
 
 import bytepair
 from bytepair import Merge
-from bytepair.learn.rules import count_pairs
+from bytepair.learn import naive
+from bytepair.learn.rules import count_pairs, priority, replace_pair
 
 ENGINES = ["naive", "incremental-compiled", "incremental-python"]
 
@@ -238,3 +240,23 @@ def test_encode_with_end_of_word_replays_the_learned_rules(engine):
     for word, symbols in model.words.items():
         assert bytepair.encode(word, rules, end_of_word="</w>") == list(symbols)
         assert "".join(symbols) == word + "</w>"
+
+
+# -- the round's pieces, given -------------------------------------------------------------
+
+@given(st.lists(st.lists(st.sampled_from("ab"), max_size=6), min_size=1, max_size=4),
+       st.integers(0, 5))
+def test_the_rules_own_pieces_given_are_the_reference(words, merges):
+    """naive.fit with count, choose and replace given as the rules' own is naive.fit: the
+    course's exercise puts a learner's functions in their place."""
+    def choose(counts):
+        return min(counts.items(), key=lambda item: priority(item[1], *item[0]))
+
+    def replace(rows, weights, left, right, new):
+        done = [replace_pair(row, left, right, new) for row in rows]
+        return [row for row, _ in done], sum(n * w for (_, n), w in zip(done, weights))
+
+    weights = [1 + i % 2 for i in range(len(words))]
+    join = lambda left, right, rank: left + right  # noqa: E731
+    assert naive.fit(words, weights, merges, join, count=count_pairs, choose=choose,
+                     replace=replace) == naive.fit(words, weights, merges, join)

@@ -241,7 +241,8 @@ def test_errors_are_shown_in_the_page(page):
     # Five models cannot be chosen: only two exist, so ask the server directly for a bad tree.
     answer = page.execute_script(
         "return fetch('/api/viewer/tree', {method: 'POST', body: '{\"model\": \"genesis-300.json\","
-        " \"id\": -1}'}).then(r => r.json().then(j => [r.status, j.error]))")
+        " \"id\": -1}', headers: {'Content-Type': 'application/json'}})"
+        ".then(r => r.json().then(j => [r.status, j.error]))")
     assert answer[0] == 400 and answer[1].startswith("id: expected a token ID")
 
 

@@ -289,7 +289,8 @@ def test_bad_input_is_shown_in_the_page(page):
     WebDriverWait(page, WAIT).until(lambda d: "UTF-8" in d.find_element(By.ID, "error").text)
     assert "line 2, character 3" in page.find_element(By.ID, "error").text
     status = page.execute_script("""
-        const r = await fetch('/api/workbench/apply', {method: 'POST', body: '{"corpus": 3}'});
+        const r = await fetch('/api/workbench/apply', {method: 'POST', body: '{"corpus": 3}',
+                                                      headers: {'Content-Type': 'application/json'}});
         return [r.status, (await r.json()).error];""")
     assert status == [400, "corpus must be text (a JSON string)"]
 

@@ -51,7 +51,8 @@ def test_it_serves_and_stops_cleanly(model_path, stop, code):
         open_tab, status = get(host, port, "/viewer")
         assert status == 200
         connection = http.client.HTTPConnection(host, port, timeout=10)
-        connection.request("POST", "/api/viewer/info", body=b"{}")
+        connection.request("POST", "/api/viewer/info", body=b"{}",
+                           headers={"Content-Type": "application/json"})
         assert json.loads(connection.getresponse().read())["models"][0]["name"] == "tok.json"
         process.send_signal(stop)
         out, err = process.communicate(timeout=10)
@@ -94,7 +95,8 @@ def test_the_learners_functions_reach_the_workbench(tmp_path):
     try:
         connection = http.client.HTTPConnection(host, port, timeout=30)
         connection.request("POST", "/api/workbench/learner",
-                           body=json.dumps({"corpus": "low lower lowest", "merges": 2}).encode())
+                           body=json.dumps({"corpus": "low lower lowest", "merges": 2}).encode(),
+                           headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         answer = json.loads(response.read())
         connection.close()

@@ -32,8 +32,11 @@ def tok():
 def request(server, method, path, body=None, headers=None):
     host, port = server.server_address[:2]
     connection = http.client.HTTPConnection(host, port, timeout=10)
+    headers = dict(headers or {})
+    if method == "POST":
+        headers.setdefault("Content-Type", "application/json")  # as the pages send it
     try:
-        connection.request(method, path, body=body, headers=headers or {})
+        connection.request(method, path, body=body, headers=headers)
         response = connection.getresponse()
         return response.status, response.getheader("Content-Type"), response.read()
     finally:
@@ -174,8 +177,9 @@ def test_size_limit(teach_server, tok):
     host, port = server.server_address[:2]
     with socket.create_connection((host, port), timeout=10) as sock:
         # Only the headers are sent: the refusal must not wait for a body it will not read.
-        sock.sendall(f"POST /api/viewer/encode HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: "
-                     f"{MAX_BODY + 1}\r\n\r\n".encode())
+        sock.sendall(f"POST /api/viewer/encode HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     f"Content-Type: application/json\r\nContent-Length: {MAX_BODY + 1}\r\n"
+                     "\r\n".encode())
         reply = sock.makefile("rb").read()
     assert reply.startswith(b"HTTP/1.1 413") and b"more than the limit" in reply
     status, kind, body = request(server, "POST", "/api/viewer/encode", b"{}",
@@ -183,7 +187,7 @@ def test_size_limit(teach_server, tok):
     assert status == 400
     with socket.create_connection((host, port), timeout=10) as sock:
         sock.sendall(f"POST /api/viewer/encode HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                     "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n".encode())
+                     "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n".encode())
         assert sock.makefile("rb").readline().startswith(b"HTTP/1.1 411")
     with socket.create_connection((host, port), timeout=10) as sock:
         sock.sendall(b"GARBAGE\r\n\r\n")
@@ -252,7 +256,7 @@ def test_it_answers_while_a_long_request_runs(teach_server, tok, monkeypatch):
         assert entered.wait(10)
         with socket.create_connection((host, port), timeout=10) as slow:
             slow.sendall(f"POST /api/viewer/encode HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                         "Content-Length: 100\r\n\r\n{".encode())
+                         "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{".encode())
             started = time.monotonic()
             assert post(server, "/api/viewer/encode", {"text": "low", "models": ["m"]})[0] == 200
             assert request(server, "GET", "/viewer")[0] == 200

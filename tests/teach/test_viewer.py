@@ -164,3 +164,38 @@ def test_curves_of_evaluation(models, tmp_path):
     for bad in ({}, {"rows": []}, {"rows": [{"model": "w"}]}, [1]):
         with pytest.raises(ValueError, match="--curves"):
             curves_of_evaluation(bad)
+
+
+@given(st.text(alphabet="lowe ré日\n<|end>", max_size=60), st.integers(1, 7))
+def test_windows_put_together_are_the_encoding(models, text, limit):
+    """The page asks for the tokens a window at a time: the windows, put together, are
+    Tokenizer.encode's IDs, and their differs and the count of differing tokens are those of
+    the plain statement (differing_spans)."""
+    viewer = Viewer(models)
+    names = ["words", "bytes"]
+    expected = {name: models[name].encode(text, allowed_special="all") for name in names}
+    flags = differing_spans([[len(models[name].token_bytes(t)) for t in expected[name]]
+                             for name in names])
+    for k, name in enumerate(names):
+        ids, differs, start = [], [], 0
+        while True:
+            answer = viewer.handle("encode", {"text": text, "models": names, "start": start,
+                                              "limit": limit})
+            result = answer["results"][k]
+            assert result["tokens"] == len(expected[name]) and result["start"] == start
+            assert result["differing"] == sum(flags[k])
+            assert set(result["pieces"]) == set(result["ids"])
+            if not result["ids"]:
+                break
+            ids += result["ids"]
+            differs += result["differs"]
+            start += len(result["ids"])
+        assert ids == expected[name] and differs == flags[k]
+
+
+def test_a_window_out_of_range_is_refused(models):
+    viewer = Viewer(models)
+    for payload in ({"start": -1}, {"limit": 0}, {"limit": 10**6}, {"start": "0"},
+                    {"limit": True}):
+        with pytest.raises(ViewerError, match="^(start|limit): expected a whole number"):
+            viewer.handle("encode", dict({"text": "low", "models": ["words"]}, **payload))

@@ -12,11 +12,12 @@ from bytepair.cli.common import int_at_least
 def run_check(args) -> int:
     from bytepair.teach.exercise import check, load_learner
 
-    learner = load_learner(args.path)
     examples = args.examples or 200
-    print(f"bytepair exercise check: {learner.name}: count_pairs and merge against the reference "
-          f"on generated corpora ({examples} examples per failure mode)")
-    report = check(learner, examples)
+    # The learner's code runs in a process of its own; Ctrl-C and SIGTERM end the check here.
+    with load_learner(args.path) as learner:
+        print(f"bytepair exercise check: {learner.name}: count_pairs and merge against the "
+              f"reference on generated corpora ({examples} examples per failure mode)", flush=True)
+        report = check(learner, examples)
     for line in report.lines():
         print(f"  {line}")
     if report.passed:

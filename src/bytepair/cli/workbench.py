@@ -33,7 +33,7 @@ def run_workbench(args) -> None:
             raise ValueError(f"--curves: cannot read {args.curves!r}: {exc.strerror or exc}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ValueError(f"--curves: {args.curves!r} is not JSON: {exc}") from None
-        curves = curves_of_evaluation(data)
+        curves = curves_of_evaluation(data, f"--curves: {args.curves!r}")
     learner = None
     if args.exercise is not None:
         from bytepair.teach.exercise import load_learner
@@ -58,6 +58,8 @@ def run_workbench(args) -> None:
     finally:
         # Ctrl-C or SIGTERM: close the listening socket; open connections' threads are daemons.
         server.server_close()
+        if learner is not None:
+            learner.close()  # its process
         print("bytepair workbench: stopped", file=sys.stderr, flush=True)
 
 

@@ -36,6 +36,10 @@ def fit(
     *,
     first_rank: int = 0,
     eligible: Callable[[Hashable, Hashable], bool] | None = None,
+    count: Callable[[list[list], Sequence[int]], Mapping[tuple, int]] = count_pairs,
+    choose: Callable[[Mapping[tuple, int]], tuple[tuple, int]] | None = None,
+    replace: Callable[[list[list], Sequence[int], Hashable, Hashable, Hashable],
+                      tuple[list[list], int]] | None = None,
 ) -> tuple[list[Merge], list[list]]:
     """Learn up to ``merges`` rules; ``join(left, right, rank)`` names each new symbol.
 
@@ -43,6 +47,15 @@ def fit(
     ``eligible``, a pair for which it is false is never chosen (SuperBPE's
     word cap, :mod:`bytepair.learn.superbpe`); training ends when no eligible
     pair is left.
+
+    ``count``, ``choose`` and ``replace`` are the round's three pieces, the
+    rules' own by default: :func:`~bytepair.learn.rules.count_pairs`, the
+    smallest :func:`~bytepair.learn.rules.priority`, and
+    :func:`~bytepair.learn.rules.replace_pair` in every sequence. The course's
+    exercise trains with a learner's functions in their place: ``choose`` gets
+    what ``count`` returned (a mapping, or ``(pair, count)`` entries) and
+    returns one entry; ``replace(sequences, weights, left, right, new)``
+    returns the new sequences and the weighted number of replacements.
 
     Returns the rules and the transformed sequences. ``on_round(counts, rule,
     sequences)``, when given, sees every round: the pair counts the winner
@@ -58,20 +71,24 @@ def fit(
     seqs = [list(sequence) for sequence in sequences]
     rules: list[Merge] = []
     for rank in range(first_rank, first_rank + merges):
-        counts = count_pairs(seqs, weights)
+        counts = count(seqs, weights)
         if eligible is not None:
             counts = Counter({pair: c for pair, c in counts.items() if eligible(*pair)})
         if not counts:
             break
-        (left, right), count = min(
-            counts.items(), key=lambda item: priority(item[1], *item[0])
-        )
+        if choose is None:
+            (left, right), n = min(counts.items(), key=lambda item: priority(item[1], *item[0]))
+        else:
+            (left, right), n = choose(counts)
         new = join(left, right, rank)
-        replaced = 0
-        for i, weight in enumerate(weights):
-            seqs[i], matches = replace_pair(seqs[i], left, right, new)
-            replaced += matches * weight
-        rules.append(Merge(rank, left, right, new, count, replaced))
+        if replace is not None:
+            seqs[:], replaced = replace(seqs, weights, left, right, new)
+        else:
+            replaced = 0
+            for i, weight in enumerate(weights):
+                seqs[i], matches = replace_pair(seqs[i], left, right, new)
+                replaced += matches * weight
+        rules.append(Merge(rank, left, right, new, n, replaced))
         if on_round is not None:
             on_round(counts, rules[-1], seqs)
     return rules, seqs

@@ -19,7 +19,9 @@ counterexample it finds; :func:`load_learner` imports the file (for
 ``bytepair exercise check`` and ``bytepair workbench --exercise``);
 :data:`STARTER` is the starter file, with the chapter's deliberate mistake.
 Loading, calling and checking the learner's code (:class:`Learner`) live in
-:mod:`bytepair.teach.exercise_learner`; their names are importable here.
+:mod:`bytepair.teach.exercise_learner`, and its process of its own, with a time
+and a memory limit, in :mod:`bytepair.teach.exercise_process`; their names are
+importable here.
 """
 
 from __future__ import annotations
@@ -30,12 +32,12 @@ from typing import Callable, NamedTuple
 from bytepair.learn.naive import fit as reference_fit
 from bytepair.learn.rules import Merge, count_pairs as reference_count_pairs, replace_pair
 # The learner's code is loaded, called and checked there; its names stay importable here.
-from bytepair.teach.exercise_learner import (CALL_SECONDS, MAX_PAIRS, Learner, LearnerError,
-                                             learner_fit, load_learner)
+from bytepair.teach.exercise_learner import MAX_PAIRS, Learner, LearnerError, learner_fit
+from bytepair.teach.exercise_process import CALL_SECONDS, MEMORY_LIMIT, load_learner
 from bytepair.teach.variants import choose_smallest
 
-__all__ = ["CALL_SECONDS", "EXAMPLES", "MAX_PAIRS", "MODES", "STARTER", "Finding", "Learner",
-           "LearnerError", "Report", "check", "learner_fit", "load_learner", "starter"]
+__all__ = ["CALL_SECONDS", "EXAMPLES", "MAX_PAIRS", "MEMORY_LIMIT", "MODES", "STARTER", "Finding",
+           "Learner", "LearnerError", "Report", "check", "learner_fit", "load_learner", "starter"]
 
 #: Examples tried per failure mode (each mode stops at its first counterexample, then shrinks it).
 EXAMPLES = 200

@@ -1,30 +1,26 @@
-"""The learner's code for the chapter's exercise: loaded, called with a time limit, its answers
-checked, trained with.
+"""The learner's code for the chapter's exercise: imported, called, its answers checked, trained
+with.
 
-:func:`load_learner` imports ``count_pairs`` and ``merge`` from the learner's
-file; :class:`Learner` calls them under a time limit and checks every answer
-before anything uses it, so that wrong code (a wrong type, a key that is not a
+:func:`import_learner` imports ``count_pairs`` and ``merge`` from the learner's
+file; :class:`Learner` calls them and checks every answer before anything uses
+it, so that wrong code (a wrong type, a key that is not a
 pair of tokens, an endless generator, an exception of its own) is one line,
 :class:`LearnerError`, that names the function; :func:`learner_fit` trains
-with them as a learner's loop would. :mod:`bytepair.teach.exercise` (the
-check) and the workbench's ``learner`` action both call the learner's code
-through here.
+with them as a learner's loop would. The check (:mod:`bytepair.teach.exercise`)
+and the workbench's ``learner`` action run the learner's code in a process of its
+own, with a time and a memory limit (:mod:`bytepair.teach.exercise_process`),
+which calls it through here.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import operator
-import sys
-import threading
-import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from bytepair.learn import naive
 from bytepair.learn.rules import Merge
-
-#: The longest one call of a learner's function may take, in seconds.
-CALL_SECONDS = 2.0
 
 
 class LearnerError(ValueError):
@@ -35,17 +31,13 @@ class _Refused(LearnerError):
     """A wrong answer of the learner's function, refused by the check of it."""
 
 
-class _TooSlow(BaseException):
-    """Raised inside the learner's code when a call runs past its time."""
-
-
 #: The most entries a ``count_pairs`` answer may hold, or the tokens of its words if more
 #: (no more distinct pairs can occur in them); an endless generator stops there.
 MAX_PAIRS = 100_000
 
 
 class Learner:
-    """The learner's two functions, called with a time limit and their failures in one line.
+    """The learner's two functions, called in this process, their failures in one line.
 
     Every answer is checked before it is used: ``count_pairs`` must return
     ``{(left, right): count}`` (a mapping, or ``(pair, count)`` entries) whose
@@ -54,49 +46,34 @@ class Learner:
     no longer than the word, of the word's own tokens and the new token. A
     failure, or an exception of the learner's code, is a :class:`LearnerError`
     in one line that names the function. ``where`` (such as ``"on a bytes
-    corpus"``) says in those lines what kind of tokens the words hold.
+    corpus"``) says in those lines what kind of tokens the words hold. With
+    ``contained`` (in the learner's own process) any exception of the learner's
+    code is its failure, KeyboardInterrupt too; otherwise Ctrl-C passes through.
     """
 
-    def __init__(self, name: str, count_pairs: Callable, merge: Callable, filename: str = ""):
+    def __init__(self, name: str, count_pairs: Callable, merge: Callable,
+                 contained: bool = False):
         self.name = name
         self.count_pairs_function = count_pairs
         self.merge_function = merge
-        self.filename = filename
+        self._caught = BaseException if contained else (Exception, SystemExit)
 
     def _call(self, function: Callable, what: str, args: tuple, take: Callable):
-        """``take(function(*args))``, both under the time limit: ``take`` reads the answer
-        (a generator runs the learner's code as it is read) and refuses a wrong one."""
-        # A trace function on the learner's own frames stops a loop that never ends;
-        # it works in any thread (the server's), where an alarm signal cannot.
-        end = time.perf_counter() + CALL_SECONDS
-        filename = self.filename
-
-        def local(frame, event, arg):
-            if time.perf_counter() > end:
-                raise _TooSlow
-            return local
-
-        def calls(frame, event, arg):
-            return local if not filename or frame.f_code.co_filename == filename else None
-
-        previous = sys.gettrace()
-        sys.settrace(calls)
+        """``take(function(*args))``: ``take`` reads the answer (a generator runs the learner's
+        code as it is read) and refuses a wrong one. No time limit here: that needs a process
+        of its own (:mod:`bytepair.teach.exercise_process`)."""
         try:
             return take(function(*args))
         except _Refused as exc:
             raise LearnerError(str(exc)) from None
-        except _TooSlow:
-            raise LearnerError(f"your {what} ran for more than {CALL_SECONDS:g} s on "
-                               f"{_show_args(args)}: does its loop always move on?") from None
-        except KeyboardInterrupt:
-            # Ctrl-C reaches the main thread only; in another (the server's) it is the learner's.
-            if threading.current_thread() is threading.main_thread():
-                raise
-            raise LearnerError(_raised(what, KeyboardInterrupt(), args)) from None
-        except BaseException as exc:  # SystemExit too: the learner's code stops only itself
+        except MemoryError:
+            raise LearnerError(f"your {what} ran out of memory on {show_args(args)}") from None
+        except self._caught as exc:  # exit() in the learner's code stops only itself
             raise LearnerError(_raised(what, exc, args)) from None
-        finally:
-            sys.settrace(previous)
+
+    def merge_rows(self, rows: list[list], pair: tuple, new_token, where: str = "") -> list[list]:
+        """:meth:`merge` of each row."""
+        return [self.merge(row, pair, new_token, where) for row in rows]
 
     def count_pairs(self, words: list[list], where: str = "") -> list[tuple[tuple, int]]:
         """The learner's counts as ``[(pair, count), ...]`` in the order returned (zeros left out)."""
@@ -200,7 +177,7 @@ def _raised(what: str, exc: BaseException, args: tuple) -> str:
         message = message[:197] + "..."
     name = getattr(type(exc), "__name__", "an exception")
     return (f"your {what} raised {name}{': ' + message if message else ''} "
-            f"(on {_show_args(args)})")
+            f"(on {show_args(args)})")
 
 
 def _short(value, limit: int = 80) -> str:
@@ -244,14 +221,14 @@ def _repr(value, budget: int) -> str:
     return f"<{kind.__name__} object>"
 
 
-def _show_args(args) -> str:
+def show_args(args) -> str:
     return ", ".join(_short(a) for a in args)
 
 
-def load_learner(path) -> Learner:
-    """Import ``count_pairs`` and ``merge`` from the Python file ``path``; one-line errors.
-
-    The file is run as a module of its own (not added to ``sys.modules``).
+def import_learner(path, contained: bool = False) -> Learner:
+    """Import ``count_pairs`` and ``merge`` from the Python file ``path`` into this process;
+    one-line errors. The file is run as a module of its own (not added to ``sys.modules``).
+    :func:`bytepair.teach.exercise_process.LearnerProcess` does this in a child process.
     """
     path = Path(path)
     if not path.is_file():
@@ -275,35 +252,36 @@ def load_learner(path) -> Learner:
             raise ValueError(f"{path.name} must define a function {function}(...)"
                              + (f", got {type(value).__name__}" if value is not None else ""))
         functions[function] = value
-    return Learner(path.name, functions["count_pairs"], functions["merge"],
-                   str(path.resolve()) if path.exists() else "")
+    return Learner(path.name, functions["count_pairs"], functions["merge"], contained)
 
 
 def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
                 join: Callable, *, first_rank: int = 0, where: str = "",
-                on_round: Callable[[Merge, list[list], list[list]], None] | None = None,
+                on_round: Callable[[Merge, None, list[list]], None] | None = None,
                 ) -> tuple[list[Merge], list[list]]:
     """Up to ``merges`` rounds with the learner's functions: count, take the first pair with the
     greatest count in the order returned, merge it in every word (weights are all 1).
 
     Ranks start at ``first_rank``, so the words after ``k`` rounds with
     ``first_rank=k`` continue a run (the learner's functions are taken to depend
-    on their arguments only). ``on_round(rule, before, after)`` sees each round; ``where``
-    goes to the learner's refusals (see :class:`Learner`).
+    on their arguments only). ``on_round(rule, None, after)`` sees each round; ``where``
+    goes to the learner's refusals (see :class:`Learner`). This is the reference
+    trainer, :func:`bytepair.learn.naive.fit`, with the learner's pieces in its
+    rules' place.
     """
-    rows = [list(word) for word in words]
-    rules: list[Merge] = []
-    for rank in range(first_rank, first_rank + merges):
-        counts = learner.count_pairs(rows, where)
-        if not counts:
-            break
-        best = max(count for _, count in counts)
-        pair = next(pair for pair, count in counts if count == best)
-        new = join(pair[0], pair[1], rank)
+    def count(rows: list[list], weights) -> list[tuple[tuple, int]]:
+        return learner.count_pairs(rows, where)
+
+    def choose(counts: list[tuple[tuple, int]]) -> tuple[tuple, int]:
+        best = max(n for _, n in counts)  # the first pair of the greatest count, as returned
+        return next((pair, n) for pair, n in counts if n == best)
+
+    def replace(rows: list[list], weights, left, right, new) -> tuple[list[list], int]:
         before = sum(row.count(new) for row in rows)
-        previous, rows = rows, [learner.merge(row, pair, new, where) for row in rows]
-        rules.append(Merge(rank, pair[0], pair[1], new, best,
-                           sum(row.count(new) for row in rows) - before))
-        if on_round is not None:
-            on_round(rules[-1], previous, rows)
-    return rules, rows
+        rows = learner.merge_rows(rows, (left, right), new, where)
+        return rows, sum(row.count(new) for row in rows) - before
+
+    seen = None if on_round is None else \
+        (lambda counts, rule, rows: on_round(rule, None, rows))
+    return naive.fit(words, [1] * len(words), merges, join, seen, first_rank=first_rank,
+                     count=count, choose=choose, replace=replace)

@@ -11,13 +11,18 @@ Actions (``handle(action, payload)``):
     ``{}`` -> the models (name, vocabulary size, rules, special tokens,
     SuperBPE transition) and the ``--sizes`` curves, if given.
 ``encode``
-    ``{"text": str, "models": [name, ...]}`` (1 to :data:`MAX_MODELS`) ->
-    per model ``ids`` and ``pieces`` (each ID seen, once: ``[text, kind]``
-    with kind ``"text"``, ``"bytes"`` for tokens that are not whole UTF-8,
-    written in hex, or ``"special"``); with two models or more ``differs``
-    (1 for a token whose byte span is not a token of every other model);
-    and the text's ``bytes`` and ``characters``. The answer is compact (each
-    token's text is sent once) so that 100 KB of text is drawn quickly.
+    ``{"text": str, "models": [name, ...], "start": int, "limit": int}``
+    (1 to :data:`MAX_MODELS` models; ``start`` 0 and ``limit``
+    :data:`WINDOW` by default, at most :data:`MAX_WINDOW`) -> per model
+    ``tokens`` (how many in all), and for the window of ``limit`` tokens
+    from ``start`` only: ``ids`` and ``pieces`` (each ID of the window,
+    once: ``[text, kind]`` with kind ``"text"``, ``"bytes"`` for tokens that
+    are not whole UTF-8, written in hex, or ``"special"``); with two models
+    or more ``differing`` (how many tokens' byte spans are not a token of
+    every other model) and the window's ``differs`` (1 for such a token);
+    and the text's ``bytes`` and ``characters``. The page asks for the next
+    window as a list is scrolled: an answer is the few tokens drawn, not
+    the text's millions.
 ``tree``
     ``{"model": name, "id": int}`` -> the merge tree of that token.
 
@@ -26,7 +31,13 @@ Bad input raises :class:`ViewerError` (a ValueError) with one line for the page.
 
 from __future__ import annotations
 
+import json
+import math
 import os
+import threading
+from array import array
+from itertools import accumulate
+from typing import NamedTuple
 
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -37,6 +48,10 @@ from bytepair.teach.provenance import Provenance, token_text
 MAX_MODELS = 4
 #: The longest text encoded, in characters.
 MAX_TEXT = 1_000_000
+#: The tokens sent by default in one answer (the page draws this many at a time).
+WINDOW = 500
+#: The most tokens one answer may send.
+MAX_WINDOW = 5000
 
 
 class ViewerError(ValueError):
@@ -54,6 +69,9 @@ class Viewer:
         self._pieces: dict[str, dict[int, tuple]] = {name: {} for name in self.models}
         self._special_ids = {name: frozenset(tok.special_tokens.values())
                              for name, tok in self.models.items()}
+        self._token_lengths: dict[str, array] = {}
+        self._lock = threading.Lock()
+        self._last: _Encoded | None = None
         for provenance in self._provenance.values():
             provenance.prepare()  # O(rules) once, before the first tree is asked for
 
@@ -63,7 +81,9 @@ class Viewer:
         if action == "info":
             return self.info()
         if action == "encode":
-            return self.encode(_text(payload), _names(payload, self.models))
+            return self.encode(_text(payload), _names(payload, self.models),
+                               _whole(payload, "start", 0, 0, MAX_TEXT * 4),
+                               _whole(payload, "limit", WINDOW, 1, MAX_WINDOW))
         if action == "tree":
             name = _model(payload.get("model"), self.models)
             try:
@@ -83,26 +103,120 @@ class Viewer:
             })
         return {"models": models, "curves": self.curves}
 
-    def encode(self, text: str, names: list[str]) -> dict:
-        results, lengths = [], []
-        for name in names:
-            tok = self.models[name]
-            ids = tok.encode(text, allowed_special="all")
+    def encode(self, text: str, names: list[str], start: int = 0, limit: int = WINDOW) -> dict:
+        """The tokens of ``text`` by each model: how many, how many differ, and the window of
+        ``limit`` tokens from ``start`` (see the module).
+
+        The last text's encodings are kept (its IDs, at 2 or 4 bytes a token, and one byte a
+        text byte for the boundaries), so the next window costs no new encoding: the
+        server's memory is a small multiple of the text, whatever the page asks.
+        """
+        encoded = self._encoded(text, names)
+        results = []
+        for name, ids in zip(names, encoded.ids):
+            window = ids[start:start + limit]
             known = self._pieces[name]
             pieces = {}
-            for token in set(ids):
+            for token in set(window):
                 piece = known.get(token)
                 if piece is None:
-                    piece = known[token] = _piece(tok, token, self._special_ids[name])
-                pieces[token] = piece
-            results.append({"model": name, "ids": ids,
-                            "pieces": {token: p[:2] for token, p in pieces.items()}})
-            if len(names) > 1:
-                lengths.append([pieces[token][2] for token in ids])
+                    piece = known[token] = _piece(self.models[name], token,
+                                                  self._special_ids[name])
+                pieces[token] = piece[:2]
+            result = {"model": name, "tokens": len(ids), "start": start, "ids": window.tolist(),
+                      "pieces": pieces}
+            if encoded.boundaries is not None:
+                lengths = self._lengths(name)
+                result["differing"] = len(ids) - encoded.shared
+                result["differs"] = _window_differs(encoded.boundaries, len(names), lengths,
+                                                    ids, start, len(window))
+            results.append(result)
+        return {"bytes": encoded.size, "characters": len(text), "results": results}
+
+    def _encoded(self, text: str, names: list[str]) -> _Encoded:
+        with self._lock:
+            last = self._last
+            if last is not None and last.text == text and last.names == names:
+                return last
+            self._last = None  # the last text's arrays go before the next are made
+        ids = []
+        for name in names:
+            tok = self.models[name]
+            dtype = "uint16" if tok.vocab_size <= 1 << 16 else "uint32"
+            ids.append(tok.encode_to_array([text], dtype=dtype, threads=1,
+                                           allowed_special="all"))
+        size = len(text.encode("utf-8"))
+        boundaries, shared = None, 0
         if len(names) > 1:
-            for result, flags in zip(results, differing_spans(lengths)):
-                result["differs"] = flags
-        return {"bytes": len(text.encode("utf-8")), "characters": len(text), "results": results}
+            boundaries = bytearray(size + 1)
+            for name, row in zip(names, ids):
+                boundaries[0] += 1
+                for end in accumulate(map(self._lengths(name).__getitem__, row)):
+                    boundaries[end] += 1
+            shared = shared_spans(boundaries, len(names))
+        encoded = _Encoded(text, list(names), ids, size, boundaries, shared)
+        with self._lock:
+            self._last = encoded
+        return encoded
+
+    def _lengths(self, name: str) -> array:
+        """Each token's length in bytes, by ID (made once per model)."""
+        lengths = self._token_lengths.get(name)
+        if lengths is None:
+            tok = self.models[name]
+            lengths = array("I", bytes(4 * tok.vocab_size))
+            for token in range(tok.vocab_size):
+                try:
+                    lengths[token] = len(tok.token_bytes(token))
+                except (KeyError, IndexError, ValueError):
+                    pass  # an ID no token has (encode never returns it)
+            self._token_lengths[name] = lengths
+        return lengths
+
+
+class _Encoded(NamedTuple):
+    """The last text encoded, by each model of the request."""
+
+    text: str
+    names: list[str]
+    ids: list[array]          # per model, its IDs
+    size: int                 # the text's bytes
+    boundaries: bytearray | None  # comparing: per byte offset, how many models cut there
+    shared: int               # comparing: the spans that are a token of every model
+
+
+def shared_spans(boundaries: bytearray, models: int) -> int:
+    """How many spans are a token of every one of ``models`` tokenizations of one text, given
+    ``boundaries[p]``, the number of tokenizations with a token boundary at byte offset ``p``
+    (each counts offset 0). A span is such a token when both its ends are boundaries of every
+    tokenization and no tokenization cuts inside it. O(bytes), in C.
+
+    >>> shared_spans(bytearray([2, 1, 2, 2]), 2)  # [2, 1] and [1, 1, 1]: one span is shared
+    1
+    """
+    full = bytes([models])
+    others = bytes(b for b in range(256) if b not in (0, models))
+    # Without the offsets no one cuts at, a shared span is two full offsets side by side.
+    cuts = bytes(boundaries).translate(bytes.maketrans(others, b"\xff" * len(others)), b"\x00")
+    fulls = cuts.count(full)
+    runs = cuts.count(b"\xff" + full) + (cuts[:1] == full)
+    return fulls - runs
+
+
+def _window_differs(boundaries: bytearray, models: int, lengths: array, ids: array,
+                    start: int, count: int) -> list[int]:
+    """1 for each token of ``ids[start:start + count]`` whose span is not a token of every
+    model (see :func:`shared_spans`), else 0."""
+    offset = sum(map(lengths.__getitem__, ids[:start]))
+    flags = []
+    for token in ids[start:start + count]:
+        end = offset + lengths[token]
+        inside = boundaries[offset + 1:end]
+        shared = (boundaries[offset] == models and boundaries[end] == models
+                  and inside.count(0) == len(inside))
+        flags.append(0 if shared else 1)
+        offset = end
+    return flags
 
 
 def _piece(tok: Tokenizer, token: int, specials: frozenset) -> tuple[str, str, int]:
@@ -115,7 +229,8 @@ def _piece(tok: Tokenizer, token: int, specials: frozenset) -> tuple[str, str, i
 
 def differing_spans(lengths: list[list[int]]) -> list[list[int]]:
     """For each tokenization of one text (its tokens' byte lengths), 1 for each token whose byte
-    span is not also a token of every other tokenization, else 0. O(tokens).
+    span is not also a token of every other tokenization, else 0. O(tokens), in Python objects:
+    the plain statement that :func:`shared_spans` and the viewer's windows are tested against.
 
     >>> differing_spans([[2, 1, 1], [2, 2]])
     [[0, 1, 1], [0, 1]]
@@ -142,6 +257,13 @@ def _text(payload: dict) -> str:
     except UnicodeEncodeError:
         raise ViewerError("text: contains a lone surrogate, which is not text") from None
     return text
+
+
+def _whole(payload: dict, key: str, default: int, low: int, high: int) -> int:
+    value = payload.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ViewerError(f"{key}: expected a whole number from {low:,} to {high:,}")
+    return value
 
 
 def _model(name, models: dict) -> str:
@@ -215,11 +337,12 @@ def load_viewer_models(specs, *, pattern: str | None = None,
     return models
 
 
-def curves_of_evaluation(data) -> list[dict]:
+def curves_of_evaluation(data, source: str = "--curves") -> list[dict]:
     """The bytes-per-token curves in ``bytepair evaluate --json`` output (a dict, as parsed):
     one per model and sample, ``{"model", "sample", "sizes", "bytes_per_token"}``, sizes
-    ascending. These are the numbers ``evaluate --plot`` draws. ValueError names what is
-    missing.
+    ascending. These are the numbers ``evaluate --plot`` draws; a row whose
+    ``bytes_per_token`` is null is left out. ValueError names ``source``, the row and the
+    field that is missing or not a number (NaN and infinities are not).
 
     >>> curves_of_evaluation({"rows": [
     ...     {"model": "m", "sample": "en", "vocab_size": 512, "bytes_per_token": 3.5},
@@ -228,18 +351,26 @@ def curves_of_evaluation(data) -> list[dict]:
     """
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not rows:
-        raise ValueError("--curves: expected the output of 'bytepair evaluate --json' with "
+        raise ValueError(f"{source}: expected the output of 'bytepair evaluate --json' with "
                          "--sample (an object whose \"rows\" are not empty)")
     lines: dict[tuple, list] = {}
-    for row in rows:
+    for n, row in enumerate(rows):
         try:
             key = (str(row["model"]), str(row["sample"]))
-            size, value = int(row["vocab_size"]), row["bytes_per_token"]
-        except (KeyError, TypeError, ValueError):
-            raise ValueError("--curves: a row lacks model, sample, vocab_size or "
+            size, value = row["vocab_size"], row["bytes_per_token"]
+        except (KeyError, TypeError):
+            raise ValueError(f"{source}: rows[{n}] lacks model, sample, vocab_size or "
                              "bytes_per_token") from None
-        if value is not None:
-            lines.setdefault(key, []).append((size, float(value)))
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"{source}: rows[{n}].vocab_size must be a whole number, "
+                             f"got {json.dumps(size)[:40]}")
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not math.isfinite(value):
+            raise ValueError(f"{source}: rows[{n}].bytes_per_token must be a finite number, "
+                             f"got {json.dumps(value)[:40]}")
+        lines.setdefault(key, []).append((size, float(value)))
     return [{"model": model, "sample": sample, "sizes": [s for s, _ in sorted(points)],
              "bytes_per_token": [v for _, v in sorted(points)]}
             for (model, sample), points in lines.items()]

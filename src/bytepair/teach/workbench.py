@@ -35,6 +35,8 @@ Bad input raises :class:`WorkbenchError` (a ValueError) with one line for the pa
 
 from __future__ import annotations
 
+import json
+
 from bytepair.learn import naive
 from bytepair.teach import variants
 from bytepair.teach.workbench_compare import compare_learner, compare_variant
@@ -51,10 +53,16 @@ __all__ = ["END_OF_WORD", "LIMITS", "MAX_BYTES", "MAX_COUNT", "MAX_MERGES", "MAX
            "overlap_example", "pair_table", "parse", "reference", "rows_of", "session", "state"]
 
 
+def _shown(value) -> str:
+    """A request's value in a refusal: short, whatever its size."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def _integer(payload: dict, key: str, default: int, low: int, high: int) -> int:
     value = payload.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise WorkbenchError(f"{key} must be a whole number, got {value!r}")
+        raise WorkbenchError(f"{key} must be a whole number, got {_shown(value)}")
     if not low <= value <= high:
         raise WorkbenchError(f"{key} must be between {low} and {high}, got {value}")
     return value
@@ -117,5 +125,9 @@ def handle(action: str, payload, learner=None) -> dict:
             raise WorkbenchError(f"merges + n must be at most {MAX_MERGES}, got {merges + more}")
         return state(read, merges + more, mark_last=True)
     if action == "variant":
-        return compare_variant(read, merges, payload.get("variant"))
+        name = payload.get("variant")
+        if not isinstance(name, str) or name not in variants.VARIANTS:
+            raise WorkbenchError(f"variant must be one of {', '.join(variants.VARIANTS)}, "
+                                 f"got {_shown(name)}")
+        return compare_variant(read, merges, name)
     return compare_learner(read, merges, learner)

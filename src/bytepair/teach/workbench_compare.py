@@ -264,6 +264,9 @@ def compare_learner(session: Session, merges: int, learner) -> dict:
 
     corpus = session.corpus
     rows, of = _expanded(corpus)
+    restart = getattr(learner, "restart", None)
+    if restart is not None:
+        restart()  # a call stopped in an earlier request stopped that request only
 
     def run(start, first_rank, n, on_round):
         return learner_fit(learner, start, n, corpus.join, first_rank=first_rank,

@@ -110,7 +110,8 @@ async function encodeNow() {
   state.inFlight = true;
   const typedAt = state.typedAt;
   try {
-    const answer = await api("encode", { text, models });
+    const answer = await api("encode", { text, models, start: 0, limit: CHUNK });
+    answer.request = { text, models };  // the next windows are asked for with the same
     const answered = performance.now();
     if (!state.again) {
       state.results = answer;
@@ -133,14 +134,13 @@ function drawPanels(answer) {
   let html = comparing ? `<p class="legend-note"><span class="d-sample">underlined</span>: a token ` +
     `whose span of the text is not a token of every other model</p>` : "";
   for (const result of answer.results) {
-    const n = result.ids.length;
-    const differing = comparing ? result.differs.reduce((a, b) => a + b, 0) : 0;
+    const n = result.tokens;
     html += `<article class="panel card" data-model="${escapeHtml(result.model)}">` +
       `<header><h2>${escapeHtml(result.model)}</h2><dl class="stats">` +
       `<dt>tokens</dt><dd class="count">${n.toLocaleString("en")}</dd>` +
       `<dt>bytes per token</dt><dd class="bpt">${ratio(answer.bytes, n)}</dd>` +
       `<dt>characters per token</dt><dd class="cpt">${ratio(answer.characters, n)}</dd>` +
-      (comparing ? `<dt>differing tokens</dt><dd class="ndiff">${differing.toLocaleString("en")}</dd>` : "") +
+      (comparing ? `<dt>differing tokens</dt><dd class="ndiff">${result.differing.toLocaleString("en")}</dd>` : "") +
       `</dl></header><div class="tokens"></div><p class="more" hidden></p>` +
       `<details class="idbox" open><summary>IDs</summary><div class="ids"></div></details></article>`;
   }
@@ -150,9 +150,13 @@ function drawPanels(answer) {
   const articles = panels.querySelectorAll(".panel");
   answer.results.forEach((result, k) => {
     const panel = articles[k];
-    panel.result = result;
-    panel.drawn = 0;
-    panel.comparing = comparing;
+    // The server sends a window of the tokens, not all of them: the panel keeps the IDs it
+    // was sent so far (from the first), and asks for the next window as its lists are scrolled.
+    Object.assign(panel, {
+      model: result.model, index: k, total: result.tokens, request: answer.request,
+      ids: result.ids.slice(), differs: comparing ? result.differs.slice() : null,
+      pieces: Object.assign({}, result.pieces), drawn: 0, owed: 0, fetching: false, comparing,
+    });
     drawMore(panel);
     for (const list of [panel.querySelector(".tokens"), panel.querySelector(".ids")]) {
       list.addEventListener("scroll", () => {
@@ -163,12 +167,49 @@ function drawPanels(answer) {
 }
 
 // A long text is drawn CHUNK tokens at a time, the next chunk when a list is scrolled near its
-// end: the browser lays out what can be seen, and typing stays quick at any length.
+// end: the browser lays out what can be seen, and typing stays quick at any length. The
+// server is asked for FETCH tokens at a time, before the panel runs out of them.
 const CHUNK = 500;
+const FETCH = 2000;
 
 function drawMore(panel) {
-  const result = panel.result;
-  const ids = result.ids, pieces = result.pieces, differs = result.differs;
+  if (panel.drawn >= panel.total) return;
+  if (panel.drawn >= panel.ids.length) {  // drawn when the next window arrives
+    panel.owed = Math.min(panel.owed + 1, 20);
+    fetchMore(panel);
+    return;
+  }
+  drawChunk(panel);
+  if (panel.ids.length - panel.drawn < CHUNK) fetchMore(panel);
+}
+
+async function fetchMore(panel) {
+  if (panel.fetching || panel.ids.length >= panel.total) return;
+  panel.fetching = true;
+  const start = panel.ids.length;
+  let result;
+  try {
+    const answer = await api("encode", Object.assign({}, panel.request, { start, limit: FETCH }));
+    result = answer.results[panel.index];
+  } catch (error) {
+    showError(error.message);
+    panel.owed = 0;
+    return;
+  } finally {
+    panel.fetching = false;
+  }
+  if (!panel.isConnected || result.start !== panel.ids.length) return;  // the text has changed
+  for (let i = 0; i < result.ids.length; i++) {
+    panel.ids.push(result.ids[i]);
+    if (panel.differs) panel.differs.push(result.differs[i]);
+  }
+  Object.assign(panel.pieces, result.pieces);
+  while (panel.owed > 0 && panel.drawn < panel.ids.length) { panel.owed -= 1; drawChunk(panel); }
+  if (panel.owed > 0 || panel.ids.length - panel.drawn < CHUNK) fetchMore(panel);
+}
+
+function drawChunk(panel) {
+  const ids = panel.ids, pieces = panel.pieces, differs = panel.differs;
   const start = panel.drawn, stop = Math.min(ids.length, start + CHUNK);
   if (start >= stop) return;
   const tokenParts = new Array(stop - start);
@@ -177,15 +218,15 @@ function drawMore(panel) {
   for (let i = start; i < stop; i++) {
     const id = ids[i];
     tokenParts[i - start] = `<span class="t c${i % COLOURS}${mark && differs[i] ? " d" : ""}">` +
-      `${pieceHtml(result.model, id, pieces[id])}</span>`;
+      `${pieceHtml(panel.model, id, pieces[id])}</span>`;
     idParts[i - start] = `<span>${id}</span>`;
   }
   panel.querySelector(".tokens").insertAdjacentHTML("beforeend", tokenParts.join(""));
   panel.querySelector(".ids").insertAdjacentHTML("beforeend", (start ? ", " : "") + idParts.join(", "));
   panel.drawn = stop;
   const more = panel.querySelector(".more");
-  more.hidden = stop === ids.length;
-  more.textContent = `${stop.toLocaleString("en")} of ${ids.length.toLocaleString("en")} tokens drawn: scroll down for more`;
+  more.hidden = stop === panel.total;
+  more.textContent = `${stop.toLocaleString("en")} of ${panel.total.toLocaleString("en")} tokens drawn: scroll down for more`;
 }
 
 // Hover: a token and its ID light up together (the k-th child of each list).
@@ -207,7 +248,7 @@ async function openTree(event) {
   if (!span) return;
   const panel = span.closest(".panel");
   const index = Array.prototype.indexOf.call(span.parentElement.children, span);
-  await showTree(panel.dataset.model, panel.result.ids[index]);
+  await showTree(panel.dataset.model, panel.ids[index]);
 }
 
 async function showTree(model, id) {
