@@ -22,13 +22,11 @@ b'abab'
 from __future__ import annotations
 
 from array import array
-from typing import Callable, Mapping
+from typing import Mapping, Sequence
 
 from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.loop import LEARN_CHUNK, Hook
 from bytepair.learn.rules import Merge
-
-#: Rules learned per call of the engine between two looks at the vocabulary's size.
-CHUNK = 1024
 
 
 class TokenTable:
@@ -73,29 +71,34 @@ class TokenTable:
 
 def extend_rules(tokens: array, starts: array, weights: array, table: TokenTable, *,
                  new_tokens: int, min_frequency: int = 1, first_rank: int = 0,
-                 backend: str | None = None,
-                 after_chunk: Callable[[list[Merge]], None] | None = None) -> list[Merge]:
+                 backend: str | None = None, hooks: Sequence[Hook] = ()) -> list[Merge]:
     """The rules that add up to ``new_tokens`` tokens to ``table``, learned on pieces.
 
     ``tokens`` holds every piece's starting IDs laid end to end (``array("I")``), ``starts``
     the offset of each piece and then the total, ``weights`` each piece's count. Stops early
     when no pair is seen ``min_frequency`` times. A rule whose token the vocabulary holds
-    already counts as a rule, not as a token. ``after_chunk`` sees the rules learned so far
-    after each call of the engine (progress, checkpoints, a memory limit). Per rule: as
-    plain training's engine.
+    already counts as a rule, not as a token. ``hooks`` (:class:`bytepair.learn.loop.Hook`:
+    progress, a memory limit) run between calls of the engine, their ``merges`` being
+    ``new_tokens``. Per rule: as plain training's engine.
     """
     trainer = IncrementalTrainer.from_arrays(tokens, starts, weights, table.join,
                                              backend=backend, first_rank=first_rank)
     rules: list[Merge] = []
     try:
+        for hook in hooks:
+            hook.start(rules, new_tokens)
         while table.added < new_tokens:
             # Each rule adds at most one token: asking for what is missing never overshoots.
-            chunk = trainer.steps(min(new_tokens - table.added, CHUNK), min_frequency)
+            chunk = trainer.steps(min(new_tokens - table.added, LEARN_CHUNK), min_frequency)
             if not chunk:
                 break
             rules.extend(chunk)
-            if after_chunk is not None:
-                after_chunk(rules)
+            for hook in hooks:
+                hook.after_chunk(rules, chunk, new_tokens)
+        for hook in hooks:
+            hook.finish(rules)
     finally:
+        for hook in hooks:
+            hook.close()
         trainer.release()
     return rules
