@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import unicodedata
 
@@ -13,12 +14,14 @@ import bytepair
 from bytepair.formats.bases import read_base
 from bytepair.formats.imports import ImportRefused
 from bytepair.split.pretokenize import PATTERNS
-from helpers import KJV, MULTILINGUAL
+from helpers import KJV, KJV_REST_GZ, MULTILINGUAL
 
 tokenizers = pytest.importorskip("tokenizers")
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers  # noqa: E402
 
-LINES = KJV.read_text(encoding="utf-8").splitlines()
+LINES = KJV.read_text(encoding="utf-8").splitlines()  # 2,746 verses: the bases
+with gzip.open(KJV_REST_GZ, "rt", encoding="utf-8") as _handle:
+    REST = _handle.read().splitlines()[:20_000]  # the text the bases are extended on
 
 
 def hf_base(texts, vocab_size, *, ignore_merges=False, nfc=False, specials=("<|endoftext|>",),
@@ -81,7 +84,7 @@ def test_equals_the_naive_reference(tmp_path_factory, documents, ignore_merges, 
 def test_the_base_is_kept(tmp_path, ignore_merges):
     base = hf_base(LINES[:1000], 500, ignore_merges=ignore_merges)
     base.save(str(tmp_path / "base.json"))
-    out = saved(bytepair.extend(tmp_path / "base.json", LINES[1000:3000], vocab_size=700),
+    out = saved(bytepair.extend(tmp_path / "base.json", REST[:2000], vocab_size=700),
                 tmp_path / "ext.json")
     before = json.loads((tmp_path / "base.json").read_text())
     for token, token_id in before["model"]["vocab"].items():
@@ -99,7 +102,7 @@ def test_the_base_is_kept(tmp_path, ignore_merges):
 def test_new_tokens_are_reachable_and_coarsen_the_base(tmp_path, ignore_merges):
     base = hf_base(LINES[:1000], 500, ignore_merges=ignore_merges)
     base.save(str(tmp_path / "base.json"))
-    extension = bytepair.extend(tmp_path / "base.json", LINES[1000:3000], vocab_size=800)
+    extension = bytepair.extend(tmp_path / "base.json", REST[:3000], vocab_size=800)
     extension.save(tmp_path / "ext.json")
     extended = Tokenizer.from_file(str(tmp_path / "ext.json"))
     for token_id, data in extension.new_tokens.items():
@@ -107,7 +110,8 @@ def test_new_tokens_are_reachable_and_coarsen_the_base(tmp_path, ignore_merges):
         if text.encode() == data:  # a whole piece of text: it must come back as one token
             assert extended.encode(text).ids == [token_id], text
     new = [(m.left, m.right, m.token_id) for m in extension.rules]
-    for line in LINES[4000:4100]:
+    assert extension.added == 300
+    for line in REST[5000:5200]:
         got = extended.encode(line).ids
         want = []
         for word, _ in base.pre_tokenizer.pre_tokenize_str(line):
@@ -128,31 +132,32 @@ def _bpe_continue(base_path, texts, vocab_size):
 @pytest.mark.parametrize("text", ["english", "multilingual"])
 def test_equals_bpe_continue(tmp_path, ignore_merges, text):
     if text == "english":
-        base_texts, texts, size = LINES[:3000], LINES[3000:6000], 1800
+        base_texts, texts, size = LINES, REST[:6000], 1800
     else:
         lines = MULTILINGUAL.read_text(encoding="utf-8").splitlines()
-        base_texts, texts, size = LINES[:3000], lines * 3, 900
+        base_texts, texts, size = LINES, lines * 3, 900
     hf_base(base_texts, 700, ignore_merges=ignore_merges).save(str(tmp_path / "base.json"))
     (tmp_path / "corpus.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
     ours = saved(bytepair.extend(tmp_path / "base.json", tmp_path / "corpus.txt",
                                  vocab_size=size, per_line=True), tmp_path / "ext.json")
+    assert len(ours["model"]["vocab"]) == size
     assert ours == _bpe_continue(tmp_path / "base.json", texts, size)
 
 
 def test_added_tokens_outside_the_vocabulary_are_folded_in(tmp_path):
     base = hf_base(LINES[:500], 400, added=["<|im_start|>"])
     base.save(str(tmp_path / "base.json"))
-    extension = bytepair.extend(tmp_path / "base.json", LINES[500:1500], vocab_size=450)
+    extension = bytepair.extend(tmp_path / "base.json", REST[:1000], vocab_size=450)
     out = saved(extension, tmp_path / "ext.json")
     assert out["model"]["vocab"]["<|im_start|>"] == 400
     assert min(extension.new_tokens) == 401
     assert extension.embedding_rows == 450
-    assert out == _bpe_continue(tmp_path / "base.json", LINES[500:1500], 450)
+    assert out == _bpe_continue(tmp_path / "base.json", REST[:1000], 450)
 
 
 def test_added_tokens_in_the_text_are_never_merged(tmp_path):
     hf_base(LINES[:500], 400).save(str(tmp_path / "base.json"))
-    texts = [f"{line}<|endoftext|>" for line in LINES[500:1500]]
+    texts = [f"{line}<|endoftext|>" for line in REST[:1000]]
     extension = bytepair.extend(tmp_path / "base.json", texts, vocab_size=500)
     spelled = [data for data in extension.new_tokens.values()]
     assert not any(b"<|" in data or b"|>" in data for data in spelled)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import unicodedata
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,14 +81,52 @@ class Base:
         spelled.update(self.tokens)
         return spelled
 
+    def segments(self, text: str) -> list[str | int]:
+        """``text`` through the base's pipeline up to its pre-tokenizer: the text between added
+        tokens, normalized (a ``str``), and each added token as its ID (an ``int``). Added
+        tokens are matched longest first at each place, as ``tokenizers`` matches them."""
+        split = getattr(self, "_splitter", None)
+        if split is None:
+            contents = sorted({content for content, _ in self.added if content}, key=len,
+                              reverse=True)
+            split = self._splitter = (re.compile("(" + "|".join(map(re.escape, contents))
+                                                 + ")").split if contents else None)
+        parts = [text] if split is None else split(text)
+        out: list[str | int] = []
+        ids = dict(self.added)
+        for k, part in enumerate(parts):
+            if k % 2:
+                out.append(ids[part])
+            elif part:
+                out.append(part if self.normalizer is None
+                           else unicodedata.normalize(self.normalizer, part))
+        return out
+
+    def encode(self, text: str) -> list[int]:
+        """``text`` encoded by the base (added tokens matched, no post-processor). O(n)."""
+        from bytepair.split.pretokenize import splitter  # at first use: regex is slow to import
+
+        cut = splitter(self.pattern) if self.pattern is not None else (lambda t: [t])
+        ids: list[int] = []
+        for segment in self.segments(text):
+            if isinstance(segment, int):
+                ids.append(segment)
+                continue
+            pieces = [piece.encode() for piece in cut(segment)]
+            starts = array("q", [0])
+            for piece in pieces:
+                starts.append(starts[-1] + len(piece))
+            ids.extend(self.encode_spans(b"".join(pieces), starts)[0])
+        return ids
+
     def encode_piece(self, piece: bytes) -> list[int]:
         """The base's IDs for one piece. O(len(piece)^2) on the plain path."""
         if self.ignore_merges and piece in self._lookup:
             return [self._lookup[piece]]
         if self._inner is None:
             return merge_piece(piece, self._lookup, self._ranks())
-        lefts, rights, outer = self._inner
-        return [outer[t] for t in self._encoder().merge(piece)] if piece else []
+        outer = self._inner[2]
+        return [outer[t] for t in self._encoder().encode(piece)] if piece else []
 
     def encode_spans(self, data: bytes, starts: array) -> tuple[array, array]:
         """Each piece ``data[starts[k]:starts[k + 1]]`` encoded by the base, laid end to end,
@@ -257,10 +297,10 @@ def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> 
     added_ids = {token_id for _, token_id in added}
     tokens = {}
     for string, token_id in vocab.items():
+        if token_id in added_ids:
+            continue  # an added token folded into the vocabulary (BpeTrainer's special tokens)
         data = _token_bytes(string)
         if data is None:
-            if token_id in added_ids:
-                continue  # an added token folded into the vocabulary
             raise ImportRefused(f"vocab entry {string!r} is not spelled in the byte-level "
                                 f"alphabet, so the model is not byte-level BPE")
         tokens[token_id] = data

@@ -9,8 +9,6 @@ write the result in the base's format (:class:`bytepair.formats.extended.Extensi
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from typing import Iterable, Iterator
 
 from bytepair._util.validate import check_int, parse_memory
@@ -125,21 +123,10 @@ def count_pieces(base: Base, corpus, reading: ReadOptions, counting: CountOption
 
 def prepared(documents: Iterable[str], base: Base) -> Iterator[str]:
     """The text between the base's added tokens, normalized: what its pre-tokenizer cuts."""
-    splitter = _added_splitter(base)
     for document in documents:
-        for segment in (splitter(document) if splitter is not None else (document,)):
-            if base.normalizer is not None:
-                segment = unicodedata.normalize(base.normalizer, segment)
-            if segment:
+        for segment in base.segments(document):
+            if isinstance(segment, str):
                 yield segment
-
-
-def _added_splitter(base: Base):
-    contents = sorted({content for content, _ in base.added if content}, key=len, reverse=True)
-    if not contents:
-        return None
-    # Longest first at each place: the leftmost-longest match of tokenizers' added vocabulary.
-    return re.compile("|".join(map(re.escape, contents))).split
 
 
 def _may_hold_added(sources, base: Base) -> bool:

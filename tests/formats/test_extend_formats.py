@@ -1,0 +1,139 @@
+"""Extended tokenizers load elsewhere with bytepair's IDs: transformers directories, tiktoken
+files, bytepair models; and ``bytepair extend`` on the command line."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import pytest
+
+import bytepair
+from bytepair.cli.main import main
+from helpers import KJV, KJV_REST_GZ
+
+LINES = KJV.read_text(encoding="utf-8").splitlines()
+with gzip.open(KJV_REST_GZ, "rt", encoding="utf-8") as _handle:
+    REST = _handle.read().splitlines()[:6000]
+HELD_OUT = REST[5000:5300]
+CHAT = "{% for m in messages %}<|endoftext|>{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+
+
+@pytest.fixture
+def hf_json(tmp_path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(LINES, trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<|endoftext|>"], show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    path = tmp_path / "base.json"
+    tok.save(str(path))
+    return path
+
+
+def test_transformers_directory_stays_a_directory(tmp_path, hf_json):
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer
+
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer.from_file(str(hf_json)), eos_token="<|endoftext|>")
+    fast.chat_template = CHAT
+    fast.save_pretrained(tmp_path / "base")
+    extension = bytepair.extend(tmp_path / "base", REST[:3000], vocab_size=900)
+    assert extension.save(tmp_path / "out") == "transformers"
+    base_files = sorted(os.listdir(tmp_path / "base"))
+    assert sorted(os.listdir(tmp_path / "out")) == base_files
+    for name in base_files:
+        if name != "tokenizer.json":
+            assert (tmp_path / "out" / name).read_bytes() == (tmp_path / "base" / name).read_bytes()
+    loaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
+    assert loaded.chat_template == CHAT and len(loaded) == 900
+    after = extension.as_base()
+    for line in HELD_OUT:
+        assert loaded.encode(line, add_special_tokens=False) == after.encode(line)
+    text = loaded.apply_chat_template([{"role": "user", "content": HELD_OUT[0]}], tokenize=False)
+    assert loaded.encode(text, add_special_tokens=False) == after.encode(text)
+    assert after.encode(text)[0] == 0  # the special token, split out
+
+
+def test_tiktoken_base_gives_ranks_and_special_tokens(tmp_path, monkeypatch):
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken.load
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    tok = bytepair.train(LINES, vocab_size=700, special_tokens=["<|endoftext|>"],
+                         pretokenize="cl100k")
+    bytepair.to_tiktoken(tok, tmp_path / "base.tiktoken")
+    extension = bytepair.extend(tmp_path / "base.tiktoken", REST[:3000], vocab_size=900,
+                                pattern="cl100k",
+                                special_tokens=str(tmp_path / "base.tiktoken.special_tokens.json"))
+    assert extension.save(tmp_path / "out.tiktoken") == "tiktoken"
+    specials = json.loads((tmp_path / "out.tiktoken.special_tokens.json").read_text())
+    assert specials == {"<|endoftext|>": 699}
+    enc = tiktoken.Encoding("extended", pat_str=bytepair.tiktoken_pattern(tok.pattern),
+                            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(
+                                str(tmp_path / "out.tiktoken")), special_tokens=specials)
+    after = extension.as_base()
+    for line in HELD_OUT:
+        text = line + "<|endoftext|>"
+        assert enc.encode(text, allowed_special="all") == after.encode(text)
+        assert enc.encode(line)[:3] != [] and tok.encode(line) == extension.base.encode(line)
+    for token_id, data in extension.new_tokens.items():
+        assert enc.encode_single_token(data) == token_id
+
+
+def test_bytepair_base_gives_a_bytepair_model(tmp_path):
+    tok = bytepair.train(LINES, vocab_size=700, special_tokens=["<|endoftext|>"])
+    tok.save(tmp_path / "base.json")
+    extension = bytepair.extend(tmp_path / "base.json", REST[:3000], vocab_size=900)
+    assert extension.save(tmp_path / "out.json") == "bytepair"
+    loaded = bytepair.load(tmp_path / "out.json")
+    assert loaded.vocab_size == 900 and loaded.token_to_id("<|endoftext|>") == 699
+    for ids in ([1, 2, 3], list(range(0, 700, 5))):
+        assert loaded.decode_bytes(ids) == tok.decode_bytes(ids)
+    for line in HELD_OUT:
+        assert loaded.encode(line) == extension.as_base().encode(line)
+
+
+def test_tokenizers_base_written_as_tiktoken(tmp_path, hf_json, monkeypatch):
+    tiktoken = pytest.importorskip("tiktoken")
+    import tiktoken.load
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+    extension = bytepair.extend(hf_json, REST[:3000], vocab_size=800)
+    extension.save(tmp_path / "out.tiktoken", to="tiktoken")
+    ranks = tiktoken.load.load_tiktoken_bpe(str(tmp_path / "out.tiktoken"))
+    assert len(ranks) == 799 and max(ranks.values()) == 799  # ID 0 is the special token
+
+
+def test_cli_extend(tmp_path, hf_json, capsys):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(REST[:3000]) + "\n", encoding="utf-8")
+    sample = tmp_path / "held.txt"
+    sample.write_text("\n".join(HELD_OUT) + "\n", encoding="utf-8")
+    code = main(["extend", str(hf_json), str(corpus), "--per-line", "--vocab-size", "800",
+                 "-o", str(tmp_path / "out.json"), "--eval", f"{sample}=en"])
+    assert code == 0
+    out, err = capsys.readouterr()
+    assert "600 + 200 new tokens = 800" in err and "needs 800 rows" in err
+    assert out.startswith("en: ") and "bytes per token" in out
+    before, after = (float(x) for x in out.split(":")[1].split("bytes")[0].split("->"))
+    assert after > before
+    document = json.loads((tmp_path / "out.json").read_text())
+    assert len(document["model"]["vocab"]) == 800
+
+
+def test_cli_refuses_another_model_in_one_line(tmp_path, hf_json, capsys):
+    document = json.loads(hf_json.read_text())
+    document["model"]["type"] = "Unigram"
+    (tmp_path / "uni.json").write_text(json.dumps(document))
+    (tmp_path / "c.txt").write_text("some text\n")
+    code = main(["extend", str(tmp_path / "uni.json"), str(tmp_path / "c.txt"),
+                 "--vocab-size", "800", "-o", str(tmp_path / "out.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "Unigram" in err
+    assert not (tmp_path / "out.json").exists()
