@@ -137,3 +137,51 @@ def test_cli_refuses_another_model_in_one_line(tmp_path, hf_json, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Unigram" in err
     assert not (tmp_path / "out.json").exists()
+
+
+def _unreachable_base(path, ignore_merges=True):
+    """A byte-level tokenizer.json whose token 'aba' the merges never make ('ba' goes first)."""
+    from bytepair.formats.export import bytes_to_unicode
+
+    vocab = {char: byte for byte, char in bytes_to_unicode().items()}
+    vocab.update({"ba": 256, "ab": 257, "aba": 258})
+    document = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+                "normalizer": None,
+                "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False,
+                                  "trim_offsets": True, "use_regex": True},
+                "post_processor": None,
+                "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                            "use_regex": True},
+                "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                          "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                          "fuse_unk": False, "byte_fallback": False,
+                          "ignore_merges": ignore_merges, "vocab": vocab,
+                          "merges": [["b", "a"], ["a", "b"], ["ab", "a"]]}}
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_inspect_lists_unreachable_tokens(tmp_path, capsys):
+    path = _unreachable_base(tmp_path / "tok.json")
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "unreachable tokens: 1 (given only for a piece that is exactly their bytes" in out
+    assert "258  'aba'" in out
+
+
+@pytest.mark.parametrize("ignore_merges", [False, True])
+def test_a_new_merge_that_spells_an_unreachable_token_takes_its_id(tmp_path, ignore_merges):
+    path = _unreachable_base(tmp_path / "tok.json", ignore_merges)
+    texts = ["xabay xabay xaba"] * 5
+    extension = bytepair.extend(path, texts, vocab_size=262)
+    made = [(m.left, m.right, m.token_id) for m in extension.rules]
+    assert (ord("a"), 256, 258) in made  # 'a' + 'ba' is 'aba': its ID, no new token
+    from tokenizers import Tokenizer
+
+    extension.save(tmp_path / "out.json")
+    loaded = Tokenizer.from_file(str(tmp_path / "out.json"))
+    assert loaded.encode("aba").ids == [258]
+    bpe_continue = pytest.importorskip("bpe_continue")
+    theirs = json.loads(bpe_continue.continue_training(
+        str(path), texts=texts, vocab_size=262, show_progress=False).to_str())
+    assert json.loads((tmp_path / "out.json").read_text()) == theirs

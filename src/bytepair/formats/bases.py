@@ -128,6 +128,17 @@ class Base:
         outer = self._inner[2]
         return [outer[t] for t in self._encoder().encode(piece)] if piece else []
 
+    def unreachable(self) -> list[int]:
+        """IDs of the model's tokens (longer than a byte) whose bytes the merges do not encode
+        as that one token; with ``ignore_merges`` such a token is still given for a piece that
+        is exactly its bytes, and for no other. O(total bytes of the tokens x log)."""
+        looked_up, self.ignore_merges = self.ignore_merges, False
+        try:
+            return sorted(token_id for token_id, data in self.tokens.items()
+                          if len(data) > 1 and self.encode_piece(data) != [token_id])
+        finally:
+            self.ignore_merges = looked_up
+
     def encode_spans(self, data: bytes, starts: array) -> tuple[array, array]:
         """Each piece ``data[starts[k]:starts[k + 1]]`` encoded by the base, laid end to end,
         with where each piece's IDs begin (as :meth:`bytepair.ByteModel.encode_spans`)."""
