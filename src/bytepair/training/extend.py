@@ -69,6 +69,8 @@ def extend(base, corpus, *, vocab_size: int, min_frequency: int = 1,
     data, starts, weights = counts.flat()
     tokens, offsets = base.encode_spans(data, starts)
     del data, starts
+    if count_tables(corpus) is None:
+        counts.release()  # made here: the engine holds the pieces from now on
     table = TokenTable(base.spellings())
     rules = extend_rules(tokens, offsets, weights, table, new_tokens=vocab_size - base.size,
                          min_frequency=min_frequency, first_rank=len(base.merges),
