@@ -7,7 +7,8 @@ A base is ``vocab`` (token bytes -> ID), ``merges`` (pairs of token bytes, in ra
 
 1. Each document goes through the base's pipeline: the added tokens are split out (longest
    first at each place, never merged), the rest is normalized (NFC or nothing) and cut into
-   pieces by the pre-tokenizer's regex. Pieces are counted.
+   pieces by the pre-tokenizer's regex (or its regexes in turn, each cutting every piece
+   again). Pieces are counted.
 2. Each piece starts as the base's own encoding of it: merge-only (the lowest-ranked merge
    that applies, leftmost first, until none does), or, with ``ignore_merges``, the whole piece
    as one token when it is in the vocabulary.
@@ -39,11 +40,22 @@ def pieces(documents, pattern: str | None, added: dict[str, int], normalizer: st
         for segment in segments:
             if normalizer == "NFC":
                 segment = unicodedata.normalize("NFC", segment)
-            found = [segment] if pattern is None else regex.findall(pattern, segment)
+            found = [segment]
+            for step in [pattern] if isinstance(pattern, str) else pattern or []:
+                found = [part for piece in found for part in isolated(step, piece)]
             for piece in found:
                 if piece:
                     counts[piece.encode()] += 1
     return counts
+
+
+def isolated(pattern: str, text: str) -> list[str]:
+    """``text`` cut by ``pattern``: every match, and the text between two matches (Isolated)."""
+    out, at = [], 0
+    for match in regex.finditer(pattern, text):
+        out += [text[at:match.start()], match.group()]
+        at = match.end()
+    return [part for part in out + [text[at:]] if part]
 
 
 def base_encoding(piece: bytes, vocab: dict[bytes, int], merges: list[tuple[bytes, bytes]],

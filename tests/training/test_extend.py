@@ -169,11 +169,15 @@ def test_added_tokens_in_the_text_are_never_merged(tmp_path):
     (lambda d: d.update(normalizer={"type": "Lowercase"}), "normalizer (Lowercase)"),
     (lambda d: d["model"].update(byte_fallback=True), "byte_fallback"),
     (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [
-        {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated",
+        {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Removed",
          "invert": False},
         {"type": "Split", "pattern": {"Regex": "\\s+"}, "behavior": "Isolated", "invert": False},
         {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
-         "use_regex": False}]}), "Split, Split"),
+         "use_regex": False}]}), "Split behavior 'Removed'"),
+    (lambda d: d.update(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+         "use_regex": True}]}), "Digits before ByteLevel"),
 ])
 def test_refused_in_one_line(tmp_path, change, message):
     hf_base(LINES[:200], 300).save(str(tmp_path / "base.json"))
@@ -197,3 +201,38 @@ def test_nfc_base_counts_normalized_text(tmp_path):
     extension = bytepair.extend(tmp_path / "base.json", decomposed, vocab_size=310)
     assert any("é".encode() in data for data in extension.new_tokens.values())
     assert unicodedata.normalize("NFC", decomposed[0]) != decomposed[0]
+
+
+SEQUENCE = [
+    {"type": "Split", "pattern": {"Regex": "\\p{N}{1,3}"}, "behavior": "Isolated", "invert": False},
+    {"type": "Split", "pattern": {"Regex": PATTERNS["gpt2"]}, "behavior": "Isolated",
+     "invert": False},
+    {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]
+
+
+@settings(max_examples=10)
+@given(st.lists(st.lists(st.sampled_from(["12345", " the", "a1b", "7", " ", "x"]), max_size=8)
+                .map("".join), min_size=1, max_size=8))
+def test_a_sequence_of_splits_as_deepseek(tmp_path_factory, documents):
+    """Several Isolated Splits in turn, each cutting every piece again: the reference, and
+    bpe-continue."""
+    tmp = tmp_path_factory.mktemp("seq")
+    tok = hf_base(LINES[:200], 350)
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(tokenizers.Regex("\\p{N}{1,3}"), "isolated"),
+        pre_tokenizers.Split(tokenizers.Regex(PATTERNS["gpt2"]), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.save(str(tmp / "base.json"))
+    document = json.loads((tmp / "base.json").read_text())
+    base = read_base(tmp / "base.json", trust_pattern=True)
+    assert base.then
+    extension = bytepair.extend(base, documents, vocab_size=370)
+    vocab = {data: token_id for token_id, data in base.tokens.items()}
+    spelled = {token_id: data for data, token_id in vocab.items()}
+    expected = reference.extend(
+        documents, vocab=vocab, merges=[(spelled[l], spelled[r]) for l, r, _ in base.merges],
+        added=dict(base.added), vocab_size=370, pattern=["\\p{N}{1,3}", PATTERNS["gpt2"]])
+    assert [(m.left, m.right, m.token_id) for m in extension.rules] == expected
+    assert json.loads(json.dumps(extension.tokenizers_document())) == _bpe_continue(
+        tmp / "base.json", documents, 370)
+    assert document["pre_tokenizer"] == extension.tokenizers_document()["pre_tokenizer"]

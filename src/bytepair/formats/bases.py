@@ -27,7 +27,8 @@ from pathlib import Path
 
 from bytepair.formats import foreign
 from bytepair.formats.export import bytes_to_unicode
-from bytepair.formats.imports import ImportRefused, _check_model, _pattern, looks_like_tiktoken
+from bytepair.formats.imports import (ImportRefused, _check_model, _pattern, _steps,
+                                      looks_like_tiktoken)
 from bytepair.model.codec import new_encoder
 from bytepair.model.models import BYTE_TOKENS
 from bytepair.model.tokenizer import Tokenizer
@@ -44,7 +45,8 @@ class Base:
     ``tokens``: every model token's bytes by ID; ``merges``: ``(left, right, token)`` IDs in
     rank order; ``added``: ``(content, ID)`` of each added token (split out of the text before
     it is cut into pieces, never merged); ``pattern``: the pre-tokenizer as a bytepair regex
-    (None: no split); ``normalizer``: ``"NFC"`` or None. ``kind`` names the source format and
+    (None: no split), and ``then``: the regexes that cut each piece again, in turn (a
+    ``Sequence`` of ``Split`` steps, as DeepSeek's); ``normalizer``: ``"NFC"`` or None. ``kind`` names the source format and
     ``source`` holds what writing it back needs (the parsed ``tokenizer.json``, the directory,
     the bytepair Tokenizer).
     """
@@ -58,6 +60,7 @@ class Base:
     ignore_merges: bool = False
     source: object = None
     directory: Path | None = None
+    then: tuple[str, ...] = ()
     _inner: tuple | None = field(default=None, repr=False)
 
     def __post_init__(self):
@@ -104,9 +107,7 @@ class Base:
 
     def encode(self, text: str) -> list[int]:
         """``text`` encoded by the base (added tokens matched, no post-processor). O(n)."""
-        from bytepair.split.pretokenize import splitter  # at first use: regex is slow to import
-
-        cut = splitter(self.pattern) if self.pattern is not None else (lambda t: [t])
+        cut = self.cutter()
         ids: list[int] = []
         for segment in self.segments(text):
             if isinstance(segment, int):
@@ -118,6 +119,20 @@ class Base:
                 starts.append(starts[-1] + len(piece))
             ids.extend(self.encode_spans(b"".join(pieces), starts)[0])
         return ids
+
+    def cutter(self):
+        """The pre-tokenizer: a function from text to its pieces (``str``), in order."""
+        from bytepair.split.pretokenize import splitter  # at first use: regex is slow to import
+
+        steps = [splitter(p) for p in (self.pattern, *self.then) if p is not None]
+
+        def cut(text: str) -> list[str]:
+            pieces = [text]
+            for step in steps:
+                pieces = [part for piece in pieces for part in step(piece)]
+            return pieces
+
+        return cut
 
     def encode_piece(self, piece: bytes) -> list[int]:
         """The base's IDs for one piece. O(len(piece)^2) on the plain path."""
@@ -291,7 +306,7 @@ def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> 
     model = document["model"]
     _check_model(model)
     normalizer = _normalizer(document.get("normalizer"))
-    pattern = _pattern(document.get("pre_tokenizer"), trust_pattern)
+    pattern, *then = _patterns(document.get("pre_tokenizer"), trust_pattern)
     vocab = model.get("vocab")
     if not isinstance(vocab, dict):
         raise ImportRefused("model.vocab must be an object of token -> integer ID")
@@ -329,7 +344,19 @@ def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> 
                                 f"into a third")
         merges.append((vocab[parts[0]], vocab[parts[1]], vocab[parts[0] + parts[1]]))
     return Base("tokenizers", tokens, merges, added, pattern, normalizer,
-                bool(model.get("ignore_merges")), source=document)
+                bool(model.get("ignore_merges")), source=document, then=tuple(then))
+
+
+def _patterns(pre_tokenizer, trust_pattern: bool) -> list[str | None]:
+    """The pre-tokenizer's regexes in turn: one (ByteLevel alone, or a Split then ByteLevel),
+    or several for a Sequence of Isolated Splits before a ByteLevel without a regex, each
+    checked as bytepair checks one (:func:`bytepair.formats.imports._pattern`)."""
+    steps = _steps(pre_tokenizer, "pretokenizers")
+    if len(steps) < 3 or any(step.get("type") != "Split" for step in steps[:-1]):
+        return [_pattern(pre_tokenizer, trust_pattern)]
+    byte_level = steps[-1]
+    return [_pattern({"type": "Sequence", "pretokenizers": [split, byte_level]}, trust_pattern)
+            for split in steps[:-1]]
 
 
 def _token_bytes(string: str) -> bytes | None:

@@ -71,7 +71,7 @@ class Extension:
         merges = self.base.merges + [(m.left, m.right, m.token_id) for m in self.rules]
         return Base(self.base.kind, tokens, merges, list(self.base.added), self.base.pattern,
                     self.base.normalizer, self.base.ignore_merges, self.base.source,
-                    self.base.directory)
+                    self.base.directory, self.base.then)
 
     def tokenizer(self) -> Tokenizer:
         """The extension as a bytepair :class:`Tokenizer` (same IDs). Refused (ValueError)
@@ -81,6 +81,9 @@ class Extension:
         if base.normalizer is not None:
             raise ValueError(f"a bytepair Tokenizer has no normalizer, and this base has "
                              f"{base.normalizer}")
+        if base.then:
+            raise ValueError("a bytepair Tokenizer splits with one pattern, and this base's "
+                             "pre-tokenizer runs several in turn")
         inner = base._inner
         if inner is None:
             raise ValueError("the base's merges are not ordinary BPE (a merge joins a token no "

@@ -103,12 +103,12 @@ def count_pieces(base: Base, corpus, reading: ReadOptions, counting: CountOption
     tables = count_tables(corpus)
     if tables is not None:
         table = added(tables)
-        if table.pattern != base.pattern:
+        if table.pattern != base.pattern or base.then:
             raise ValueError("corpus: the count tables were cut with another pattern than the "
                              "base's pre-tokenizer")
         return table
     sources = read(corpus, reading)
-    if base.normalizer is None and not _may_hold_added(sources, base):
+    if base.normalizer is None and not base.then and not _may_hold_added(sources, base):
         saved = None
         if checkpoint is not None:
             from bytepair.counts.checkpoint import Checkpoint
@@ -117,8 +117,15 @@ def count_pieces(base: Base, corpus, reading: ReadOptions, counting: CountOption
             saved = Checkpoint(checkpoint, count_identity(files, base.pattern), resume=resume)
         return count_corpus(sources, base.pattern, counting, progress, saved)
     if checkpoint is not None:
-        raise ValueError("checkpoint: this base's pipeline (a normalizer, or added tokens in the "
-                         "text) prepares the documents in Python, which cannot be resumed")
+        raise ValueError("checkpoint: this base's pipeline (a normalizer, several splits, or "
+                         "added tokens in the text) prepares the documents in Python, which "
+                         "cannot be resumed")
+    if base.then:
+        # Several splits in turn: the pieces are cut here, and each is counted whole.
+        cut = base.cutter()
+        pieces = (piece for segment in prepared(sources.documents(text=True), base)
+                  for piece in cut(segment))
+        return count_sources(Documents(pieces), None, workers=counting.threads)
     documents = Documents(prepared(sources.documents(text=True), base))
     return count_sources(documents, base.pattern, workers=counting.threads)
 
