@@ -31,9 +31,13 @@ from bytepair.formats.imports import (ImportRefused, _check_model, _pattern, _st
                                       looks_like_tiktoken)
 from bytepair.model.codec import new_encoder
 from bytepair.model.models import BYTE_TOKENS
+from bytepair.model.spans import encode_spans
 from bytepair.model.tokenizer import Tokenizer
 
 _CHAR_BYTE = {char: byte for byte, char in bytes_to_unicode().items()}
+_BYTE_LEVEL = frozenset(_CHAR_BYTE)
+#: Each byte-level character to the Latin-1 character of its byte (``str.translate``).
+_AS_LATIN_1 = {ord(char): byte for char, byte in _CHAR_BYTE.items()}
 #: The normalizers bytepair runs as ``tokenizers`` does.
 NORMALIZERS = ("NFC",)
 
@@ -61,7 +65,9 @@ class Base:
     source: object = None
     directory: Path | None = None
     then: tuple[str, ...] = ()
-    _inner: tuple | None = field(default=None, repr=False)
+    #: Threads that encode the pieces (the compiled encoder runs without the GIL).
+    threads: int = field(default=1, compare=False)
+    _inner: tuple | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         self._lookup = {data: token_id for token_id, data in sorted(self.tokens.items(),
@@ -163,7 +169,8 @@ class Base:
                 ids.extend(self.encode_piece(data[start:end]))
                 offsets.append(len(ids))
             return ids, offsets
-        inner, offsets = self._encoder().encode_spans(data, array("q", starts))
+        inner, offsets = encode_spans(_Spans(self._encoder()), data, array("q", starts),
+                                      self.threads)
         outer = self._inner[2]
         ids = array("I", map(outer.__getitem__, inner))
         if self.ignore_merges:
@@ -197,6 +204,13 @@ class Base:
             for rank, (left, right, token) in enumerate(self.merges):
                 ranks[(left, right)] = (rank, token)  # a repeated pair: the last rank, as tokenizers
         return ranks
+
+
+class _Spans:
+    """An encoder as :func:`bytepair.model.spans.encode_spans` takes a model."""
+
+    def __init__(self, encoder):
+        self.encode_spans = encoder.encode_spans
 
 
 def merge_piece(piece: bytes, lookup: dict[bytes, int], ranks: dict) -> list[int]:
@@ -330,7 +344,8 @@ def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> 
             raise ImportRefused(f"vocab entry {string!r} is not spelled in the byte-level "
                                 f"alphabet, so the model is not byte-level BPE")
         tokens[token_id] = data
-    missing = [b for b in range(BYTE_TOKENS) if bytes([b]) not in set(tokens.values())]
+    singles = {data for data in tokens.values() if len(data) == 1}
+    missing = [b for b in range(BYTE_TOKENS) if bytes([b]) not in singles]
     if missing:
         raise ImportRefused(f"the vocabulary lacks {len(missing)} of the 256 bytes (first: byte "
                             f"{missing[0]}); tokenizers drops such bytes, and extending would "
@@ -360,10 +375,10 @@ def _patterns(pre_tokenizer, trust_pattern: bool) -> list[str | None]:
 
 
 def _token_bytes(string: str) -> bytes | None:
-    try:
-        return bytes(_CHAR_BYTE[c] for c in string)
-    except KeyError:
+    """A byte-level vocabulary string's bytes; None when a character is not in the alphabet."""
+    if not _BYTE_LEVEL.issuperset(string):
         return None
+    return string.translate(_AS_LATIN_1).encode("latin-1")
 
 
 def _normalizer(normalizer) -> str | None:

@@ -16,7 +16,6 @@ or any of these with ``to=``, when the extension can be written there exactly.
 
 from __future__ import annotations
 
-import copy
 import json
 import os
 import shutil
@@ -120,8 +119,9 @@ class Extension:
             from bytepair.formats.export import tokenizers_json
 
             return tokenizers_json(self.tokenizer())
-        document = copy.deepcopy(base.source)
-        model = document["model"]
+        # Only the model's vocabulary and merges change: the rest is shared with the base.
+        document = dict(base.source)
+        model = document["model"] = dict(base.source["model"])
         vocab = dict(model["vocab"])
         taken = set(vocab.values())
         for content, token_id in base.added:
@@ -131,8 +131,6 @@ class Extension:
             vocab[token_string(data)] = token_id
         model["vocab"] = dict(sorted(vocab.items(), key=lambda item: item[1]))
         spelled = {token_id: string for string, token_id in vocab.items()}
-        for token_id, data in base.tokens.items():
-            spelled[token_id] = token_string(data)  # a model token's spelling, not an added one's
         merges = list(model.get("merges") or [])
         as_strings = bool(merges) and isinstance(merges[0], str)
         for m in self.rules:
@@ -149,7 +147,8 @@ class Extension:
         if to not in FORMATS:
             raise ValueError(f"to must be one of {', '.join(FORMATS)}, got {to!r}")
         if to == "tokenizers":
-            text = json.dumps(self.tokenizers_document(), ensure_ascii=False, indent=2)
+            # Without indent: json's compiled encoder (an indented file took seconds to write).
+            text = json.dumps(self.tokenizers_document(), ensure_ascii=False)
             write_atomically(path, text)
         elif to == "transformers":
             self._save_directory(Path(path))
@@ -177,8 +176,8 @@ class Extension:
             from bytepair.formats.transformers_dir import to_transformers
 
             to_transformers(self.tokenizer(), staging)
-        (staging / "tokenizer.json").write_text(
-            json.dumps(document, ensure_ascii=False, indent=2), encoding="utf-8")
+        (staging / "tokenizer.json").write_text(json.dumps(document, ensure_ascii=False),
+                                                encoding="utf-8")
         if target.exists():
             target.rmdir()
         staging.rename(target)

@@ -67,6 +67,7 @@ def extend(base, corpus, *, vocab_size: int, min_frequency: int = 1,
     counts = count_pieces(base, corpus, ReadOptions(per_line, jsonl_field, text_column),
                           CountOptions(workers), progress, checkpoint, resume)
     data, starts, weights = counts.flat()
+    base.threads = CountOptions(workers).threads
     tokens, offsets = base.encode_spans(data, starts)
     del data, starts
     if count_tables(corpus) is None:
