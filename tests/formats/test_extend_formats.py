@@ -185,3 +185,23 @@ def test_a_new_merge_that_spells_an_unreachable_token_takes_its_id(tmp_path, ign
     theirs = json.loads(bpe_continue.continue_training(
         str(path), texts=texts, vocab_size=262, show_progress=False).to_str())
     assert json.loads((tmp_path / "out.json").read_text()) == theirs
+
+
+def test_a_tokenizer_json_written_as_a_transformers_directory(tmp_path, hf_json):
+    transformers = pytest.importorskip("transformers")
+    extension = bytepair.extend(hf_json, REST[:2000], vocab_size=700)
+    assert extension.save(tmp_path / "out", to="transformers") == "transformers"
+    loaded = transformers.AutoTokenizer.from_pretrained(tmp_path / "out")
+    after = extension.as_base()
+    for line in HELD_OUT[:50]:
+        assert loaded.encode(line, add_special_tokens=False) == after.encode(line)
+    assert not (tmp_path / "out.partial").exists()
+
+
+def test_a_directory_that_is_not_empty_is_refused(tmp_path, hf_json):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    extension = bytepair.extend(hf_json, REST[:200], vocab_size=650)
+    with pytest.raises(ValueError, match="is not empty"):
+        extension.save(tmp_path / "out", to="transformers")
+    assert (tmp_path / "out" / "keep.txt").read_text() == "mine"

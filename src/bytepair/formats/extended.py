@@ -170,14 +170,18 @@ class Extension:
         source = self.base.directory
         staging = target.with_name(target.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
-        if source is not None:
-            shutil.copytree(source, staging)
-        else:
-            from bytepair.formats.transformers_dir import to_transformers
+        try:
+            if source is not None:
+                shutil.copytree(source, staging)
+            else:
+                from bytepair.formats.transformers_dir import to_transformers
 
-            to_transformers(self.tokenizer(), staging)
-        (staging / "tokenizer.json").write_text(json.dumps(document, ensure_ascii=False),
-                                                encoding="utf-8")
-        if target.exists():
-            target.rmdir()
-        staging.rename(target)
+                to_transformers(self.tokenizer(), staging)
+            (staging / "tokenizer.json").write_text(json.dumps(document, ensure_ascii=False),
+                                                    encoding="utf-8")
+            if target.exists():
+                target.rmdir()
+            staging.rename(target)
+        except BaseException:  # Ctrl-C and SIGTERM too: no half-written directory is left
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
