@@ -236,3 +236,14 @@ def test_a_sequence_of_splits_as_deepseek(tmp_path_factory, documents):
     assert json.loads(json.dumps(extension.tokenizers_document())) == _bpe_continue(
         tmp / "base.json", documents, 370)
     assert document["pre_tokenizer"] == extension.tokenizers_document()["pre_tokenizer"]
+
+
+def test_intermediate_tokens_are_never_given_on_the_training_text(tmp_path):
+    hf_base(LINES[:500], 400).save(str(tmp_path / "base.json"))
+    texts = REST[:1500]
+    extension = bytepair.extend(tmp_path / "base.json", texts, vocab_size=900)
+    after = extension.as_base()
+    given = {token for text in texts for token in after.encode(text)}
+    middle = extension.intermediate()
+    assert middle, "the case should have intermediate-only tokens"
+    assert set(extension.new_tokens) - given == set(middle)

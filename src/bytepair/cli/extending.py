@@ -48,6 +48,10 @@ def run_extend(args) -> None:
               f"{plural(extension.added, 'new token')} = {extension.vocab_size:,}, from "
               f"{plural(len(extension.rules), 'new merge')}; the embedding matrix needs "
               f"{extension.embedding_rows:,} rows ({seconds:.1f} s)", file=sys.stderr)
+        middle = extension.intermediate()
+        if middle:
+            print(f"bytepair: {plural(len(middle), 'new token')} never given when encoding the "
+                  f"corpus (each was made only to be joined again)", file=sys.stderr)
         if extension.vocab_size < sizes[0]:
             print(f"bytepair: stopped at {extension.vocab_size:,} of {sizes[0]:,} tokens: no "
                   f"pair is seen {args.min_frequency} times or more", file=sys.stderr)

@@ -63,6 +63,21 @@ class Extension:
     def embedding_rows(self) -> int:
         return max(self.base.ids | set(self.new_tokens)) + 1
 
+    def intermediate(self) -> list[int]:
+        """New tokens that encoding the training text with the extension never gives: each
+        was made only to be joined again. From the rules' replacement counts. O(rules).
+
+        The pieces held a token ``t`` as often as its rules replaced pairs by it, less the
+        pairs of later rules that consumed it (twice for a pair of ``t`` with itself)."""
+        held: dict[int, int] = {}
+        for m in self.rules:
+            if m.token_id in self.new_tokens:
+                held[m.token_id] = held.get(m.token_id, 0) + m.replacements
+            for side in (m.left, m.right):
+                if side in held:
+                    held[side] -= m.replacements
+        return sorted(token_id for token_id, count in held.items() if count == 0)
+
     def as_base(self) -> Base:
         """The extension as a base of its own (to encode with, or to extend again)."""
         tokens = dict(self.base.tokens)
