@@ -11,6 +11,7 @@ import pytest
 
 import bytepair
 from bytepair.cli.main import main
+from bytepair.formats.bases import read_base
 from helpers import KJV, KJV_REST_GZ
 
 LINES = KJV.read_text(encoding="utf-8").splitlines()
@@ -139,7 +140,7 @@ def test_cli_refuses_another_model_in_one_line(tmp_path, hf_json, capsys):
     assert not (tmp_path / "out.json").exists()
 
 
-def _unreachable_base(path, ignore_merges=True):
+def _unreachable_base(path, ignore_merges=True, merges=(("b", "a"), ("a", "b"), ("ab", "a"))):
     """A byte-level tokenizer.json whose token 'aba' the merges never make ('ba' goes first)."""
     from bytepair.formats.export import bytes_to_unicode
 
@@ -156,7 +157,7 @@ def _unreachable_base(path, ignore_merges=True):
                           "continuing_subword_prefix": None, "end_of_word_suffix": None,
                           "fuse_unk": False, "byte_fallback": False,
                           "ignore_merges": ignore_merges, "vocab": vocab,
-                          "merges": [["b", "a"], ["a", "b"], ["ab", "a"]]}}
+                          "merges": [list(pair) for pair in merges]}}
     path.write_text(json.dumps(document))
     return path
 
@@ -205,3 +206,19 @@ def test_a_directory_that_is_not_empty_is_refused(tmp_path, hf_json):
     with pytest.raises(ValueError, match="is not empty"):
         extension.save(tmp_path / "out", to="transformers")
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
+
+
+def test_a_token_made_by_two_merges_as_llama3_files_have(tmp_path):
+    """Two merges make 'aba' (as converted tiktoken files list every split): not ordinary BPE,
+    so the base is encoded by the plain statement of tokenizers' BPE; still bpe-continue's file."""
+    merges = (("b", "a"), ("a", "b"), ("ab", "a"), ("a", "ba"))
+    path = _unreachable_base(tmp_path / "tok.json", False, merges)
+    base = read_base(path)
+    assert base._inner is None and base.encode_piece(b"aba") == [258]
+    texts = ["xabay abab ababa"] * 4
+    extension = bytepair.extend(path, texts, vocab_size=263)
+    extension.save(tmp_path / "out.json")
+    bpe_continue = pytest.importorskip("bpe_continue")
+    theirs = json.loads(bpe_continue.continue_training(
+        str(path), texts=texts, vocab_size=263, show_progress=False).to_str())
+    assert json.loads((tmp_path / "out.json").read_text()) == theirs
