@@ -65,8 +65,6 @@ class Base:
     source: object = None
     directory: Path | None = None
     then: tuple[str, ...] = ()
-    #: Threads that encode the pieces (the compiled encoder runs without the GIL).
-    threads: int = field(default=1, compare=False)
     _inner: tuple | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
@@ -160,9 +158,10 @@ class Base:
         finally:
             self.ignore_merges = looked_up
 
-    def encode_spans(self, data: bytes, starts: array) -> tuple[array, array]:
+    def encode_spans(self, data: bytes, starts: array, threads: int = 1) -> tuple[array, array]:
         """Each piece ``data[starts[k]:starts[k + 1]]`` encoded by the base, laid end to end,
-        with where each piece's IDs begin (as :meth:`bytepair.ByteModel.encode_spans`)."""
+        with where each piece's IDs begin (as :meth:`bytepair.ByteModel.encode_spans`), on
+        ``threads`` threads when the compiled encoder serves (it runs without the GIL)."""
         if self._inner is None:
             ids, offsets = array("I"), array("q", [0])
             for start, end in zip(starts, starts[1:]):
@@ -170,7 +169,7 @@ class Base:
                 offsets.append(len(ids))
             return ids, offsets
         inner, offsets = encode_spans(_Spans(self._encoder()), data, array("q", starts),
-                                      self.threads)
+                                      threads)
         outer = self._inner[2]
         ids = array("I", map(outer.__getitem__, inner))
         if self.ignore_merges:

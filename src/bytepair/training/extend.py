@@ -41,9 +41,10 @@ def extend(base, corpus, *, vocab_size: int, min_frequency: int = 1,
     ``tokenizers.Tokenizer`` or a :class:`~bytepair.formats.bases.Base`. ``vocab_size``
     counts every distinct ID, added tokens included. ``corpus`` and the reading options are
     as for :func:`bytepair.train` (count tables must be cut with the base's pattern).
-    ``min_frequency``: stop when the best pair is seen fewer times. ``max_memory``,
-    ``checkpoint`` and ``resume`` as for :func:`bytepair.train` (the checkpoint keeps the
-    counts of files).
+    ``min_frequency``: stop when the best pair is seen fewer times. ``workers``,
+    ``progress``, ``max_memory``, ``checkpoint`` and ``resume`` as for :func:`bytepair.train`
+    (the checkpoint keeps the counts of files). ``backend``: the pair engine's
+    (``"compiled"`` or ``"python"``; default: as training picks it).
 
     Each piece starts as the base's encoding (merge-only, or lookup first with
     ``ignore_merges``); the greatest pair count wins, ties to the smallest ``(left, right)``
@@ -67,8 +68,7 @@ def extend(base, corpus, *, vocab_size: int, min_frequency: int = 1,
     counts = count_pieces(base, corpus, ReadOptions(per_line, jsonl_field, text_column),
                           CountOptions(workers), progress, checkpoint, resume)
     data, starts, weights = counts.flat()
-    base.threads = CountOptions(workers).threads
-    tokens, offsets = base.encode_spans(data, starts)
+    tokens, offsets = base.encode_spans(data, starts, CountOptions(workers).threads)
     del data, starts
     if count_tables(corpus) is None:
         counts.release()  # made here: the engine holds the pieces from now on
