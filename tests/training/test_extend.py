@@ -247,3 +247,23 @@ def test_intermediate_tokens_are_never_given_on_the_training_text(tmp_path):
     middle = extension.intermediate()
     assert middle, "the case should have intermediate-only tokens"
     assert set(extension.new_tokens) - given == set(middle)
+
+
+QWEN2 = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+         r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+
+
+def test_a_qwen2_shaped_base(tmp_path):
+    """NFC, then a Split with Qwen2's regex, then ByteLevel without one: bpe-continue's file."""
+    tok = hf_base(LINES[:1500], 500, nfc=True, specials=("<|endoftext|>", "<|im_start|>"))
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(tokenizers.Regex(QWEN2), "isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+    tok.save(str(tmp_path / "base.json"))
+    texts = MULTILINGUAL.read_text(encoding="utf-8").splitlines() * 2 + REST[:1000]
+    texts = [unicodedata.normalize("NFD", t) if i % 2 else t for i, t in enumerate(texts)]
+    extension = bytepair.extend(tmp_path / "base.json", texts, vocab_size=900,
+                                trust_pattern=True)
+    assert extension.base.normalizer == "NFC" and extension.added == 400
+    ours = saved(extension, tmp_path / "ext.json")
+    assert ours == _bpe_continue(tmp_path / "base.json", texts, 900)
