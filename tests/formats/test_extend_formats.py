@@ -222,3 +222,14 @@ def test_a_token_made_by_two_merges_as_llama3_files_have(tmp_path):
     theirs = json.loads(bpe_continue.continue_training(
         str(path), texts=texts, vocab_size=263, show_progress=False).to_str())
     assert json.loads((tmp_path / "out.json").read_text()) == theirs
+
+
+def test_cli_refuses_a_format_that_cannot_hold_the_base_before_any_work(tmp_path, hf_json, capsys):
+    document = json.loads(hf_json.read_text())
+    document["normalizer"] = {"type": "NFC"}
+    (tmp_path / "nfc.json").write_text(json.dumps(document))
+    (tmp_path / "c.txt").write_text("some text\n")
+    code = main(["extend", str(tmp_path / "nfc.json"), str(tmp_path / "c.txt"),
+                 "--vocab-size", "800", "--to", "tiktoken", "-o", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--to tiktoken: this base's pipeline (NFC)" in err

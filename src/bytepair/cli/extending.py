@@ -24,6 +24,9 @@ def run_extend(args) -> None:
     base = as_base(args.base, pattern=args.pattern, special_tokens=special_tokens_option(args.special),
                    trust_pattern=args.trust_pattern)
     to = args.to or base.kind
+    if to in ("tiktoken", "bytepair") and (base.normalizer or base.then):
+        raise ValueError(f"--to {to}: this base's pipeline ({base.normalizer or 'several splits'})"
+                         f" has no {to} spelling; write it as tokenizers or transformers")
     if to != "transformers":
         check_target(args.output, "-o")
     elif os.path.exists(args.output) and (not os.path.isdir(args.output) or os.listdir(args.output)):
