@@ -233,3 +233,10 @@ def test_cli_refuses_a_format_that_cannot_hold_the_base_before_any_work(tmp_path
                  "--vocab-size", "800", "--to", "tiktoken", "-o", str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and "--to tiktoken: this base's pipeline (NFC)" in err
+
+
+def test_the_command_names_the_formats_the_library_writes():
+    from bytepair.cli import extending
+    from bytepair.formats import extended
+
+    assert extending.FORMATS == extended.FORMATS

@@ -11,11 +11,15 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import (add_trust_pattern, corpus_options, files_of, integer,
                                  memory_size, skip_hint, special_tokens_option, vocab_sizes)
 from bytepair.counts.piece_counts import PieceCounts
-from bytepair.formats.extended import FORMATS
-from bytepair.training.extend import as_base, extend
+
+#: The formats ``--to`` writes (:data:`bytepair.formats.extended.FORMATS`; the command's
+#: modules are imported when it runs, not when the parser is built).
+FORMATS = ("tokenizers", "transformers", "tiktoken", "bytepair")
 
 
 def run_extend(args) -> None:
+    from bytepair.training.extend import as_base, extend  # at first use: see FORMATS
+
     sizes = args.vocab_size
     if len(sizes) != 1:
         raise ValueError("--vocab-size: give one size (the whole vocabulary after extending)")
