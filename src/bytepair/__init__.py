@@ -32,10 +32,12 @@ _HOMES = {
     "ModelFormatError": "bytepair.formats.load",
     "load": "bytepair.formats.load",
     "to_transformers": "bytepair.formats.transformers_dir",
+    "Extension": "bytepair.formats.extended",
     "Evaluation": "bytepair.evaluation.report",
     "evaluate": "bytepair.evaluation.report",
     "count": "bytepair.training",
     "encode": "bytepair.training",
+    "extend": "bytepair.training.extend",
     "learn_bpe": "bytepair.training",
     "learn_words": "bytepair.training",
     "train": "bytepair.training",
@@ -50,6 +52,8 @@ if TYPE_CHECKING:  # what static tools and IDEs see
                                          to_tiktoken, to_tokenizers_json)
     from bytepair.formats.load import ModelFormatError, load
     from bytepair.formats.transformers_dir import to_transformers
+    from bytepair.formats.extended import Extension
+    from bytepair.training.extend import extend
     from bytepair.learn.budget import MemoryLimitError
     from bytepair.learn.rules import Merge
     from bytepair.model.models import ByteModel, WordModel
@@ -78,6 +82,7 @@ __all__ = [
     "ByteModel",
     "CountsFormatError",
     "Evaluation",
+    "Extension",
     "Files",
     "MemoryLimitError",
     "Merge",
@@ -88,6 +93,7 @@ __all__ = [
     "count",
     "encode",
     "evaluate",
+    "extend",
     "learn_bpe",
     "learn_words",
     "load",

@@ -7,6 +7,9 @@ import sys
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
                                  load_model, pattern_name, show_bytes)
+from bytepair.evaluation.checks import intermediate_tokens
+from bytepair.formats.bases import from_tokenizer, read_base
+from bytepair.formats.load import ModelFormatError
 from bytepair.model.models import BYTE_TOKENS, WordModel
 from bytepair.read.corpus import files_named
 
@@ -67,7 +70,12 @@ def run_inspect_words(args, model: WordModel) -> None:
 
 
 def run_inspect(args) -> None:
-    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
+    try:
+        model = load_model(args.model, args.trust_pattern, pattern=args.pattern,
+                           special=args.special)
+    except ModelFormatError as refused:
+        run_inspect_base(args, refused)
+        return
     if isinstance(model, WordModel):
         run_inspect_words(args, model)
         return
@@ -109,6 +117,7 @@ def run_inspect(args) -> None:
         for m in merges[:top]:
             print(f"{m.rank:>8}  {outer[m.token_id]:>8}  {outer[m.left]:>8}  {outer[m.right]:>8}  "
                   f"{show_bytes(token_bytes(m.token_id))}")
+        _print_reachability(args, from_tokenizer(tokenizer), merges)
         _print_sample(args, sample)
         return
     # Rank order is count order for a fit from scratch; a warm start from a
@@ -120,7 +129,44 @@ def run_inspect(args) -> None:
     for m in shown:
         print(f"{m.rank:>8}  {outer[m.token_id]:>8}  {outer[m.left]:>8}  {outer[m.right]:>8}  "
               f"{m.count:>10}  {m.replacements:>12}  {show_bytes(token_bytes(m.token_id))}")
+    _print_reachability(args, from_tokenizer(tokenizer), merges)
     _print_sample(args, sample)
+
+
+def run_inspect_base(args, refused: Exception) -> None:
+    """``inspect`` of a tokenizer bytepair cannot load as a model but can extend (a normalizer,
+    ``ignore_merges`` with tokens no merge makes, ...): its size and its reachability."""
+    try:
+        base = read_base(args.model, pattern=args.pattern, special_tokens=args.special,
+                         trust_pattern=args.trust_pattern)
+    except ValueError:
+        raise refused from None
+    print(f"model: {args.model}")
+    print(f"kind: {base.kind} (bytepair cannot encode with it as a model: {refused})")
+    print(f"vocabulary size: {base.size:,}; merges: {len(base.merges):,}; added tokens: "
+          f"{len(base.added):,}; ignore_merges: {str(base.ignore_merges).lower()}")
+    _print_reachability(args, base, None)
+
+
+def _print_reachability(args, base, merges) -> None:
+    """The tokens whose bytes the merges do not encode as themselves, and the tokens that
+    encoding the training text never gives (known only from a model's training counts)."""
+    unreachable = base.unreachable()
+    print(f"unreachable tokens: {len(unreachable):,}"
+          + (" (given only for a piece that is exactly their bytes: ignore_merges)"
+             if unreachable and base.ignore_merges else ""))
+    for token_id in unreachable[:args.top]:
+        print(f"{token_id:>8}  {show_bytes(base.tokens[token_id])}")
+    middle = intermediate_tokens(merges) if merges else None
+    if middle is None:
+        print("intermediate-only tokens: unknown (the file holds no training counts)")
+        return
+    outer = base.source.ids if base.source is not None and base.source.ids else None
+    print(f"intermediate-only tokens: {len(middle):,} (never given when encoding the training "
+          f"text)")
+    for token in middle[:args.top]:
+        token_id = outer[token] if outer else token
+        print(f"{token_id:>8}  {show_bytes(base.tokens[token_id])}")
 
 
 def _print_sample(args, sample) -> None:

@@ -1,8 +1,8 @@
 """Command line: ``bytepair COMMAND ...`` (also ``python -m bytepair``).
 
-Commands: ``train``, ``count``, ``learn-words``, ``export``, ``encode``, ``decode``,
+Commands: ``train``, ``count``, ``extend``, ``learn-words``, ``export``, ``encode``, ``decode``,
 ``inspect``, ``vocab``, ``evaluate``, ``trace``, ``demo``, ``workbench`` and ``exercise``;
-``bytepair COMMAND --help`` describes each. Each command group is a module of its own (``training``, ``words``,
+``bytepair COMMAND --help`` describes each. Each command group is a module of its own (``training``, ``extending``, ``words``,
 ``export``, ``encoding``, ``inspection``, ``evaluation``, ``teaching``) that registers its subcommands;
 this module builds the parser from them and runs one command.
 
@@ -25,13 +25,13 @@ import sys
 import threading
 
 from bytepair import __version__
-from bytepair.cli import (encoding, evaluation, exercise, export, inspection, teaching, training,
-                          words, workbench)
+from bytepair.cli import (encoding, evaluation, exercise, export, extending, inspection, teaching,
+                          training, words, workbench)
 from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line, resume_hint
 
 #: The command groups, in the order ``--help`` lists their commands.
-COMMAND_GROUPS = (training, words, export, encoding, inspection, evaluation, teaching, workbench,
-                  exercise)
+COMMAND_GROUPS = (training, extending, words, export, encoding, inspection, evaluation, teaching,
+                  workbench, exercise)
 
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
@@ -39,6 +39,7 @@ EXAMPLES = """examples:
   bytepair train corpus.txt --vocab-size 8192,16384,32768 -o 'tok-{vocab_size}.json'
   bytepair count shards/*.parquet --text-column text -o shards.counts
   bytepair train --counts a.counts b.counts --vocab-size 32000 -o tok.json
+  bytepair extend tokenizer.json corpus/*.txt --per-line --vocab-size 60000 -o extended.json
   bytepair learn-words corpus.txt --merges 32000 --end-of-word '</w>' -o words.model
   bytepair encode tok.json 'Hello world'
   bytepair encode tok.json 'Hello world' | bytepair decode tok.json
