@@ -8,6 +8,7 @@ cannot reproduce exactly.
 
 from __future__ import annotations
 
+from bytepair._util.errors import ArgumentError, InputError
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.split.dialects import HF_PATTERNS, regex_constructs
@@ -19,8 +20,19 @@ BYTE_LEVEL_PATTERN = PATTERNS["gpt2"]
 _FROM_HF = {hf: source for source, hf in HF_PATTERNS.items()}
 
 
-class ImportRefused(ValueError):
+class ImportRefused(InputError):
     """A file whose tokenizer bytepair cannot reproduce exactly; the message names the feature."""
+
+
+class LikeRefused(ArgumentError, ImportRefused):
+    """An export's ``like`` (a tokenizer whose pipeline to copy) that would not encode as the
+    model does; the message names the argument (``like: ...``)."""
+
+    def __init__(self, *parts):
+        super().__init__("like", *parts)
+
+    def __reduce__(self):
+        return (type(self), self.parts)
 
 
 def bytes_to_unicode() -> dict[int, str]:

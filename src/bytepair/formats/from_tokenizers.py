@@ -20,7 +20,8 @@ from __future__ import annotations
 import json
 import os
 
-from bytepair.formats.common import (ImportRefused, as_tokenizer, bytes_to_unicode,
+from bytepair._util.errors import parts_of
+from bytepair.formats.common import (ImportRefused, LikeRefused, as_tokenizer, bytes_to_unicode,
                                      check_decoder, check_normalizer, check_post_processor,
                                      read_pattern)
 from bytepair.learn.ties import tokenizers_ids
@@ -116,7 +117,7 @@ def like_pipeline(like, pattern: str | None) -> dict:
     >>> like_pipeline(hf, None)
     Traceback (most recent call last):
     ...
-    bytepair.formats.common.ImportRefused: like: the pre_tokenizer splits with GPT-2's pattern (ByteLevel's regex), the model with none (its pieces are whole documents): the file would encode otherwise
+    bytepair.formats.common.LikeRefused: like: the pre_tokenizer splits with GPT-2's pattern (ByteLevel's regex), the model with none (its pieces are whole documents): the file would encode otherwise
     """
     data = _read_like(like)
     try:
@@ -136,9 +137,9 @@ def like_pipeline(like, pattern: str | None) -> dict:
         _check_bpe_settings(model)
         read = read_pattern(data["pre_tokenizer"], trust_pattern=True)
     except ImportRefused as exc:
-        raise ImportRefused(f"like: {exc}") from None
+        raise LikeRefused(": ", *parts_of(exc)) from None
     if read != pattern:
-        raise ImportRefused(f"like: the pre_tokenizer splits with {_describe(read)}, the model "
+        raise LikeRefused(f": the pre_tokenizer splits with {_describe(read)}, the model "
                             f"with {_describe(pattern)}: the file would encode otherwise")
     return {key: data[key] for key in PIPELINE_KEYS}
 
@@ -152,18 +153,18 @@ def _read_like(like) -> dict:
             with open(like, encoding="utf-8") as file:
                 data = json.load(file)
         except OSError as exc:
-            raise ImportRefused(f"like: cannot read {os.fspath(like)!r}: "
+            raise LikeRefused(f": cannot read {os.fspath(like)!r}: "
                                 f"{exc.strerror or exc}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ImportRefused(f"like: {os.fspath(like)!r} is not a tokenizer.json (not JSON: "
+            raise LikeRefused(f": {os.fspath(like)!r} is not a tokenizer.json (not JSON: "
                                 f"{exc})") from None
     elif callable(getattr(like, "to_str", None)):
         data = json.loads(like.to_str())
     else:
-        raise ImportRefused(f"like must be a tokenizers.Tokenizer, the path of its tokenizer.json "
+        raise LikeRefused(f"must be a tokenizers.Tokenizer, the path of its tokenizer.json "
                             f"or that file parsed, got {type(like).__name__}")
     if not isinstance(data, dict):
-        raise ImportRefused(f"like: the tokenizer.json is a JSON {type(data).__name__}, "
+        raise LikeRefused(f": the tokenizer.json is a JSON {type(data).__name__}, "
                             f"not an object")
     return data
 
