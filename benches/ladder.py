@@ -187,8 +187,7 @@ def render(report: dict) -> str:
         f"Measured {report['date']} with `{report['command']}` on {m['cpu']} ({m['cores']} "
         f"cores, {m['memory_gib']} GiB), {m['implementation']} {m['python']}, "
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
-        + f"; bytepair at commit {report['code']['commit']}"
-        + (" with uncommitted changes" if report["code"]["modified"] else "")
+        + ("; bytepair with uncommitted changes" if report["code"]["modified"] else "")
         + f". Raw results: `{report['json']}`. Peak RSS: the process tree's, from the OS. "
         "Load: the 1-minute load average at the start and end of the case (2 cores; above 2 "
         "other work was running).",
