@@ -84,48 +84,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from benches.corpora.cache import cache_dir, format_size, parse_size
+
 #: Bump when the recipe or the sources change: it is part of every cache name.
 RECIPE = 1
 #: Bytes of whole lines taken from one source before moving to the next.
 BLOCK = 16_384
 #: The sizes the benchmarks use, in bytes.
 STANDARD_SIZES = (100_000, 1_000_000, 10_000_000, 100_000_000)
-
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30}
-
-
-def parse_size(text: str | int) -> int:
-    """Bytes from ``"0.1MB"``, ``"10 MB"``, ``"512KiB"`` or a plain number.
-
-    >>> parse_size("0.1MB"), parse_size("1 MiB"), parse_size("250")
-    (100000, 1048576, 250)
-    """
-    if isinstance(text, int):
-        return text
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", text)
-    if not match or match.group(2).lower() not in _UNITS:
-        raise ValueError(f"not a size: {text!r} (try 0.1MB, 10MB, 512KiB)")
-    size = round(float(match.group(1)) * _UNITS[match.group(2).lower()])
-    if size <= 0:
-        raise ValueError(f"size must be positive, got {text!r}")
-    return size
-
-
-def format_size(size: int) -> str:
-    """``100000`` -> ``"0.1 MB"``; decimal megabytes, as in the tables.
-
-    >>> format_size(100_000), format_size(10_000_000), format_size(1234)
-    ('0.1 MB', '10 MB', '0.001234 MB')
-    """
-    return f"{size / 10**6:g} MB"
-
-
-def cache_dir() -> Path:
-    """``$BYTEPAIR_BENCH_CACHE``, else ``~/.cache/bytepair-bench``."""
-    override = os.environ.get("BYTEPAIR_BENCH_CACHE")
-    return Path(override).expanduser() if override else Path.home() / ".cache" / "bytepair-bench"
-
 
 # --------------------------------------------------------------------------- sources
 
@@ -1482,10 +1448,10 @@ def _large(size: int) -> Path:
     return _write_built(path, write, info)
 def _other_path(language: str, size: int | None, *, rebuild: bool, clip: bool) -> Path:
     cache = cache_dir()
-    if language in ("synthetic", "synthetic-web"):  # simulated text: benches/synthetic.py
+    if language in ("synthetic", "synthetic-web"):  # simulated text: benches/corpora/synthetic.py
         if size is None:
             raise ValueError(f"a size is needed for the {language} corpus")
-        from . import synthetic
+        from benches.corpora import synthetic
         return synthetic.corpus_path(size, setting=language.partition("-")[2] or "english",
                                      rebuild=rebuild)
     if language == "large":
@@ -2011,7 +1977,7 @@ def main(argv: list[str] | None = None) -> int:
                              "non-English language); repeatable")
     parser.add_argument("--language", default="english", metavar="NAME",
                         help="english (default), multilingual, large, synthetic, "
-                             "synthetic-web (simulated: benches/synthetic.py), or a language: "
+                             "synthetic-web (simulated: benches/corpora/synthetic.py), or a language: "
                              + ", ".join(LANGUAGES))
     parser.add_argument("--clip", action="store_true",
                         help="a size beyond a language's text gives all of it, not an error")

@@ -24,7 +24,7 @@ time, the trainers of one input back to back:
   1 and 2 threads. gigabpe learns characters there and bytepair bytes (the
   same pieces, another alphabet).
 
-``--language synthetic`` runs the ladder on benches/synthetic.py's simulated
+``--language synthetic`` runs the ladder on benches/corpora/synthetic.py's simulated
 text instead, whose distinct pieces keep growing with its size (docs/simulated-scale.md).
 
 Sizes above 100 MB use benches/corpus.py's large corpus: all of the English
@@ -75,7 +75,7 @@ GOALS = {(100 * MB, VOCAB): (0.6, 0.8), (1 * GB, VOCAB): (0.35, 0.6), (1 * GB, 1
 
 def corpus_for(size: int, corpus: str | None = None, language: str | None = None) -> Path:
     """The English recipe up to 100 MB, the large corpus above (see the module doc); with
-    ``language`` (``synthetic``: simulated text, benches/synthetic.py) that corpus."""
+    ``language`` (``synthetic``: simulated text, benches/corpora/synthetic.py) that corpus."""
     if language is not None and corpus is None:
         return corpora.corpus_path(size, language=language)
     if corpus is not None or size <= 100 * MB:
@@ -187,8 +187,7 @@ def render(report: dict) -> str:
         f"Measured {report['date']} with `{report['command']}` on {m['cpu']} ({m['cores']} "
         f"cores, {m['memory_gib']} GiB), {m['implementation']} {m['python']}, "
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
-        + f"; bytepair at commit {report['code']['commit']}"
-        + (" with uncommitted changes" if report["code"]["modified"] else "")
+        + ("; bytepair with uncommitted changes" if report["code"]["modified"] else "")
         + f". Raw results: `{report['json']}`. Peak RSS: the process tree's, from the OS. "
         "Load: the 1-minute load average at the start and end of the case (2 cores; above 2 "
         "other work was running).",

@@ -223,7 +223,7 @@ def limit(args) -> dict:
 def render(path: Path) -> str:
     """The Markdown table of a ``limit`` result (docs/benchmarks.md)."""
     r = json.loads(Path(path).read_text())
-    lines = [f"`{r['command']}` ({r['date'][:16].replace('T', ' ')} UTC, commit {r['commit']}, "
+    lines = [f"`{r['command']}` ({r['date'][:16].replace('T', ' ')} UTC, "
              f"load {r['load_average_start'][0]:.1f} before, {r['load_average_end'][0]:.1f} after, "
              f"on {r['cpus']} cores):", "",
              "| command | wall time | peak RSS | exit | same model as without a limit | message |",

@@ -198,8 +198,7 @@ def render(report: dict) -> str:
         f"Measured {report['date']} with `{report['command']}` on {m['cpu']} ({m['cores']} "
         f"cores), {m['implementation']} {m['python']}, "
         + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
-        + f"; bytepair at commit {report['code']['commit']}"
-        + (" with uncommitted changes" if report["code"]["modified"] else "")
+        + ("; bytepair with uncommitted changes" if report["code"]["modified"] else "")
         + f". One thread everywhere. Raw results: `{report['json']}`.",
         "",
         "| trainer | mode | corpus | merges | learned | wall s | CPU s | peak RSS MiB "

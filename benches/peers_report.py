@@ -309,8 +309,7 @@ def render(rep: dict, plot_name: str | None = None) -> str:
     out = [f"Measured {rep['date']} with `{rep['command']}` on {m['cpu']} ({m['cores']} cores, "
            f"{m['memory_gib']} GiB), {m['os']}, {m['implementation']} {m['python']}; "
            + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
-           + f"; library: bytepair at commit {code['commit']}"
-           + (" with uncommitted changes" if code["modified"] else "")
+           + ("; library: bytepair with uncommitted changes" if code["modified"] else "")
            + (" (exported and built with `--library`)" if code.get("snapshot") else "")
            + f"; corpus: {rep['corpus_label']}. Raw results: `{rep['json']}`; the whole run took "
            f"{rep['total_seconds'] / 60:.0f} min.", ""]

@@ -60,8 +60,7 @@ def render(report: dict) -> str:
     out.append(f"Measured {report['date']} with `{report['command']}` on {m['cpu']} "
                f"({m['cores']} cores, {m['memory_gib']} GiB), {m['implementation']} "
                f"{m['python']}, " + ", ".join(f"{k} {v}" for k, v in m["versions"].items())
-               + f"; library: bytepair at commit {report['code']['commit']}"
-               + (" with uncommitted changes" if report["code"]["modified"] else "")
+               + ("; library: bytepair with uncommitted changes" if report["code"]["modified"] else "")
                + (" (exported and built with `--library`)" if report["code"].get("snapshot") else "")
                + f"; corpus: {report['corpus_label']}. Raw results: "
                f"`{report.get('json', 'benches/results/engines.json')}`.")

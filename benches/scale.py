@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
         doc = DOC.read_text()
         head, rest = doc.split(BEGIN, 1)
         machine = report["machine"]
-        table = (f"Run at commit {report['code']} on {machine['cpus']} CPUs (Python "
+        table = (f"Run on {machine['cpus']} CPUs (Python "
                  f"{machine['python']}), {report['date']}; 1-minute load average "
                  f"{machine['load_average_at_start']} at the start, "
                  f"{machine['load_average_at_end']} at the end.\n\n{render(report)}\n")

@@ -1,4 +1,4 @@
-"""The synthetic benchmark corpus (benches/synthetic.py): deterministic, with the statistics
+"""The synthetic benchmark corpus (benches/corpora/synthetic.py): deterministic, with the statistics
 it promises, and trained on exactly like real text."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import io
 import pytest
 
 from benches import synthetic
+from benches.corpora import synthetic as generator
 import bytepair
 from bytepair import training as trainers
 from bytepair.learn import budget
@@ -22,26 +23,26 @@ SIZE = 3_000_000
 @pytest.fixture(scope="module")
 def sample(tmp_path_factory) -> bytes:
     out = io.BytesIO()
-    synthetic.write(out, SIZE, seed=7)
+    generator.write(out, SIZE, seed=7)
     return out.getvalue()
 
 
 def test_same_seed_same_bytes_in_any_number_of_workers(sample):
     again = io.BytesIO()
-    synthetic.write(again, SIZE, seed=7)
+    generator.write(again, SIZE, seed=7)
     assert again.getvalue() == sample
     # Two worker processes make the blocks in turn: the same bytes (past the first block).
     shared = io.BytesIO()
-    synthetic.write(shared, 6_000_000, seed=7, workers=2)
+    generator.write(shared, 6_000_000, seed=7, workers=2)
     assert shared.getvalue().startswith(sample)
     other = io.BytesIO()
-    synthetic.write(other, 200_000, seed=8)
+    generator.write(other, 200_000, seed=8)
     assert other.getvalue() != sample[:len(other.getvalue())]
 
 
 def test_a_size_is_a_prefix_of_every_larger_one(sample):
     small = io.BytesIO()
-    synthetic.write(small, 300_000, seed=7)
+    generator.write(small, 300_000, seed=7)
     data = small.getvalue()
     assert 290_000 < len(data) <= 300_000 and data.endswith(b"\n")
     assert sample.startswith(data)
@@ -51,7 +52,7 @@ def test_a_size_is_a_prefix_of_every_larger_one(sample):
 def test_the_text_is_utf8_lines_without_other_line_breaks(sample):
     text = sample.decode("utf-8")
     assert all(line for line in text.split("\n")[:-1])
-    assert not set(text) & synthetic._LINE_BREAKS - {"\n"}
+    assert not set(text) & generator.LINE_BREAKS - {"\n"}
 
 
 @needs_compiled_splitter
@@ -133,7 +134,7 @@ def test_the_forecast_need_is_within_a_quarter_of_the_measured_peak(tmp_path, mo
     monkeypatch.setattr(budget, "FORECAST_FROM", 1 << 24)
     path = tmp_path / "synthetic.txt"
     with open(path, "wb") as out:
-        synthetic.write(out, 40_000_000, seed=3)
+        generator.write(out, 40_000_000, seed=3)
     seen = budget.forecast(Files(path, per_line=True), resolve_pattern("gpt2"))
     script = ("import sys, bytepair; bytepair.train(sys.argv[1], vocab_size=32768, per_line=True, "
               "workers=2, progress=False)")

@@ -3,6 +3,7 @@ spelling, sizes written 32k or 32Ki, tiktoken's pattern names, interrupted and r
 how to go on, and models without merges or with an impossible SuperBPE size said plainly."""
 
 import gzip
+import re
 import json
 import shlex
 import signal
@@ -280,3 +281,26 @@ def test_superbpe_size_error_reads_plainly(argv, words, corpus, tmp_path, capsys
     line = assert_bad_input(capsys, tmp_path, ["train", corpus, *argv, "-o", tmp_path / "m.json"],
                             *words)
     assert "bytes and learned tokens" not in line
+
+
+# -- a damaged file is told in its own fields ----------------------------------------------------
+
+@pytest.mark.parametrize("damage, said", [
+    (lambda data: data["merges"][0].__setitem__(1, ""), "merges[0] must join two non-empty str symbols"),
+    (lambda data: data.__setitem__("end_of_word", ""), "end_of_word must be a non-empty str"),
+])
+@pytest.mark.parametrize("command", ["inspect", "vocab"])
+def test_a_damaged_word_model_names_its_fields_not_options(damage, said, command, tmp_path):
+    """The real command line, as a user runs it: a file's fields are not options the user gave."""
+    path = tmp_path / "bad.json"
+    bytepair.learn_words({"low": 5, "lower": 2, "newest": 6}, 3, end_of_word="</w>").save(path)
+    data = json.loads(path.read_text())
+    del data["checksum"]
+    damage(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(bytepair.ModelFormatError, match=re.escape(said)):
+        bytepair.load(path)
+    done = subprocess.run([sys.executable, "-m", "bytepair", command, str(path)],
+                          capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"bytepair: error: {str(path)!r} is corrupt: {said}\n"

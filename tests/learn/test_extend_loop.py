@@ -6,9 +6,8 @@ from array import array
 from itertools import accumulate
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conftest import BACKENDS
 
 import extend_reference as reference
 from bytepair.learn.extend import TokenTable, extend_rules
@@ -62,7 +61,7 @@ def fast(documents, vocab, merges, added, ignore_merges, vocab_size, pattern, mi
     return [(m.left, m.right, m.token_id) for m in rules]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(bases(), documents, st.integers(0, 20), st.sampled_from([PATTERN, None]), st.integers(1, 3))
 def test_fast_equals_reference(backend, base, docs, more, pattern, min_frequency):
     vocab, merges, added, ignore_merges = base

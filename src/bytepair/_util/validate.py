@@ -1,8 +1,11 @@
-"""Argument checks shared by the public API: each error names the argument."""
+"""Argument checks shared by the public API: each error names the argument
+(:class:`bytepair._util.errors.ArgumentError`)."""
 
 from __future__ import annotations
 
 import operator
+
+from bytepair._util.errors import ArgumentError
 
 #: Byte mode IDs are below 2**31 (the pair engine keeps the top bit of a 32-bit slot for
 #: its markers): 256 byte tokens plus this many merges.
@@ -29,9 +32,9 @@ def check_int(value, name: str, *, minimum: int = 0, maximum: int | None = None)
     except TypeError:
         raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}") from None
     if number < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {number}")
+        raise ArgumentError(name, f"must be >= {minimum}, got {number}")
     if maximum is not None and number > maximum:
-        raise ValueError(f"{name} must be <= {maximum}, got {number}")
+        raise ArgumentError(name, f"must be <= {maximum}, got {number}")
     return number
 
 
@@ -41,7 +44,8 @@ def as_document(document, index: int, name: str = "documents") -> bytes:
         try:
             return document.encode("utf-8")
         except UnicodeEncodeError as exc:
-            raise ValueError(f"{name}[{index}] is not encodable as UTF-8: {exc.reason} at {exc.start}") from None
+            raise ArgumentError(name, f"is not encodable as UTF-8: {exc.reason} at {exc.start}",
+                                index=index) from None
     if isinstance(document, (bytes, bytearray, memoryview)):
         return bytes(document)
     raise TypeError(
@@ -54,7 +58,7 @@ def check_engine(engine: str | None) -> str:
     if engine is None:
         return "incremental"
     if engine not in ("naive", "incremental"):
-        raise ValueError(f"engine must be 'naive' or 'incremental', got {engine!r}")
+        raise ArgumentError("engine", f"must be 'naive' or 'incremental', got {engine!r}")
     return engine
 
 
@@ -71,7 +75,7 @@ def check_word_counts(word_counts) -> dict[str, int]:
         try:
             word.encode("utf-8")
         except UnicodeEncodeError:
-            raise ValueError(f"word_counts key {word!r} holds a lone surrogate, not text") from None
+            raise ArgumentError("word_counts", f"key {word!r} holds a lone surrogate, not text") from None
         checked[word] = check_int(count, f"word_counts[{word!r}]", minimum=1, maximum=MAX_COUNT)
     return checked
 
@@ -82,9 +86,9 @@ def check_end_of_word(end_of_word) -> str | None:
     if not isinstance(end_of_word, str):
         raise TypeError(f"end_of_word must be a str or None, got {type(end_of_word).__name__}")
     if not end_of_word:
-        raise ValueError("end_of_word must be a non-empty str")
+        raise ArgumentError("end_of_word", "must be a non-empty str")
     if not is_text(end_of_word):
-        raise ValueError(f"end_of_word must be text, got {end_of_word!r} (a lone surrogate)")
+        raise ArgumentError("end_of_word", f"must be text, got {end_of_word!r} (a lone surrogate)")
     return end_of_word
 
 
@@ -100,7 +104,7 @@ def merges_for_vocab_size(vocab_size, special_count: int, name: str = "vocab_siz
     if not floor <= vocab_size <= floor + MAX_BYTE_MERGES:
         limit = (f"at least {floor} (256 bytes + {plural(special_count, 'special token')})"
                  if vocab_size < floor else f"at most {floor + MAX_BYTE_MERGES}")
-        raise ValueError(f"{name} must be {limit}, got {vocab_size}")
+        raise ArgumentError(name, f"must be {limit}, got {vocab_size}")
     return vocab_size - floor
 
 
@@ -111,13 +115,14 @@ def check_special_tokens(special_tokens, name: str = "special_tokens") -> list[s
     tokens = list(special_tokens)
     for index, token in enumerate(tokens):
         if not isinstance(token, str) or not token:
-            raise ValueError(f"{name}[{index}] must be a non-empty str, got {token!r}")
+            raise ArgumentError(name, f"must be a non-empty str, got {token!r}", index=index)
         if not is_text(token):
-            raise ValueError(f"{name}[{index}] must be text, got {token!r} (a lone surrogate)")
+            raise ArgumentError(name, f"must be text, got {token!r} (a lone surrogate)",
+                                index=index)
     if len(set(tokens)) != len(tokens):
         seen: set[str] = set()
         repeated = next(t for t in tokens if t in seen or seen.add(t))
-        raise ValueError(f"{name} must not repeat a token, got {repeated!r} twice")
+        raise ArgumentError(name, f"must not repeat a token, got {repeated!r} twice")
     return tokens
 
 
@@ -143,8 +148,8 @@ def parse_memory(value, name: str = "max_memory") -> int:
         except ValueError:
             number = None
         if number is None or not 1 <= number * _MEMORY_UNITS[unit] < float("inf"):
-            raise ValueError(f"{name}: {value!r} is not a memory size (for example 4GiB, "
-                             "512MiB, 2GB, or a number of bytes)")
+            raise ArgumentError(name, f": {value!r} is not a memory size (for example 4GiB, "
+                                      "512MiB, 2GB, or a number of bytes)")
         return int(number * _MEMORY_UNITS[unit])
     return check_int(value, name, minimum=1)
 

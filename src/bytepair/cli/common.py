@@ -1,8 +1,9 @@
 """What every command shares: the parser class, argument types, the library's names for
 options, and reading and writing the terminal's bytes.
 
-A command only parses and prints: every rule about the input is the library's, and its
-messages are reworded here with the option names (``vocab_size`` -> ``--vocab-size``).
+A command only parses and prints: every rule about the input is the library's. The library's
+errors name the argument they are about (:class:`bytepair._util.errors.ArgumentError`), and
+:func:`one_line` says them with this command line's options (``vocab_size`` -> ``--vocab-size``).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import re
 import shlex
 import sys
 
+from bytepair._util.errors import Advice, InputError, parts_of, python_name
 from bytepair._util.validate import parse_memory, plural
 from bytepair.counts.cluster import connect
 from bytepair.formats.imports import TIKTOKEN_NAMES, read_special_tokens
@@ -34,39 +36,43 @@ OPTION_NAMES = {
     "jsonl_field": "--jsonl-field", "init": "--init", "allowed_special": "--allow-special",
     "threads": "--threads", "text_column": "--text-column", "end_of_word": "--end-of-word",
     "superbpe": "--superbpe", "superbpe_pretokenize": "--superbpe-pretokenize",
-    "max_words": "--max-words", "max_memory": "--max-memory",
+    "max_words": "--max-words", "max_memory": "--max-memory", "pattern": "--pattern",
+    "checkpoint": "--checkpoint", "like": "--like",
     # evaluate's
     "samples": "--sample", "sizes": "--sizes", "reference": "--reference", "plot": "--plot",
 }
-_PYTHON_NAME = re.compile(r"(?<![\w-])(" + "|".join(OPTION_NAMES)
-                          + r")(?:\[(\d+)\])?(?=:| must| =| names| was )")
-#: Python in library messages, as this command line says it.
-_PYTHON_PHRASES = (
-    ("pretokenize=None", "--pretokenize none"),
-    ("pass allowed_special", "pass --allow-special"),
-    ("disallowed_special=()", "--ordinary"),
-    ("pass trust_pattern=True", "pass --trust-pattern"),
-    ("a custom regex is a regex.compile(...) pattern or a str with regex characters",
-     "a custom regex is any value with a regex character, such as '\\w+|\\W+'"),
-    ("read it with bytepair.PieceCounts.load, or train a model from it (bytepair.train(table, ...))",
-     "train a model from it with 'bytepair train --counts'"),
-)
+#: The library's advice (:class:`bytepair._util.errors.Advice`, by key), as this command line
+#: says it; an argument's advice is its option.
+ADVICE = {
+    "pretokenize=None": "--pretokenize none",
+    "disallowed_special=()": "--ordinary",
+    "trust_pattern=True": "--trust-pattern",
+    "ties='tokenizers'": "--ties tokenizers",
+    "custom regex": "a custom regex is any value with a regex character, such as '\\w+|\\W+'",
+    "count table": "train a model from it with 'bytepair train --counts'",
+}
 
 
-def in_option_names(message: str) -> str:
-    """A library message with its argument names written as this command line's options.
+def option_name(argument: str, index: int | None) -> str:
+    """The option that sets the library's ``argument`` (its item ``index`` counted from 1), or
+    the argument's own name when no option sets it.
 
-    >>> in_option_names("special_tokens[1] must be a non-empty str, got ''")
-    "--special #2 must be a non-empty str, got ''"
+    >>> option_name("special_tokens", 1), option_name("vocab_size", None), option_name("dev", None)
+    ('--special #2', '--vocab-size', 'dev')
     """
-    def option(match) -> str:
-        name = OPTION_NAMES[match.group(1)]
-        return name if match.group(2) is None else f"{name} #{int(match.group(2)) + 1}"
+    option = OPTION_NAMES.get(argument)
+    if option is None:
+        return python_name(argument, index)
+    return option if index is None else f"{option} #{index + 1}"
 
-    message = _PYTHON_NAME.sub(option, message)
-    for python, here in _PYTHON_PHRASES:
-        message = message.replace(python, here)
-    return message
+
+def advice_here(advice: Advice) -> str:
+    """The library's advice as this command line says it.
+
+    >>> advice_here(Advice("trust_pattern=True")), advice_here(Advice("allowed_special"))
+    ('--trust-pattern', '--allow-special')
+    """
+    return ADVICE.get(advice.key) or OPTION_NAMES.get(advice.key) or str(advice)
 
 
 class CommandLineError(Exception):
@@ -222,7 +228,15 @@ def resume_hint(args, argv: list[str]) -> str:
 
 
 def one_line(exc: BaseException) -> str:
-    if isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
+    """``exc`` in one line: the library's errors with this command line's options and advice.
+
+    >>> from bytepair._util.errors import ArgumentError
+    >>> one_line(ArgumentError("special_tokens", "must be a non-empty str", index=0))
+    '--special #1 must be a non-empty str'
+    """
+    if isinstance(exc, InputError):
+        text = exc.spelled(option_name, advice_here)
+    elif isinstance(exc, OSError) and exc.strerror and exc.filename is not None:
         text = f"{exc.strerror}: {os.fspath(exc.filename)!r}"
         if exc.filename2 is not None:
             text += f" -> {os.fspath(exc.filename2)!r}"
@@ -251,13 +265,8 @@ def load_model(path: str, trust_pattern: bool, name: str = "MODEL", pattern: str
     argument ``name``."""
     special_tokens = special_tokens_option(special)
     with naming(name):
-        try:
-            return load(path, trust_pattern=trust_pattern, pattern=pattern,
-                        special_tokens=special_tokens)
-        except ValueError as exc:
-            if str(exc).startswith("pattern:"):  # the library's argument is this option
-                raise ValueError(f"--{exc}") from None
-            raise
+        return load(path, trust_pattern=trust_pattern, pattern=pattern,
+                    special_tokens=special_tokens)
 
 
 def special_tokens_option(special: list[str] | None):
@@ -388,7 +397,7 @@ def skip_hint(args):
         message = str(exc)
         if hasattr(args, "skip_unreadable") and not args.skip_unreadable and (
                 "invalid UTF-8" in message or "not a readable gzip file" in message):
-            raise ValueError(f"{message}; --skip-unreadable leaves out such files") from None
+            raise InputError(*parts_of(exc), "; --skip-unreadable leaves out such files") from None
         raise
 
 

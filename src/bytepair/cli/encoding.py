@@ -11,6 +11,7 @@ from typing import Sequence
 
 from tqdm import tqdm
 
+from bytepair._util.errors import ArgumentError
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, argument_bytes, as_tokenizer,
@@ -60,8 +61,8 @@ def run_encode(args) -> None:
         else:
             try:
                 ids = tokenizer.encode(text)
-            except ValueError as exc:
-                raise ValueError(str(exc).replace("text contains", f"{where} contains", 1)) from None
+            except ArgumentError as exc:  # the text is this command's TEXT or FILE
+                raise ArgumentError(where, *exc.parts) from None
     print(" ".join(map(str, ids)))
 
 

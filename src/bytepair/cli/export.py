@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 import sys
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
 from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
-from bytepair.formats.imports import ImportRefused
 from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
 
 #: The library's argument names in to_transformers' messages, as this command's options.
@@ -36,10 +34,7 @@ def run_export(args) -> None:
     existed = output.exists()
     try:
         if args.to == "tokenizers":
-            try:
-                to_tokenizers_json(tokenizer, output, like=args.like)
-            except ImportRefused as exc:  # the library's argument, as this command's option
-                raise ImportRefused(re.sub(r"^like\b", "--like", str(exc))) from None
+            to_tokenizers_json(tokenizer, output, like=args.like)
             what = "a Hugging Face tokenizer.json"
             if args.like is not None:
                 what += f" spelled like {args.like!r}"

@@ -27,7 +27,7 @@ import threading
 from bytepair import __version__
 from bytepair.cli import (encoding, evaluation, exercise, export, extending, inspection, teaching,
                           training, words, workbench)
-from bytepair.cli.common import CommandLineError, Parser, in_option_names, one_line, resume_hint
+from bytepair.cli.common import CommandLineError, Parser, one_line, resume_hint
 
 #: The command groups, in the order ``--help`` lists their commands.
 COMMAND_GROUPS = (training, extending, words, export, encoding, inspection, evaluation, teaching,
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
             pass
         return 1
     except (OSError, ValueError, TypeError, ImportError) as exc:
-        print(f"bytepair: error: {in_option_names(one_line(exc))}", file=sys.stderr)
+        print(f"bytepair: error: {one_line(exc)}", file=sys.stderr)
         return 2
     finally:
         if in_main_thread:

@@ -10,7 +10,8 @@ import time
 
 
 from bytepair._util.atomic import check_target
-from bytepair._util.validate import check_special_tokens, merges_for_vocab_size, plural
+from bytepair._util.errors import InputError, parts_of
+from bytepair._util.validate import plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
                                  integer, load_tokenizer, memory_size, naming, pattern_name,
                                  pattern_option, size, skip_hint, vocab_sizes)
@@ -20,7 +21,7 @@ from bytepair.counts.piece_counts import PieceCounts
 from bytepair.model.models import BYTE_TOKENS
 from bytepair.training import count as count_corpus
 from bytepair.training import train
-from bytepair.training.spec import superbpe_options
+from bytepair.training.spec import TrainSpec, superbpe_options
 
 #: The placeholder of -o that a list of vocabulary sizes fills in.
 SIZE_FIELD = "{vocab_size}"
@@ -66,19 +67,16 @@ def run_train(args) -> None:
         for option in ("superbpe_pretokenize", "max_words"):
             if getattr(args, option) is not None:
                 raise ValueError(f"--{option.replace('_', '-')}: has no effect without --superbpe")
-    if args.ties == "tokenizers" and superbpe is not None:
-        raise ValueError("--ties tokenizers: reproduces Hugging Face's BpeTrainer, which has no "
-                         "SuperBPE stage (--superbpe" + (" of --init" if args.superbpe is None else "")
-                         + ")")
     tables = _load_counts(args, superbpe is not None) if args.counts else None
     if args.special is not None:
         special = args.special
     else:
         special = list(init.special_tokens) if init is not None else []
-    special = check_special_tokens(special)
     if args.vocab_size is not None:
-        # Every size is checked before training; one run to the largest serves all.
-        requested = {size: merges_for_vocab_size(size, len(special)) for size in outputs}
+        # Every size is checked (by the library's spec) before training; one run to the
+        # largest serves all.
+        requested = {size: TrainSpec(vocab_size=size, special_tokens=special).merges
+                     for size in outputs}
         if init is not None and min(requested.values()) < len(init.merges):
             raise ValueError(f"--init: the model already has {len(init.merges):,} merges, more "
                              f"than the {min(requested.values()):,} that --vocab-size asks for")
@@ -169,9 +167,6 @@ def _run_parity(args, outputs: dict) -> None:
         raise ValueError(f"{given}: a parity option; give --parity base or window with it")
     if not args.language:
         raise ValueError("--parity: give each language's corpus with --language LANG=CORPUS")
-    for option in ("init", "superbpe", "max_memory", "checkpoint"):
-        if getattr(args, option, None) is not None:
-            raise ValueError(f"--{option.replace('_', '-')}: not available with --parity")
     reading = dict(per_line=args.per_line, jsonl_field=args.jsonl_field,
                    text_column=args.text_column, skip_unreadable=args.skip_unreadable)
     corpus = {language: files_named(f"--language {language}", path, **reading)
@@ -190,14 +185,15 @@ def _run_parity(args, outputs: dict) -> None:
                                  f"got {text!r}") from None
     numbers = {name: getattr(args, name) for name in _PARITY_NUMBERS
                if getattr(args, name) is not None}
-    special = check_special_tokens(args.special or [])
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     start = time.perf_counter()
+    # What parity does not take (init, superbpe, ...) is passed on for the library to refuse.
     trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
-                    merges=args.merges, special_tokens=special, min_frequency=args.min_frequency,
-                    workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                    parity=args.parity, dev=dev, ratio=ratio, ties=args.ties, **pattern,
-                    **numbers)
+                    merges=args.merges, special_tokens=args.special or [],
+                    min_frequency=args.min_frequency, workers=args.workers,
+                    progress=not args.quiet and sys.stderr.isatty(), parity=args.parity, dev=dev,
+                    ratio=ratio, ties=args.ties, init=args.init, superbpe=args.superbpe,
+                    max_memory=args.max_memory, checkpoint=args.checkpoint, **pattern, **numbers)
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
         tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
@@ -245,10 +241,10 @@ def _named(argument: str):
     try:
         yield
     except ValueError as exc:
-        message = str(exc)
-        if not message.startswith("corpus: "):
+        first, *rest = parts_of(exc)
+        if not (isinstance(first, str) and first.startswith("corpus: ")):
             raise
-        raise ValueError(f"{argument}: {message.removeprefix('corpus: ')}") from None
+        raise InputError(f"{argument}: {first.removeprefix('corpus: ')}", *rest) from None
 
 
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:

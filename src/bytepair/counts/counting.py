@@ -33,6 +33,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, NamedTuple
 
+from bytepair._util.errors import Advice, InputError
 from bytepair.read import blocks
 from bytepair.read.corpus import Files, RemoteFile, file_of, read_file, reads_in_blocks
 from bytepair.split import fastsplit
@@ -116,9 +117,9 @@ def count_block(table, path: Path, offset: int, data: bytes, name: str | None,
     try:
         table.count(data, name, per_line=per_line)
     except fastsplit.InvalidUTF8 as exc:
-        raise ValueError(
-            f"{path}: invalid UTF-8 at byte offset {offset + exc.offset}"
-            " (only byte mode, pretokenize=None, accepts any bytes)"
+        raise InputError(
+            f"{path}: invalid UTF-8 at byte offset {offset + exc.offset} (only byte mode, ",
+            Advice("pretokenize=None"), ", accepts any bytes)"
         ) from None
 
 

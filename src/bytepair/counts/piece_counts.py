@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from itertools import accumulate
 from typing import Iterator
 
+from bytepair._util.errors import InputError
 from bytepair._util.validate import MAX_COUNT
 from bytepair._util.atomic import write_atomically
 from bytepair.split.pretokenize import PATTERNS, UntrustedPattern, resolve_pattern, stored_pattern
@@ -33,7 +34,7 @@ MAX_PIECE = 2**32 - 1
 _LITTLE = sys.byteorder == "little"
 
 
-class CountsFormatError(ValueError):
+class CountsFormatError(InputError):
     """A file that is not a piece-count table this version can read."""
 
 
@@ -456,11 +457,10 @@ def _read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
                                 f"{header['piece_bytes']} declare a table larger than memory can hold")
     if "pattern" not in header:
         raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
-    try:
-        # A table's pattern is always a regex source: a bare word is that literal regex.
+    try:  # a table's pattern is always a regex source: a bare word is that literal regex
         stored_pattern(header["pattern"], trusted=trust_pattern, bare_words=True)
-    except UntrustedPattern as exc:
-        raise CountsFormatError(f"{name} {exc}") from None  # not corrupt: a table to trust
+    except UntrustedPattern as exc:  # not corrupt: a table to trust
+        raise CountsFormatError(f"{name} ", *exc.parts) from None
     except ValueError as exc:
         raise CountsFormatError(f"{name} is corrupt: {exc}") from None
     return header

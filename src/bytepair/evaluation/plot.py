@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 
+from bytepair._util.errors import ArgumentError, MissingPackage
 from bytepair._util.atomic import write_atomically
 
 #: Formats matplotlib writes without extra packages, by file suffix.
@@ -26,8 +27,8 @@ def check_plot_path(path: str | os.PathLike) -> str:
     name = os.path.basename(os.fspath(path))
     suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     if suffix not in FORMATS:
-        raise ValueError(f"plot: {os.fspath(path)!r} must end in one of "
-                         f"{', '.join('.' + f for f in FORMATS)}")
+        raise ArgumentError("plot", f": {os.fspath(path)!r} must end in one of "
+                                    f"{', '.join('.' + f for f in FORMATS)}")
     _matplotlib()
     return suffix
 
@@ -37,7 +38,7 @@ def _matplotlib():
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError:
-        raise ImportError("plot: needs matplotlib: pip install 'bytepair[plot]'") from None
+        raise MissingPackage("plot", ": needs matplotlib: pip install 'bytepair[plot]'") from None
     return Figure, FigureCanvasAgg
 
 
@@ -72,7 +73,7 @@ def curves_figure(table):
     samples. ValueError for a table without samples.
     """
     if not table.rows:
-        raise ValueError("plot: the evaluation has no samples to draw")
+        raise ArgumentError("plot", ": the evaluation has no samples to draw")
     Figure, FigureCanvasAgg = _matplotlib()
     from matplotlib.lines import Line2D
     from matplotlib.ticker import FixedLocator, FuncFormatter

@@ -15,6 +15,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
+from bytepair._util.errors import ArgumentError
 from bytepair._util.validate import check_int
 from bytepair.evaluation import checks as rule_checks
 from bytepair.evaluation import metrics
@@ -147,12 +148,12 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
     plans = {name: _sizes(tok, name, sizes, step) for name, tok in named.items()}
     labels = [s.name for s in sample_list if s.labelled]
     if reference is not None and reference not in labels:
-        raise ValueError(f"reference: {reference!r} is not the label of a sample "
-                         f"(labels: {', '.join(labels) or 'none'})")
+        raise ArgumentError("reference", f": {reference!r} is not the label of a sample "
+                                         f"(labels: {', '.join(labels) or 'none'})")
     names = [s.name for s in sample_list]
     for name in set(names):
         if names.count(name) > 1:
-            raise ValueError(f"samples: {name!r} is given twice")
+            raise ArgumentError("samples", f": {name!r} is given twice")
 
     table = Evaluation(tokenizers=named)
     table.renyi = {"power": power, "vocabulary": "full" if full_vocabulary else "observed"}
@@ -227,8 +228,8 @@ def _sizes(tok: Tokenizer, name: str, sizes, step) -> list[int]:
     for size in sizes or ():
         size = check_int(size, "sizes", minimum=-2**63)
         if not least <= size <= tok.vocab_size:
-            raise ValueError(f"sizes: {size} is not a vocabulary size of {name!r} "
-                             f"({least}..{tok.vocab_size})")
+            raise ArgumentError("sizes", f": {size} is not a vocabulary size of {name!r} "
+                                         f"({least}..{tok.vocab_size})")
         chosen.add(size)
     if step is not None:
         chosen.update(range(max(step, -(-least // step) * step), tok.vocab_size, step))

@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from bytepair._util.errors import ArgumentError
 from bytepair.read.corpus import Files, files_named
 
 #: Characters handed to the encoder at a time (its threads split them).
@@ -47,7 +48,7 @@ def samples_of(samples, per_line: bool = False) -> list[Sample]:
         samples = [samples]
     if isinstance(samples, dict):
         if not samples:
-            raise ValueError("samples: no samples given")
+            raise ArgumentError("samples", ": no samples given")
         out = []
         for label, source in samples.items():
             if not isinstance(label, str) or not label:
@@ -60,7 +61,7 @@ def samples_of(samples, per_line: bool = False) -> list[Sample]:
         raise TypeError("samples must be a mapping {label: path or texts}, or a list of paths, "
                         f"got {type(samples).__name__}") from None
     if not items:
-        raise ValueError("samples: no samples given")
+        raise ArgumentError("samples", ": no samples given")
     out = []
     for index, item in enumerate(items):
         if isinstance(item, Sample):

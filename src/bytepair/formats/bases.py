@@ -5,7 +5,7 @@ tokenizer directory, a tiktoken ranks file (with its pattern and special tokens)
 model, as a :class:`Base`: each model token's bytes by ID, the merges as pairs of IDs in rank
 order, the added tokens, and the pipeline as bytepair runs it (an NFC normalizer or none, a
 pattern). Whatever bytepair cannot run byte for byte as the source does is refused in one
-line naming it (:class:`~bytepair.formats.imports.ImportRefused`): extending approximately
+line naming it (:class:`~bytepair.formats.common.ImportRefused`): extending approximately
 would give the model IDs for text its tokenizer never makes.
 
 :meth:`Base.encode_spans` gives the base's own encoding of many pieces at once: merge by merge
@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bytepair.formats import foreign
-from bytepair.formats.export import bytes_to_unicode
-from bytepair.formats.imports import (ImportRefused, _check_model, _pattern, _steps,
-                                      looks_like_tiktoken)
+from bytepair.formats.common import ImportRefused, bytes_to_unicode, read_pattern, steps_of
+from bytepair.formats.imports import check_model, looks_like_tiktoken
 from bytepair.model.codec import new_encoder
 from bytepair.model.models import BYTE_TOKENS
 from bytepair.model.spans import encode_spans
@@ -317,7 +316,7 @@ def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> 
     """A parsed ``tokenizer.json`` as a base: byte-level BPE, an NFC normalizer or none, and a
     pre-tokenizer bytepair splits with byte for byte; else ImportRefused naming what it has."""
     model = document["model"]
-    _check_model(model)
+    check_model(model)
     normalizer = _normalizer(document.get("normalizer"))
     pattern, *then = _patterns(document.get("pre_tokenizer"), trust_pattern)
     vocab = model.get("vocab")
@@ -364,12 +363,12 @@ def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> 
 def _patterns(pre_tokenizer, trust_pattern: bool) -> list[str | None]:
     """The pre-tokenizer's regexes in turn: one (ByteLevel alone, or a Split then ByteLevel),
     or several for a Sequence of Isolated Splits before a ByteLevel without a regex, each
-    checked as bytepair checks one (:func:`bytepair.formats.imports._pattern`)."""
-    steps = _steps(pre_tokenizer, "pretokenizers")
+    checked as bytepair checks one (:func:`bytepair.formats.common.read_pattern`)."""
+    steps = steps_of(pre_tokenizer, "pretokenizers")
     if len(steps) < 3 or any(step.get("type") != "Split" for step in steps[:-1]):
-        return [_pattern(pre_tokenizer, trust_pattern)]
+        return [read_pattern(pre_tokenizer, trust_pattern)]
     byte_level = steps[-1]
-    return [_pattern({"type": "Sequence", "pretokenizers": [split, byte_level]}, trust_pattern)
+    return [read_pattern({"type": "Sequence", "pretokenizers": [split, byte_level]}, trust_pattern)
             for split in steps[:-1]]
 
 

@@ -27,6 +27,9 @@ import os
 from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import write_atomically
+from bytepair.formats.common import as_tokenizer, bytes_to_unicode
+from bytepair.formats.from_tokenizers import (bpe_trainer_pipeline, like_pipeline,
+                                              numbered_as_bpe_trainer)
 from bytepair.split import dialects
 from bytepair.split.dialects import hf_pattern
 from bytepair.split.patterns import TIKTOKEN_NAMES
@@ -40,27 +43,6 @@ if TYPE_CHECKING:  # for annotations only: importing regex or tokenizers at star
     import regex
     import tokenizers
 
-def bytes_to_unicode() -> dict[int, str]:
-    """GPT-2's map from each byte to a printable character (``tokenizer.json`` vocabularies use it).
-
-    Printable Latin-1 bytes stand for themselves; the others (space, control
-    bytes, ...) take the characters from U+0100 on, in byte order.
-
-    >>> table = bytes_to_unicode()
-    >>> table[ord("a")], table[ord(" ")], table[ord("\\n")], len(set(table.values()))
-    ('a', 'Ġ', 'Ċ', 256)
-    """
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1),
-                 *range(ord("®"), ord("ÿ") + 1)]
-    table = {b: chr(b) for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in table:
-            table[b] = chr(256 + extra)
-            extra += 1
-    return table
-
-
 _BYTE_CHARS = bytes_to_unicode()
 
 
@@ -71,15 +53,6 @@ def token_string(data: bytes) -> str:
     ('Ġthe', 'Ã©')
     """
     return "".join(_BYTE_CHARS[b] for b in data)
-
-
-def as_tokenizer(tokenizer: Tokenizer | ByteModel) -> Tokenizer:
-    """``tokenizer`` itself, or a bare ByteModel wrapped as a Tokenizer with no special tokens."""
-    if isinstance(tokenizer, Tokenizer):
-        return tokenizer
-    if isinstance(tokenizer, ByteModel):
-        return Tokenizer(tokenizer)
-    raise TypeError(f"tokenizer must be a bytepair Tokenizer or ByteModel, got {type(tokenizer).__name__}")
 
 
 def _parts(tokenizer: Tokenizer | ByteModel) -> tuple[ByteModel, dict[str, int]]:
@@ -369,10 +342,6 @@ def _bytepair_pipeline(pattern: str | None) -> dict:
 def _tokenizers_document(tokenizer, like) -> tuple[dict, bool]:
     """The document, and whether it is spelled as ``tokenizers`` spells it (then written as
     ``Tokenizer.save`` writes it: no newline at the end)."""
-    # At first use: from_tokenizers imports this module.
-    from bytepair.formats.from_tokenizers import (bpe_trainer_pipeline, like_pipeline,
-                                                  numbered_as_bpe_trainer)
-
     model, specials = _parts(tokenizer)
     if like is not None:
         pipeline, hf_spelling = like_pipeline(like, model.pattern), True

@@ -20,9 +20,10 @@ from __future__ import annotations
 import json
 import os
 
-from bytepair.formats.export import as_tokenizer, bytes_to_unicode
-from bytepair.formats.imports import (ImportRefused, _check_decoder, _check_normalizer,
-                                      _check_post_processor, _pattern)
+from bytepair._util.errors import parts_of
+from bytepair.formats.common import (ImportRefused, LikeRefused, as_tokenizer, bytes_to_unicode,
+                                     check_decoder, check_normalizer, check_post_processor,
+                                     read_pattern)
 from bytepair.learn.ties import tokenizers_ids
 from bytepair.split.dialects import hf_pattern
 from bytepair.split.pretokenize import PATTERNS
@@ -57,11 +58,11 @@ def train_options(tokenizer, trainer, *, trust_pattern: bool = False) -> dict:
     >>> train_options(tok, trainers.BpeTrainer(vocab_size=1000))
     Traceback (most recent call last):
     ...
-    bytepair.formats.imports.ImportRefused: BpeTrainer initial_alphabet holds 0 of the 256 byte-level characters; BpeTrainer then numbers only the characters it sees, and bytepair always has all 256 bytes (give initial_alphabet=ByteLevel.alphabet())
+    bytepair.formats.common.ImportRefused: BpeTrainer initial_alphabet holds 0 of the 256 byte-level characters; BpeTrainer then numbers only the characters it sees, and bytepair always has all 256 bytes (give initial_alphabet=ByteLevel.alphabet())
     """
     _check_trainer(trainer)
     data = json.loads(tokenizer.to_str())
-    _check_normalizer(data.get("normalizer"))
+    check_normalizer(data.get("normalizer"))
     model = data.get("model") or {}
     if model.get("type") != "BPE" or model.get("vocab") or model.get("merges"):
         raise ImportRefused("the tokenizer's model must be a fresh models.BPE() (no vocabulary, "
@@ -71,7 +72,7 @@ def train_options(tokenizer, trainer, *, trust_pattern: bool = False) -> dict:
         raise ImportRefused(f"the tokenizer already has {len(data['added_tokens'])} added "
                             f"token(s), which training cuts out of the text; give them to "
                             f"BpeTrainer(special_tokens=...) instead")
-    pattern = _pattern(data.get("pre_tokenizer"), trust_pattern)
+    pattern = read_pattern(data.get("pre_tokenizer"), trust_pattern)
     specials = [token.content for token in trainer.special_tokens]
     return dict(vocab_size=trainer.vocab_size, pretokenize=pattern, special_tokens=specials,
                 min_frequency=max(1, trainer.min_frequency), ties="tokenizers")
@@ -116,29 +117,29 @@ def like_pipeline(like, pattern: str | None) -> dict:
     >>> like_pipeline(hf, None)
     Traceback (most recent call last):
     ...
-    bytepair.formats.imports.ImportRefused: like: the pre_tokenizer splits with GPT-2's pattern (ByteLevel's regex), the model with none (its pieces are whole documents): the file would encode otherwise
+    bytepair.formats.common.LikeRefused: like: the pre_tokenizer splits with GPT-2's pattern (ByteLevel's regex), the model with none (its pieces are whole documents): the file would encode otherwise
     """
     data = _read_like(like)
     try:
         missing = [key for key in (*PIPELINE_KEYS, "model") if key not in data]
         if missing:
             raise ImportRefused(f"the tokenizer.json has no {missing[0]!r}")
-        _check_normalizer(data["normalizer"])
+        check_normalizer(data["normalizer"])
         for setting in ("truncation", "padding"):
             if data[setting] is not None:
                 raise ImportRefused(f"{setting} is set: it changes the IDs that encoding returns")
-        _check_post_processor(data["post_processor"])
-        _check_decoder(data["decoder"])
+        check_post_processor(data["post_processor"])
+        check_decoder(data["decoder"])
         model = data["model"]
         if not isinstance(model, dict) or model.get("type") != "BPE":
             kind = model.get("type") if isinstance(model, dict) else model
             raise ImportRefused(f"the model is {kind!r}, not BPE")
         _check_bpe_settings(model)
-        read = _pattern(data["pre_tokenizer"], trust_pattern=True)
+        read = read_pattern(data["pre_tokenizer"], trust_pattern=True)
     except ImportRefused as exc:
-        raise ImportRefused(f"like: {exc}") from None
+        raise LikeRefused(": ", *parts_of(exc)) from None
     if read != pattern:
-        raise ImportRefused(f"like: the pre_tokenizer splits with {_describe(read)}, the model "
+        raise LikeRefused(f": the pre_tokenizer splits with {_describe(read)}, the model "
                             f"with {_describe(pattern)}: the file would encode otherwise")
     return {key: data[key] for key in PIPELINE_KEYS}
 
@@ -152,18 +153,18 @@ def _read_like(like) -> dict:
             with open(like, encoding="utf-8") as file:
                 data = json.load(file)
         except OSError as exc:
-            raise ImportRefused(f"like: cannot read {os.fspath(like)!r}: "
+            raise LikeRefused(f": cannot read {os.fspath(like)!r}: "
                                 f"{exc.strerror or exc}") from None
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ImportRefused(f"like: {os.fspath(like)!r} is not a tokenizer.json (not JSON: "
+            raise LikeRefused(f": {os.fspath(like)!r} is not a tokenizer.json (not JSON: "
                                 f"{exc})") from None
     elif callable(getattr(like, "to_str", None)):
         data = json.loads(like.to_str())
     else:
-        raise ImportRefused(f"like must be a tokenizers.Tokenizer, the path of its tokenizer.json "
+        raise LikeRefused(f"must be a tokenizers.Tokenizer, the path of its tokenizer.json "
                             f"or that file parsed, got {type(like).__name__}")
     if not isinstance(data, dict):
-        raise ImportRefused(f"like: the tokenizer.json is a JSON {type(data).__name__}, "
+        raise LikeRefused(f": the tokenizer.json is a JSON {type(data).__name__}, "
                             f"not an object")
     return data
 

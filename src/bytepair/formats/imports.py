@@ -20,26 +20,18 @@ import os
 import re
 
 from bytepair._util.validate import check_special_tokens
-from bytepair.formats.export import bytes_to_unicode
+from bytepair.formats.common import (ImportRefused, bytes_to_unicode, check_decoder,
+                                     check_normalizer, check_post_processor, read_pattern, short)
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.split.dialects import HF_PATTERNS, regex_constructs
 from bytepair.split.patterns import TIKTOKEN_NAMES
-from bytepair.split.pretokenize import PATTERNS, check_custom_pattern, resolve_pattern
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 
 #: One line of a tiktoken ranks file: a base64 token, a space, its rank.
 TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")
-#: The regex of Hugging Face's ``ByteLevel`` pre-tokenizer (``use_regex``): GPT-2's.
-BYTE_LEVEL_PATTERN = PATTERNS["gpt2"]
-#: Oniguruma regex (as ``tokenizer.json`` holds it) -> bytepair's source, for the named patterns.
-_FROM_HF = {hf: source for source, hf in HF_PATTERNS.items()}
 _CHAR_BYTE = {char: byte for byte, char in bytes_to_unicode().items()}
 _BYTE_CHAR = bytes_to_unicode()
-
-
-class ImportRefused(ValueError):
-    """A file whose tokenizer bytepair cannot reproduce exactly; the message names the feature."""
 
 
 def looks_like_tiktoken(text: str) -> bool:
@@ -73,14 +65,14 @@ def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenize
     exponential time). O(vocabulary + merges).
     """
     model = data["model"]
-    _check_model(model)
-    _check_normalizer(data.get("normalizer"))
+    check_model(model)
+    check_normalizer(data.get("normalizer"))
     for setting in ("truncation", "padding"):
         if data.get(setting) is not None:
             raise ImportRefused(f"{setting} is set: it changes the IDs that encoding returns")
-    _check_post_processor(data.get("post_processor"))
-    _check_decoder(data.get("decoder"))
-    pattern = _pattern(data.get("pre_tokenizer"), trust_pattern)
+    check_post_processor(data.get("post_processor"))
+    check_decoder(data.get("decoder"))
+    pattern = read_pattern(data.get("pre_tokenizer"), trust_pattern)
 
     vocab = model.get("vocab")
     if not isinstance(vocab, dict) or not all(isinstance(i, int) and not isinstance(i, bool)
@@ -144,7 +136,7 @@ def from_tokenizers_json(data: dict, *, trust_pattern: bool = False) -> Tokenize
     return Tokenizer(byte_model, [content for content, _ in specials], ids=outer)
 
 
-def _check_model(model: dict) -> None:
+def check_model(model: dict) -> None:
     """Refuse a model that is not plain byte-level BPE (one line naming what it has)."""
     kind = model.get("type", "BPE" if "merges" in model else None)
     if kind != "BPE":
@@ -161,100 +153,6 @@ def _check_model(model: dict) -> None:
                             "non-byte-level vocabulary; bytepair reads byte-level BPE only")
 
 
-def _check_normalizer(normalizer) -> None:
-    if normalizer is None:
-        return
-    if normalizer.get("type") == "Sequence" and not normalizer.get("normalizers"):
-        return
-    raise ImportRefused(f"the normalizer ({normalizer.get('type')}) changes the text before it "
-                        f"is split; bytepair has no normalizers")
-
-
-def _steps(component, key: str) -> list:
-    """The parts of a component, a Sequence's parts in order."""
-    if component is None:
-        return []
-    if not isinstance(component, dict):
-        raise ImportRefused(f"{key} must be an object or null")
-    if component.get("type") == "Sequence":
-        parts = component.get(key, component.get("processors", component.get("decoders", [])))
-        return [step for part in parts for step in _steps(part, key)]
-    return [component]
-
-
-def _check_post_processor(post_processor) -> None:
-    for step in _steps(post_processor, "processors"):
-        kind = step.get("type")
-        if kind == "ByteLevel":
-            continue  # it moves offsets only
-        if (kind == "TemplateProcessing" and not step.get("special_tokens")
-                and step.get("single") == [{"Sequence": {"id": "A", "type_id": 0}}]):
-            continue
-        raise ImportRefused(f"the post_processor ({kind}) adds tokens around the encoded text; "
-                            f"bytepair adds none")
-
-
-def _check_decoder(decoder) -> None:
-    for step in _steps(decoder, "decoders"):
-        if step.get("type") != "ByteLevel":
-            raise ImportRefused(f"the decoder ({step.get('type')}) is not ByteLevel, so decoding "
-                                f"would not give the bytes back as bytepair does")
-
-
-def _pattern(pre_tokenizer, trust_pattern: bool) -> str | None:
-    """bytepair's pattern for the pre-tokenizer: ByteLevel alone, or a Split then ByteLevel."""
-    steps = _steps(pre_tokenizer, "pretokenizers")
-    if not steps or steps[-1].get("type") != "ByteLevel":
-        raise ImportRefused("the pre_tokenizer does not end with ByteLevel, so the model is not "
-                            "byte-level BPE")
-    *before, byte_level = steps
-    if byte_level.get("add_prefix_space"):
-        raise ImportRefused("ByteLevel add_prefix_space: it adds a space that is not in the text")
-    use_regex = byte_level.get("use_regex", True)
-    if not before:
-        return BYTE_LEVEL_PATTERN if use_regex else None
-    if len(before) > 1 or before[0].get("type") != "Split":
-        kinds = ", ".join(str(step.get("type")) for step in before)
-        raise ImportRefused(f"the pre_tokenizer has {kinds} before ByteLevel; bytepair reads "
-                            f"one Split there")
-    if use_regex:
-        raise ImportRefused("a Split followed by ByteLevel with use_regex: two splits, where "
-                            "bytepair has one")
-    split = before[0]
-    behavior = str(split.get("behavior", "")).lower()
-    if behavior != "isolated":
-        raise ImportRefused(f"Split behavior {split.get('behavior')!r}: bytepair keeps every "
-                            f"match and the text between matches as pieces (Isolated)")
-    if split.get("invert"):
-        raise ImportRefused("Split invert: bytepair splits on the matches themselves")
-    given = split.get("pattern")
-    if isinstance(given, dict) and isinstance(given.get("String"), str) and given["String"]:
-        import regex  # at first use: importing it at start-up is slow
-
-        return regex.escape(given["String"])
-    if not (isinstance(given, dict) and isinstance(given.get("Regex"), str)):
-        raise ImportRefused("the Split pattern must be {\"Regex\": ...} or {\"String\": ...}")
-    source = given["Regex"]
-    known = _FROM_HF.get(source)
-    if known is not None:
-        return known
-    differ = regex_constructs(source)
-    if differ:
-        raise ImportRefused(f"the Split pattern uses {', '.join(sorted(differ))}, which means "
-                            f"something else in Oniguruma (tokenizers) than in bytepair's regex")
-    if source in PATTERNS.values():  # a named pattern that Oniguruma reads as regex does
-        return source
-    if not trust_pattern:
-        raise ImportRefused(
-            f"the Split pattern {_short(source)} is not one of bytepair's named patterns; a regex "
-            f"from a file can take exponential time on some text, so it is used only with "
-            f"load(..., trust_pattern=True) (command line: --trust-pattern)")
-    try:
-        return check_custom_pattern(source, "the Split pattern")
-    except ValueError as exc:
-        raise ImportRefused(str(exc)) from None
-
-
 def _merge_pairs(merges) -> list[tuple[str, str]]:
     if not isinstance(merges, list):
         raise ImportRefused("model.merges must be a list")
@@ -263,7 +161,7 @@ def _merge_pairs(merges) -> list[tuple[str, str]]:
         parts = item.split(" ") if isinstance(item, str) else item
         if (not isinstance(parts, list) or len(parts) != 2
                 or not all(isinstance(p, str) and p for p in parts)):
-            raise ImportRefused(f"merges[{rank}] is not a pair: {_short(item)}")
+            raise ImportRefused(f"merges[{rank}] is not a pair: {short(item)}")
         pairs.append((parts[0], parts[1]))
     # One set over all the text; only a file that fails is walked to name the merge.
     if not set("".join(left + right for left, right in pairs)) <= _CHAR_BYTE.keys():
@@ -330,11 +228,6 @@ def _check_whole_tokens(model: ByteModel) -> None:
                 f"would encode it differently")
 
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 120 else text[:120] + "..."
-
-
 # -- tiktoken ----------------------------------------------------------------
 
 def tiktoken_pattern_source(pattern) -> str | None:
@@ -371,7 +264,7 @@ def from_tiktoken(text: str, pattern, special_tokens=None) -> Tokenizer:
         if not line.strip():
             continue
         if not TIKTOKEN_LINE.fullmatch(line.strip()):
-            raise ImportRefused(f"line {number} is not 'base64-token rank': {_short(line)}")
+            raise ImportRefused(f"line {number} is not 'base64-token rank': {short(line)}")
         encoded, rank = line.split()
         try:
             token = base64.b64decode(encoded, validate=True)
@@ -427,7 +320,7 @@ def _tiktoken_specials(special_tokens, first: int) -> dict[str, int]:
         for token, token_id in special_tokens.items():
             if not isinstance(token_id, int) or isinstance(token_id, bool):
                 raise ImportRefused(f"special_tokens: the ID of {token!r} must be an int, "
-                                    f"got {_short(token_id)}")
+                                    f"got {short(token_id)}")
         specials = dict(sorted(special_tokens.items(), key=lambda item: item[1]))
     else:
         specials = {token: first + i

@@ -21,6 +21,7 @@ import json
 import os
 from typing import Sequence
 
+from bytepair._util.errors import Advice, ArgumentError, InputError
 from bytepair._util.validate import check_special_tokens, is_text
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.counts.piece_counts import MAX_HEADER as COUNTS_MAX_HEADER
@@ -44,8 +45,12 @@ _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 _AS_ARRAYS = bytes.maketrans(b"{}", b"[]")
 
 
-class ModelFormatError(ValueError):
+class ModelFormatError(InputError):
     """A file that is not a bytepair model this version can read."""
+
+
+class _NotForThisFile(ArgumentError, ModelFormatError):
+    """An argument of :func:`load` that the file does not take (``pattern`` for a model file)."""
 
 
 def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int = MAX_FILE_BYTES,
@@ -184,8 +189,9 @@ def _import(path, text: str, pattern, special_tokens=None):
     if not looks_like_tiktoken(text):
         argument, what = ("pattern", "a pattern") if pattern is not None else \
             ("special_tokens", "special tokens from outside")
-        raise ModelFormatError(f"{argument}: only a tiktoken ranks file takes {what}, and "
-                               f"{name!r} is not one (its first line is not 'base64-token rank')")
+        raise _NotForThisFile(argument, f": only a tiktoken ranks file takes {what}, and "
+                                        f"{name!r} is not one (its first line is not "
+                                        f"'base64-token rank')")
     if pattern is None:
         raise ModelFormatError(
             f"{name!r} is a tiktoken ranks file, which holds no pattern: name one, e.g. "
@@ -211,9 +217,9 @@ def _read_text(path: str | os.PathLike, max_bytes: int) -> str:
         )
     if _is_count_table(data):
         raise ModelFormatError(
-            f"{os.fspath(path)!r} is a piece-count table, not a model: read it with "
-            f"bytepair.PieceCounts.load, or train a model from it (bytepair.train(table, ...))"
-        )
+            f"{os.fspath(path)!r} is a piece-count table, not a model: ",
+            Advice("count table", "read it with bytepair.PieceCounts.load, or train a model "
+                   "from it (bytepair.train(table, ...))"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -352,4 +358,4 @@ def _pattern(pattern, trust_pattern: bool, path: str | os.PathLike) -> str | Non
         return stored_pattern(pattern, trusted=trust_pattern)
     except UntrustedPattern as exc:
         # Not corrupt: a valid model that needs the caller's word that its source is trusted.
-        raise ModelFormatError(f"{os.fspath(path)!r} {exc}") from None
+        raise ModelFormatError(f"{os.fspath(path)!r} ", *exc.parts) from None

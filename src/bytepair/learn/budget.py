@@ -43,6 +43,7 @@ import math
 import os
 from typing import NamedTuple
 
+from bytepair._util.errors import ArgumentError
 from bytepair._util.validate import format_memory
 from bytepair.read.corpus import Files, is_jsonl, is_parquet
 from bytepair.split import fastsplit
@@ -87,7 +88,7 @@ COUNT_SHARE = 0.4
 MIN_TABLE_BYTES = 16 << 20
 
 
-class MemoryLimitError(MemoryError, ValueError):
+class MemoryLimitError(ArgumentError, MemoryError):
     """Training would need more memory than ``max_memory`` allows (a ``ValueError`` too, so
     that the command line reports it as a bad argument)."""
 
@@ -105,8 +106,8 @@ def check_limit_now(limit: int | None) -> None:
     """Refuse a ``limit`` (bytes, or None: none) that this process passes already, before any work."""
     held = resident_bytes()
     if limit is not None and held > limit:
-        raise MemoryLimitError(f"max_memory: {format_memory(limit)} is less than this process "
-                               f"holds before training ({format_memory(held)})")
+        raise MemoryLimitError("max_memory", f": {format_memory(limit)} is less than this "
+                               f"process holds before training ({format_memory(held)})")
 
 
 def engine_bytes(positions: int, pieces: int, merges: int = 0) -> int:
@@ -135,7 +136,7 @@ def check_engine_fits(limit: int | None, positions: int, pieces: int, merges: in
     need = held + engine_bytes(positions, pieces, merges)
     if need > limit:
         raise MemoryLimitError(
-            f"max_memory: training needs about {format_memory(need)} ("
+            "max_memory", f": training needs about {format_memory(need)} ("
             f"{format_memory(held)} held now, the counts included, and about "
             f"{format_memory(need - held)} for the merge engine on {positions:,} bytes of "
             f"{pieces:,} distinct pieces), more than the limit of {format_memory(limit)}")
@@ -148,7 +149,7 @@ def check_still_fits(limit: int | None, learned: int) -> None:
     held = resident_bytes()
     if held > limit:
         raise MemoryLimitError(
-            f"max_memory: training passed the limit of {format_memory(limit)} after "
+            "max_memory", f": training passed the limit of {format_memory(limit)} after "
             f"{learned:,} merges ({format_memory(held)} in use); stopped before the "
             "system runs out")
 
@@ -302,7 +303,7 @@ def check_forecast(limit: int | None, files, source: str | None, merges: int) ->
     least, expected = seen.need(merges, resident_bytes())
     if least > limit:
         raise MemoryLimitError(
-            f"max_memory: training this corpus needs about {format_memory(expected)} "
+            "max_memory", f": training this corpus needs about {format_memory(expected)} "
             f"(forecast from {format_memory(seen.sample)} read across its "
             f"{format_memory(seen.total)}), more than the limit of {format_memory(limit)} "
             f"even if the forecast is {FORECAST_ERROR:.0%} high; nothing was counted")

@@ -41,6 +41,7 @@ from array import array
 from collections import Counter
 from typing import Sequence
 
+from bytepair._util.errors import ArgumentError
 from bytepair.learn import naive
 from bytepair.learn.rules import Merge, byte_token, replace_pair
 from bytepair.split.pretokenize import splitter
@@ -169,8 +170,8 @@ def fit_naive(
 
 
 def transition_too_large(transition: int, merges: int, vocab_size: int | None,
-                         special: int) -> str:
-    """The message for a SuperBPE transition that leaves stage 2 nothing to learn: the
+                         special: int) -> ArgumentError:
+    """The error for a SuperBPE transition that leaves stage 2 nothing to learn: the
     transition must be below the final vocabulary of bytes and learned tokens."""
     final = 256 + merges
     if vocab_size is None:
@@ -180,5 +181,6 @@ def transition_too_large(transition: int, merges: int, vocab_size: int | None,
                       f"{special:,} = {final:,}")
     else:
         final_size = f"the final vocabulary size, {vocab_size:,}"
-    return (f"superbpe: the transition {transition:,} must be smaller than {final_size} "
-            f"(stage 1 learns tokens up to vocabulary {transition:,}, stage 2 the superword tokens above it)")
+    return ArgumentError("superbpe", f": the transition {transition:,} must be smaller than "
+                         f"{final_size} (stage 1 learns tokens up to vocabulary {transition:,}, "
+                         f"stage 2 the superword tokens above it)")

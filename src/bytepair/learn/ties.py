@@ -87,6 +87,7 @@ from __future__ import annotations
 from array import array
 from typing import Sequence
 
+from bytepair._util.errors import ArgumentError
 from bytepair.learn.rules import Merge
 
 #: The values ``ties`` takes: bytepair's own order, and Hugging Face ``tokenizers``' order.
@@ -126,7 +127,7 @@ def check_special_tokens(special_tokens: Sequence[str], rules: Sequence[Merge] =
     >>> check_special_tokens(["<s>", "Ġ"])
     Traceback (most recent call last):
     ...
-    ValueError: special_tokens: 'Ġ' is spelled like the byte-level token of b' '; BpeTrainer would give both one ID, which bytepair does not reproduce with ties='tokenizers'
+    bytepair._util.errors.ArgumentError: special_tokens: 'Ġ' is spelled like the byte-level token of b' '; BpeTrainer would give both one ID, which bytepair does not reproduce with ties='tokenizers'
     """
     wanted = set(special_tokens)
     if not wanted:
@@ -140,9 +141,10 @@ def check_special_tokens(special_tokens: Sequence[str], rules: Sequence[Merge] =
         tokens.append((spelled[-1], data[-1]))
     for text, token in tokens:
         if text in wanted:
-            raise ValueError(f"special_tokens: {text!r} is spelled like the byte-level token of "
-                             f"{token!r}; BpeTrainer would give both one ID, which bytepair does "
-                             f"not reproduce with ties='tokenizers'")
+            raise ArgumentError(
+                "special_tokens", f": {text!r} is spelled like the byte-level token of {token!r}; "
+                f"BpeTrainer would give both one ID, which bytepair does not reproduce with "
+                f"ties='tokenizers'")
 
 
 def check_ties(ties: str | None) -> str:
@@ -165,7 +167,7 @@ def check_pattern(source: str | None) -> None:
     >>> check_pattern(r"(?m)^\w+")
     Traceback (most recent call last):
     ...
-    ValueError: pretokenize: ties='tokenizers' needs a pattern that tokenizers can run, and (?m), ^ read otherwise in Oniguruma, its regex engine
+    bytepair._util.errors.ArgumentError: pretokenize: ties='tokenizers' needs a pattern that tokenizers can run, and (?m), ^ read otherwise in Oniguruma, its regex engine
     """
     if source is None:
         return
@@ -173,9 +175,9 @@ def check_pattern(source: str | None) -> None:
 
     differ = () if source in HF_PATTERNS else regex_constructs(source)  # named: checked equivalents
     if differ:
-        raise ValueError(f"pretokenize: ties='tokenizers' needs a pattern that tokenizers can "
-                         f"run, and {', '.join(sorted(differ))} read otherwise in Oniguruma, "
-                         f"its regex engine")
+        raise ArgumentError(
+            "pretokenize", f": ties='tokenizers' needs a pattern that tokenizers can run, and "
+            f"{', '.join(sorted(differ))} read otherwise in Oniguruma, its regex engine")
 
 
 def relabel(data: bytes) -> bytes:

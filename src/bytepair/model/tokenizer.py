@@ -19,6 +19,7 @@ from typing import Collection, Iterable, Iterator, Sequence
 
 
 from bytepair.model import codec
+from bytepair._util.errors import Advice, ArgumentError
 from bytepair._util.validate import check_int, check_special_tokens
 from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
@@ -257,14 +258,15 @@ class Tokenizer:
         self._refuse_disallowed(text, disallowed)
         return self._outer(self._encode_allowing(text, allowed))
 
-    def _refuse_disallowed(self, text: str, disallowed: frozenset, name: str = "text") -> None:
+    def _refuse_disallowed(self, text: str, disallowed: frozenset, name: str = "text",
+                           index: int | None = None) -> None:
         found = self._find_special(disallowed, text) if disallowed else None
         if found is not None:
             known = f" (ID {self.special_tokens[found]})" if found in self.special_tokens else ""
-            raise ValueError(
-                f"{name} contains the special token {found!r}{known}; pass allowed_special to "
-                "encode it as its ID, or disallowed_special=() to encode it as text"
-            )
+            raise ArgumentError(
+                name, f"contains the special token {found!r}{known}; pass ",
+                Advice("allowed_special"), " to encode it as its ID, or ",
+                Advice("disallowed_special=()"), " to encode it as text", index=index)
 
     def _encode_allowing(self, text: str, allowed: frozenset) -> list[int]:
         """The encoder's IDs of ``text`` (not mapped), whose disallowed special tokens were
@@ -393,7 +395,7 @@ class Tokenizer:
         text = texts[index]
         if not isinstance(text, str):
             raise TypeError(f"texts[{index}] must be a str, got {type(text).__name__}")
-        self._refuse_disallowed(text, disallowed, f"texts[{index}]")
+        self._refuse_disallowed(text, disallowed, "texts", index)
         if not text.isascii():
             try:
                 text.encode("utf-8")

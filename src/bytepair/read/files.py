@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
+from bytepair._util.errors import ArgumentError
 from bytepair.read import blocks
 from bytepair.read.paths import (JSONL_SUFFIXES, base_suffix, expand, is_jsonl, is_parquet, open_raw,
                                  reads_in_blocks)
@@ -67,11 +68,10 @@ class Files:
                 raise ValueError(f"corpus: no file is UTF-8 text (skipped {len(self.skipped)}: "
                                  f"{self.skipped[0][0]}: {self.skipped[0][1]}, ...)")
         if jsonl_field is not None and not any(map(is_jsonl, self.paths)):
-            raise ValueError(
-                "jsonl_field: no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)"
-            )
+            raise ArgumentError(
+                "jsonl_field", ": no input is a JSON Lines file (.jsonl or .ndjson, optionally .gz)")
         if text_column is not None and not any(map(is_parquet, self.paths)):
-            raise ValueError("text_column: no input is a Parquet file (.parquet)")
+            raise ArgumentError("text_column", ": no input is a Parquet file (.parquet)")
         # Parquet footers are read now: a wrong column or a file that is not
         # Parquet is reported before any work starts.
         self._row_groups = {path: parquet_row_groups(path, self.text_column)

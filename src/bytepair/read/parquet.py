@@ -12,6 +12,7 @@ import contextlib
 from pathlib import Path
 from typing import Iterator
 
+from bytepair._util.errors import Advice, InputError
 from bytepair.read.paths import RemoteFile
 
 
@@ -124,8 +125,9 @@ def _decoded(raw: list[bytes], where: str, first_row: int, column: str) -> list[
             try:
                 value.decode("utf-8")
             except UnicodeDecodeError as exc:
-                raise ValueError(
+                raise InputError(
                     f"{where} {first_row + row}: column {column!r}: invalid UTF-8 at byte offset "
-                    f"{exc.start} (only byte mode, pretokenize=None, accepts any bytes)"
+                    f"{exc.start} (only byte mode, ", Advice("pretokenize=None"),
+                    ", accepts any bytes)"
                 ) from None
         raise

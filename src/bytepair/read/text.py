@@ -14,6 +14,7 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
+from bytepair._util.errors import Advice, InputError
 from bytepair.read.paths import JSONL_SUFFIXES, RemoteFile, base_suffix, file_of, is_parquet, open_file
 from bytepair.read.parquet import read_parquet
 
@@ -22,9 +23,9 @@ def decode_text(data: bytes, path: Path, offset: int) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{path}: invalid UTF-8 at byte offset {offset + exc.start}"
-            " (only byte mode, pretokenize=None, accepts any bytes)"
+        raise InputError(
+            f"{path}: invalid UTF-8 at byte offset {offset + exc.start} (only byte mode, ",
+            Advice("pretokenize=None"), ", accepts any bytes)"
         ) from None
 
 

@@ -14,6 +14,7 @@ import difflib
 import re
 from typing import Callable, Iterable
 
+from bytepair._util.errors import Advice, ArgumentError, InputError
 from bytepair._util.validate import is_text
 from bytepair.split import fastsplit
 from bytepair.split.patterns import PATTERNS  # re-exported: bytepair.split.pretokenize.PATTERNS
@@ -64,7 +65,7 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
     >>> resolve_pattern("GPT2")
     Traceback (most recent call last):
     ...
-    ValueError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, superbpe, whitespace, whitespace-split; a custom regex is a regex.compile(...) pattern or a str with regex characters)
+    bytepair._util.errors.ArgumentError: pretokenize: unknown pattern 'GPT2', did you mean 'gpt2'? (known: cl100k, gpt2, nanochat, none, o200k, superbpe, whitespace, whitespace-split; a custom regex is a regex.compile(...) pattern or a str with regex characters)
     """
     if pretokenize is None or pretokenize == "none":
         return None
@@ -80,10 +81,9 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
         default = regex.compile("").flags if isinstance(pretokenize, regex.Pattern) else \
             re.compile("").flags
         if pretokenize.flags & ~default:
-            raise ValueError(
-                f"{name}: compile flags are not kept in the model; write them inside the "
-                f"pattern instead, e.g. (?i) for IGNORECASE"
-            )
+            raise ArgumentError(
+                name, ": compile flags are not kept in the model; write them inside the "
+                "pattern instead, e.g. (?i) for IGNORECASE")
         return check_custom_pattern(source, name)
     if not isinstance(pretokenize, str):
         raise TypeError(
@@ -98,10 +98,10 @@ def resolve_pattern(pretokenize, name: str = "pretokenize") -> str | None:
         else:
             close = difflib.get_close_matches(pretokenize.lower(), names, n=1, cutoff=0.5)
             hint = f", did you mean {close[0]!r}?" if close else ""
-        raise ValueError(
-            f"{name}: unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; a custom "
-            f"regex is a regex.compile(...) pattern or a str with regex characters)"
-        )
+        raise ArgumentError(
+            name, f": unknown pattern {pretokenize!r}{hint} (known: {', '.join(names)}; ",
+            Advice("custom regex", "a custom regex is a regex.compile(...) pattern or a str with "
+                   "regex characters"), ")")
     return check_custom_pattern(pretokenize, name)
 
 
@@ -111,14 +111,13 @@ def check_custom_pattern(source: str, name: str) -> str:
     for probe in _PROBES:
         for match in compiled.finditer(probe):
             if match.start() == match.end():
-                raise ValueError(
-                    f"{name}: pattern {source!r} matches the empty string (at {match.start()} in "
-                    f"{probe!r}); every match must be a non-empty piece"
-                )
+                raise ArgumentError(
+                    name, f": pattern {source!r} matches the empty string (at {match.start()} "
+                    f"in {probe!r}); every match must be a non-empty piece")
     return source
 
 
-class UntrustedPattern(ValueError):
+class UntrustedPattern(InputError):
     """A custom regex read from a file that the caller did not say it trusts."""
 
 
@@ -156,8 +155,8 @@ def stored_pattern(pattern, *, trusted: bool, bare_words: bool = False) -> str |
         shown = repr(pattern) if len(pattern) <= 200 else repr(pattern[:200]) + "..."
         raise UntrustedPattern(
             f"holds a custom regex pattern {shown}; a regex from a file can take exponential "
-            f"time on some text, so pass trust_pattern=True if the file comes from a trusted source"
-        )
+            f"time on some text, so pass ", Advice("trust_pattern=True"),
+            " if the file comes from a trusted source")
     return check_custom_pattern(pattern, "'pattern'")
 
 
@@ -183,7 +182,7 @@ def compile_pattern(source: str, name: str = "pretokenize"):
     try:
         compiled = regex.compile(source)
     except regex.error as exc:
-        raise ValueError(f"{name}: {source!r} is not a valid regex: {exc}") from None
+        raise ArgumentError(name, f": {source!r} is not a valid regex: {exc}") from None
     return compiled
 
 
@@ -204,10 +203,9 @@ def check_matches_something(source: str | None, pieces: Iterable[bytes],
         if compiled.fullmatch(piece.decode("utf-8")):
             return
     if seen:
-        raise ValueError(
-            f"{name}: pattern {source!r} matches nothing in the corpus, so each document would "
-            f"be one piece; give no pattern (none) for that"
-        )
+        raise ArgumentError(
+            name, f": pattern {source!r} matches nothing in the corpus, so each document would "
+            f"be one piece; give no pattern (none) for that")
 
 
 #: Patterns whose matches cover every character of any text (checked by tests).

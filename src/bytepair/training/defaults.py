@@ -3,6 +3,8 @@ and the wordings of two refusals (the spec's dataclasses load only when a run st
 
 from __future__ import annotations
 
+from bytepair._util.errors import ArgumentError
+
 
 class _DefaultPattern(str):
     """A str equal to ``"gpt2"`` that a spec tells apart from an explicit ``"gpt2"`` by
@@ -18,6 +20,7 @@ DEFAULT_PATTERN = _DefaultPattern("gpt2")
 EMPTY_CORPUS = "corpus: no text to train on (empty corpus)"
 
 
-def too_many_merges(name: str, have: int, wanted: int) -> str:
-    """The one wording for a start that already has more rules than the run asks for."""
-    return f"{name}: the model already has {have:,} merges, more than the {wanted:,} requested"
+def too_many_merges(name: str, have: int, wanted: int) -> ArgumentError:
+    """The one error for a start that already has more rules than the run asks for."""
+    return ArgumentError(name, f": the model already has {have:,} merges, more than the "
+                               f"{wanted:,} requested")

@@ -22,6 +22,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from bytepair._util.errors import Advice, ArgumentError
 from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
@@ -233,8 +234,8 @@ class TrainSpec:
         if self.parity is not None:
             _refuse_with_parity(self)
         if self.ties == "tokenizers" and self.superbpe is not None:
-            raise ValueError("superbpe: ties='tokenizers' reproduces BpeTrainer, which has no "
-                             "SuperBPE stage")
+            raise ArgumentError("superbpe", ": ", Advice("ties='tokenizers'"), " reproduces "
+                                "BpeTrainer, which has no SuperBPE stage")
         if self.superbpe is not None:
             _refuse_with_superbpe(self)
         limit = parse_memory(self.max_memory) if self.max_memory is not None else None
@@ -347,7 +348,7 @@ def _refuse_with_parity(spec: TrainSpec) -> None:
     # start, no checkpoint, no memory estimate, no second stage yet.
     for name in ("init", "checkpoint", "superbpe", "max_memory"):
         if getattr(spec, name) is not None:
-            raise ValueError(f"{name}: not available with parity")
+            raise ArgumentError(name, ": not available with parity")
 
 
 def _refuse_with_superbpe(spec: TrainSpec) -> None:
@@ -356,16 +357,17 @@ def _refuse_with_superbpe(spec: TrainSpec) -> None:
     # limit's estimates are calibrated on stage-1 engines only (docs/design.md §4.5).
     # count_memory works: each stage's count keeps within it (the same tables).
     if spec.checkpoint is not None:
-        raise ValueError("checkpoint: not available with superbpe (SuperBPE reads the corpus twice)")
+        raise ArgumentError("checkpoint", ": not available with superbpe (SuperBPE reads the "
+                            "corpus twice)")
     if spec.max_memory is not None:
         parse_memory(spec.max_memory)
-        raise ValueError("max_memory: not supported with superbpe yet")
+        raise ArgumentError("max_memory", ": not supported with superbpe yet")
 
 
 def _check_transition(spec: TrainSpec) -> None:
     if spec.superbpe.transition - BYTE_TOKENS >= spec.merges:
-        raise ValueError(transition_too_large(spec.superbpe.transition, spec.merges,
-                                              spec.vocab_size, len(spec.special_tokens)))
+        raise transition_too_large(spec.superbpe.transition, spec.merges, spec.vocab_size,
+                                   len(spec.special_tokens))
 
 
 def init_model(init) -> ByteModel | None:

@@ -8,6 +8,7 @@ takes the tables cut with its pattern, added up. See
 
 from __future__ import annotations
 
+from bytepair._util.errors import Advice, ArgumentError, InputError
 from bytepair.read.corpus import Files
 from bytepair.counts.counting import counted_in_blocks
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
@@ -64,18 +65,18 @@ class SuperBPETrainer(Trainer):
         others = {table.pattern for table in tables or ()} - {stage2}
         if not spec.pattern_given and len(others) > 1:
             names = sorted(map(describe_pattern, others))
-            raise ValueError(f"corpus: the count tables were cut with {', '.join(names[:-1])} and "
+            raise InputError(f"corpus: the count tables were cut with {', '.join(names[:-1])} and "
                              f"{names[-1]} besides the stage-2 pattern {describe_pattern(stage2)}; "
-                             f"SuperBPE's stage 1 has one (pretokenize names which)")
+                             f"SuperBPE's stage 1 has one (", Advice("pretokenize"), " names which)")
         if not spec.pattern_given and others:
             pattern = others.pop()
         if pattern is None:
-            raise ValueError("superbpe: SuperBPE needs a stage-1 pretokenize pattern; with none "
-                             "(byte mode) every document is one piece and there is no stage 1 to "
-                             "go beyond")
+            raise ArgumentError("superbpe", ": SuperBPE needs a stage-1 pretokenize pattern; with "
+                                "none (byte mode) every document is one piece and there is no "
+                                "stage 1 to go beyond")
         if stage2 is None:
-            raise ValueError("superbpe_pretokenize: stage 2 needs a pattern (none would make every "
-                             "document one piece)")
+            raise ArgumentError("superbpe_pretokenize", ": stage 2 needs a pattern (none would "
+                                "make every document one piece)")
         return pattern
 
     def read_twice(self, corpus):
@@ -94,7 +95,7 @@ class SuperBPETrainer(Trainer):
             model = ByteModel([], pattern=pattern)
         elif model.stages is None:
             if model.pattern != pattern:
-                raise ValueError("init was trained with a different pretokenize pattern")
+                raise ArgumentError("init", "was trained with a different pretokenize pattern")
             if model.vocab_size > options.transition:
                 raise ValueError(f"init has {model.vocab_size} tokens, more than the transition "
                                  f"superbpe={options.transition}; give superbpe={model.vocab_size} "
@@ -106,7 +107,7 @@ class SuperBPETrainer(Trainer):
         # A lower transition is where stage 1 ran out of pairs (trained with superbpe=T, it
         # stops early and records where): fit checks that it does so on this corpus.
         if len(model.merges) > self.spec.merges:
-            raise ValueError(too_many_merges("init", len(model.merges), self.spec.merges))
+            raise too_many_merges("init", len(model.merges), self.spec.merges)
         return model
 
     def stage1(self, start: ByteModel, corpus, tables: list[PieceCounts] | None = None,

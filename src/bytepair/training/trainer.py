@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import time
 
+from bytepair._util.errors import Advice, ArgumentError
 from bytepair.read.corpus import Documents, Files
 from bytepair.split.pretokenize import check_matches_something
 from bytepair.counts.checkpoint import Checkpoint, CheckpointAhead
@@ -91,14 +92,14 @@ class Trainer:
         spec = self.spec
         pattern = counts.pattern if counts is not None and not spec.pattern_given else spec.pattern
         if counts is not None and counts.pattern != pattern:
-            raise ValueError(f"pretokenize: the counts were cut with "
-                             f"{describe_pattern(counts.pattern)}, not {describe_pattern(pattern)}")
+            raise ArgumentError("pretokenize", f": the counts were cut with "
+                                f"{describe_pattern(counts.pattern)}, not {describe_pattern(pattern)}")
         if spec.init is not None and spec.init.pattern != pattern:
-            what = "pretokenize" if spec.pattern_given else "the counts"
-            raise ValueError(
-                f"init was trained with a different pretokenize pattern: "
-                f"{describe_pattern(spec.init.pattern)}, where {what} "
-                f"{'names' if spec.pattern_given else 'were cut with'} {describe_pattern(pattern)}")
+            what = Advice("pretokenize") if spec.pattern_given else "the counts"
+            raise ArgumentError(
+                "init", f"was trained with a different pretokenize pattern: "
+                f"{describe_pattern(spec.init.pattern)}, where ", what,
+                f" {'names' if spec.pattern_given else 'were cut with'} {describe_pattern(pattern)}")
         return pattern
 
     def check_ties(self, pattern: str | None) -> None:
@@ -126,7 +127,7 @@ class Trainer:
         """The model training goes on from: the rules a checkpoint holds, else ``init``, else none."""
         start = self.spec.init if self.spec.init is not None else ByteModel([], pattern=pattern)
         if len(start.merges) > self.spec.merges:
-            raise ValueError(too_many_merges("init", len(start.merges), self.spec.merges))
+            raise too_many_merges("init", len(start.merges), self.spec.merges)
         held = saved.rules(lambda path: load_checked(path, trust_pattern=True)) if saved else None
         if held is not None:
             start = init_model(held)

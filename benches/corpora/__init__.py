@@ -1,0 +1,1 @@
+"""The benchmarks' corpora, one module per source (the command line is benches/corpus.py)."""
