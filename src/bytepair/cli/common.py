@@ -204,8 +204,17 @@ def vocab_sizes(text: str) -> list[int]:
 
 def pattern_option(text: str) -> str:
     """A ``--pretokenize`` value: tiktoken's encoding names (``cl100k_base``) are read as the
-    pattern they use; anything else is the library's to check."""
-    return TIKTOKEN_NAMES.get(text, text)
+    pattern they use; anything else is the library's to check, except a regex that names an
+    existing file (the user meant the file's contents, which a pattern is never read from)."""
+    return TIKTOKEN_NAMES.get(text, model_pattern_option(text))
+
+
+def model_pattern_option(text: str) -> str:
+    """A ``--pattern`` value: a name or a regex, never a file's name."""
+    if text not in PATTERNS and text != "none" and os.path.lexists(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} names an existing file; give a pattern's name or the regex itself")
+    return text
 
 
 # -- shared helpers ---------------------------------------------------------
@@ -268,6 +277,10 @@ def special_tokens_option(special: list[str] | None):
         return None
     files = [value for value in special if value.endswith(".json")]
     if not files:
+        for token in special:
+            if os.path.lexists(token):
+                raise ValueError(f"--special: {token!r} names an existing file, not a token; a "
+                                 "file of special tokens is JSON, named *.json")
         return special
     if len(special) > 1:
         raise ValueError(f"--special: give either tokens or one JSON file of special tokens, "
@@ -299,6 +312,34 @@ def as_tokenizer(model, path: str, need: str = ""):
 def argument_bytes(text: str) -> bytes:
     # POSIX hands arguments over as bytes; Python decodes them with surrogateescape.
     return text.encode("utf-8", "surrogateescape")
+
+
+def text_argument(value: str, name: str, what: str = "text") -> bytes:
+    """A text given as an argument, as bytes; refused when it names an existing file or
+    directory, which the user most likely meant to read: the line says how to read it
+    (``--file``) and how to give the name itself (on stdin).
+
+    >>> text_argument("hello", "TEXT")
+    b'hello'
+    >>> text_argument(".", "TEXT")
+    Traceback (most recent call last):
+    ValueError: TEXT: '.' names an existing directory; to read a file give --file PATH ('-' reads stdin), to use the name itself as text pipe it on stdin
+    """
+    if os.path.lexists(value):
+        kind, path = ("directory", "PATH") if os.path.isdir(value) else ("file", shlex.quote(value))
+        raise ValueError(f"{name}: {value!r} names an existing {kind}; to read a file give "
+                         f"--file {path} ('-' reads stdin), to use the name itself as {what} "
+                         "pipe it on stdin")
+    return argument_bytes(value)
+
+
+def read_input(path: str, name: str) -> bytes:
+    """The bytes of the file ``path`` named by the argument ``name``, or of stdin for ``-``."""
+    if path == "-":
+        return read_stdin()
+    with naming(name):
+        with open(path, "rb") as file:
+            return file.read()
 
 
 def read_stdin() -> bytes:
@@ -423,7 +464,7 @@ def add_trust_pattern(command: argparse.ArgumentParser) -> None:
 
 def add_model_pattern(command: argparse.ArgumentParser) -> None:
     """``--pattern`` and ``--special``: what a tiktoken ranks file given as MODEL does not hold."""
-    command.add_argument("--pattern", metavar="NAME|REGEX",
+    command.add_argument("--pattern", type=model_pattern_option, metavar="NAME|REGEX",
                          help="MODEL is a tiktoken ranks file, which holds no pattern: split text "
                          f"with this one ({PATTERN_CHOICES.replace('|REGEX', '')}, tiktoken's "
                          "cl100k_base, o200k_base, r50k_base, p50k_base, or a regex)")

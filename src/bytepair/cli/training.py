@@ -317,6 +317,13 @@ def _add_scale_options(command: argparse.ArgumentParser, result: str) -> None:
                          "an uninterrupted run's (the corpus and options must be the same)")
 
 
+def special_token(text: str) -> str:
+    """A ``--special`` token: its own text, never the name of an existing file."""
+    if os.path.lexists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} names an existing file; give the token's text")
+    return text
+
+
 def add_commands(commands) -> None:
     """Register ``train`` and ``count``."""
     train = commands.add_parser(
@@ -358,7 +365,7 @@ def add_commands(commands) -> None:
                             "Face BpeTrainer's, so that `export --to tokenizers` writes its "
                             "tokenizer.json (see docs/from-tokenizers.md)")
     _add_parity_options(train)
-    train.add_argument("--special", action="append", metavar="TOKEN",
+    train.add_argument("--special", action="append", type=special_token, metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",
                        help="stop when the best pair is seen fewer than N times (1)")
