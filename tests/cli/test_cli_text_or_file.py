@@ -129,3 +129,17 @@ def test_tokens_and_patterns_never_name_existing_files(folder):
                    "existing file")
     assert_refused(folder, ["encode", "model.json", "--special", "small.txt", "hi"], "--special",
                    "existing file", ".json")
+
+
+@pytest.mark.parametrize("pretokenize", ["gpt2", "none"])
+def test_a_count_table_given_as_text_points_to_counts(folder, tmp_path, pretokenize):
+    """In byte mode the table's bytes would be read as text: refused as well."""
+    table = tmp_path / "x.counts"
+    code, _, err = bytepair_cli(folder, "count", "small.txt", "-o", str(table), "-q")
+    assert code == 0, err
+    assert_refused(folder, ["train", str(table), "--pretokenize", pretokenize, "--vocab-size", "260",
+                            "-o", "out.json"], "count table", f"--counts {table}")
+    assert_refused(folder, ["count", str(table), "-o", "again.counts"], "count table",
+                   "train --counts")
+    assert_refused(folder, ["learn-words", str(table), "--merges", "2", "-o", "w.json"],
+                   "count table")

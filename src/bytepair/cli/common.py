@@ -18,6 +18,7 @@ import sys
 
 from bytepair._util.validate import parse_memory, plural
 from bytepair.counts.cluster import connect
+from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.formats.imports import TIKTOKEN_NAMES, read_special_tokens
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -387,6 +388,12 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
     files = files_named(name, *patterns, per_line=getattr(args, "per_line", False),
                         jsonl_field=args.jsonl_field, text_column=args.text_column,
                         skip_unreadable=args.skip_unreadable)
+    for path in files.paths:
+        if _is_count_table(path):
+            use = (f"train from it with --counts {shlex.quote(str(path))}"
+                   if hasattr(args, "counts") else "'bytepair train --counts' reads it")
+            raise ValueError(f"{name}: {str(path)!r} is a count table ('bytepair count' wrote "
+                             f"it), not text; {use}")
     if files.skipped and not getattr(args, "quiet", False):
         shown = ", ".join(f"{str(path)!r} ({why})" for path, why in files.skipped[:SKIPPED_SHOWN])
         more = len(files.skipped) - SKIPPED_SHOWN
@@ -394,6 +401,15 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
               f"{'is' if len(files.skipped) == 1 else 'are'} not UTF-8 text: {shown}"
               + (f" and {more:,} more" if more > 0 else ""), file=sys.stderr)
     return files
+
+
+def _is_count_table(path) -> bool:
+    """Whether ``path`` is a local file that starts as a piece-count table does."""
+    start = b'{"format": "' + COUNTS_FORMAT.encode("ascii") + b'"'
+    if not isinstance(path, os.PathLike) or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as file:
+        return file.read(len(start)) == start
 
 
 #: Skipped files named on stderr; the rest are counted.
