@@ -246,10 +246,12 @@ def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> No
     JSON object of token -> ID that ``tiktoken.Encoding`` takes as
     ``special_tokens``. Load both with tiktoken and give the pattern::
 
+        import json, tiktoken, tiktoken.load  # the ranks reader is a submodule
+        from bytepair.formats.export import tiktoken_pattern, tiktoken_special_tokens_path
         enc = tiktoken.Encoding(
-            "mine", pat_str=bytepair.formats.export.tiktoken_pattern(tokenizer.pattern),
-            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(path),
-            special_tokens=json.load(open(path + ".special_tokens.json")))
+            "mine", pat_str=tiktoken_pattern(tokenizer.pattern),
+            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+            special_tokens=json.load(open(tiktoken_special_tokens_path(path))))
 
     or with bytepair: ``bytepair.load(path, pattern=...,
     special_tokens=path + ".special_tokens.json")``.
