@@ -45,7 +45,11 @@ def add_commands(commands) -> None:
     trace.add_argument("--merges", type=count, default=2, metavar="N", help="merges to learn (2)")
     trace.set_defaults(run=run_trace)
 
-    demo = commands.add_parser("demo", help="fit rules on the shipped public-domain text")
+    demo = commands.add_parser(
+        "demo", help="fit byte-mode rules on the shipped public-domain text",
+        description="Fit byte-mode rules (no pre-tokenizer: each line of the text is a document "
+        "of bytes, and merges may cross spaces) on Genesis 1-11 (King James Version, shipped "
+        "with the package), and print the first rules.")
     demo.add_argument("--merges", type=count, default=300, help="merges to learn (300)")
     demo.add_argument("--show", type=count, default=20, help="rules to print (20)")
     demo.add_argument("--engine", choices=["incremental", "naive"], default=None)
