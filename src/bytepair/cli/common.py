@@ -16,7 +16,7 @@ import re
 import shlex
 import sys
 
-from bytepair._util.validate import parse_memory, plural
+from bytepair._util.validate import parse_memory, parse_size, plural
 from bytepair.counts.cluster import connect
 from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.formats.imports import TIKTOKEN_NAMES, read_special_tokens
@@ -161,28 +161,10 @@ def memory_size(text: str) -> int:
             f"expected a memory size such as 4GiB, 512MiB or 2GB, got {text!r}") from None
 
 
-#: Suffixes of a size: ``k`` and ``M`` are decimal (32k = 32,000, as "a 32k vocabulary" is
-#: usually meant), ``Ki`` and ``Mi`` binary (32Ki = 32,768).
-SIZE_UNITS = {"k": 1000, "K": 1000, "M": 1000**2, "Ki": 1024, "ki": 1024, "Mi": 1024**2}
-_SIZE = re.compile(r"\s*([0-9][0-9_]*)\s*(" + "|".join(SIZE_UNITS) + r")?\s*")
-
-
-def size_number(text: str) -> int:
-    """An integer, or a number of thousands or of 1,024s (:data:`SIZE_UNITS`).
-
-    >>> size_number("32k"), size_number("32Ki"), size_number("8192")
-    (32000, 32768, 8192)
-    """
-    match = _SIZE.fullmatch(text)
-    if match is None:
-        return int(text)  # ValueError; also takes a sign, whose limits are the library's
-    return int(match.group(1)) * SIZE_UNITS.get(match.group(2) or "", 1)
-
-
 def size(text: str) -> int:
     """A vocabulary size or a number of merges: ``32768``, ``32k`` (32,000) or ``32Ki`` (32,768)."""
     try:
-        return size_number(text)
+        return parse_size(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected an integer such as 32768, 32k (32,000) or 32Ki (32,768), got {text!r}"
@@ -191,11 +173,11 @@ def size(text: str) -> int:
 
 def vocab_sizes(text: str) -> list[int]:
     """One vocabulary size, or several separated by commas (each may be written ``32k`` or
-    ``32Ki``, :func:`size_number`); their limits are the library's."""
+    ``32Ki``, :func:`bytepair._util.validate.parse_size`); their limits are the library's."""
     sizes = []
     for item in text.split(","):
         try:
-            sizes.append(size_number(item))
+            sizes.append(parse_size(item))
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"expected an integer or integers separated by commas (32768, 32k = 32,000, "
