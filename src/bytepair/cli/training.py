@@ -193,11 +193,12 @@ def _run_parity(args, outputs: dict) -> None:
     special = check_special_tokens(args.special or [])
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     start = time.perf_counter()
-    trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
-                    merges=args.merges, special_tokens=special, min_frequency=args.min_frequency,
-                    workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
-                    parity=args.parity, dev=dev, ratio=ratio, ties=args.ties, **pattern,
-                    **numbers)
+    with _language_named():
+        trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
+                        merges=args.merges, special_tokens=special,
+                        min_frequency=args.min_frequency, workers=args.workers,
+                        progress=not args.quiet and sys.stderr.isatty(), parity=args.parity,
+                        dev=dev, ratio=ratio, ties=args.ties, **pattern, **numbers)
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
         tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
@@ -249,6 +250,22 @@ def _named(argument: str):
         if not message.startswith("corpus: "):
             raise
         raise ValueError(f"{argument}: {message.removeprefix('corpus: ')}") from None
+
+
+@contextlib.contextmanager
+def _language_named():
+    """The library names a language's texts by its argument (``corpus: l1 has no text``), the
+    command line by the option that gave them (``--language l1: has no text``)."""
+    try:
+        yield
+    except ValueError as exc:
+        argument, _, rest = str(exc).partition(": ")
+        option = {"corpus": "--language", "dev": "--dev"}.get(argument)
+        language, _, what = rest.partition(" ")
+        if option is None or what != "has no text":
+            raise
+        why = " (every language needs some, with --ratio too)" if argument == "corpus" else ""
+        raise ValueError(f"{option} {language}: has no text{why}") from None
 
 
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
