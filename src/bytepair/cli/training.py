@@ -116,8 +116,10 @@ def _write_models(trained, outputs: dict, requested: dict, args, seconds: float)
     """Each size's model to its file (a smaller size truncates the largest), and a summary."""
     for size, output in outputs.items():
         # A smaller size is the first rules of the largest; where training
-        # stopped early, a separate run would have stopped at the same rule.
-        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+        # stopped early, a separate run would have stopped at the same rule. The largest is
+        # the model trained (a copy would hold its tables twice, past a memory limit).
+        smaller = size is not None and size < trained.vocab_size
+        tokenizer = trained.truncate(size) if smaller else trained
         tokenizer.save(output)
         if args.quiet:
             continue
