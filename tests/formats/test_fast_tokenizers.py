@@ -6,7 +6,7 @@ So GPT-2's pattern is exported as GPT-2's own ``tokenizer.json`` writes it. Hugg
 ``tokenizers``, ``transformers`` (its fast tokenizer over the same file), tiktoken (the ranks
 export) and gigatoken must all give bytepair's IDs.
 
-Two exceptions for gigatoken 0.10 (docs/format.md): it refuses the cl100k export, since each
+Two exceptions for gigatoken 0.10 (docs/from-tokenizers.md): it refuses the cl100k export, since each
 spelling of that pattern it knows either means something else in Oniguruma (``\\p{N}{1,3}+``) or
 splits a text that ends in white space holding a line break otherwise than tiktoken's
 cl100k_base; and it loads a model without a pattern (``ByteLevel`` without its regex) but
