@@ -312,7 +312,9 @@ def add_fetch_option(parser) -> None:
     parser.add_argument("--fetch-corpora", action="store_true",
                         help="let missing corpora be built with apt-get (installs or downloads "
                         "Debian documentation packages; may need root); without it a missing "
-                        "corpus is an error")
+                        "corpus is an error. Corpora and downloaded packages are kept in "
+                        "$BYTEPAIR_BENCH_CACHE, by default ~/.cache/bytepair-bench in your home "
+                        "directory")
 
 
 def apply_fetch_option(args) -> None:
@@ -1971,7 +1973,9 @@ def _take_round_robin(streams: list[Iterator[bytes]], out, seen: set,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m benches.corpus",
-        description="Build (once) and print the path of real-text benchmark corpora.")
+        description="Build (once) and print the path of real-text benchmark corpora. They are "
+        "cached in $BYTEPAIR_BENCH_CACHE, by default ~/.cache/bytepair-bench in your home "
+        "directory.")
     parser.add_argument("--size", action="append", default=[],
                         help="corpus size, e.g. 0.1MB, 10MB, 100MB, or 'all' (every byte of a "
                              "non-English language); repeatable")
@@ -1989,7 +1993,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--parallel", action="store_true",
                         help="build the parallel training, dev and held-out text of "
                              + ", ".join(PARALLEL_LOCALES) + " (see parallel()) and print "
-                             "its directory")
+                             "its directory; downloads Debian packages (LibreOffice help and "
+                             "translations, gcc-12-locales, fortunes-zh) with apt-get download "
+                             "into the cache (needs --fetch-corpora)")
     add_fetch_option(parser)
     args = parser.parse_args(argv)
     apply_fetch_option(args)

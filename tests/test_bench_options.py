@@ -87,3 +87,18 @@ def test_superbpe_bench_holds_out_a_seeded_share_or_nothing(tmp_path):
     kept, apart = train.read_bytes().splitlines(True), held.read_bytes().splitlines(True)
     assert sorted(kept + apart) == sorted(lines) and 40 < len(apart) < 180  # about 5%
     assert superbpe.split_lines(text, 3, second)[1].read_bytes() == held.read_bytes()  # seeded
+
+
+def test_help_says_where_the_cache_is_and_what_parallel_downloads(capsys, monkeypatch):
+    """The cache is in the user's home directory unless told otherwise; --parallel downloads."""
+    monkeypatch.setenv("COLUMNS", "1000")  # no line breaks inside the path
+    for parser_main in (corpora.main, report.main):
+        with pytest.raises(SystemExit):
+            parser_main(["--help"])
+        text = " ".join(capsys.readouterr().out.split())
+        assert "~/.cache/bytepair-bench" in text and "$BYTEPAIR_BENCH_CACHE" in text
+        assert "home directory" in text
+    with pytest.raises(SystemExit):
+        corpora.main(["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--parallel" in text and "apt-get download" in text

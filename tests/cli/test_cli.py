@@ -595,6 +595,9 @@ def test_help_version_and_demo(capsys):
     assert code == 0
     assert "learned 5 of 5 requested merges" in out
     assert "   0    256   116    104   1303          1303  b'th'" in out
+    assert "mode: byte mode, no pre-tokenizer" in out  # why 'e ' and 'd ' become tokens
+    code, out, _ = run(capsys, "demo", "--help")
+    assert code == 0 and "byte-mode" in out
 
 
 # -- vocab ------------------------------------------------------------------

@@ -89,3 +89,25 @@ def test_one_size_fills_in_the_placeholder(capsys, tmp_path, corpus):
                        "--workers", "1", "-q", "-o", tmp_path / "tok-{vocab_size}.json")
     assert code == 0, err
     assert [p.name for p in tmp_path.iterdir()] == ["tok-300.json"]
+
+
+@pytest.mark.parametrize("written,size", [("1k", 1000), ("1Ki", 1024), ("1_000", 1000), (" 2k ", 2000)])
+def test_the_python_api_reads_sizes_as_the_command_line_does(capsys, tmp_path, corpus, written, size):
+    """One parser: ``vocab_size="1k"`` is 1,000 in Python too, and gives the CLI's model."""
+    documents = corpus.read_text().splitlines()
+    code, _, err = run(capsys, "train", corpus, "--per-line", "--vocab-size", written,
+                       "--workers", "1", "-o", tmp_path / "cli.json", "-q")
+    assert code == 0, err
+    tok = bytepair.train(documents, vocab_size=written, workers=1, progress=False)
+    assert tok.vocab_size == size
+    assert tok.merges == bytepair.load(tmp_path / "cli.json").merges
+    assert len(bytepair.train(documents, merges=written, workers=1, progress=False).merges) == size
+    assert bytepair.learn_words(documents, written).rules == bytepair.learn_words(documents, size).rules
+    assert tok.truncate("300").vocab_size == 300
+
+
+def test_a_size_the_parser_cannot_read_is_one_line_naming_the_argument():
+    with pytest.raises(ValueError, match=r"vocab_size must be an int or a size such as '32k'.*'8 kB'"):
+        bytepair.train(["abc"], vocab_size="8 kB")
+    with pytest.raises(ValueError, match=r"^merges must be an int or a size"):
+        bytepair.train(["abc"], merges="lots")

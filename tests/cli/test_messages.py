@@ -16,7 +16,7 @@ import pytest
 
 import bytepair
 from bytepair.cli import main as cli_main
-from bytepair.cli.common import size_number
+from bytepair._util.validate import parse_size as size_number
 from helpers import DATA, assert_bad_input, run
 
 CORPUS_TEXT = (DATA / "kjv-genesis-exodus.txt").read_text()[:40_000]

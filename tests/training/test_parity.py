@@ -199,6 +199,41 @@ def test_a_language_without_text_is_named():
         bytepair.train(TRAIN, vocab_size=300, parity="base", dev={"en": [], "ru": ["x"]})
 
 
+def test_with_ratio_a_language_without_text_is_refused_and_one_without_pairs_exhausted():
+    """docs/parity.md: no text is bad input, with ratio as with dev; text without a pair
+    (one-character documents) is a language exhausted from the start."""
+    ratio = {"en": 1.0, "l1": 1.0}
+    for empty in ([], [""]):
+        with pytest.raises(ValueError, match="^corpus: l1 has no text$"):
+            bytepair.train({"en": ["the cat the hat"], "l1": empty}, vocab_size=300,
+                           parity="base", ratio=ratio, progress=False)
+    english = ["the cat sat on the hat"] * 3
+    tok = bytepair.train({"en": english, "l1": ["a", "b", "c"]}, vocab_size=300, parity="base",
+                         ratio=ratio, progress=False)
+    alone = bytepair.train(english, vocab_size=300, progress=False)
+    assert tok.merges == alone.merges  # every rule is English's, as plain BPE learns them
+
+
+def test_the_command_line_names_the_language_option(tmp_path):
+    """A real process: one line naming --language (or --dev) and the language, no file."""
+    import subprocess
+    import sys
+
+    (tmp_path / "en.txt").write_text("the cat sat on the hat\n" * 3)
+    (tmp_path / "empty.txt").write_text("")
+    common = [sys.executable, "-m", "bytepair", "train", "--parity", "base", "--vocab-size",
+              "300", "-o", str(tmp_path / "out.json"), "--language", f"en={tmp_path / 'en.txt'}"]
+    for extra, line in [
+        (["--language", f"l1={tmp_path / 'empty.txt'}", "--ratio", "en=1", "--ratio", "l1=1"],
+         "bytepair: error: --language l1: has no text (every language needs some, with --ratio too)"),
+        (["--language", f"l1={tmp_path / 'en.txt'}", "--dev", f"en={tmp_path / 'en.txt'}",
+          "--dev", f"l1={tmp_path / 'empty.txt'}"], "bytepair: error: --dev l1: has no text"),
+    ]:
+        done = subprocess.run(common + extra, capture_output=True, text=True, timeout=120)
+        assert (done.returncode, done.stdout, done.stderr) == (2, "", line + "\n")
+        assert not (tmp_path / "out.json").exists()
+
+
 @pytest.mark.parametrize("option", [dict(dev=DEV), dict(global_merges=2), dict(window_size=5),
                                     dict(alpha=1.0), dict(ratio={"en": 1.0})])
 def test_a_parity_option_without_parity_is_refused(option):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import operator
+import re
 
 from bytepair._util.errors import ArgumentError
 
@@ -36,6 +37,45 @@ def check_int(value, name: str, *, minimum: int = 0, maximum: int | None = None)
     if maximum is not None and number > maximum:
         raise ArgumentError(name, f"must be <= {maximum}, got {number}")
     return number
+
+
+#: Suffixes of a size (a vocabulary size, a number of merges): ``k`` and ``M`` are decimal
+#: (32k = 32,000, as "a 32k vocabulary" is usually meant), ``Ki`` and ``Mi`` binary
+#: (32Ki = 32,768).
+SIZE_UNITS = {"k": 1000, "K": 1000, "M": 1000**2, "Ki": 1024, "ki": 1024, "Mi": 1024**2}
+_SIZE = re.compile(r"\s*([0-9][0-9_]*)\s*(" + "|".join(SIZE_UNITS) + r")?\s*")
+
+
+def parse_size(text: str) -> int:
+    """An integer, or a number of thousands or of 1,024s (:data:`SIZE_UNITS`): the one reader
+    of sizes, for the command line and the Python API alike.
+
+    >>> parse_size("32k"), parse_size("32Ki"), parse_size("8192"), parse_size("1M")
+    (32000, 32768, 8192, 1000000)
+    """
+    match = _SIZE.fullmatch(text)
+    if match is None:
+        return int(text)  # ValueError; also takes a sign, whose limits are the caller's
+    return int(match.group(1)) * SIZE_UNITS.get(match.group(2) or "", 1)
+
+
+def check_size(value, name: str, **limits) -> int:
+    """:func:`check_int` that also takes a size written as text, ``"32k"`` or ``"32Ki"``.
+
+    >>> check_size("8k", "vocab_size"), check_size(300, "merges")
+    (8000, 300)
+    >>> check_size("8 kB", "vocab_size")
+    Traceback (most recent call last):
+    ...
+    ValueError: vocab_size must be an int or a size such as '32k' (32,000) or '32Ki' (32,768), got '8 kB'
+    """
+    if isinstance(value, str):
+        try:
+            value = parse_size(value)
+        except ValueError:
+            raise ValueError(f"{name} must be an int or a size such as '32k' (32,000) or "
+                             f"'32Ki' (32,768), got {value!r}") from None
+    return check_int(value, name, **limits)
 
 
 def as_document(document, index: int, name: str = "documents") -> bytes:
@@ -100,7 +140,7 @@ def plural(count: int, word: str) -> str:
 def merges_for_vocab_size(vocab_size, special_count: int, name: str = "vocab_size") -> int:
     """The merges that make a vocabulary of ``vocab_size``: 256 bytes + merges + special tokens."""
     floor = 256 + special_count
-    vocab_size = check_int(vocab_size, name, minimum=-2**63)
+    vocab_size = check_size(vocab_size, name, minimum=-2**63)
     if not floor <= vocab_size <= floor + MAX_BYTE_MERGES:
         limit = (f"at least {floor} (256 bytes + {plural(special_count, 'special token')})"
                  if vocab_size < floor else f"at most {floor + MAX_BYTE_MERGES}")

@@ -18,8 +18,9 @@ import shlex
 import sys
 
 from bytepair._util.errors import Advice, InputError, parts_of, python_name
-from bytepair._util.validate import parse_memory, plural
+from bytepair._util.validate import parse_memory, parse_size, plural
 from bytepair.counts.cluster import connect
+from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 from bytepair.formats.imports import TIKTOKEN_NAMES, read_special_tokens
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -166,28 +167,10 @@ def memory_size(text: str) -> int:
             f"expected a memory size such as 4GiB, 512MiB or 2GB, got {text!r}") from None
 
 
-#: Suffixes of a size: ``k`` and ``M`` are decimal (32k = 32,000, as "a 32k vocabulary" is
-#: usually meant), ``Ki`` and ``Mi`` binary (32Ki = 32,768).
-SIZE_UNITS = {"k": 1000, "K": 1000, "M": 1000**2, "Ki": 1024, "ki": 1024, "Mi": 1024**2}
-_SIZE = re.compile(r"\s*([0-9][0-9_]*)\s*(" + "|".join(SIZE_UNITS) + r")?\s*")
-
-
-def size_number(text: str) -> int:
-    """An integer, or a number of thousands or of 1,024s (:data:`SIZE_UNITS`).
-
-    >>> size_number("32k"), size_number("32Ki"), size_number("8192")
-    (32000, 32768, 8192)
-    """
-    match = _SIZE.fullmatch(text)
-    if match is None:
-        return int(text)  # ValueError; also takes a sign, whose limits are the library's
-    return int(match.group(1)) * SIZE_UNITS.get(match.group(2) or "", 1)
-
-
 def size(text: str) -> int:
     """A vocabulary size or a number of merges: ``32768``, ``32k`` (32,000) or ``32Ki`` (32,768)."""
     try:
-        return size_number(text)
+        return parse_size(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected an integer such as 32768, 32k (32,000) or 32Ki (32,768), got {text!r}"
@@ -196,11 +179,11 @@ def size(text: str) -> int:
 
 def vocab_sizes(text: str) -> list[int]:
     """One vocabulary size, or several separated by commas (each may be written ``32k`` or
-    ``32Ki``, :func:`size_number`); their limits are the library's."""
+    ``32Ki``, :func:`bytepair._util.validate.parse_size`); their limits are the library's."""
     sizes = []
     for item in text.split(","):
         try:
-            sizes.append(size_number(item))
+            sizes.append(parse_size(item))
         except ValueError:
             raise argparse.ArgumentTypeError(
                 f"expected an integer or integers separated by commas (32768, 32k = 32,000, "
@@ -210,8 +193,17 @@ def vocab_sizes(text: str) -> list[int]:
 
 def pattern_option(text: str) -> str:
     """A ``--pretokenize`` value: tiktoken's encoding names (``cl100k_base``) are read as the
-    pattern they use; anything else is the library's to check."""
-    return TIKTOKEN_NAMES.get(text, text)
+    pattern they use; anything else is the library's to check, except a regex that names an
+    existing file (the user meant the file's contents, which a pattern is never read from)."""
+    return TIKTOKEN_NAMES.get(text, model_pattern_option(text))
+
+
+def model_pattern_option(text: str) -> str:
+    """A ``--pattern`` value: a name or a regex, never a file's name."""
+    if text not in PATTERNS and text != "none" and os.path.lexists(text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} names an existing file; give a pattern's name or the regex itself")
+    return text
 
 
 # -- shared helpers ---------------------------------------------------------
@@ -277,6 +269,10 @@ def special_tokens_option(special: list[str] | None):
         return None
     files = [value for value in special if value.endswith(".json")]
     if not files:
+        for token in special:
+            if os.path.lexists(token):
+                raise ValueError(f"--special: {token!r} names an existing file, not a token; a "
+                                 "file of special tokens is JSON, named *.json")
         return special
     if len(special) > 1:
         raise ValueError(f"--special: give either tokens or one JSON file of special tokens, "
@@ -308,6 +304,34 @@ def as_tokenizer(model, path: str, need: str = ""):
 def argument_bytes(text: str) -> bytes:
     # POSIX hands arguments over as bytes; Python decodes them with surrogateescape.
     return text.encode("utf-8", "surrogateescape")
+
+
+def text_argument(value: str, name: str, what: str = "text") -> bytes:
+    """A text given as an argument, as bytes; refused when it names an existing file or
+    directory, which the user most likely meant to read: the line says how to read it
+    (``--file``) and how to give the name itself (on stdin).
+
+    >>> text_argument("hello", "TEXT")
+    b'hello'
+    >>> text_argument(".", "TEXT")
+    Traceback (most recent call last):
+    ValueError: TEXT: '.' names an existing directory; to read a file give --file PATH ('-' reads stdin), to use the name itself as text pipe it on stdin
+    """
+    if os.path.lexists(value):
+        kind, path = ("directory", "PATH") if os.path.isdir(value) else ("file", shlex.quote(value))
+        raise ValueError(f"{name}: {value!r} names an existing {kind}; to read a file give "
+                         f"--file {path} ('-' reads stdin), to use the name itself as {what} "
+                         "pipe it on stdin")
+    return argument_bytes(value)
+
+
+def read_input(path: str, name: str) -> bytes:
+    """The bytes of the file ``path`` named by the argument ``name``, or of stdin for ``-``."""
+    if path == "-":
+        return read_stdin()
+    with naming(name):
+        with open(path, "rb") as file:
+            return file.read()
 
 
 def read_stdin() -> bytes:
@@ -355,6 +379,12 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
     files = files_named(name, *patterns, per_line=getattr(args, "per_line", False),
                         jsonl_field=args.jsonl_field, text_column=args.text_column,
                         skip_unreadable=args.skip_unreadable)
+    for path in files.paths:
+        if _is_count_table(path):
+            use = (f"train from it with --counts {shlex.quote(str(path))}"
+                   if hasattr(args, "counts") else "'bytepair train --counts' reads it")
+            raise ValueError(f"{name}: {str(path)!r} is a count table ('bytepair count' wrote "
+                             f"it), not text; {use}")
     if files.skipped and not getattr(args, "quiet", False):
         shown = ", ".join(f"{str(path)!r} ({why})" for path, why in files.skipped[:SKIPPED_SHOWN])
         more = len(files.skipped) - SKIPPED_SHOWN
@@ -362,6 +392,15 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
               f"{'is' if len(files.skipped) == 1 else 'are'} not UTF-8 text: {shown}"
               + (f" and {more:,} more" if more > 0 else ""), file=sys.stderr)
     return files
+
+
+def _is_count_table(path) -> bool:
+    """Whether ``path`` is a local file that starts as a piece-count table does."""
+    start = b'{"format": "' + COUNTS_FORMAT.encode("ascii") + b'"'
+    if not isinstance(path, os.PathLike) or not os.path.isfile(path):
+        return False
+    with open(path, "rb") as file:
+        return file.read(len(start)) == start
 
 
 #: Skipped files named on stderr; the rest are counted.
@@ -432,7 +471,7 @@ def add_trust_pattern(command: argparse.ArgumentParser) -> None:
 
 def add_model_pattern(command: argparse.ArgumentParser) -> None:
     """``--pattern`` and ``--special``: what a tiktoken ranks file given as MODEL does not hold."""
-    command.add_argument("--pattern", metavar="NAME|REGEX",
+    command.add_argument("--pattern", type=model_pattern_option, metavar="NAME|REGEX",
                          help="MODEL is a tiktoken ranks file, which holds no pattern: split text "
                          f"with this one ({PATTERN_CHOICES.replace('|REGEX', '')}, tiktoken's "
                          "cl100k_base, o200k_base, r50k_base, p50k_base, or a regex)")

@@ -14,8 +14,9 @@ from tqdm import tqdm
 from bytepair._util.errors import ArgumentError
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import (add_model_pattern, add_trust_pattern, argument_bytes, as_tokenizer,
-                                 integer, load_model, load_tokenizer, read_stdin, write_bytes)
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, integer,
+                                 load_model, load_tokenizer, read_input, read_stdin, text_argument,
+                                 write_bytes)
 from bytepair.formats.tokenfile import (DTYPES, check_dtype, encode_bytes_to_array, read_token_file,
                                         resolve_append, write_token_file)
 from bytepair.model.models import WordModel
@@ -32,12 +33,10 @@ def run_encode(args) -> None:
     for option in ("per_line", "strip_newlines"):
         if getattr(args, option):
             raise ValueError(f"--{option.replace('_', '-')}: needs --dtype (the binary output)")
-    if len(args.inputs) > 1:
-        raise ValueError("TEXT: give one text (or FILEs with --dtype and -o)")
+    if len(args.inputs) + len(args.file) > 1:
+        raise ValueError("TEXT: give one text or one --file (or FILEs with --dtype and -o)")
     model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
-    text_argument = args.inputs[0] if args.inputs else None
-    data = read_stdin() if text_argument is None else argument_bytes(text_argument)
-    where = "stdin" if text_argument is None else "TEXT"
+    data, where = _input(args)
     if isinstance(model, WordModel):
         _encode_words(model, data, where)
         return
@@ -66,6 +65,17 @@ def run_encode(args) -> None:
     print(" ".join(map(str, ids)))
 
 
+def _input(args) -> tuple[bytes, str]:
+    """The bytes to encode and where they come from: ``--file PATH``, stdin (no TEXT, ``-``, or
+    ``--file -``) or TEXT, which must not name an existing file (the name would be encoded)."""
+    if args.file:
+        path = args.file[0]
+        return read_input(path, "--file"), "stdin" if path == "-" else f"--file {path!r}"
+    if not args.inputs or args.inputs == ["-"]:
+        return read_stdin(), "stdin"
+    return text_argument(args.inputs[0], "TEXT"), "TEXT"
+
+
 def _encode_words(model: WordModel, data: bytes, where: str) -> None:
     """Word mode's own encoding: each word (split at white space) as its symbols, a line each."""
     try:
@@ -86,8 +96,13 @@ def run_encode_files(args) -> None:
                                pattern=args.pattern, special=args.special)
     check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
     append = resolve_append(tokenizer, args.append, "--append")
-    if args.inputs:
-        corpus = files_named("FILE", *args.inputs, per_line=args.per_line,
+    inputs = [*args.inputs, *args.file]
+    if inputs == ["-"]:
+        inputs = []
+    elif "-" in inputs:
+        raise ValueError("FILE: '-' (stdin) is read alone, not with other FILEs")
+    if inputs:
+        corpus = files_named("FILE", *inputs, per_line=args.per_line,
                              jsonl_field=args.jsonl_field, text_column=args.text_column)
     elif args.jsonl_field is not None or args.text_column is not None:
         raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
@@ -96,7 +111,7 @@ def run_encode_files(args) -> None:
     # A line keeps its newline unless asked: the array then decodes to the text itself,
     # with the --append tokens between the lines.
     keep = not args.strip_newlines
-    if args.inputs:
+    if inputs:
         documents = corpus.documents(text, keep_line_ends=keep)
     else:
         data = read_stdin()
@@ -178,18 +193,24 @@ def run_decode(args) -> None:
     tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to decode",
                                pattern=args.pattern, special=args.special)
     if args.dtype is not None:
-        if len(args.ids) != 1:
+        paths = [*args.ids, *args.file]
+        if len(paths) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")
-        ids = read_token_file(args.ids[0], args.dtype)
+        ids = read_token_file(paths[0], args.dtype)
         try:
             data = tokenizer.decode_bytes(ids)
         except ValueError as exc:
-            raise ValueError(f"{args.ids[0]!r}: {exc}") from None
+            raise ValueError(f"{paths[0]!r}: {exc}") from None
     else:
-        if args.ids:
-            words = args.ids
-        else:
+        if args.file and args.ids:
+            raise ValueError("--file: give IDS or --file, not both")
+        if args.file:
+            words = [read_input(path, "--file").decode("ascii", "replace") for path in args.file]
+        elif not args.ids or args.ids == ["-"]:
             words = [read_stdin().decode("ascii", "replace")]
+        else:
+            words = [text_argument(word, "IDS", "IDs").decode("ascii", "replace")
+                     for word in args.ids]
         data = tokenizer.decode_bytes(_parse_ids(words, tokenizer.vocab_size))
     if args.bytes:
         write_bytes(data)
@@ -204,8 +225,9 @@ def add_commands(commands) -> None:
     """Register ``encode`` and ``decode``."""
     encode = commands.add_parser(
         "encode", help="print the token IDs of a text, or write files' IDs as a binary array",
-        description="Print the token IDs of TEXT (or of all of stdin, as one text), "
-        "space-separated. With --dtype, encode FILEs (or stdin) instead and write the IDs to -o "
+        description="Print the token IDs of TEXT, space-separated; of the file given with "
+        "--file; or of all of stdin (no TEXT, or '-'), as one text. A TEXT that names an existing "
+        "file or directory is refused, never encoded as text. With --dtype, encode FILEs (or stdin) instead and write the IDs to -o "
         "as one raw little-endian array (documents one after the other, as training scripts "
         "memory-map them). With --per-line each line keeps its newline (\\n or \\r\\n), so "
         "that 'bytepair decode --dtype' gives the text back byte for byte, with the --append "
@@ -215,6 +237,9 @@ def add_commands(commands) -> None:
     encode.add_argument("model", metavar="MODEL")
     encode.add_argument("inputs", nargs="*", metavar="TEXT|FILE",
                         help="text to encode (default: stdin); with --dtype: files, directories or globs")
+    encode.add_argument("--file", action="append", default=[], metavar="PATH",
+                        help="encode the contents of this file ('-' is stdin); with --dtype: "
+                        "repeatable, like FILE")
     special = encode.add_mutually_exclusive_group()
     special.add_argument("--allow-special", action="store_true",
                          help="special-token text becomes its ID (default: refuse it)")
@@ -245,13 +270,17 @@ def add_commands(commands) -> None:
 
     decode = commands.add_parser(
         "decode", help="print the text of token IDs",
-        description="Print the text of IDS (or of the IDs on stdin), exactly; bytes that are not "
+        description="Print the text of IDS (or of the IDs in the files given with --file, or "
+        "on stdin: no IDS, or '-'), exactly; bytes that are not "
         "UTF-8 become U+FFFD unless --bytes is given. A newline is added only on a terminal. "
         "With --dtype, read the IDs from FILE, a raw little-endian array (as encode writes it).",
     )
     decode.add_argument("model", metavar="MODEL")
     decode.add_argument("ids", nargs="*", metavar="IDS|FILE",
                         help="token IDs (default: read from stdin); with --dtype: one array file")
+    decode.add_argument("--file", action="append", default=[], metavar="PATH",
+                        help="read the IDs from this file ('-' is stdin; repeatable); with "
+                        "--dtype: the array file")
     decode.add_argument("--dtype", choices=["uint16", "uint32"], help="FILE is an array of this type")
     decode.add_argument("--bytes", action="store_true", help="write the raw bytes")
     add_trust_pattern(decode)

@@ -7,8 +7,9 @@ import os
 import sys
 
 from bytepair._util.atomic import check_target
+from bytepair._util.validate import parse_size
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, files_of, int_at_least,
-                                 load_tokenizer, reading_options, size_number, skip_hint,
+                                 load_tokenizer, reading_options, skip_hint,
                                  vocab_sizes)
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
@@ -26,7 +27,7 @@ def sizes_option(text: str) -> tuple[list[int], int | None]:
     """
     if text.startswith(ALL_SIZES):
         try:
-            step = size_number(text[len(ALL_SIZES):])
+            step = parse_size(text[len(ALL_SIZES):])
         except ValueError:
             step = 0
         if step < 1:

@@ -114,8 +114,10 @@ def _write_models(trained, outputs: dict, requested: dict, args, seconds: float)
     """Each size's model to its file (a smaller size truncates the largest), and a summary."""
     for size, output in outputs.items():
         # A smaller size is the first rules of the largest; where training
-        # stopped early, a separate run would have stopped at the same rule.
-        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+        # stopped early, a separate run would have stopped at the same rule. The largest is
+        # the model trained (a copy would hold its tables twice, past a memory limit).
+        smaller = size is not None and size < trained.vocab_size
+        tokenizer = trained.truncate(size) if smaller else trained
         tokenizer.save(output)
         if args.quiet:
             continue
@@ -188,12 +190,14 @@ def _run_parity(args, outputs: dict) -> None:
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     start = time.perf_counter()
     # What parity does not take (init, superbpe, ...) is passed on for the library to refuse.
-    trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
-                    merges=args.merges, special_tokens=args.special or [],
-                    min_frequency=args.min_frequency, workers=args.workers,
-                    progress=not args.quiet and sys.stderr.isatty(), parity=args.parity, dev=dev,
-                    ratio=ratio, ties=args.ties, init=args.init, superbpe=args.superbpe,
-                    max_memory=args.max_memory, checkpoint=args.checkpoint, **pattern, **numbers)
+    with _language_named():
+        trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
+                        merges=args.merges, special_tokens=args.special or [],
+                        min_frequency=args.min_frequency, workers=args.workers,
+                        progress=not args.quiet and sys.stderr.isatty(), parity=args.parity,
+                        dev=dev, ratio=ratio, ties=args.ties, init=args.init,
+                        superbpe=args.superbpe, max_memory=args.max_memory,
+                        checkpoint=args.checkpoint, **pattern, **numbers)
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
         tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
@@ -245,6 +249,22 @@ def _named(argument: str):
         if not (isinstance(first, str) and first.startswith("corpus: ")):
             raise
         raise InputError(f"{argument}: {first.removeprefix('corpus: ')}", *rest) from None
+
+
+@contextlib.contextmanager
+def _language_named():
+    """The library names a language's texts by its argument (``corpus: l1 has no text``), the
+    command line by the option that gave them (``--language l1: has no text``)."""
+    try:
+        yield
+    except ValueError as exc:
+        argument, _, rest = str(exc).partition(": ")
+        option = {"corpus": "--language", "dev": "--dev"}.get(argument)
+        language, _, what = rest.partition(" ")
+        if option is None or what != "has no text":
+            raise
+        why = " (every language needs some, with --ratio too)" if argument == "corpus" else ""
+        raise ValueError(f"{option} {language}: has no text{why}") from None
 
 
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
@@ -313,6 +333,13 @@ def _add_scale_options(command: argparse.ArgumentParser, result: str) -> None:
                          "an uninterrupted run's (the corpus and options must be the same)")
 
 
+def special_token(text: str) -> str:
+    """A ``--special`` token: its own text, never the name of an existing file."""
+    if os.path.lexists(text):
+        raise argparse.ArgumentTypeError(f"{text!r} names an existing file; give the token's text")
+    return text
+
+
 def add_commands(commands) -> None:
     """Register ``train`` and ``count``."""
     train = commands.add_parser(
@@ -354,7 +381,7 @@ def add_commands(commands) -> None:
                             "Face BpeTrainer's, so that `export --to tokenizers` writes its "
                             "tokenizer.json (see docs/from-tokenizers.md)")
     _add_parity_options(train)
-    train.add_argument("--special", action="append", metavar="TOKEN",
+    train.add_argument("--special", action="append", type=special_token, metavar="TOKEN",
                        help="a special token (repeatable; default: none, or the --init model's)")
     train.add_argument("--min-frequency", type=integer, default=1, metavar="N",
                        help="stop when the best pair is seen fewer than N times (1)")

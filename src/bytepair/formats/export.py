@@ -219,10 +219,12 @@ def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> No
     JSON object of token -> ID that ``tiktoken.Encoding`` takes as
     ``special_tokens``. Load both with tiktoken and give the pattern::
 
+        import json, tiktoken, tiktoken.load  # the ranks reader is a submodule
+        from bytepair.formats.export import tiktoken_pattern, tiktoken_special_tokens_path
         enc = tiktoken.Encoding(
-            "mine", pat_str=bytepair.formats.export.tiktoken_pattern(tokenizer.pattern),
-            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(path),
-            special_tokens=json.load(open(path + ".special_tokens.json")))
+            "mine", pat_str=tiktoken_pattern(tokenizer.pattern),
+            mergeable_ranks=tiktoken.load.load_tiktoken_bpe(str(path)),
+            special_tokens=json.load(open(tiktoken_special_tokens_path(path))))
 
     or with bytepair: ``bytepair.load(path, pattern=...,
     special_tokens=path + ".special_tokens.json")``.
@@ -322,11 +324,16 @@ def tokenizers_json(tokenizer, *, like=None) -> dict:
 
 
 def _bytepair_pipeline(pattern: str | None) -> dict:
-    """bytepair's own spelling: the pattern as a Split before a ByteLevel without regex."""
+    """bytepair's own spelling: the pattern as a Split before a ByteLevel without regex; GPT-2's
+    pattern as GPT-2's own ``tokenizer.json`` spells it, the ``ByteLevel`` regex (fast
+    tokenizers such as gigatoken recognise that spelling, not GPT-2's regex in a Split)."""
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
                   "use_regex": False}
     if pattern is None:
         pre_tokenizer = byte_level
+    elif pattern == PATTERNS["gpt2"]:  # the ByteLevel regex
+        pre_tokenizer = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                         "use_regex": True}
     else:
         # Isolated: every match is a piece, and so is the text between two matches, as in
         # bytepair's splitter.
@@ -433,7 +440,8 @@ def to_tokenizers_json(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike
       as ``tokenizers`` saves the pipeline docs/from-tokenizers.md gives for its pattern,
       with ``decoders.ByteLevel()``
       (:func:`bytepair.formats.from_tokenizers.bpe_trainer_pipeline`);
-    - else bytepair's own: the pattern as a ``Split`` before a ``ByteLevel`` without regex.
+    - else bytepair's own: the pattern as a ``Split`` before a ``ByteLevel`` without regex
+      (GPT-2's pattern as GPT-2's own file spells it: ``ByteLevel`` with its regex).
 
     In the first two the file is written as ``tokenizers.Tokenizer.save`` writes it (two
     spaces of indent, no newline at the end), so that a file trained alike by

@@ -20,9 +20,12 @@ Three checks, each with one line that says how much is needed:
    limit leaves, with fewer workers when each one's table would be too small.
 3. *Before the engine is built* (:func:`check_engine_fits`): the exact counts
    give the engine's need (:func:`engine_bytes`). While merging, the resident
-   size is read after each chunk of merges as well, and a run that passes the
-   limit all the same stops there instead of growing on until the kernel's
-   OOM killer ends it.
+   size is read after each chunk of merges as well (the last one included), and
+   once more when the model is made from the rules (after the engine is freed),
+   and a run that passes the limit all the same stops there, with nothing written,
+   instead of growing on until the kernel's OOM killer ends it. Writing the model
+   file adds little (it is written in parts), and the command line writes the
+   model it trained, not a copy.
 
 The engine's memory is set by its input (docs/design.md §6): per token
 position a 4-byte slot and occurrence lists, per piece the slot that ends

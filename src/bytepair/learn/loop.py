@@ -74,14 +74,14 @@ class ProgressHook(Hook):
 
 class MemoryHook(Hook):
     """Stop with :class:`bytepair.MemoryLimitError` when the process passed ``limit`` bytes
-    after a chunk that left merges to learn (:func:`bytepair.learn.budget.check_still_fits`)."""
+    after a chunk, the last one included: a run past its limit writes nothing
+    (:func:`bytepair.learn.budget.check_still_fits`)."""
 
     def __init__(self, limit: int | None):
         self.limit = limit
 
     def after_chunk(self, rules, learned, merges):
-        if len(rules) < merges:
-            check_still_fits(self.limit, len(rules))
+        check_still_fits(self.limit, len(rules))
 
 
 def kept_pairs_floor(count: int, learned: int, merges: int) -> int:

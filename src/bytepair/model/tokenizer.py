@@ -20,7 +20,7 @@ from typing import Collection, Iterable, Iterator, Sequence
 
 from bytepair.model import codec
 from bytepair._util.errors import Advice, ArgumentError
-from bytepair._util.validate import check_int, check_special_tokens
+from bytepair._util.validate import check_int, check_size, check_special_tokens
 from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
@@ -143,7 +143,7 @@ class Tokenizer:
         merges) keeps every ID, as cutting its last merges out by hand does.
         """
         least = BYTE_TOKENS + len(self.special_tokens)
-        vocab_size = check_int(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
+        vocab_size = check_size(vocab_size, "vocab_size", minimum=least, maximum=self.vocab_size)
         model = self.model.truncate(vocab_size - least)
         if self._out is None:
             return Tokenizer(model, list(self.special_tokens))

@@ -88,7 +88,8 @@ def regex_constructs(source: str) -> set[str]:
 
 
 def tiktoken_pattern(source: str | None) -> str:
-    r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``source``.
+    r"""The ``pat_str`` that makes tiktoken cut text into bytepair's pieces for ``source`` (a
+    pattern name, a regex source, or None).
 
     bytepair keeps the text between two matches of a pattern as a piece of
     its own; tiktoken drops it. Patterns that match every character (gpt2,
@@ -103,11 +104,14 @@ def tiktoken_pattern(source: str | None) -> str:
 
     >>> print(tiktoken_pattern(None))
     [\s\S]+
+    >>> print(tiktoken_pattern("whitespace"))
+    \w+|[^\w\s]+|\s+
     >>> print(tiktoken_pattern("[a-z]+"))
     (?:[a-z]+)|(?:(?!(?:[a-z]+))[\s\S])+
     """
     if source is None:
         return WHOLE_INPUT_PATTERN
+    source = PATTERNS.get(source, source)
     known = TIKTOKEN_PATTERNS.get(source)
     if known is not None:
         return known
@@ -127,14 +131,21 @@ def tiktoken_pattern(source: str | None) -> str:
 
 
 def hf_pattern(source: str) -> str:
-    r"""The regex to give Hugging Face's ``Split`` for bytepair's pattern ``source``.
+    r"""The regex to give Hugging Face's ``Split`` for bytepair's pattern ``source``, a name
+    (``"cl100k"``) or a regex source.
 
     Named patterns map to checked Oniguruma equivalents (:data:`HF_PATTERNS`).
     A custom regex passes unchanged, unless it holds a construct that
     Oniguruma reads differently: ``^``, ``$``, ``\Z`` (line anchors there),
     the inline flags ``m`` and ``s`` (``m`` is dot-all there) or a possessive
     interval like ``{1,3}+`` (a repeated group there); that is refused.
+
+    >>> print(hf_pattern("whitespace-split"))
+    \S+
+    >>> hf_pattern("cl100k") == hf_pattern(PATTERNS["cl100k"]) != PATTERNS["cl100k"]
+    True
     """
+    source = PATTERNS.get(source, source)
     known = HF_PATTERNS.get(source)
     if known is not None:
         return known

@@ -24,6 +24,8 @@ def run_demo(merges: int = 300, show: int = 20, engine: str | None = None, out=p
     before = sum(len(d) for d in docs)
     after = sum(len(s) for s in model.sequences)
     out(f"corpus: {DEMO_TEXT} ({len(docs)} documents, {before} bytes)")
+    out("mode: byte mode, no pre-tokenizer: each line is one document of bytes, and a merge "
+        "may cross spaces and words ('e ', 'd ')")
     out(f"learned {len(model.merges)} of {merges} requested merges in {seconds:.3f} s")
     out(f"token positions: {before} -> {after} ({before / max(after, 1):.2f} bytes per token)")
     out("rank  token  left  right  count  replacements  bytes")

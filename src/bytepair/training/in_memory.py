@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 
 from bytepair._util.progress import progress_bar
 from bytepair._util.validate import (MAX_BYTE_MERGES, MAX_COUNT, as_document, check_end_of_word,
-                                     check_engine, check_int, check_word_counts)
+                                     check_engine, check_int, check_size, check_word_counts)
 from bytepair.read.corpus import Files
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
 from bytepair.counts.words import count_words
@@ -49,7 +49,7 @@ def train_bytes(
     >>> [(m.left, m.right, m.count, m.replacements) for m in model.merges][:2]
     [(97, 97, 2, 1), (97, 98, 1, 1)]
     """
-    merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+    merges = check_size(merges, "merges", maximum=MAX_BYTE_MERGES)
     engine = check_engine(engine)
     source = resolve_pattern(pretokenize)
     if isinstance(documents, (str, bytes, bytearray)):
@@ -158,7 +158,7 @@ def train_words(
     [('l', 'o')]
     """
     counts = check_word_counts(word_counts)
-    merges = check_int(merges, "merges")
+    merges = check_size(merges, "merges")
     end_of_word = check_end_of_word(end_of_word)
     engine = check_engine(engine)
     words = list(counts)
@@ -221,7 +221,7 @@ def learn_words(
     >>> learn_words(["low low low low low lower lower", "newest " * 6 + "widest " * 3], 4).rules
     [('e', 's'), ('es', 't'), ('l', 'o'), ('lo', 'w')]
     """
-    merges = check_int(merges, "merges")
+    merges = check_size(merges, "merges")
     end_of_word = check_end_of_word(end_of_word)
     min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
     workers = check_int(workers, "workers", minimum=1) if workers is not None else (os.cpu_count() or 1)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from bytepair._util.errors import Advice, ArgumentError
-from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_special_tokens,
+from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_size, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.counts.checkpoint import corpus_identity
@@ -94,7 +94,7 @@ class SuperBPEOptions:
         pattern = resolve_pattern(self.pretokenize, "superbpe_pretokenize")
         object.__setattr__(self, "pattern", pattern)
         object.__setattr__(self, "transition",
-                           check_int(self.transition, "superbpe", minimum=BYTE_TOKENS))
+                           check_size(self.transition, "superbpe", minimum=BYTE_TOKENS))
         object.__setattr__(self, "max_words", check_int(self.max_words, "max_words", minimum=1))
 
 
@@ -246,7 +246,7 @@ class TrainSpec:
         merges = self.merges
         if self.vocab_size is not None:
             merges = merges_for_vocab_size(self.vocab_size, len(special))
-        merges = check_int(merges, "merges", maximum=MAX_BYTE_MERGES)
+        merges = check_size(merges, "merges", maximum=MAX_BYTE_MERGES)
         for name, value in (("max_memory", limit), ("special_tokens", special), ("merges", merges), ("min_frequency", min_frequency),
                             ("init", init_model(self.init))):
             object.__setattr__(self, name, value)

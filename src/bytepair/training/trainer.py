@@ -22,7 +22,7 @@ from bytepair.read.corpus import Documents, Files
 from bytepair.split.pretokenize import check_matches_something
 from bytepair.counts.checkpoint import Checkpoint, CheckpointAhead
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
-from bytepair.learn.budget import check_limit_now
+from bytepair.learn.budget import check_limit_now, check_still_fits
 from bytepair.learn.loop import Hook, MemoryHook, ProgressHook, learn_counts
 from bytepair.learn.rules import Merge
 from bytepair.learn import ties as tie_orders
@@ -81,7 +81,9 @@ class Trainer:
         # A table counted or summed here is nobody else's: learning may empty it.
         made_here = tables is None or all(counts is not table for table in tables)
         rules = self.learn(counts, start, hooks=self.hooks(saved, pattern), release=made_here)
-        return self.model(rules, pattern)
+        model = self.model(rules, pattern)
+        check_still_fits(self.spec.max_memory, len(rules))  # the model is made once the engine is freed
+        return model
 
     # -- the stages, in the order fit calls them ------------------------------------------------
 
