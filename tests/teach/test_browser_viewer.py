@@ -39,6 +39,21 @@ SCRIPTED = "\tspaces  here 🙂\u0007<|endoftext|>"
 WAIT = 30
 
 
+def text_of(driver, selector: str) -> str:
+    """The text the page shows at ``selector`` now, read in one script. Waits read state this
+    way, never through an element found earlier: the page may replace it meanwhile (a
+    StaleElementReferenceException inside the wait)."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
+
+
+def shown(driver, selector: str) -> bool:
+    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0", selector)
+
+
 @pytest.fixture(scope="module")
 def models():
     corpus = bytepair.Files(str(GENESIS), str(DATA / "multilingual-sample.txt"), per_line=True)
@@ -236,7 +251,7 @@ def test_curves_are_the_evaluation(page, curves):
 def test_errors_are_shown_in_the_page(page):
     page.execute_script("const t = document.getElementById('text'); t.value = 'x'.repeat(1000001);"
                         "t.dispatchEvent(new Event('input'));")
-    WebDriverWait(page, WAIT).until(lambda d: "more than the limit" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "more than the limit" in text_of(d, "#error"))
     assert "Traceback" not in page.find_element(By.ID, "error").text
     # Five models cannot be chosen: only two exist, so ask the server directly for a bad tree.
     answer = page.execute_script(
@@ -253,15 +268,14 @@ def test_a_long_text_is_drawn_as_it_is_scrolled(page, models):
     chunk = page.execute_script("return CHUNK")
     assert len(expected) > 2 * chunk
     set_text(page, text)
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.CSS_SELECTOR, ".panel .count").text
-                                  == f"{len(expected):,}")
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, ".panel .count") == f"{len(expected):,}")
     assert shown_ids(page) == expected[:chunk]
-    assert page.find_element(By.CSS_SELECTOR, ".panel .more").text.startswith(f"{chunk:,} of")
+    assert text_of(page, ".panel .more").startswith(f"{chunk:,} of")
     for _ in range(len(expected) // chunk + 2):  # scroll the token list to its end, again and again
         page.execute_script("const t = document.querySelector('.panel .tokens');"
                             "t.scrollTop = t.scrollHeight; t.dispatchEvent(new Event('scroll'));")
     wait_for_ids(page, expected)
-    assert not page.find_element(By.CSS_SELECTOR, ".panel .more").is_displayed()
+    assert not shown(page, ".panel .more")
     tokens = page.find_elements(By.CSS_SELECTOR, ".panel .tokens > span")
     ids = page.find_elements(By.CSS_SELECTOR, ".panel .ids > span")
     assert len(tokens) == len(ids) == len(expected)

@@ -30,6 +30,21 @@ IMAGES = Path(os.environ.get("BYTEPAIR_SCREENSHOTS")
               or Path(tempfile.gettempdir()) / "bytepair-screenshots")
 #: Seconds to wait for the page: generous, for a loaded CI machine.
 WAIT = 30
+
+
+def text_of(driver, selector: str) -> str:
+    """The text the page shows at ``selector`` now, read in one script. Waits read state this
+    way, never through an element found earlier: the page may replace it meanwhile (a
+    StaleElementReferenceException inside the wait)."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
+
+
+def shown(driver, selector: str) -> bool:
+    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0", selector)
 CHAPTER = "low lower lowest"
 
 
@@ -48,7 +63,7 @@ def page(teach_server, browser):
 def wait_for_words(browser, merges):
     """Wait until the page shows the state after ``merges`` merges (None: any state)."""
     def ready(driver):
-        text = driver.find_element(By.ID, "merge-count").text
+        text = text_of(driver, "#merge-count")
         return text and (merges is None or text == f"after {merges} merge" + ("" if merges == 1 else "s"))
     WebDriverWait(browser, WAIT).until(ready)
 
@@ -105,7 +120,7 @@ def test_predict_table_and_merges_follow_the_reference(page):
     page.find_element(By.ID, "guess-left").send_keys("o")
     page.find_element(By.ID, "guess-right").send_keys("w")
     page.find_element(By.ID, "check").click()
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "table-wrap").is_displayed())
+    WebDriverWait(page, WAIT).until(lambda d: shown(d, "#table-wrap"))
     verdict = page.find_element(By.ID, "verdict").text
     assert verdict.startswith("Close: o + w has the top count 3 too, but the tie goes to l + o")
     assert table_shown(page) == reference_table(rows, [1, 1, 1])
@@ -171,7 +186,8 @@ def choose_variant(browser, name):
     browser.execute_script("document.getElementById('compare').dataset.variant = ''")
     Select(browser.find_element(By.ID, "variant")).select_by_value(name)
     WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_element(By.ID, "compare").get_attribute("data-variant") == name)
+        lambda d: d.execute_script("return document.getElementById('compare').dataset.variant")
+        == name)
 
 
 def test_each_broken_variant_marks_where_it_diverges(page):
@@ -226,7 +242,7 @@ def test_across_boundaries_marks_tokens_that_cross(page):
     page.execute_script("document.getElementById('compare').dataset.variant = ''")
     click_and_wait(page, "apply", 2)
     WebDriverWait(page, WAIT).until(
-        lambda d: d.find_element(By.ID, "compare").get_attribute("data-variant"))
+        lambda d: d.execute_script("return document.getElementById('compare').dataset.variant"))
     # The reference merges a + b; the broken variant joins xy + xy across two words.
     assert words_shown(page) == [["xy"]] * 4 + [["ab"]] * 2
     rows = variant_rows(page)
@@ -245,7 +261,7 @@ def test_the_learners_functions_run_beside_the_reference(teach_server, browser, 
     click_and_wait(browser, "apply", 1)
     browser.find_element(By.ID, "mine").click()
     WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#learner .summary"))
+        lambda d: text_of(d, "#learner .summary"))
     summary = browser.find_element(By.CSS_SELECTOR, "#learner .summary")
     # The starter counts a + a once in "aaab", so a + b (2) wins; the reference counts a + a
     # twice, ties it with a + b and takes the smaller pair, a + a.
@@ -268,8 +284,8 @@ def test_a_wrong_learner_is_shown_as_its_line_in_the_page(teach_server, browser,
     click_and_wait(browser, "apply", 1)  # the learner's count_pairs runs from the first merge
     browser.find_element(By.ID, "mine").click()
     WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#learner .error"))
-    assert browser.find_element(By.CSS_SELECTOR, "#learner .error").text == (
+        lambda d: text_of(d, "#learner .error"))
+    assert text_of(browser, "#learner .error") == (
         "mine.py: your count_pairs returned the key ('a', 'b'): on a bytes corpus a pair is two "
         "token IDs (ints)")
 
@@ -278,15 +294,15 @@ def test_bad_input_is_shown_in_the_page(page):
     area = page.find_element(By.ID, "corpus")
     area.clear()
     page.find_element(By.ID, "start").click()
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#error"))
     assert page.find_element(By.ID, "error").text.startswith("the corpus is empty")
     page.execute_script("document.getElementById('corpus').value = 'x'.repeat(40000)")
     page.find_element(By.ID, "start").click()
-    WebDriverWait(page, WAIT).until(lambda d: "limit" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "limit" in text_of(d, "#error"))
     page.execute_script("document.getElementById('corpus').value = 'ok\\nab\\ud800'")
     page.find_element(By.CSS_SELECTOR, 'input[name="mode"][value="bytes"]').click()
     page.find_element(By.ID, "start").click()
-    WebDriverWait(page, WAIT).until(lambda d: "UTF-8" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "UTF-8" in text_of(d, "#error"))
     assert "line 2, character 3" in page.find_element(By.ID, "error").text
     status = page.execute_script("""
         const r = await fetch('/api/workbench/apply', {method: 'POST', body: '{"corpus": 3}'});
@@ -330,7 +346,7 @@ def test_a_typed_space_predicts_a_byte_modes_space(page):
     page.find_element(By.ID, "guess-left").send_keys(" ")
     page.find_element(By.ID, "guess-right").send_keys("b")
     page.find_element(By.ID, "check").click()
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "verdict").text)
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#verdict"))
     # (32, 98) and (97, 32) both count 2; the tie goes to the smaller left ID, the space.
     assert page.find_element(By.ID, "verdict").text.startswith("Right: \u2423 + b merges next (count 2).")
 
