@@ -98,7 +98,8 @@ def words_shown(browser):
 def table_shown(browser):
     return browser.execute_script("""
         return [...document.querySelectorAll('#table tbody tr')].map((tr) => ({
-            left: tr.cells[1].textContent, right: tr.cells[2].textContent,
+            left: tr.cells[1].querySelector('.tok').textContent,
+            right: tr.cells[2].querySelector('.tok').textContent,
             count: Number(tr.cells[3].textContent), winner: tr.classList.contains('winner'),
             tied: tr.classList.contains('tied')}));""")
 
@@ -349,6 +350,26 @@ def test_a_typed_space_predicts_a_byte_modes_space(page):
     WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#verdict"))
     # (32, 98) and (97, 32) both count 2; the tie goes to the smaller left ID, the space.
     assert page.find_element(By.ID, "verdict").text.startswith("Right: \u2423 + b merges next (count 2).")
+
+
+def test_byte_mode_shows_the_ids_that_order_its_ties(page):
+    # After the first merge of aaa|aba, b + a (98, 97) comes before aa + a (256, 97): by ID.
+    start(page, "aaa\naba", mode="bytes")
+    click_and_wait(page, "apply", 1)
+    page.find_element(By.ID, "reveal").click()
+    rows = page.execute_script("""return [...document.querySelectorAll('#table tbody tr')].map((tr) =>
+        [1, 2].map((c) => [tr.cells[c].querySelector('.tok').textContent,
+                           Number(tr.cells[c].querySelector('.tid').textContent)]))""")
+    rules, seqs = naive.fit([b"aaa", b"aba"], [1, 1], 1, lambda l, r, rank: 256 + rank)
+    counts = count_pairs(seqs, [1, 1])
+    ordered = [pair for pair, _ in sorted(counts.items(), key=lambda i: priority(i[1], *i[0]))]
+    assert [[ids for _, ids in row] for row in rows] == [list(pair) for pair in ordered]
+    assert rows[:3] == [[["a", 97], ["b", 98]], [["b", 98], ["a", 97]], [["aa", 256], ["a", 97]]]
+    assert "by token ID" in text_of(page, "#table-wrap .note")
+    start(page, "low lower")
+    page.find_element(By.ID, "reveal").click()
+    assert "(left, right) order" in text_of(page, "#table-wrap .note")
+    assert page.execute_script("return document.querySelectorAll('#table .tid').length") == 0
 
 
 def test_a_long_pair_table_shows_its_top_rows_then_all(page):

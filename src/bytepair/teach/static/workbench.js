@@ -185,14 +185,25 @@ function renderHistory(history) {
 // The first rows of the pair table: the winner and its rivals. "Show all" draws the rest.
 const SHOWN_PAIRS = 50;
 
+// Byte mode orders ties by token ID, not by text: each token is shown with its ID.
+const tokenId = (id) => (id === undefined ? "" : ` <span class="tid" title="token ID">${id}</span>`);
+
 function pairRow(r, i, view) {
+  const ids = r.ids || [];
   return `<tr class="${r.winner ? "winner" : ""}${r.tied ? " tied" : ""}"><td>${i + 1}</td>` +
-    `<td><span class="${tokenClass(r.left, view)}">${esc(r.left)}</span></td>` +
-    `<td><span class="${tokenClass(r.right, view)}">${esc(r.right)}</span></td><td>${r.count}</td>` +
+    `<td><span class="${tokenClass(r.left, view)}">${esc(r.left)}</span>${tokenId(ids[0])}</td>` +
+    `<td><span class="${tokenClass(r.right, view)}">${esc(r.right)}</span>${tokenId(ids[1])}</td><td>${r.count}</td>` +
     `<td>${r.winner ? '<span class="badge win">next merge</span>' : ""}${r.tied ? '<span class="badge tie">tie</span>' : ""}</td></tr>`;
 }
 
+// How ties are ordered, as the table says it: by token ID in byte mode, by text otherwise.
+const TIE_ORDER = {
+  bytes: "Count descending; equal counts by token ID (left ID, then right ID), not by text",
+  text: "Count descending; equal counts in (left, right) order",
+};
+
 function renderTable(view, all) {
+  $("table-order").textContent = TIE_ORDER[view.mode === "bytes" ? "bytes" : "text"];
   const body = $("table").querySelector("tbody");
   const shown = all ? view.table.length : Math.min(view.table.length, SHOWN_PAIRS);
   body.innerHTML = view.table.slice(0, shown).map((r, i) => pairRow(r, i, view)).join("");
@@ -235,7 +246,8 @@ function checkPrediction(event) {
     text = `Right: ${w.left} + ${w.right} merges next (count ${w.count}).`;
   } else if (mine && mine.count === w.count) {
     text = `Close: ${left} + ${right} has the top count ${w.count} too, but the tie goes to ${w.left} + ${w.right}, ` +
-      "the smaller pair in (left, right) order.";
+      (view.mode === "bytes" ? `the pair with the smaller token IDs (${w.ids[0]}, ${w.ids[1]}; left ID first).`
+        : "the smaller pair in (left, right) order.");
   } else if (mine) {
     text = `Not this time: ${left} + ${right} is counted ${mine.count}; ${w.left} + ${w.right} is counted ${w.count}.`;
   } else {
