@@ -317,6 +317,8 @@ def test_the_overlap_example_is_shown(page):
     tokens = page.execute_script(
         "return [...document.querySelectorAll('#overlap .tok')].map((t) => t.textContent)")
     assert tokens == ["a", "a", "a", "a", "a", "aa", "a", "aa", "aa"]
+    # Reused, the three input tokens make two merged tokens, which spell four a's.
+    assert "3 input tokens become 2 merged tokens that spell 4 characters" in text
 
 
 def test_screenshot(page):
@@ -383,3 +385,129 @@ def test_a_long_pair_table_shows_its_top_rows_then_all(page):
     assert table_shown(page) == expected[:50]
     page.find_element(By.ID, "table-all").click()
     assert table_shown(page) == expected
+
+
+#: What a reader cannot see: the page wider than the window, or a table column (its header)
+#: cut off by the window or by a box that clips what overflows it.
+LAYOUT_PROBLEMS = """
+const problems = [];
+const page = document.documentElement;
+if (page.scrollWidth > page.clientWidth) {
+  problems.push(`the page is ${page.scrollWidth} px wide in a ${page.clientWidth} px window`);
+}
+for (const th of document.querySelectorAll('table th')) {
+  if (!th.closest('table').getClientRects().length) continue;  // a table not shown
+  const cell = th.getBoundingClientRect();
+  const name = `${th.closest('table').id || th.closest('table').className} column "${th.textContent}"`;
+  if (cell.width < 1) { problems.push(`${name} has no width`); continue; }
+  if (cell.left < -0.5 || cell.right > page.clientWidth + 0.5) problems.push(`${name} is outside the window`);
+  for (let box = th.parentElement; box && box !== page; box = box.parentElement) {
+    const style = getComputedStyle(box);
+    if (style.overflowX === 'visible') continue;
+    const r = box.getBoundingClientRect();
+    const left = r.left + box.clientLeft, right = left + box.clientWidth;
+    if (cell.left < left - 0.5 || cell.right > right + 0.5) {
+      problems.push(`${name} is cut off by ${box.tagName.toLowerCase()}.${box.className}`);
+    }
+  }
+}
+return problems;
+"""
+LONG_WORDS = "internationalization internationalisation nationalities rationalisations"
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_the_page_fits_and_shows_every_column(teach_server, browser, tmp_path, width):
+    path = tmp_path / "mine.py"
+    path.write_text(exercise.starter("mine.py"))
+    server = teach_server(learner=exercise.load_learner(path))
+    size = browser.get_window_size()
+    browser.set_window_size(width, 900)
+    try:
+        browser.get(server.url + "workbench")
+        wait_for_words(browser, None)
+        start(browser, LONG_WORDS)
+        browser.find_element(By.ID, "n").clear()
+        browser.find_element(By.ID, "n").send_keys("24")
+        click_and_wait(browser, "run", 24)  # tokens up to 23 characters in "Rules learned"
+        browser.find_element(By.ID, "reveal").click()
+        choose_variant(browser, "first-occurrence")
+        browser.find_element(By.ID, "mine").click()
+        WebDriverWait(browser, WAIT).until(lambda d: text_of(d, "#learner .summary"))
+        assert browser.execute_script(LAYOUT_PROBLEMS) == []
+        tables = browser.execute_script(
+            "return [...document.querySelectorAll('table')].filter((t) => t.getClientRects().length)"
+            ".map((t) => t.id || t.className)")
+        assert {"table", "history", "history rules-compare"} <= set(tables)
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.set_window_size(width, min(height, 6000))
+        browser.save_screenshot(str(IMAGES / f"workbench-{width}.png"))
+        assert browser.execute_script(LAYOUT_PROBLEMS) == []
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
+def test_the_learners_column_is_headed_as_theirs(teach_server, browser, tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(exercise.starter("mine.py"))
+    server = teach_server(learner=exercise.load_learner(path))
+    browser.get(server.url + "workbench")
+    wait_for_words(browser, None)
+    start(browser, "aaab ab")
+    click_and_wait(browser, "apply", 1)
+    browser.find_element(By.ID, "mine").click()
+    WebDriverWait(browser, WAIT).until(lambda d: text_of(d, "#learner .summary"))
+    heads = browser.execute_script("""return [...document.querySelectorAll(
+        '#learner .col-head, #learner table.rules-compare th')].map((h) => h.textContent)""")
+    assert heads == ["Correct (reference)", "Yours: mine.py", "rank", "yours", "count", "replaced",
+                     "reference"]
+    assert not any("broken" in text_of(browser, sel).lower()
+                   for sel in ("#learner .col-head", "#learner table.rules-compare thead"))
+
+
+def test_the_predict_form_goes_when_training_ends(page):
+    start(page, "ab", end_of_word=False)
+    assert shown(page, "#predict")
+    click_and_wait(page, "apply", 1)
+    assert text_of(page, "#last").endswith("No adjacent pair is left: training ends here.")
+    assert not shown(page, "#predict")
+    click_and_wait(page, "reset", 0)
+    assert shown(page, "#predict")
+
+
+def test_the_introduction_follows_the_chapters_checkpoints(page):
+    steps = page.execute_script(
+        "return [...document.querySelectorAll('.intro .steps li strong')].map((s) => s.textContent)")
+    assert steps == ["Predict.", "Run one merge.", "Attempt the exercise.", "Explain."]
+
+
+def test_predict_first_waits_for_a_prediction_and_keeps_the_explanation(page):
+    page.find_element(By.ID, "predict-first").click()
+    start(page, CHAPTER)
+    assert page.find_element(By.ID, "apply").get_attribute("disabled")
+    assert page.find_element(By.ID, "run").get_attribute("disabled")
+    assert not shown(page, "#reveal") and shown(page, "#predict-needed")
+    page.find_element(By.ID, "guess-left").send_keys("o")
+    page.find_element(By.ID, "guess-right").send_keys("w")
+    page.find_element(By.ID, "check").click()
+    WebDriverWait(page, WAIT).until(lambda d: shown(d, "#table-wrap"))
+    assert not page.find_element(By.ID, "apply").get_attribute("disabled")
+    assert not shown(page, "#explain")
+    click_and_wait(page, "apply", 1)
+    assert shown(page, "#explain")
+    assert page.find_element(By.ID, "apply").get_attribute("disabled")  # the next one waits too
+    page.find_element(By.ID, "explanation").send_keys("l + o won the tie with o + w.")
+    notes = page.execute_script(
+        "return [...document.querySelectorAll('#notes li')].map((li) => li.innerText)")
+    assert notes == ["Merge 1 of low lower lowest: you predicted o + w; it was l + o (count 3).\n"
+                     "l + o won the tie with o + w."]
+    # Kept in the browser: a reload shows the same notes, and predict first still on.
+    page.refresh()
+    wait_for_words(page, None)
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#notes"))
+    assert text_of(page, "#notes").endswith("l + o won the tie with o + w.")
+    assert page.find_element(By.ID, "predict-first").is_selected()
+    page.find_element(By.ID, "notes-clear").click()
+    page.find_element(By.ID, "predict-first").click()
+    assert text_of(page, "#notes") == "" and shown(page, "#reveal")
