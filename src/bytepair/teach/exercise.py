@@ -14,8 +14,9 @@ counting therefore means returning the pairs in the documented order, count
 descending and then ``(left, right)``, as the starter does.
 
 :func:`check` searches generated corpora (Hypothesis, used as a library) for
-each of the chapter's five failure modes and reports the smallest
-counterexample it finds; :func:`load_learner` imports the file (for
+each of the chapter's five failure modes and two off-by-one mistakes (:data:`MODES`),
+and reports the smallest counterexample it finds, the learner's answer beside the
+expected one; :func:`load_learner` imports the file (for
 ``bytepair exercise check`` and ``bytepair workbench --exercise``);
 :data:`STARTER` is the starter file, with the chapter's deliberate mistake.
 Loading, calling and checking the learner's code (:class:`Learner`) live in
