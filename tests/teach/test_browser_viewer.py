@@ -39,6 +39,21 @@ SCRIPTED = "\tspaces  here 🙂\u0007<|endoftext|>"
 WAIT = 30
 
 
+def text_of(driver, selector: str) -> str:
+    """The text the page shows at ``selector`` now, read in one script. Waits read state this
+    way, never through an element found earlier: the page may replace it meanwhile (a
+    StaleElementReferenceException inside the wait)."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
+
+
+def shown(driver, selector: str) -> bool:
+    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0", selector)
+
+
 @pytest.fixture(scope="module")
 def models():
     corpus = bytepair.Files(str(GENESIS), str(DATA / "multilingual-sample.txt"), per_line=True)
@@ -213,8 +228,10 @@ def test_curves_are_the_evaluation(page, curves):
         "return [...document.querySelectorAll('#curves polyline')].map(l => [l.dataset.model, "
         "l.dataset.sample, l.getAttribute('stroke'), l.getAttribute('stroke-dasharray'), "
         "l.getAttribute('points').split(' ').length])")
+    models = list(dict.fromkeys(c["model"] for c in curves))
     assert [(m, s, n) for m, s, _, _, n in drawn] == [
-        (c["model"], c["sample"], len(c["sizes"])) for c in curves]
+        (c["model"], c["sample"], len(c["sizes"]))
+        for c in sorted(curves, key=lambda c: models.index(c["model"]))]
     # One colour per model, one line style per sample.
     colour = {(m, s): c for m, s, c, _, _ in drawn}
     dash = {(m, s): d for m, s, _, d, _ in drawn}
@@ -233,10 +250,40 @@ def test_curves_are_the_evaluation(page, curves):
     shoot(page, IMAGES / "viewer-curves.png", page.find_element(By.ID, "curves"))
 
 
+def test_a_curve_on_another_stays_visible(teach_server, browser):
+    # A 2,048-token model is its 8,192 model's first rules: equal up to 2,048, the same line.
+    big = {"model": "8192", "sample": "en", "sizes": [256, 1024, 2048, 8192],
+           "bytes_per_token": [1.0, 3.0, 3.0, 4.0]}
+    small = {"model": "2048", "sample": "en", "sizes": [256, 1024, 2048],
+             "bytes_per_token": [1.0, 3.0, 3.0]}
+    for curves in ([big, small], [small, big]):
+        server = teach_server({}, curves)
+        browser.get(server.url + "viewer")
+        WebDriverWait(browser, WAIT).until(
+            lambda d: d.execute_script("return document.body.dataset.ready"))
+        drawn = browser.execute_script("""
+            const lines = [...document.querySelectorAll('#curves polyline')];
+            const scale = document.querySelector('#curves svg.plot').getBoundingClientRect().width / 760;
+            const box = document.querySelector('#curves svg.plot').getBoundingClientRect();
+            // The flat stretch from 1,024 to 2,048, where the two lines are one: its midpoint.
+            const pts = lines[0].getAttribute('points').split(' ').map((p) => p.split(',').map(Number));
+            const x = box.left + (pts[1][0] + pts[2][0]) / 2 * scale, y = box.top + pts[1][1] * scale;
+            const width = (l) => Number(l.getAttribute('stroke-width')) * scale;
+            const top = (dy) => document.elementsFromPoint(x, y + dy).find((e) => e.tagName === 'polyline');
+            const edge = (width(lines[0]) / 2 + width(lines[1]) / 2) / 2;
+            return {order: lines.map((l) => l.dataset.model), widths: lines.map(width),
+                    centre: top(0).dataset.model, edge: top(edge).dataset.model};""")
+        first, second = drawn["order"]
+        assert drawn["widths"][0] > drawn["widths"][1] + 2
+        # On the line the one drawn last shows; beside it, the wider one drawn first.
+        assert drawn["centre"] == second and drawn["edge"] == first, drawn
+    shoot(browser, IMAGES / "viewer-curves-overlap.png", browser.find_element(By.ID, "curves"))
+
+
 def test_errors_are_shown_in_the_page(page):
     page.execute_script("const t = document.getElementById('text'); t.value = 'x'.repeat(1000001);"
                         "t.dispatchEvent(new Event('input'));")
-    WebDriverWait(page, WAIT).until(lambda d: "more than the limit" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "more than the limit" in text_of(d, "#error"))
     assert "Traceback" not in page.find_element(By.ID, "error").text
     # Five models cannot be chosen: only two exist, so ask the server directly for a bad tree.
     answer = page.execute_script(
@@ -254,15 +301,14 @@ def test_a_long_text_is_drawn_as_it_is_scrolled(page, models):
     chunk = page.execute_script("return CHUNK")
     assert len(expected) > 2 * chunk
     set_text(page, text)
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.CSS_SELECTOR, ".panel .count").text
-                                  == f"{len(expected):,}")
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, ".panel .count") == f"{len(expected):,}")
     assert shown_ids(page) == expected[:chunk]
-    assert page.find_element(By.CSS_SELECTOR, ".panel .more").text.startswith(f"{chunk:,} of")
+    assert text_of(page, ".panel .more").startswith(f"{chunk:,} of")
     for _ in range(len(expected) // chunk + 2):  # scroll the token list to its end, again and again
         page.execute_script("const t = document.querySelector('.panel .tokens');"
                             "t.scrollTop = t.scrollHeight; t.dispatchEvent(new Event('scroll'));")
     wait_for_ids(page, expected)
-    assert not page.find_element(By.CSS_SELECTOR, ".panel .more").is_displayed()
+    assert not shown(page, ".panel .more")
     tokens = page.find_elements(By.CSS_SELECTOR, ".panel .tokens > span")
     ids = page.find_elements(By.CSS_SELECTOR, ".panel .ids > span")
     assert len(tokens) == len(ids) == len(expected)
@@ -280,7 +326,9 @@ def test_flags_and_stages_in_the_tree(teach_server, browser):
     hand = bytepair.Tokenizer(rules, ["<s>"])
     superbpe = bytepair.train(["the cat sat on the mat, the cat sat on the hat"] * 20, merges=40,
                               superbpe=256 + 15, progress=False)
-    server = teach_server({"hand": hand, "superbpe": superbpe})
+    imported = bytepair.Tokenizer(bytepair.ByteModel(
+        [Merge(0, 98, 99, 256, 0, 0), Merge(1, 97, 98, 257, 0, 0), Merge(2, 257, 99, 258, 0, 0)]))
+    server = teach_server({"hand": hand, "superbpe": superbpe, "imported": imported})
     browser.get(server.url + "viewer")
     WebDriverWait(browser, WAIT).until(lambda d: d.execute_script("return document.body.dataset.ready"))
 
@@ -292,6 +340,7 @@ def test_flags_and_stages_in_the_tree(teach_server, browser):
     nodes = tree("hand", 258)
     assert nodes[0]["flags"] == "unreachable"
     assert [n["flags"] for n in nodes if n["id"] == "257"] == ["intermediate-only"]
+    assert all(n["unknown"] == "" for n in nodes)  # computed for this model: none unknown
     assert browser.find_element(By.CSS_SELECTOR, "#tree-body .flag.unreachable").text == "unreachable"
     assert tree("hand", 259)[0]["flags"] == "special"
     top = superbpe.model.vocab_size - 1
@@ -299,7 +348,13 @@ def test_flags_and_stages_in_the_tree(teach_server, browser):
     transition = superbpe.model.stages.transition
     assert stages and all(stage == ("1" if token < transition else "2") for token, stage in stages.items())
     assert "2" in stages.values()
-    assert "stage 2" in browser.find_element(By.ID, "tree-body").text
+    assert "stage 2" in text_of(browser, "#tree-body")
+    # Where intermediate-only cannot be computed (rules without counts, as imported ones carry),
+    # it is shown as unknown, not left out (which would read as "not flagged").
+    nodes = tree("imported", 258)
+    assert [n["unknown"] for n in nodes if n["rank"]] == ["intermediate-only"] * 2
+    assert all("intermediate-only" not in n["flags"] for n in nodes)
+    assert text_of(browser, "#tree-body .flag.unknown") == "intermediate-only: unknown"
 
 
 def test_a_hugging_face_tokenizer_shows_its_own_ids(teach_server, browser, tmp_path):

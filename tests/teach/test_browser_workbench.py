@@ -30,6 +30,21 @@ IMAGES = Path(os.environ.get("BYTEPAIR_SCREENSHOTS")
               or Path(tempfile.gettempdir()) / "bytepair-screenshots")
 #: Seconds to wait for the page: generous, for a loaded CI machine.
 WAIT = 30
+
+
+def text_of(driver, selector: str) -> str:
+    """The text the page shows at ``selector`` now, read in one script. Waits read state this
+    way, never through an element found earlier: the page may replace it meanwhile (a
+    StaleElementReferenceException inside the wait)."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
+
+
+def shown(driver, selector: str) -> bool:
+    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0", selector)
 CHAPTER = "low lower lowest"
 
 
@@ -48,7 +63,7 @@ def page(teach_server, browser):
 def wait_for_words(browser, merges):
     """Wait until the page shows the state after ``merges`` merges (None: any state)."""
     def ready(driver):
-        text = driver.find_element(By.ID, "merge-count").text
+        text = text_of(driver, "#merge-count")
         return text and (merges is None or text == f"after {merges} merge" + ("" if merges == 1 else "s"))
     WebDriverWait(browser, WAIT).until(ready)
 
@@ -83,7 +98,8 @@ def words_shown(browser):
 def table_shown(browser):
     return browser.execute_script("""
         return [...document.querySelectorAll('#table tbody tr')].map((tr) => ({
-            left: tr.cells[1].textContent, right: tr.cells[2].textContent,
+            left: tr.cells[1].querySelector('.tok').textContent,
+            right: tr.cells[2].querySelector('.tok').textContent,
             count: Number(tr.cells[3].textContent), winner: tr.classList.contains('winner'),
             tied: tr.classList.contains('tied')}));""")
 
@@ -105,7 +121,7 @@ def test_predict_table_and_merges_follow_the_reference(page):
     page.find_element(By.ID, "guess-left").send_keys("o")
     page.find_element(By.ID, "guess-right").send_keys("w")
     page.find_element(By.ID, "check").click()
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "table-wrap").is_displayed())
+    WebDriverWait(page, WAIT).until(lambda d: shown(d, "#table-wrap"))
     verdict = page.find_element(By.ID, "verdict").text
     assert verdict.startswith("Close: o + w has the top count 3 too, but the tie goes to l + o")
     assert table_shown(page) == reference_table(rows, [1, 1, 1])
@@ -171,7 +187,8 @@ def choose_variant(browser, name):
     browser.execute_script("document.getElementById('compare').dataset.variant = ''")
     Select(browser.find_element(By.ID, "variant")).select_by_value(name)
     WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_element(By.ID, "compare").get_attribute("data-variant") == name)
+        lambda d: d.execute_script("return document.getElementById('compare').dataset.variant")
+        == name)
 
 
 def test_each_broken_variant_marks_where_it_diverges(page):
@@ -226,7 +243,7 @@ def test_across_boundaries_marks_tokens_that_cross(page):
     page.execute_script("document.getElementById('compare').dataset.variant = ''")
     click_and_wait(page, "apply", 2)
     WebDriverWait(page, WAIT).until(
-        lambda d: d.find_element(By.ID, "compare").get_attribute("data-variant"))
+        lambda d: d.execute_script("return document.getElementById('compare').dataset.variant"))
     # The reference merges a + b; the broken variant joins xy + xy across two words.
     assert words_shown(page) == [["xy"]] * 4 + [["ab"]] * 2
     rows = variant_rows(page)
@@ -245,7 +262,7 @@ def test_the_learners_functions_run_beside_the_reference(teach_server, browser, 
     click_and_wait(browser, "apply", 1)
     browser.find_element(By.ID, "mine").click()
     WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#learner .summary"))
+        lambda d: text_of(d, "#learner .summary"))
     summary = browser.find_element(By.CSS_SELECTOR, "#learner .summary")
     # The starter counts a + a once in "aaab", so a + b (2) wins; the reference counts a + a
     # twice, ties it with a + b and takes the smaller pair, a + a.
@@ -268,8 +285,8 @@ def test_a_wrong_learner_is_shown_as_its_line_in_the_page(teach_server, browser,
     click_and_wait(browser, "apply", 1)  # the learner's count_pairs runs from the first merge
     browser.find_element(By.ID, "mine").click()
     WebDriverWait(browser, WAIT).until(
-        lambda d: d.find_elements(By.CSS_SELECTOR, "#learner .error"))
-    assert browser.find_element(By.CSS_SELECTOR, "#learner .error").text == (
+        lambda d: text_of(d, "#learner .error"))
+    assert text_of(browser, "#learner .error") == (
         "mine.py: your count_pairs returned the key ('a', 'b'): on a bytes corpus a pair is two "
         "token IDs (ints)")
 
@@ -278,15 +295,15 @@ def test_bad_input_is_shown_in_the_page(page):
     area = page.find_element(By.ID, "corpus")
     area.clear()
     page.find_element(By.ID, "start").click()
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#error"))
     assert page.find_element(By.ID, "error").text.startswith("the corpus is empty")
     page.execute_script("document.getElementById('corpus').value = 'x'.repeat(40000)")
     page.find_element(By.ID, "start").click()
-    WebDriverWait(page, WAIT).until(lambda d: "limit" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "limit" in text_of(d, "#error"))
     page.execute_script("document.getElementById('corpus').value = 'ok\\nab\\ud800'")
     page.find_element(By.CSS_SELECTOR, 'input[name="mode"][value="bytes"]').click()
     page.find_element(By.ID, "start").click()
-    WebDriverWait(page, WAIT).until(lambda d: "UTF-8" in d.find_element(By.ID, "error").text)
+    WebDriverWait(page, WAIT).until(lambda d: "UTF-8" in text_of(d, "#error"))
     assert "line 2, character 3" in page.find_element(By.ID, "error").text
     status = page.execute_script("""
         const r = await fetch('/api/workbench/apply', {method: 'POST', body: '{"corpus": 3}',
@@ -301,6 +318,8 @@ def test_the_overlap_example_is_shown(page):
     tokens = page.execute_script(
         "return [...document.querySelectorAll('#overlap .tok')].map((t) => t.textContent)")
     assert tokens == ["a", "a", "a", "a", "a", "aa", "a", "aa", "aa"]
+    # Reused, the three input tokens make two merged tokens, which spell four a's.
+    assert "3 input tokens become 2 merged tokens that spell 4 characters" in text
 
 
 def test_screenshot(page):
@@ -331,9 +350,29 @@ def test_a_typed_space_predicts_a_byte_modes_space(page):
     page.find_element(By.ID, "guess-left").send_keys(" ")
     page.find_element(By.ID, "guess-right").send_keys("b")
     page.find_element(By.ID, "check").click()
-    WebDriverWait(page, WAIT).until(lambda d: d.find_element(By.ID, "verdict").text)
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#verdict"))
     # (32, 98) and (97, 32) both count 2; the tie goes to the smaller left ID, the space.
     assert page.find_element(By.ID, "verdict").text.startswith("Right: \u2423 + b merges next (count 2).")
+
+
+def test_byte_mode_shows_the_ids_that_order_its_ties(page):
+    # After the first merge of aaa|aba, b + a (98, 97) comes before aa + a (256, 97): by ID.
+    start(page, "aaa\naba", mode="bytes")
+    click_and_wait(page, "apply", 1)
+    page.find_element(By.ID, "reveal").click()
+    rows = page.execute_script("""return [...document.querySelectorAll('#table tbody tr')].map((tr) =>
+        [1, 2].map((c) => [tr.cells[c].querySelector('.tok').textContent,
+                           Number(tr.cells[c].querySelector('.tid').textContent)]))""")
+    rules, seqs = naive.fit([b"aaa", b"aba"], [1, 1], 1, lambda l, r, rank: 256 + rank)
+    counts = count_pairs(seqs, [1, 1])
+    ordered = [pair for pair, _ in sorted(counts.items(), key=lambda i: priority(i[1], *i[0]))]
+    assert [[ids for _, ids in row] for row in rows] == [list(pair) for pair in ordered]
+    assert rows[:3] == [[["a", 97], ["b", 98]], [["b", 98], ["a", 97]], [["aa", 256], ["a", 97]]]
+    assert "by token ID" in text_of(page, "#table-wrap .note")
+    start(page, "low lower")
+    page.find_element(By.ID, "reveal").click()
+    assert "(left, right) order" in text_of(page, "#table-wrap .note")
+    assert page.execute_script("return document.querySelectorAll('#table .tid').length") == 0
 
 
 def test_a_long_pair_table_shows_its_top_rows_then_all(page):
@@ -347,3 +386,129 @@ def test_a_long_pair_table_shows_its_top_rows_then_all(page):
     assert table_shown(page) == expected[:50]
     page.find_element(By.ID, "table-all").click()
     assert table_shown(page) == expected
+
+
+#: What a reader cannot see: the page wider than the window, or a table column (its header)
+#: cut off by the window or by a box that clips what overflows it.
+LAYOUT_PROBLEMS = """
+const problems = [];
+const page = document.documentElement;
+if (page.scrollWidth > page.clientWidth) {
+  problems.push(`the page is ${page.scrollWidth} px wide in a ${page.clientWidth} px window`);
+}
+for (const th of document.querySelectorAll('table th')) {
+  if (!th.closest('table').getClientRects().length) continue;  // a table not shown
+  const cell = th.getBoundingClientRect();
+  const name = `${th.closest('table').id || th.closest('table').className} column "${th.textContent}"`;
+  if (cell.width < 1) { problems.push(`${name} has no width`); continue; }
+  if (cell.left < -0.5 || cell.right > page.clientWidth + 0.5) problems.push(`${name} is outside the window`);
+  for (let box = th.parentElement; box && box !== page; box = box.parentElement) {
+    const style = getComputedStyle(box);
+    if (style.overflowX === 'visible') continue;
+    const r = box.getBoundingClientRect();
+    const left = r.left + box.clientLeft, right = left + box.clientWidth;
+    if (cell.left < left - 0.5 || cell.right > right + 0.5) {
+      problems.push(`${name} is cut off by ${box.tagName.toLowerCase()}.${box.className}`);
+    }
+  }
+}
+return problems;
+"""
+LONG_WORDS = "internationalization internationalisation nationalities rationalisations"
+
+
+@pytest.mark.parametrize("width", [420, 1400])
+def test_the_page_fits_and_shows_every_column(teach_server, browser, tmp_path, width):
+    path = tmp_path / "mine.py"
+    path.write_text(exercise.starter("mine.py"))
+    server = teach_server(learner=exercise.load_learner(path))
+    size = browser.get_window_size()
+    browser.set_window_size(width, 900)
+    try:
+        browser.get(server.url + "workbench")
+        wait_for_words(browser, None)
+        start(browser, LONG_WORDS)
+        browser.find_element(By.ID, "n").clear()
+        browser.find_element(By.ID, "n").send_keys("24")
+        click_and_wait(browser, "run", 24)  # tokens up to 23 characters in "Rules learned"
+        browser.find_element(By.ID, "reveal").click()
+        choose_variant(browser, "first-occurrence")
+        browser.find_element(By.ID, "mine").click()
+        WebDriverWait(browser, WAIT).until(lambda d: text_of(d, "#learner .summary"))
+        assert browser.execute_script(LAYOUT_PROBLEMS) == []
+        tables = browser.execute_script(
+            "return [...document.querySelectorAll('table')].filter((t) => t.getClientRects().length)"
+            ".map((t) => t.id || t.className)")
+        assert {"table", "history", "history rules-compare"} <= set(tables)
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        height = browser.execute_script("return document.documentElement.scrollHeight")
+        browser.set_window_size(width, min(height, 6000))
+        browser.save_screenshot(str(IMAGES / f"workbench-{width}.png"))
+        assert browser.execute_script(LAYOUT_PROBLEMS) == []
+    finally:
+        browser.set_window_size(size["width"], size["height"])
+
+
+def test_the_learners_column_is_headed_as_theirs(teach_server, browser, tmp_path):
+    path = tmp_path / "mine.py"
+    path.write_text(exercise.starter("mine.py"))
+    server = teach_server(learner=exercise.load_learner(path))
+    browser.get(server.url + "workbench")
+    wait_for_words(browser, None)
+    start(browser, "aaab ab")
+    click_and_wait(browser, "apply", 1)
+    browser.find_element(By.ID, "mine").click()
+    WebDriverWait(browser, WAIT).until(lambda d: text_of(d, "#learner .summary"))
+    heads = browser.execute_script("""return [...document.querySelectorAll(
+        '#learner .col-head, #learner table.rules-compare th')].map((h) => h.textContent)""")
+    assert heads == ["Correct (reference)", "Yours: mine.py", "rank", "yours", "count", "replaced",
+                     "reference"]
+    assert not any("broken" in text_of(browser, sel).lower()
+                   for sel in ("#learner .col-head", "#learner table.rules-compare thead"))
+
+
+def test_the_predict_form_goes_when_training_ends(page):
+    start(page, "ab", end_of_word=False)
+    assert shown(page, "#predict")
+    click_and_wait(page, "apply", 1)
+    assert text_of(page, "#last").endswith("No adjacent pair is left: training ends here.")
+    assert not shown(page, "#predict")
+    click_and_wait(page, "reset", 0)
+    assert shown(page, "#predict")
+
+
+def test_the_introduction_follows_the_chapters_checkpoints(page):
+    steps = page.execute_script(
+        "return [...document.querySelectorAll('.intro .steps li strong')].map((s) => s.textContent)")
+    assert steps == ["Predict.", "Run one merge.", "Attempt the exercise.", "Explain."]
+
+
+def test_predict_first_waits_for_a_prediction_and_keeps_the_explanation(page):
+    page.find_element(By.ID, "predict-first").click()
+    start(page, CHAPTER)
+    assert page.find_element(By.ID, "apply").get_attribute("disabled")
+    assert page.find_element(By.ID, "run").get_attribute("disabled")
+    assert not shown(page, "#reveal") and shown(page, "#predict-needed")
+    page.find_element(By.ID, "guess-left").send_keys("o")
+    page.find_element(By.ID, "guess-right").send_keys("w")
+    page.find_element(By.ID, "check").click()
+    WebDriverWait(page, WAIT).until(lambda d: shown(d, "#table-wrap"))
+    assert not page.find_element(By.ID, "apply").get_attribute("disabled")
+    assert not shown(page, "#explain")
+    click_and_wait(page, "apply", 1)
+    assert shown(page, "#explain")
+    assert page.find_element(By.ID, "apply").get_attribute("disabled")  # the next one waits too
+    page.find_element(By.ID, "explanation").send_keys("l + o won the tie with o + w.")
+    notes = page.execute_script(
+        "return [...document.querySelectorAll('#notes li')].map((li) => li.innerText)")
+    assert notes == ["Merge 1 of low lower lowest: you predicted o + w; it was l + o (count 3).\n"
+                     "l + o won the tie with o + w."]
+    # Kept in the browser: a reload shows the same notes, and predict first still on.
+    page.refresh()
+    wait_for_words(page, None)
+    WebDriverWait(page, WAIT).until(lambda d: text_of(d, "#notes"))
+    assert text_of(page, "#notes").endswith("l + o won the tie with o + w.")
+    assert page.find_element(By.ID, "predict-first").is_selected()
+    page.find_element(By.ID, "notes-clear").click()
+    page.find_element(By.ID, "predict-first").click()
+    assert text_of(page, "#notes") == "" and shown(page, "#reveal")

@@ -24,7 +24,9 @@ def test_the_starter_is_written_and_checked(tmp_path):
     lines = checked.stdout.splitlines()
     assert lines[1] == ('  FAIL  deduplicating within each word: [["a", "a", "a"]]: '
                         "counted ('a', 'a') 1, expected 2")
-    assert [line.split()[0] for line in lines[2:6]] == ["ok"] * 4
+    assert [line.split()[0] for line in lines[2:8]] == ["ok"] * 6
+    assert lines[8] == ('  FAIL  training with your functions: [["a", "a", "a"]], 1 merge: '
+                        "rank 0, ('a', 'a'): counted 1, expected 2")
     assert "bytepair workbench --exercise bpe_exercise.py" in checked.stdout
 
 

@@ -63,6 +63,27 @@ def merge(word, pair, new_token):
             i += 1
     return out
 """,
+    "skips-last-pair": """
+def count_pairs(words):
+    counts = {}
+    for word in words:
+        for i in range(len(word) - 2):  # the bug: stops one pair early
+            pair = (word[i], word[i + 1])
+            counts[pair] = counts.get(pair, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+""",
+    "loses-token": """
+def merge(word, pair, new_token):
+    out, i = [], 0
+    while i < len(word) - 1:  # the bug: a last token left unmatched is never copied
+        if (word[i], word[i + 1]) == pair:
+            out.append(new_token)
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return out
+""",
     "across-boundaries": """
 def count_pairs(words):
     stream = [token for word in words for token in word]
@@ -90,9 +111,10 @@ def write(tmp_path, name, text):
 
 
 def implementation(tmp_path, mode=None):
-    count = BROKEN[mode] if mode in ("deduplicated", "across-boundaries", "arbitrary-ties") \
-        else CORRECT_COUNT
-    merge = BROKEN[mode] if mode in ("first-occurrence", "overlapping") else CORRECT_MERGE
+    count = BROKEN[mode] if mode in ("deduplicated", "skips-last-pair", "across-boundaries",
+                                     "arbitrary-ties") else CORRECT_COUNT
+    merge = BROKEN[mode] if mode in ("first-occurrence", "overlapping", "loses-token") \
+        else CORRECT_MERGE
     return write(tmp_path, mode or "correct", count + merge)
 
 
@@ -148,6 +170,19 @@ def test_the_smallest_counterexamples(tmp_path):
     assert example("overlapping") == \
         'merge(["a", "a", "a"], (\'a\', \'a\'), "aa") returned ["aa", "aa"], expected ["aa", "a"]'
     assert example("across-boundaries") == '[["a"], ["a"]]: counted (\'a\', \'a\') 1, expected 0'
+    assert example("skips-last-pair") == '[["a", "a"]]: counted (\'a\', \'a\') 0, expected 1'
+    assert example("loses-token") == \
+        'merge(["a", "a", "a"], (\'a\', \'a\'), "aa") returned ["aa"], expected ["aa", "a"]: ' \
+        'the last token ["a"] dropped (off by one at the end)'
+
+
+def test_training_shows_what_differs_not_equal_sides(tmp_path):
+    # Only the replacements and the words differ: the line shows those, each with its expected.
+    report = exercise.check(exercise.load_learner(implementation(tmp_path, "first-occurrence")),
+                            EXAMPLES)
+    assert report.training == ('[["a", "a", "a", "a"]], 1 merge: rank 0, (\'a\', \'a\'): '
+                               'replaced 1, expected 2; words after it [["aa", "a", "a"]], '
+                               'expected [["aa", "aa"]]')
 
 
 def test_code_that_raises_or_never_ends_is_one_line(tmp_path):

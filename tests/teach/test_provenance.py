@@ -89,6 +89,9 @@ def test_imported_ids_and_unknown_counts():
     unknown = bytepair.Tokenizer(bytepair.ByteModel([Merge(0, 97, 97, 256, 0, 0)]))
     tree = Provenance(unknown).tree(256)
     assert tree["count"] is None and tree["replacements"] is None and tree["flags"] == []
+    # Without counts, intermediate-only cannot be computed: unknown, not absent.
+    assert tree["unknown"] == ["intermediate-only"]
+    assert "unknown" not in Provenance(bytepair.Tokenizer(base)).tree(256)
 
 
 @pytest.mark.parametrize("bad", [-1, 10**9, "3", 2.0, None, True])

@@ -26,6 +26,38 @@ def test_the_default_pieces_are_the_reference_trainer(data, merges):
     assert variants.fit_with(rs, weights, merges, join) == naive.fit(rs, weights, merges, join)
 
 
+def test_the_correct_variant_runs_the_reference_trainer_itself(monkeypatch):
+    # No loop of its own: the rounds are naive.fit's, shown round by round as before and after.
+    calls = []
+    fit = naive.fit
+    monkeypatch.setattr(naive, "fit", lambda *a, **k: calls.append(a) or fit(*a, **k))
+    rounds = []
+    rules, rows = variants.fit_with([list("aaab"), list("ab")], [1, 2], 2, join,
+                                    on_round=lambda *seen: rounds.append(seen))
+    assert len(calls) == 1
+    assert rows == [["aa", "ab"], ["ab"]] and [r.token_id for r in rules] == ["ab", "aa"]
+    assert [(before, after) for _, _, before, after in rounds] == [
+        ([list("aaab"), list("ab")], [["a", "a", "ab"], ["ab"]]),
+        ([["a", "a", "ab"], ["ab"]], [["aa", "ab"], ["ab"]])]
+    # A broken piece keeps its own rounds (the reference's loop with that piece).
+    calls.clear()
+    variants.fit_variant("overlapping", [list("aaa")], [1], 1, join)
+    assert calls == []
+
+
+@given(weighted, st.integers(0, 8))
+@settings(max_examples=50)
+def test_the_rounds_seen_are_the_same_through_the_reference(data, merges):
+    rs, weights = data
+    seen = {}
+    for name, pieces in (("reference", {}), ("loop", {"count": lambda r, w: count_pairs(r, w)})):
+        rounds = []
+        out = variants.fit_with(rs, weights, merges, join, on_round=lambda *a: rounds.append(a),
+                                **pieces)
+        seen[name] = (out, rounds)
+    assert seen["reference"] == seen["loop"]
+
+
 @given(weighted)
 def test_deduplicated_undercounts_exactly_the_pairs_repeated_within_a_word(data):
     rs, weights = data

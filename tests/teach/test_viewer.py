@@ -199,3 +199,58 @@ def test_a_window_out_of_range_is_refused(models):
                     {"limit": True}):
         with pytest.raises(ViewerError, match="^(start|limit): expected a whole number"):
             viewer.handle("encode", dict({"text": "low", "models": ["words"]}, **payload))
+
+
+def test_a_tiktoken_file_keeps_its_special_tokens(models, tmp_path, monkeypatch):
+    tok = models["words"]
+    tok.save(tmp_path / "model.json")
+    bytepair.to_tiktoken(tok.model, tmp_path / "ranks.tiktoken")
+    ranks = str(tmp_path / "ranks.tiktoken")
+    # The special tokens go to the ranks file only; the bytepair model loads as it is.
+    loaded = load_viewer_models([ranks + ":gpt2", str(tmp_path / "model.json")],
+                                special_tokens=["<|end|>"])
+    assert loaded["ranks.tiktoken"].special_tokens == {"<|end|>": tok.model.vocab_size}
+    assert loaded["model.json"].special_tokens == tok.special_tokens
+    # And from the command line, --special as the other commands take it.
+    import bytepair.teach.server as server_module
+    import bytepair.teach.viewer as viewer_module
+    from bytepair.cli.main import main
+
+    seen = {}
+
+    class Recording(viewer_module.Viewer):
+        def __init__(self, models, curves=None):
+            seen.update(models)
+            super().__init__(models, curves)
+
+    def interrupted(self, *args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(viewer_module, "Viewer", Recording)
+    monkeypatch.setattr(server_module.TeachServer, "serve_forever", interrupted)
+    assert main(["workbench", "--no-browser", ranks, "--pattern", "gpt2",
+                 "--special", "<|end|>", "--special", "<|pad|>"]) == 0
+    assert seen["ranks.tiktoken"].special_tokens == {"<|end|>": tok.model.vocab_size,
+                                                     "<|pad|>": tok.model.vocab_size + 1}
+
+
+def test_a_ranks_file_without_a_pattern_gets_the_pattern_that_fits(models, tmp_path):
+    def ranks_file(name, n):
+        path = tmp_path / name
+        path.write_text("".join(f"YQ== {i}\n" for i in range(n)))
+        return str(path)
+
+    for n, pattern, origin in [(100256, "cl100k", "cl100k_base"), (199998, "o200k", "o200k_base"),
+                               (50256, "gpt2", "r50k_base")]:
+        path = ranks_file(f"{n}.tiktoken", n)
+        with pytest.raises(ValueError) as refused:
+            load_viewer_model(path)
+        message = str(refused.value)
+        assert f"name it as {path + ':' + pattern!r} or with --pattern" in message
+        assert f"its {n:,} ranks are {origin}'s" in message
+        assert "cl100k" not in message or pattern == "cl100k"
+    bytepair.to_tiktoken(models["words"].model, tmp_path / "own.tiktoken")
+    with pytest.raises(ValueError) as refused:
+        load_viewer_model(str(tmp_path / "own.tiktoken"))
+    assert ":PATTERN" in str(refused.value)
+    assert "one of gpt2, cl100k, o200k (or a regex)" in str(refused.value)

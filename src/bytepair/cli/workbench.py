@@ -7,7 +7,7 @@ import json
 import sys
 import webbrowser
 
-from bytepair.cli.common import add_trust_pattern, int_at_least
+from bytepair.cli.common import add_trust_pattern, int_at_least, special_tokens_option
 
 
 def port_number(text: str) -> int:
@@ -23,7 +23,9 @@ def run_workbench(args) -> None:
     from bytepair.teach.viewer import Viewer, curves_of_evaluation, load_viewer_models
 
     # Everything is loaded and checked before the server starts: a bad argument is one line.
-    models = load_viewer_models(args.models, pattern=args.pattern, trust_pattern=args.trust_pattern)
+    models = load_viewer_models(args.models, pattern=args.pattern,
+                                special_tokens=special_tokens_option(args.special),
+                                trust_pattern=args.trust_pattern)
     curves = None
     if args.curves is not None:
         try:
@@ -87,5 +89,10 @@ def add_commands(commands) -> None:
                          "reference in the workbench")
     command.add_argument("--pattern", metavar="NAME|REGEX",
                          help="the pattern of each tiktoken ranks file given without one")
+    command.add_argument("--special", action="append", metavar="TOKEN|FILE.json",
+                         help="the special tokens of each tiktoken ranks file, which holds none: "
+                         "this one (repeatable; IDs after the ranks, in order), or the JSON file "
+                         "of token -> ID that 'export --to tiktoken' writes beside the ranks "
+                         "(MODEL.special_tokens.json)")
     add_trust_pattern(command)
     command.set_defaults(run=run_workbench)

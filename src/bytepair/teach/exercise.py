@@ -14,8 +14,9 @@ counting therefore means returning the pairs in the documented order, count
 descending and then ``(left, right)``, as the starter does.
 
 :func:`check` searches generated corpora (Hypothesis, used as a library) for
-each of the chapter's five failure modes and reports the smallest
-counterexample it finds; :func:`load_learner` imports the file (for
+each of the chapter's five failure modes and two off-by-one mistakes (:data:`MODES`),
+and reports the smallest counterexample it finds, the learner's answer beside the
+expected one; :func:`load_learner` imports the file (for
 ``bytepair exercise check`` and ``bytepair workbench --exercise``);
 :data:`STARTER` is the starter file, with the chapter's deliberate mistake.
 Loading, calling and checking the learner's code (:class:`Learner`) live in
@@ -26,11 +27,11 @@ importable here.
 
 from __future__ import annotations
 
-import operator
+from collections import Counter
 from typing import Callable, NamedTuple
 
 from bytepair.learn.naive import fit as reference_fit
-from bytepair.learn.rules import Merge, count_pairs as reference_count_pairs, replace_pair
+from bytepair.learn.rules import count_pairs as reference_count_pairs, replace_pair
 # The learner's code is loaded, called and checked there; its names stay importable here.
 from bytepair.teach.exercise_learner import MAX_PAIRS, Learner, LearnerError, learner_fit
 from bytepair.teach.exercise_process import CALL_SECONDS, MEMORY_LIMIT, load_learner
@@ -101,11 +102,14 @@ class Finding(NamedTuple):
     example: str | None = None
 
 
-#: The five failure modes, in the chapter's order.
+#: The failure modes, in the chapter's order, with the two off-by-one mistakes beside the
+#: function they are made in.
 MODES = {
     "deduplicated": "deduplicating within each word",
+    "skips-last-pair": "skipping the last pair of each word (off by one at the end)",
     "first-occurrence": "replacing only the first match",
     "overlapping": "reusing a token in overlapping merges",
+    "loses-token": "losing a token in the merge (a token of the word is missing)",
     "across-boundaries": "merging across word boundaries",
     "arbitrary-ties": "leaving ties unspecified",
 }
@@ -157,8 +161,11 @@ def check(learner: Learner, examples: int = EXAMPLES) -> Report:
     to the smallest one. Needs Hypothesis (``pip install 'bytepair[teach]'``).
     """
     search = _Search(examples)
-    findings = [_deduplicated(search, learner), *_merge_findings(search, learner),
-                _across_boundaries(search, learner), _arbitrary_ties(search, learner)]
+    skips_last = _skips_last_pair(search, learner)
+    findings = [_deduplicated(search, learner, beyond_last=skips_last.shown), skips_last,
+                *_merge_findings(search, learner), _across_boundaries(search, learner),
+                _arbitrary_ties(search, learner)]
+    findings.sort(key=lambda finding: list(MODES).index(finding.mode))
     training = _training(search, learner)
     return Report(findings, search.errors, training)
 
@@ -227,10 +234,18 @@ class _Search:
 _NOT_AGAIN = "your {what} answered otherwise (or failed) when called again on the same input"
 
 
-def _deduplicated(search: _Search, learner: Learner) -> Finding:
-    """Deduplicating: one word, a pair counted fewer times than it occurs."""
+def _last_pairs(words) -> Counter:
+    """How many words end with each pair."""
+    return Counter((word[-2], word[-1]) for word in words if len(word) > 1)
+
+
+def _deduplicated(search: _Search, learner: Learner, beyond_last: bool) -> Finding:
+    """Deduplicating: one word, a pair counted fewer times than it occurs. With ``beyond_last``
+    (the last pair is known to be skipped), fewer times than it occurs before the last pair."""
     def undercounts(words):
         ref = reference_count_pairs(words, [1] * len(words))
+        if beyond_last:
+            ref = ref - _last_pairs(words)
         mine = dict(learner.count_pairs(words))
         return any(mine.get(pair, 0) < n for pair, n in ref.items())
 
@@ -238,30 +253,72 @@ def _deduplicated(search: _Search, learner: Learner) -> Finding:
     return _count_finding("deduplicated", found, search, learner, under=True)
 
 
-def _merge_findings(search: _Search, learner: Learner) -> list[Finding]:
-    """First match only / overlapping: one merge of one word makes fewer / more tokens than
-    the word has non-overlapping matches."""
-    def replaced(case):
-        word, pair = case
-        new = pair[0] + pair[1]
-        expected, matches = replace_pair(word, pair[0], pair[1], new)
-        return learner.merge(word, pair, new).count(new), matches, expected
+def _skips_last_pair(search: _Search, learner: Learner) -> Finding:
+    """Off by one at the end: a word's last pair, which occurs once in it, is not counted."""
+    def skips_last(words):
+        ref = reference_count_pairs(words, [1] * len(words))
+        last = next(iter(_last_pairs(words)), None)
+        return last is not None and ref[last] == 1 and \
+            dict(learner.count_pairs(words)).get(last, 0) == 0
 
+    found = search(search.one_word, skips_last)
+    return _count_finding("skips-last-pair", found, search, learner, under=True,
+                          pairs=lambda words: list(_last_pairs(words)))
+
+
+def _spelled_out(tokens, pair, new) -> list:
+    """The merge's output with each new token written as its pair again: the word, if no
+    token was lost or reused."""
+    return [part for token in tokens for part in (pair if token == new else (token,))]
+
+
+def _merge_findings(search: _Search, learner: Learner) -> list[Finding]:
+    """One merge of one word: first match only (fewer new tokens than non-overlapping matches,
+    none lost), overlapping (more), a token lost (the output, spelled out, is shorter)."""
+    def merged(word, pair):
+        new = pair[0] + pair[1]
+        got = learner.merge(word, pair, new)
+        expected, matches = replace_pair(word, pair[0], pair[1], new)
+        return got, expected, matches, len(_spelled_out(got, pair, new)) - len(word)
+
+    conditions = {
+        "first-occurrence": lambda got, new, matches, grown: got.count(new) < matches
+        and grown >= 0,
+        "overlapping": lambda got, new, matches, grown: got.count(new) > matches,
+        "loses-token": lambda got, new, matches, grown: grown < 0,
+    }
     findings = []
-    for mode, shows in (("first-occurrence", operator.lt), ("overlapping", operator.gt)):
-        found = search(search.merge_case, lambda case: shows(*replaced(case)[:2]))
+    for mode, shows in conditions.items():
+        def condition(case, shows=shows):
+            word, pair = case
+            got, _, matches, grown = merged(word, pair)
+            return shows(got, pair[0] + pair[1], matches, grown)
+
+        found = search(search.merge_case, condition)
         example = None
         if found is not None:
             word, pair = found
             new = pair[0] + pair[1]
-            expected, matches = replace_pair(word, pair[0], pair[1], new)
-            got = search.again(lambda: learner.merge(word, pair, new))
-            example = (f"merge({_word(word)}, {_pair(pair)}, \"{new}\") returned {_word(got)}, "
-                       f"expected {_word(expected)}"
-                       if got is not None and shows(got.count(new), matches)
-                       else _NOT_AGAIN.format(what="merge"))
+            again = search.again(lambda: merged(word, pair))
+            if again is not None and shows(again[0], new, again[2], again[3]):
+                got, expected = again[0], again[1]
+                example = (f"merge({_word(word)}, {_pair(pair)}, \"{new}\") returned "
+                           f"{_word(got)}, expected {_word(expected)}")
+                if mode == "loses-token":
+                    example += _lost(word, _spelled_out(got, pair, new))
+            else:
+                example = _NOT_AGAIN.format(what="merge")
         findings.append(Finding(mode, MODES[mode], found is not None, example))
     return findings
+
+
+def _lost(word, spelled: list) -> str:
+    """Which of the word's tokens a merge lost, as the report says it."""
+    if spelled == list(word[:len(spelled)]):
+        lost = word[len(spelled):]
+        return (f": the last {'token' if len(lost) == 1 else f'{len(lost)} tokens'} "
+                f"{_word(lost)} dropped (off by one at the end)")
+    return f": {len(word) - len(spelled)} of the word's tokens lost"
 
 
 def _across_boundaries(search: _Search, learner: Learner) -> Finding:
@@ -292,18 +349,23 @@ def _arbitrary_ties(search: _Search, learner: Learner) -> Finding:
             best = max(n for _, n in mine)
             picked = next(p for p, n in mine if n == best)
             right = choose_smallest(reference_count_pairs(found, [1] * len(found)))[0]
-            example = (f"{_show(found)}: your counts put {_pair(picked)} first among the pairs "
-                       f"counted {best} times; the documented order picks {_pair(right)}")
+            example = (f"{_show(found)}: first of the pairs counted {_times(best)}, yours "
+                       f"{_pair(picked)}, expected {_pair(right)} (count descending, then "
+                       "(left, right) order)")
         else:
             example = f"{_show(found)}: {_NOT_AGAIN.format(what='count_pairs')}"
     return Finding("arbitrary-ties", MODES["arbitrary-ties"], found is not None, example)
 
 
 def _training(search: _Search, learner: Learner) -> str | None:
-    """Training as a whole, on corpora with a few merges: where the learner's rules differ."""
+    """Training as a whole, on corpora with a few merges: the first round where the learner's
+    rule or words differ from the reference's, and what differs."""
     def fits(words, merges):
-        mine, _ = learner_fit(learner, words, merges, _join)
-        ref, _ = reference_fit(words, [1] * len(words), merges, _join)
+        mine, ref = [], []
+        learner_fit(learner, words, merges, _join,
+                    on_round=lambda rule, before, after: mine.append((rule, after)))
+        reference_fit(words, [1] * len(words), merges, _join,
+                      on_round=lambda counts, rule, after: ref.append((rule, list(after))))
         return mine, ref
 
     def trains_differently(case):
@@ -314,32 +376,53 @@ def _training(search: _Search, learner: Learner) -> str | None:
     if found is None:
         return None
     words, merges = found
+    head = f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}"
     fitted = search.again(lambda: fits(words, merges))
-    if fitted is None:
-        return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your functions "
-                "failed when run again on it")
-    mine, ref = fitted
-    return (f"{_show(words)}, {merges} merge{'s' if merges > 1 else ''}: your rules "
-            f"{_rules(mine)}, expected {_rules(ref)}")
+    if fitted is None or fitted[0] == fitted[1]:
+        return f"{head}: your functions failed or answered otherwise when run again on it"
+    return f"{head}: {_first_difference(*fitted)}"
+
+
+def _first_difference(mine: list, ref: list) -> str:
+    """The first round where two trainings differ, each differing field as ``yours, expected``."""
+    for (rule, rows), (want, want_rows) in zip(mine, ref):
+        parts = []
+        if (rule.left, rule.right) != (want.left, want.right):
+            parts.append(f"merged {_pair((rule.left, rule.right))}, expected "
+                         f"{_pair((want.left, want.right))}")
+        if rule.count != want.count:
+            parts.append(f"counted {rule.count}, expected {want.count}")
+        if rule.replacements != want.replacements:
+            parts.append(f"replaced {rule.replacements}, expected {want.replacements}")
+        if rows != want_rows:
+            parts.append(f"words after it {_show(rows)}, expected {_show(want_rows)}")
+        if parts:
+            same = "" if parts[0].startswith("merged") else f", {_pair((want.left, want.right))}"
+            return f"rank {want.rank}{same}: " + "; ".join(parts)
+    rounds = lambda n: f"{n} merge{'' if n == 1 else 's'}"  # noqa: E731
+    return f"your training made {rounds(len(mine))}, expected {rounds(len(ref))}"
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
 
 
 def _join(left: str, right: str, rank: int) -> str:
     return left + right  # a new token of the word modes: the two texts side by side
 
 
-def _rules(rules: list[Merge]) -> str:
-    return "[" + ", ".join(f"{_pair((r.left, r.right))}x{r.count}" for r in rules) + "]"
-
-
-def _count_finding(mode: str, found, search: _Search, learner: Learner, under: bool) -> Finding:
+def _count_finding(mode: str, found, search: _Search, learner: Learner, under: bool,
+                   pairs: Callable | None = None) -> Finding:
+    """The finding of a count search: the first pair (of ``pairs(found)``, else of all pairs)
+    whose count is off the way the mode says."""
     if found is None:
         return Finding(mode, MODES[mode], False)
     ref = reference_count_pairs(found, [1] * len(found))
     counted = search.again(lambda: learner.count_pairs(found))
     mine = dict(counted or ())
-    pairs = sorted(set(ref) | set(mine))
-    pair = next((p for p in pairs if (mine.get(p, 0) < ref.get(p, 0) if under
-                                      else mine.get(p, 0) > ref.get(p, 0))), None)
+    candidates = pairs(found) if pairs is not None else sorted(set(ref) | set(mine))
+    pair = next((p for p in candidates if (mine.get(p, 0) < ref.get(p, 0) if under
+                                           else mine.get(p, 0) > ref.get(p, 0))), None)
     if counted is None or pair is None:
         return Finding(mode, MODES[mode], True,
                        f"{_show(found)}: {_NOT_AGAIN.format(what='count_pairs')}")

@@ -11,7 +11,10 @@ the token's bytes. Each node carries what training recorded for its rule:
   stage 1), None for others;
 * ``flags``: ``"unreachable"`` (encoding the token's own bytes does not give
   it, so text never produces it), ``"intermediate-only"`` (encoding the
-  training text never leaves it: later rules always consume it), ``"special"``.
+  training text never leaves it: later rules always consume it), ``"special"``;
+* ``unknown``: the flags that cannot be computed for this model, so that their
+  absence says nothing: ``["intermediate-only"]`` when the rules do not record
+  their counts (an imported model) or come from staged training (SuperBPE).
 
 Token IDs are the tokenizer's own (an imported ``tokenizer.json`` or tiktoken
 file keeps its library's IDs); ranks are bytepair's. Imported rules carry no
@@ -115,7 +118,9 @@ class Provenance:
         if self.model.encode_piece(data) != [inner]:
             node["flags"].append("unreachable")
         middle = self._intermediate_set()
-        if middle is not None and inner in middle:
+        if middle is None:
+            node["unknown"] = ["intermediate-only"]
+        elif inner in middle:
             node["flags"].append("intermediate-only")
         node["children"] = [self._node(rule.left), self._node(rule.right)]
         return node

@@ -4,10 +4,12 @@ A round of BPE has three pieces: **count** every adjacent window of every
 row (a word or a document), **choose** the pair with the greatest count
 (ties to the smallest ``(left, right)``), and **replace** its non-overlapping
 matches in one left-to-right pass per row. :func:`fit_with` runs rounds from
-those pieces; with its defaults (the library's own :func:`bytepair.learn.rules.count_pairs`,
-:func:`bytepair.learn.rules.priority` and :func:`bytepair.learn.rules.replace_pair`)
-it learns exactly what :func:`bytepair.learn.naive.fit` learns (the tests hold
-it so). Each variant swaps in one broken piece:
+those pieces. With its defaults it *is* the reference trainer,
+:func:`bytepair.learn.naive.fit`, which it calls: the correct variant has no loop
+of its own. A broken variant swaps in one broken piece, and only then do the
+rounds run here, from the same reference pieces (:func:`bytepair.learn.rules.count_pairs`,
+:func:`bytepair.learn.rules.priority`, :func:`bytepair.learn.rules.replace_pair`)
+but for the one swapped in:
 
 ``first-occurrence``  :func:`replace_first_occurrence`: the rule is applied
     at the first match of the corpus only; later matches stay unmerged.
@@ -28,6 +30,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable, Hashable, NamedTuple, Sequence
 
+from bytepair.learn import naive
 from bytepair.learn.rules import Merge, count_pairs, priority, replace_pair
 
 Rows = list[list]
@@ -151,7 +154,9 @@ def fit_with(rows: Sequence[Sequence], weights: Sequence[int], merges: int,
     ``on_round(counts, rule, before, after)`` sees each round. Ranks start at
     ``first_rank``: a round depends only on the rows, so the rows after ``k``
     rounds with ``first_rank=k`` continue a run exactly. With the default
-    pieces this is :func:`bytepair.learn.naive.fit`. Cost: ``O(merges x corpus)``.
+    pieces the rounds are :func:`bytepair.learn.naive.fit`'s own; with a broken
+    piece they run here, the reference's loop with that piece swapped in.
+    Cost: ``O(merges x corpus)``.
 
     >>> rules, rows = fit_with([["a", "a", "a"]], [1], 1, lambda l, r, rank: l + r)
     >>> rules[0].count, rules[0].replacements, rows
@@ -161,6 +166,8 @@ def fit_with(rows: Sequence[Sequence], weights: Sequence[int], merges: int,
     >>> rules[0].replacements, rows
     (2, [['aa', 'aa']])
     """
+    if count is count_pairs and choose is choose_smallest and replace is replace_everywhere:
+        return _reference_rounds(rows, weights, merges, join, on_round, first_rank)
     current = [list(row) for row in rows]
     rules: list[Merge] = []
     for rank in range(first_rank, first_rank + merges):
@@ -175,6 +182,23 @@ def fit_with(rows: Sequence[Sequence], weights: Sequence[int], merges: int,
         if on_round is not None:
             on_round(counts, rules[-1], before, current)
     return rules, current
+
+
+def _reference_rounds(rows, weights, merges, join, on_round, first_rank):
+    """:func:`bytepair.learn.naive.fit`, its rounds shown as :func:`fit_with` shows them."""
+    if on_round is None:
+        return naive.fit(rows, weights, merges, join, first_rank=first_rank)
+    before = [list(row) for row in rows]
+
+    def seen(counts, rule, after):
+        nonlocal before
+        # The reference replaces each row by a new list and never changes one: a shallow copy
+        # is this round's rows, and the rows before the next.
+        now = list(after)
+        on_round(counts, rule, before, now)
+        before = now
+
+    return naive.fit(rows, weights, merges, join, on_round=seen, first_rank=first_rank)
 
 
 def laid_end_to_end(rows: Sequence[Sequence], weights: Sequence[int]) -> list:

@@ -39,6 +39,7 @@ from array import array
 from itertools import accumulate
 from typing import NamedTuple
 
+from bytepair.formats.imports import looks_like_tiktoken
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
@@ -281,7 +282,40 @@ def _names(payload: dict, models: dict) -> list[str]:
     return [_model(name, models) for name in names]
 
 
-def load_viewer_model(spec: str, *, pattern: str | None = None,
+#: The ranks of tiktoken's own files, and the pattern each was made with (a ranks file holds none).
+TIKTOKEN_SIZES = {50256: ("r50k_base", "gpt2"), 50280: ("p50k_base", "gpt2"),
+                  100256: ("cl100k_base", "cl100k"), 199998: ("o200k_base", "o200k")}
+
+
+def pattern_hint(path: str) -> str:
+    """The pattern to suggest for a tiktoken ranks file given without one: the pattern of the
+    tiktoken file with as many ranks, else the names to choose from. O(file).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile("w", suffix=".tiktoken", delete=False) as f:
+    ...     _ = f.write("YQ== 0\\n")
+    >>> pattern_hint(f.name)
+    "one of gpt2, cl100k, o200k (or a regex); its 1 rank matches none of tiktoken's files"
+    >>> os.remove(f.name)
+    """
+    with open(path, "rb") as handle:
+        ranks = sum(1 for line in handle if line.strip())
+    known = TIKTOKEN_SIZES.get(ranks)
+    if known is not None:
+        return f"{known[1]} (its {ranks:,} ranks are {known[0]}'s)"
+    counted = "1 rank matches" if ranks == 1 else f"{ranks:,} ranks match"
+    return f"one of gpt2, cl100k, o200k (or a regex); its {counted} none of tiktoken's files"
+
+
+def _is_tiktoken(path: str) -> bool:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            return looks_like_tiktoken(handle.read(4096).split("\n", 1)[0])
+    except OSError:
+        return False
+
+
+def load_viewer_model(spec: str, *, pattern: str | None = None, special_tokens=None,
                       trust_pattern: bool = False) -> tuple[str, Tokenizer]:
     """The name and tokenizer of a ``MODEL`` argument.
 
@@ -289,9 +323,11 @@ def load_viewer_model(spec: str, *, pattern: str | None = None,
     ``tokenizer.json``, a tiktoken ranks file), a ``transformers`` directory
     (its ``tokenizer.json``), or a tiktoken ranks file with its pattern after
     a colon, ``FILE:PATTERN`` (``cl100k.tiktoken:cl100k``); ``pattern`` is
-    the pattern of any tiktoken file given without one. A path that exists is
-    taken whole, colon or not. Raises ValueError (one line, naming the
-    model) for anything that cannot be shown.
+    the pattern of any tiktoken file given without one, and ``special_tokens``
+    the special tokens of every tiktoken file (which holds none; as
+    :func:`bytepair.load` takes them). A path that exists is taken whole, colon
+    or not. Raises ValueError (one line, naming the model) for anything that
+    cannot be shown.
     """
     path, own = spec, None
     if not os.path.exists(spec) and ":" in spec:
@@ -307,14 +343,20 @@ def load_viewer_model(spec: str, *, pattern: str | None = None,
             raise ValueError(f"MODEL: the directory {path!r} has no tokenizer.json "
                              "(a transformers directory of a fast tokenizer has one)")
         path = inner
+    # What a ranks file does not hold goes to ranks files only: other MODELs load as they are.
+    tiktoken = own is not None or _is_tiktoken(path)
+    extra = {"pattern": own or pattern, "special_tokens": special_tokens} if tiktoken else {}
     try:
-        model = load(path, trust_pattern=trust_pattern, pattern=own or pattern)
+        model = load(path, trust_pattern=trust_pattern, **extra)
     except OSError as exc:
         raise ValueError(f"MODEL: cannot read {path!r}: {exc.strerror or exc}") from None
     except ValueError as exc:
         if own is None and pattern is None and "holds no pattern" in str(exc):
+            hint = pattern_hint(path)
+            first = hint.split(" ", 1)[0] if not hint.startswith("one of") else "PATTERN"
             raise ValueError(f"MODEL: {path!r} is a tiktoken ranks file, which holds no pattern: "
-                             f"name one as {spec + ':cl100k'!r} or with --pattern cl100k") from None
+                             f"name it as {spec + ':' + first!r} or with --pattern; the pattern: "
+                             f"{hint}") from None
         raise ValueError(f"MODEL: {exc}") from None
     if isinstance(model, ByteModel):
         model = Tokenizer(model)
@@ -323,12 +365,13 @@ def load_viewer_model(spec: str, *, pattern: str | None = None,
     return name, model
 
 
-def load_viewer_models(specs, *, pattern: str | None = None,
+def load_viewer_models(specs, *, pattern: str | None = None, special_tokens=None,
                        trust_pattern: bool = False) -> dict[str, Tokenizer]:
     """:func:`load_viewer_model` of each spec, by name; a name seen twice gets ``#2``, ``#3``."""
     models: dict[str, Tokenizer] = {}
     for spec in specs:
-        name, tok = load_viewer_model(spec, pattern=pattern, trust_pattern=trust_pattern)
+        name, tok = load_viewer_model(spec, pattern=pattern, special_tokens=special_tokens,
+                                      trust_pattern=trust_pattern)
         unique, n = name, 1
         while unique in models:
             n += 1

@@ -280,9 +280,11 @@ function nodeHtml(node) {
       `<span class="fact repl">replacements <b>${fmt(node.replacements)}</b></span>` +
       (node.stage ? `<span class="fact stage">stage <b>${node.stage}</b></span>` : "");
   }
-  const flags = node.flags.map((f) => `<span class="flag ${f}">${f}</span>`).join("");
+  // A flag that cannot be computed for this model is shown as unknown, not left out.
+  const flags = node.flags.map((f) => `<span class="flag ${f}">${f}</span>`).join("") +
+    (node.unknown || []).map((f) => `<span class="flag unknown" title="cannot be computed for this model">${f}: unknown</span>`).join("");
   const attrs = `data-id="${node.id}" data-rank="${node.rank ?? ""}" data-count="${node.count ?? ""}"` +
-    ` data-replacements="${node.replacements ?? ""}" data-stage="${node.stage ?? ""}" data-flags="${node.flags.join(" ")}"`;
+    ` data-replacements="${node.replacements ?? ""}" data-stage="${node.stage ?? ""}" data-flags="${node.flags.join(" ")}" data-unknown="${(node.unknown || []).join(" ")}"`;
   let html = `<li><div class="node${leaf ? " leaf" : ""}" ${attrs}><div class="head"><span class="face">${text}</span>` +
     `<span class="nid">#${node.id}</span>${flags}${leaf ? facts : ""}</div>` +
     `${leaf ? "" : `<div class="facts">${facts}</div>`}</div>`;
@@ -347,17 +349,21 @@ function drawCurves(curves) {
   svg += `<line class="axis" x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}"/><line class="axis" x1="${L}" x2="${L}" y1="${T}" y2="${H - B}"/>`;
   svg += `<text class="label" x="${(L + W - R) / 2}" y="${H - 8}" text-anchor="middle">vocabulary size</text>`;
   svg += `<text class="label" transform="translate(14 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">bytes per token</text>`;
-  for (const c of curves) {
+  // Models drawn first are drawn wider: a curve that lies on another (a smaller vocabulary of the
+  // same training, equal up to its size) shows as a line inside a wider band, not hidden.
+  const width = (m) => 2 + 2.5 * (models.length - 1 - models.indexOf(m));
+  const drawOrder = [...curves].sort((a, b) => models.indexOf(a.model) - models.indexOf(b.model));
+  for (const c of drawOrder) {
     const colour = LINE_COLOURS[models.indexOf(c.model) % LINE_COLOURS.length];
     const dash = DASHES[samples.indexOf(c.sample) % DASHES.length];
     const points = c.sizes.map((s, i) => `${x(s).toFixed(1)},${y(c.bytes_per_token[i]).toFixed(1)}`).join(" ");
-    svg += `<polyline class="curve" data-model="${escapeHtml(c.model)}" data-sample="${escapeHtml(c.sample)}" points="${points}" stroke="${colour}" stroke-dasharray="${dash}"/>`;
-    if (c.sizes.length <= 40) for (let i = 0; i < c.sizes.length; i++) svg += `<circle cx="${x(c.sizes[i])}" cy="${y(c.bytes_per_token[i])}" r="2.5" fill="${colour}"><title>${escapeHtml(c.model)} · ${escapeHtml(c.sample)}: ${c.sizes[i].toLocaleString("en")} tokens, ${c.bytes_per_token[i].toFixed(3)} bytes per token</title></circle>`;
+    svg += `<polyline class="curve" data-model="${escapeHtml(c.model)}" data-sample="${escapeHtml(c.sample)}" points="${points}" stroke="${colour}" stroke-width="${width(c.model)}" stroke-dasharray="${dash}"/>`;
+    if (c.sizes.length <= 40) for (let i = 0; i < c.sizes.length; i++) svg += `<circle cx="${x(c.sizes[i])}" cy="${y(c.bytes_per_token[i])}" r="${1.5 + width(c.model) / 2}" fill="${colour}"><title>${escapeHtml(c.model)} · ${escapeHtml(c.sample)}: ${c.sizes[i].toLocaleString("en")} tokens, ${c.bytes_per_token[i].toFixed(3)} bytes per token</title></circle>`;
   }
   svg += "</svg>";
   // The legend sits beside the plot, never over the data: colour = model, line style = sample.
   let legend = `<div class="legend"><h3>model</h3>` + models.map((m, i) =>
-    `<div><svg width="28" height="10"><line x1="0" x2="28" y1="5" y2="5" stroke="${LINE_COLOURS[i % LINE_COLOURS.length]}" stroke-width="3"/></svg> ${escapeHtml(m)}</div>`).join("");
+    `<div><svg width="28" height="10"><line x1="0" x2="28" y1="5" y2="5" stroke="${LINE_COLOURS[i % LINE_COLOURS.length]}" stroke-width="${Math.min(width(m), 9)}"/></svg> ${escapeHtml(m)}</div>`).join("");
   legend += `<h3>sample</h3>` + samples.map((s, i) =>
     `<div><svg width="28" height="10"><line x1="0" x2="28" y1="5" y2="5" stroke="#57606a" stroke-width="2" stroke-dasharray="${DASHES[i % DASHES.length]}"/></svg> ${escapeHtml(s)}</div>`).join("") + "</div>";
   $("curves-body").innerHTML = `<div class="plot-row">${svg}${legend}</div>`;

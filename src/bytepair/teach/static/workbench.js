@@ -145,11 +145,10 @@ function render(view, action) {
   $("table-more").textContent = "";
   state.tableDrawn = false;
   const done = view.done;
-  $("apply").disabled = done;
-  $("run").disabled = done;
   $("reset").disabled = false;
   if (done) $("last").innerHTML += ' <strong class="done">No adjacent pair is left: training ends here.</strong>';
   state.predicted = false;
+  syncControls();
   $("table-wrap").hidden = true;
   $("verdict").textContent = "";
   $("predict").hidden = done;
@@ -185,14 +184,25 @@ function renderHistory(history) {
 // The first rows of the pair table: the winner and its rivals. "Show all" draws the rest.
 const SHOWN_PAIRS = 50;
 
+// Byte mode orders ties by token ID, not by text: each token is shown with its ID.
+const tokenId = (id) => (id === undefined ? "" : ` <span class="tid" title="token ID">${id}</span>`);
+
 function pairRow(r, i, view) {
+  const ids = r.ids || [];
   return `<tr class="${r.winner ? "winner" : ""}${r.tied ? " tied" : ""}"><td>${i + 1}</td>` +
-    `<td><span class="${tokenClass(r.left, view)}">${esc(r.left)}</span></td>` +
-    `<td><span class="${tokenClass(r.right, view)}">${esc(r.right)}</span></td><td>${r.count}</td>` +
+    `<td><span class="${tokenClass(r.left, view)}">${esc(r.left)}</span>${tokenId(ids[0])}</td>` +
+    `<td><span class="${tokenClass(r.right, view)}">${esc(r.right)}</span>${tokenId(ids[1])}</td><td>${r.count}</td>` +
     `<td>${r.winner ? '<span class="badge win">next merge</span>' : ""}${r.tied ? '<span class="badge tie">tie</span>' : ""}</td></tr>`;
 }
 
+// How ties are ordered, as the table says it: by token ID in byte mode, by text otherwise.
+const TIE_ORDER = {
+  bytes: "Count descending; equal counts by token ID (left ID, then right ID), not by text",
+  text: "Count descending; equal counts in (left, right) order",
+};
+
 function renderTable(view, all) {
+  $("table-order").textContent = TIE_ORDER[view.mode === "bytes" ? "bytes" : "text"];
   const body = $("table").querySelector("tbody");
   const shown = all ? view.table.length : Math.min(view.table.length, SHOWN_PAIRS);
   body.innerHTML = view.table.slice(0, shown).map((r, i) => pairRow(r, i, view)).join("");
@@ -210,6 +220,7 @@ function renderTable(view, all) {
 
 function reveal() {
   state.predicted = true;
+  syncControls();
   if (!state.tableDrawn && state.view) {
     const start = performance.now();
     renderTable(state.view);
@@ -235,7 +246,8 @@ function checkPrediction(event) {
     text = `Right: ${w.left} + ${w.right} merges next (count ${w.count}).`;
   } else if (mine && mine.count === w.count) {
     text = `Close: ${left} + ${right} has the top count ${w.count} too, but the tie goes to ${w.left} + ${w.right}, ` +
-      "the smaller pair in (left, right) order.";
+      (view.mode === "bytes" ? `the pair with the smaller token IDs (${w.ids[0]}, ${w.ids[1]}; left ID first).`
+        : "the smaller pair in (left, right) order.");
   } else if (mine) {
     text = `Not this time: ${left} + ${right} is counted ${mine.count}; ${w.left} + ${w.right} is counted ${w.count}.`;
   } else {
@@ -244,7 +256,72 @@ function checkPrediction(event) {
   if (tied.length > 1) text += ` ${tied.length} pairs share the count ${w.count}.`;
   $("verdict").textContent = text;
   $("verdict").className = "verdict " + (left === w.left && right === w.right ? "right" : "wrong");
+  record(view, left, right);
   reveal();
+}
+
+// -- predict first, and the learner's notes (kept in this browser) ------------------------
+
+const NOTES_KEY = "bytepair-workbench-notes";
+const notes = { list: [], pending: null };  // pending: the note whose merge asks for an explanation
+
+function loadNotes() {
+  try { notes.list = JSON.parse(localStorage.getItem(NOTES_KEY)) || []; } catch (e) { notes.list = []; }
+}
+
+function saveNotes() {
+  try { localStorage.setItem(NOTES_KEY, JSON.stringify(notes.list)); } catch (e) { /* kept for this visit */ }
+}
+
+const predictFirst = () => $("predict-first").checked;
+
+// Apply and Run wait while training is done, or, predicting first, until a prediction is checked.
+function syncControls() {
+  const done = !state.view || state.view.done;
+  const waiting = predictFirst() && !state.predicted && !done;
+  $("apply").disabled = done || waiting;
+  $("run").disabled = done || waiting;
+  $("reveal").hidden = predictFirst();
+  $("predict-needed").hidden = !waiting;
+}
+
+// A checked prediction is kept: the corpus, the merge it was for, the guess and the answer.
+function record(view, left, right) {
+  const w = view.winner;
+  notes.list.push({ corpus: state.payload.corpus.slice(0, 80), mode: view.mode, merge: view.merges + 1,
+    predicted: `${left} + ${right}`, winner: `${w.left} + ${w.right}`, count: w.count,
+    right: left === w.left && right === w.right, explanation: "" });
+  notes.pending = notes.list.length - 1;
+  $("explain").hidden = true;
+  saveNotes();
+  drawNotes();
+}
+
+// After a merge predicted first, the page asks for the learner's explanation of it.
+function askForExplanation(action) {
+  const note = notes.list[notes.pending];
+  const asked = predictFirst() && note && (action === "apply" || action === "run");
+  $("explain").hidden = !asked;
+  if (asked) {
+    $("explanation").value = note.explanation;
+    $("explain").dataset.note = notes.pending;
+  }
+}
+
+function drawNotes() {
+  $("notes").innerHTML = notes.list.map((n) => `<li data-right="${n.right}">Merge ${n.merge} of ` +
+    `<code>${esc(n.corpus)}</code>: you predicted <strong>${esc(n.predicted)}</strong>; ` +
+    (n.right ? "right" : `it was <strong>${esc(n.winner)}</strong>`) + ` (count ${n.count}).` +
+    (n.explanation ? `<span class="said">${esc(n.explanation)}</span>` : "") + "</li>").join("");
+  $("notes-empty").hidden = notes.list.length > 0;
+}
+
+function explain() {
+  const note = notes.list[Number($("explain").dataset.note)];
+  if (!note) return;
+  note.explanation = $("explanation").value;
+  saveNotes();
+  drawNotes();
 }
 
 // -- actions ----------------------------------------------------------------------------
@@ -266,6 +343,7 @@ async function act(action, extra) {
     showError("");
     if (action === "parse") state.payload = payload;
     render(view, action);
+    askForExplanation(action);
     timed(action, start, answered);
     await refreshBeside();
   } catch (err) {
@@ -296,14 +374,16 @@ function markMap(row) {
   return marks;
 }
 
-function compareHtml(answer, brokenTitle) {
+// The comparison beside the reference: a broken variant's (who "broken") or the learner's
+// functions' (who "yours"); its column and its rules are headed accordingly.
+function compareHtml(answer, brokenTitle, who) {
   const ref = answer.reference;
   const broken = answer.broken;
   let html = "";
   if (answer.variant) html += `<p class="symptom"><strong>${esc(answer.variant.title)}:</strong> ${esc(answer.variant.symptom)}.</p>`;
   html += `<p class="summary ${answer.diverged_at === null ? "same" : "diverged"}" data-diverged="${answer.diverged_at === null ? "" : answer.diverged_at}">` +
     `${esc(answer.summary)}</p>`;
-  html += `<div class="side-by-side"><div class="col-head">Correct (reference)</div><div class="col-head broken-head">${esc(brokenTitle)}</div>`;
+  html += `<div class="side-by-side"><div class="col-head">Correct (reference)</div><div class="col-head ${who === "yours" ? "mine-head" : "broken-head"}">${esc(brokenTitle)}</div>`;
   broken.rows.slice(0, SHOWN_COMPARE).forEach((row, i) => {
     const expected = rowAt(ref, row.of);
     html += `<div class="word ref">${wordHead(expected, ref)}<span class="tokens">${tokensHtml(expected.tokens, expected.ids, ref, null)}</span></div>`;
@@ -318,7 +398,7 @@ function compareHtml(answer, brokenTitle) {
     if (broken.rows.some((r) => r.marks && r.marks[kind])) html += `<span><span class="tok ${cls}">x</span> ${esc(text)}</span>`;
   }
   html += "</div>";
-  html += '<h3>Rules, rank by rank</h3><table class="history rules-compare"><thead><tr><th>rank</th><th>broken</th><th>count</th><th>replaced</th><th>reference</th></tr></thead><tbody>';
+  html += `<h3>Rules, rank by rank</h3><table class="history rules-compare"><thead><tr><th>rank</th><th>${who}</th><th>count</th><th>replaced</th><th>reference</th></tr></thead><tbody>`;
   broken.history.forEach((r, k) => {
     const e = r.expected || (k < ref.history.length ? ref.history[k] : null);
     html += `<tr class="${r.differs ? "differs" : ""}"><td>${r.rank}</td>` +
@@ -354,7 +434,7 @@ async function showVariant() {
   try {
     const answer = await api("variant", Object.assign({}, state.payload, { merges: state.view.merges, variant: name }));
     if (ticket !== asked.compare) return;
-    box.innerHTML = compareHtml(answer, `Broken: ${answer.variant.title}`);
+    box.innerHTML = compareHtml(answer, `Broken: ${answer.variant.title}`, "broken");
     box.dataset.variant = name;
   } catch (err) {
     if (ticket !== asked.compare) return;
@@ -371,7 +451,7 @@ async function showLearner() {
   try {
     const answer = await api("learner", Object.assign({}, state.payload, { merges: state.view.merges }));
     if (ticket !== asked.learner) return;
-    box.innerHTML = compareHtml(answer, `Yours: ${answer.learner}`);
+    box.innerHTML = compareHtml(answer, `Yours: ${answer.learner}`, "yours");
   } catch (err) {
     if (ticket !== asked.learner) return;
     box.innerHTML = `<div class="error">${esc(err.message)}</div>`;
@@ -388,7 +468,8 @@ async function showOverlap() {
       `<p>One left-to-right merge makes <strong>${o.replacements}</strong> replacement: ${toks(o.after)}. ` +
       "The middle token cannot be used twice.</p>" +
       `<p class="muted">Reusing it (broken) would make ${toks(o.overlapping.after, o.overlapping.reused)}: ` +
-      "three input tokens become four.</p>";
+      `${o.before.length} input tokens become ${o.overlapping.after.length} merged tokens that spell ` +
+      `${o.overlapping.after.join("").length} characters, because the middle token is used twice.</p>`;
   } catch (err) {
     $("overlap").textContent = err.message;
   }
@@ -417,6 +498,14 @@ $("run").addEventListener("click", () => act("run", { merges: state.view.merges,
 $("reset").addEventListener("click", () => act("reset"));
 $("predict").addEventListener("submit", checkPrediction);
 $("reveal").addEventListener("click", reveal);
+$("predict-first").addEventListener("change", () => {
+  try { localStorage.setItem("bytepair-workbench-predict-first", predictFirst() ? "1" : ""); } catch (e) { /* this visit */ }
+  syncControls();
+});
+$("explanation").addEventListener("input", explain);
+$("notes-clear").addEventListener("click", () => {
+  notes.list = []; notes.pending = null; $("explain").hidden = true; saveNotes(); drawNotes();
+});
 $("variant").addEventListener("change", showVariant);
 $("mine").addEventListener("click", showLearner);
 for (const input of document.querySelectorAll('input[name="mode"]')) input.addEventListener("change", syncMode);
@@ -430,6 +519,10 @@ for (const button of document.querySelectorAll("button.example")) {
   });
 }
 syncMode();
+try { $("predict-first").checked = localStorage.getItem("bytepair-workbench-predict-first") === "1"; } catch (e) { /* off */ }
+loadNotes();
+drawNotes();
+syncControls();
 showLimits();
 showOverlap();
 act("parse");
