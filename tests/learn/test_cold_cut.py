@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.learn import naive, segments
-from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.incremental import IncrementalEngine
 from bytepair.learn.rules import replace_pair
 from bytepair.learn.superbpe import words_in, fit_naive, shapes
 from bytepair.split.pretokenize import PATTERNS
@@ -80,7 +80,7 @@ def train_with_cut(sequences, weights, merges, *, floor, min_count, max_words, b
         return [tokens, starts, array("q", weights)], word_limit
 
     def build(tokens, starts, weights, learned, word_limit):
-        return IncrementalTrainer.from_arrays(tokens, starts, weights, lambda l, r, rank: 301 + rank,
+        return IncrementalEngine.from_arrays(tokens, starts, weights, lambda l, r, rank: 301 + rank,
                                               backend=backend, first_rank=len(learned),
                                               word_limit=word_limit)
 
@@ -135,7 +135,7 @@ def test_the_cut_run_alone_is_exact_above_the_floor(cut, sequences, merges, floo
     got_floor, arrays = segments.cut_cold(tokens, starts, array("q", weights), merges,
                                           floor=floor, word_limit=word_limit)
     assert got_floor == floor and arrays is not None
-    trainer = IncrementalTrainer.from_arrays(*arrays, lambda l, r, rank: 301 + rank,
+    trainer = IncrementalEngine.from_arrays(*arrays, lambda l, r, rank: 301 + rank,
                                              word_limit=word_limit)
     assert trainer.steps(merges, floor) == want
 
@@ -276,7 +276,7 @@ def test_real_text_cut_run_is_taken_and_cuts_positions():
         return [tokens, starts, weights], None
 
     def build(tokens, starts, weights, learned=(), word_limit=None):
-        return IncrementalTrainer.from_arrays(tokens, starts, weights,
+        return IncrementalEngine.from_arrays(tokens, starts, weights,
                                               lambda l, r, rank: model.vocab_size + rank)
 
     def run(trainer, learned, min_count):

@@ -25,7 +25,7 @@ def test_low_floor_divisors_keep_results(backend, monkeypatch, docs, weight, mer
     expected, _ = naive.fit(docs, weights, merges, byte_token)
     # min_count stops at the first rule seen fewer than min_count times.
     cut = next((i for i, m in enumerate(expected) if m.count < min_count), len(expected))
-    trainer = incremental.IncrementalTrainer(docs, weights, byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(docs, weights, byte_token, backend=backend)
     rules = []
     while len(rules) < merges:
         rule = trainer.step(min_count)
@@ -39,7 +39,7 @@ def test_low_floor_divisors_keep_results(backend, monkeypatch, docs, weight, mer
 
 def test_floor_starts_above_one_on_skewed_counts(backend):
     # 200 windows of (a, a) and single ones elsewhere: the single ones wait below the floor.
-    trainer = incremental.IncrementalTrainer([b"a" * 201, b"xyz"], [1, 1], byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine([b"a" * 201, b"xyz"], [1, 1], byte_token, backend=backend)
     assert trainer._floor > 1
     assert len(trainer._queue) == 1
     trainer._check()

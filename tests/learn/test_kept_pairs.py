@@ -24,7 +24,7 @@ documents = st.sampled_from([3, 12]).flatmap(lambda letters: st.lists(
 def compiled_trainer(docs, weights):
     if incremental.BACKENDS["compiled"] is None:
         pytest.skip("the compiled extensions are not built")
-    return incremental.IncrementalTrainer(docs, weights, byte_token, backend="compiled")
+    return incremental.IncrementalEngine(docs, weights, byte_token, backend="compiled")
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -124,9 +124,9 @@ def test_taking_arrays_empties_the_list_and_trains_as_from_arrays(backend_name):
     data, starts, weights = bytepair.count(KJV.read_text(encoding="utf-8").splitlines()[:300],
                                            progress=False).flat()
     arrays = [data, starts, weights]
-    taken = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token, backend=backend_name)
+    taken = incremental.IncrementalEngine.taking_arrays(arrays, byte_token, backend=backend_name)
     assert arrays == []
-    given = incremental.IncrementalTrainer.from_arrays(data, starts, weights, byte_token,
+    given = incremental.IncrementalEngine.from_arrays(data, starts, weights, byte_token,
                                                       backend=backend_name)
     assert taken.steps(200) == given.steps(200)
 

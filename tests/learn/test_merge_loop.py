@@ -55,7 +55,7 @@ def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks,
     low_floor(monkeypatch, low)
     expected, expected_sequences = naive.fit(documents, weights, 10**6, byte_token)
     cut = next((i for i, m in enumerate(expected) if m.count < min_count), len(expected))
-    trainer = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     rules = []
     for size in chunks + [10**6]:
         got = trainer.steps(size, min_count)
@@ -85,7 +85,7 @@ def test_hyp_warm_start_continues_like_one_run(backend, monkeypatch, data, low, 
     sequences = [list(d) for d in documents]
     for rule in first:
         sequences = [replace_pair(s, rule.left, rule.right, rule.token_id)[0] for s in sequences]
-    trainer = incremental.IncrementalTrainer([array("I", s) for s in sequences], weights,
+    trainer = incremental.IncrementalEngine([array("I", s) for s in sequences], weights,
                                              byte_token, backend=backend, first_rank=len(first))
     trainer._check()
     assert trainer.steps(10**6) == expected[len(first):]
@@ -100,9 +100,9 @@ def test_hyp_flat_arrays_build_the_same_trainer(backend, monkeypatch, data, low)
     starts = array("q", [0])
     for d in documents:
         starts.append(starts[-1] + len(d))
-    flat = incremental.IncrementalTrainer.from_arrays(
+    flat = incremental.IncrementalEngine.from_arrays(
         b"".join(documents), starts, array("q", weights), byte_token, backend=backend)
-    listed = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    listed = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     flat._check()
     assert flat.steps(10**6) == listed.steps(10**6)
     assert flat.sequences() == listed.sequences()
@@ -205,7 +205,7 @@ def test_tokens_longer_than_a_16_bit_run_equal_naive(backend):
     # bytes, whose runs need more than 16 bits.
     documents = [b"a" * (2**17 + 3), b"xa" + b"a" * 70000 + b"ax", b"ab"]
     expected, sequences = naive.fit(documents, [1, 2, 1], 40, byte_token)
-    trainer = incremental.IncrementalTrainer(documents, [1, 2, 1], byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(documents, [1, 2, 1], byte_token, backend=backend)
     assert trainer.steps(40) == expected
     assert trainer.sequences() == sequences
     trainer._check()

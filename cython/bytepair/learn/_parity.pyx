@@ -153,7 +153,7 @@ cdef class ParityLoop:
     first ``global_merges`` rules, or None. ``letters``: None (ties to the smallest
     IDs) or each initial token's string as a list of code points, compared as
     strings (the greatest first when ``descending``). ``first_divisor`` and
-    ``divisor``: the floors of the queues, as ``IncrementalTrainer``'s.
+    ``divisor``: the floors of the queues, as ``IncrementalEngine``'s.
     """
 
     cdef int n

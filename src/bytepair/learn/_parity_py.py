@@ -9,7 +9,7 @@ State: one pair engine per language (any ``PairEngine``: this twin only calls
 its Python methods), one per dev set, and during the first ``global_merges``
 rules one over every language; for each language (and the global engine) a
 ``SortedList`` of ``(-count, key(left), key(right), left, right)``, kept as
-:class:`bytepair.learn.incremental.IncrementalTrainer`'s word mode keeps its
+:class:`bytepair.learn.incremental.IncrementalEngine`'s word mode keeps its
 queue: every pair counted at least the queue's *floor* is queued at or above its
 true count; a stale entry is re-queued at its true count when it reaches the
 front; when the front falls below the floor the floor is lowered and the pairs

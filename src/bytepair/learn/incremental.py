@@ -85,7 +85,7 @@ def engine_class(backend: str | None):
     return cls
 
 
-class IncrementalTrainer:
+class IncrementalEngine:
     """Learns one rule per :meth:`step`, equal to :func:`bytepair.learn.naive.fit`.
 
     ``sequences`` are lists of integer symbol IDs with positive ``weights``.
@@ -99,7 +99,7 @@ class IncrementalTrainer:
     Per merge the cost is O(k log k + u log P) for the k occurrences of the
     merged pair and the u queue updates among P queued pairs.
 
-    >>> t = IncrementalTrainer([[97, 97, 97], [97, 98, 97]], [1, 1],
+    >>> t = IncrementalEngine([[97, 97, 97], [97, 98, 97]], [1, 1],
     ...                        lambda l, r, rank: 256 + rank)
     >>> t.step(), t.step()
     (Merge(rank=0, left=97, right=97, token_id=256, count=2, replacements=1), Merge(rank=1, left=97, right=98, token_id=257, count=1, replacements=1))
@@ -138,7 +138,7 @@ class IncrementalTrainer:
     @classmethod
     def from_arrays(cls, tokens: bytes | array, starts: array, weights: array,
                     join: Callable[[int, int, int], int], *, backend: str | None = None,
-                    first_rank: int = 0, word_limit: tuple | None = None) -> "IncrementalTrainer":
+                    first_rank: int = 0, word_limit: tuple | None = None) -> "IncrementalEngine":
         """A byte-mode trainer from flat arrays: every sequence's tokens laid end to
         end (``bytes`` or an ``array("I")``), ``starts`` (one offset per sequence,
         then the total) and ``weights``. The engine reads them in C. O(n)."""
@@ -151,7 +151,7 @@ class IncrementalTrainer:
     def taking_arrays(cls, arrays: list, join: Callable[[int, int, int], int], *,
                       backend: str | None = None, first_rank: int = 0,
                       word_limit: tuple | None = None,
-                      sequences: bool = True) -> "IncrementalTrainer":
+                      sequences: bool = True) -> "IncrementalEngine":
         """:meth:`from_arrays` of ``arrays = [tokens, starts, weights]``, which it empties
         once the engine has laid the tokens out: when the caller holds them nowhere
         else, they are freed before the engine's pair index is built. With
@@ -338,7 +338,7 @@ def fit(
     **options,
 ) -> tuple[list[Merge], list[list[int]]]:
     """Same contract as :func:`bytepair.learn.naive.fit`, for integer symbols."""
-    trainer = IncrementalTrainer(sequences, weights, join, **options)
+    trainer = IncrementalEngine(sequences, weights, join, **options)
     rules = trainer.steps(merges)
     with gc_paused():
         return rules, trainer.sequences(release=True)
@@ -348,7 +348,7 @@ def fit(
 RELEASE_ON_THREAD_POSITIONS = 1 << 20
 
 
-def release_meanwhile(trainer: IncrementalTrainer, positions: int) -> None:
+def release_meanwhile(trainer: IncrementalEngine, positions: int) -> None:
     """Free a trainer's memory, on a thread of its own when it holds ``positions`` or more
     token positions, while the caller goes on (makes the model).
 

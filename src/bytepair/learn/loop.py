@@ -6,8 +6,8 @@ checkpoint's rules) is a :class:`Hook`, called once per chunk of
 trainer steps its engine with. A chunk is one call into the engine (compiled:
 one call without the GIL), so hooks cost nothing per merge.
 
->>> from bytepair.learn.incremental import IncrementalTrainer
->>> engine = IncrementalTrainer([b"aaab", b"ab"], [1, 1], byte_token)
+>>> from bytepair.learn.incremental import IncrementalEngine
+>>> engine = IncrementalEngine([b"aaab", b"ab"], [1, 1], byte_token)
 >>> [(m.left, m.right) for m in run(engine, [], 3, 1)]
 [(97, 97), (97, 98), (256, 257)]
 """
@@ -221,7 +221,7 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
         if ties == "tokenizers":
             sequences = list(map(tie_orders.relabel_ids, sequences))
         check_total(sequences, weights, "corpus pieces")
-        trainer = incremental.IncrementalTrainer(sequences, weights, byte_token,
+        trainer = incremental.IncrementalEngine(sequences, weights, byte_token,
                                                  first_rank=len(rules))
         del pieces, sequences
     else:
@@ -237,7 +237,7 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
             # it builds its pair index: at 1 GB of text they are 0.2 GB.
             counts.release()
         # Only the rules are wanted: the engine need not keep where each piece lies.
-        trainer = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token, sequences=False)
+        trainer = incremental.IncrementalEngine.taking_arrays(arrays, byte_token, sequences=False)
     if release:
         counts.release()
     if ties != "tokenizers":

@@ -9,7 +9,7 @@ State:
   its Python twin) per language over that language's distinct pieces and their
   counts: the language's exact pair counts and occurrence index;
 * one priority per language over its engine, with the lazy, floored queue of
-  :class:`bytepair.learn.incremental.IncrementalTrainer`'s word mode (a queued
+  :class:`bytepair.learn.incremental.IncrementalEngine`'s word mode (a queued
   pair is queued at or above its true count; stale entries are re-queued when
   they reach the front);
 * one pair engine per language over its dev pieces (dev-set mode): a merge's
@@ -56,7 +56,7 @@ Corpus = tuple[Sequence[Sequence[int]], Sequence[int]]  # (sequences, weights)
 
 def _engine(corpus: Corpus | PieceCounts, backend: str | None):
     """A pair engine over ``(sequences, weights)`` or a piece table, and its weights (for
-    :meth:`ParityTrainer._check`); sequences of weight 0 are left out."""
+    :meth:`ParityEngine._check`); sequences of weight 0 are left out."""
     if isinstance(corpus, PieceCounts):
         data, starts, counts = corpus.flat()
         return engine_class(backend)(data, starts, counts), counts
@@ -108,7 +108,7 @@ def _top_token(corpora: Sequence[Corpus | PieceCounts]) -> int:
     return top
 
 
-class ParityTrainer:
+class ParityEngine:
     """Learns parity-aware rules, equal to the naive reference, many rules per :meth:`steps`.
 
     Arguments as :func:`bytepair.learn.parity_naive.fit`; ``backend`` names the
@@ -118,7 +118,7 @@ class ParityTrainer:
     then also numbers the tokens), or ``key`` (any function of a token ID; the
     Python loop only), or else the smallest IDs.
 
-    >>> t = ParityTrainer([([b"aab"], [1]), ([b"cd"], [1])], lambda l, r, rank: 256 + rank,
+    >>> t = ParityEngine([([b"aab"], [1]), ([b"cd"], [1])], lambda l, r, rank: 256 + rank,
     ...                   dev=[([b"ab"], [1]), ([b"cdcd"], [1])], backend="python")
     >>> [(m.left, m.right, m.language) for m in t.steps(5)]
     [(99, 100, 1), (97, 97, 0), (257, 98, 0)]
@@ -231,7 +231,7 @@ class ParityTrainer:
 def fit(languages: Sequence[Corpus], merges: int, join: Callable[[int, int, int], int], *,
         min_count: int = 1, **options) -> list[ParityMerge]:
     """Same contract as :func:`bytepair.learn.parity_naive.fit`."""
-    trainer = ParityTrainer(languages, join, **options)
+    trainer = ParityEngine(languages, join, **options)
     try:
         return trainer.steps(merges, min_count)
     finally:
@@ -306,7 +306,7 @@ def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceC
     as ``ParityBpeTrainer``). Options as :func:`bytepair.learn.parity_naive.fit`.
     """
     order = TokenizersOrder() if ties == "tokenizers" else None
-    trainer = ParityTrainer(languages, dev=dev, ratio=ratio, variant=variant,
+    trainer = ParityEngine(languages, dev=dev, ratio=ratio, variant=variant,
                             global_merges=global_merges, window_size=window_size, alpha=alpha,
                             order=order, backend=backend)
     rules: list[ParityMerge] = []

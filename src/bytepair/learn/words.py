@@ -111,7 +111,7 @@ def _fit_python(words: list[str], weights: Sequence[int], merges: int, end_of_wo
 
     # The pair engine is the default one (compiled unless BYTEPAIR_BACKEND says
     # python); only the loop and its queue run in Python.
-    trainer = incremental.IncrementalTrainer(sequences, array("q", weights), join, keys=keys,
+    trainer = incremental.IncrementalEngine(sequences, array("q", weights), join, keys=keys,
                                              key_to_id=key_to_id)
     del sequences
     rules = [

@@ -113,7 +113,7 @@ def _fit_documents(docs: list[bytes], merges: int) -> tuple[list[Merge], list[li
     starts = array("q", [0])
     starts.extend(accumulate(map(len, unique)))
     tokens = b"".join(unique)
-    trainer = incremental.IncrementalTrainer.from_arrays(tokens, starts, weights, byte_token)
+    trainer = incremental.IncrementalEngine.from_arrays(tokens, starts, weights, byte_token)
     del tokens, starts
     rules = trainer.steps(merges)
     with incremental.gc_paused():

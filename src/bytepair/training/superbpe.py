@@ -205,11 +205,11 @@ class SuperBPETrainer(Trainer):
         def build(tokens, starts, weights, learned: list[Merge], word_limit: tuple):
             nonlocal positions
             positions = len(tokens)
-            return incremental.IncrementalTrainer.from_arrays(
+            return incremental.IncrementalEngine.from_arrays(
                 tokens, starts, weights, byte_token, first_rank=len(rules) + len(learned),
                 word_limit=word_limit)
 
-        def learn(trainer: incremental.IncrementalTrainer, learned: list[Merge],
+        def learn(trainer: incremental.IncrementalEngine, learned: list[Merge],
                   min_count: int) -> list[Merge]:
             done = rules + learned
             new = loop.run(trainer, list(done), merges, min_count,
