@@ -30,14 +30,14 @@ def compiled_trainer(docs, weights):
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.integers(0, 30), st.lists(st.integers(0, 12), min_size=1, max_size=30),
        st.integers(1, 3))
-def test_rules_equal_naive_whatever_the_keep_floor(docs, merges, floors, min_count):
+def test_rules_equal_naive_whatever_the_keep_floor(docs, merges, floors, min_frequency):
     weights = [1 + i % 3 for i in range(len(docs))]
     want, want_seqs = naive.fit(docs, weights, merges, byte_token)
-    want = want[:next((i for i, m in enumerate(want) if m.count < min_count), len(want))]
+    want = want[:next((i for i, m in enumerate(want) if m.count < min_frequency), len(want))]
     trainer = compiled_trainer(docs, weights)
     got = []
     for k in range(merges):
-        rules = trainer.steps(1, min_count)
+        rules = trainer.steps(1, min_frequency)
         trainer._check()
         if not rules:
             break

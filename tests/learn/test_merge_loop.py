@@ -49,16 +49,16 @@ def low_floor(monkeypatch, low: bool) -> None:
 
 @uses_fixtures
 @given(data=weighted_documents(), low=st.booleans(), chunks=st.lists(st.integers(0, 5), max_size=8),
-       min_count=st.integers(1, 3))
-def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks, min_count):
+       min_frequency=st.integers(1, 3))
+def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks, min_frequency):
     documents, weights = data
     low_floor(monkeypatch, low)
     expected, expected_sequences = naive.fit(documents, weights, 10**6, byte_token)
-    cut = next((i for i, m in enumerate(expected) if m.count < min_count), len(expected))
+    cut = next((i for i, m in enumerate(expected) if m.count < min_frequency), len(expected))
     trainer = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     rules = []
     for size in chunks + [10**6]:
-        got = trainer.steps(size, min_count)
+        got = trainer.steps(size, min_frequency)
         trainer._check()
         assert len(got) <= size
         rules += got
@@ -67,7 +67,7 @@ def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks,
             replay = [replace_pair(s, rule.left, rule.right, rule.token_id)[0] for s in replay]
         assert trainer.sequences() == replay
     assert rules == expected[:cut]
-    assert trainer.steps(5, min_count) == []
+    assert trainer.steps(5, min_frequency) == []
     if cut == len(expected):
         assert trainer.sequences(release=True) == expected_sequences
 
@@ -179,9 +179,9 @@ def test_hyp_twins_fit_call_for_call(inputs, floor, calls):
     rank = 0
     # New IDs go up to the top of the engine's range (2**31 - 1).
     join = lambda left, right, r: 2**31 - 290 + r  # noqa: E731
-    for max_merges, min_count, divisor in calls + [(10**6, 1, 8)]:
-        got = compiled.fit(max_merges, min_count, join, rank, divisor)
-        assert got == python.fit(max_merges, min_count, join, rank, divisor)
+    for max_merges, min_frequency, divisor in calls + [(10**6, 1, 8)]:
+        got = compiled.fit(max_merges, min_frequency, join, rank, divisor)
+        assert got == python.fit(max_merges, min_frequency, join, rank, divisor)
         rank += len(got[0])
         assert compiled.floor == python.floor
         assert list(compiled.queue) == list(python.queue)

@@ -66,15 +66,15 @@ def problems(draw):
     if draw(st.booleans()):
         options["global_merges"] = draw(st.integers(0, 6))
     merges = draw(st.integers(0, 30))
-    min_count = draw(st.sampled_from([1, 1, 2, 3]))
-    return languages, merges, min_count, options
+    min_frequency = draw(st.sampled_from([1, 1, 2, 3]))
+    return languages, merges, min_frequency, options
 
 
-def ran(languages, merges, min_count, options, backend, check=False):
+def ran(languages, merges, min_frequency, options, backend, check=False):
     """The fast path's rules, checking every invariant after each step when ``check``."""
     trainer = parity.ParityEngine(languages, join, backend=backend, **options)
     rules = []
-    while len(rules) < merges and (rule := trainer.step(min_count)) is not None:
+    while len(rules) < merges and (rule := trainer.step(min_frequency)) is not None:
         rules.append(rule)
         if check:
             trainer._check()
@@ -85,29 +85,29 @@ def ran(languages, merges, min_count, options, backend, check=False):
 @uses_backend
 @given(problems())
 def test_fast_equals_naive(backend, problem):
-    languages, merges, min_count, options = problem
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, **options)
-    assert ran(languages, merges, min_count, options, backend) == expected
+    languages, merges, min_frequency, options = problem
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, **options)
+    assert ran(languages, merges, min_frequency, options, backend) == expected
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(problems())
 def test_invariants_hold_after_every_step(backend, problem):
-    languages, merges, min_count, options = problem
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, **options)
-    assert ran(languages, merges, min_count, options, backend, check=True) == expected
+    languages, merges, min_frequency, options = problem
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, **options)
+    assert ran(languages, merges, min_frequency, options, backend, check=True) == expected
 
 
 @uses_backend
 @given(problems(), st.integers(1, 7))
 def test_chunks_of_steps_equal_naive(backend, problem, chunk):
     """Many rules per call (the compiled loop's way) equal one rule per call."""
-    languages, merges, min_count, options = problem
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, **options)
+    languages, merges, min_frequency, options = problem
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, **options)
     trainer = parity.ParityEngine(languages, join, backend=backend, **options)
     rules = []
     while len(rules) < merges:
-        learned = trainer.steps(min(chunk, merges - len(rules)), min_count)
+        learned = trainer.steps(min(chunk, merges - len(rules)), min_frequency)
         rules += learned
         if not learned:
             break
@@ -120,14 +120,14 @@ def test_chunks_of_steps_equal_naive(backend, problem, chunk):
 def test_tokenizers_order_equals_naive(backend, problem):
     """ParityBpeTrainer's tie order (the greatest strings), as the compiled loop spells it
     and as the naive reference keys it."""
-    languages, merges, min_count, options = problem
+    languages, merges, min_frequency, options = problem
     naive_order = parity.TokenizersOrder()
-    expected = parity_naive.fit(languages, merges, naive_order.join, min_count=min_count,
+    expected = parity_naive.fit(languages, merges, naive_order.join, min_frequency=min_frequency,
                                 key=naive_order.key, **options)
     trainer = parity.ParityEngine(languages, backend=backend, order=parity.TokenizersOrder(),
                                    **options)
     rules = []
-    while len(rules) < merges and (rule := trainer.step(min_count)) is not None:
+    while len(rules) < merges and (rule := trainer.step(min_frequency)) is not None:
         rules.append(rule)
         trainer._check()
     trainer.release()
@@ -138,11 +138,11 @@ def test_tokenizers_order_equals_naive(backend, problem):
 @given(problems(), st.sampled_from([1, -1]))
 def test_any_tie_order_equals_naive(backend, problem, sign):
     """A tie order given as a key (here: by the token's ID, or reversed) is used by both."""
-    languages, merges, min_count, options = problem
+    languages, merges, min_frequency, options = problem
     key = (lambda symbol: sign * symbol)
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, key=key, **options)
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, key=key, **options)
     trainer = parity.ParityEngine(languages, join, backend=backend, key=key, **options)
-    assert trainer.steps(merges, min_count) == expected
+    assert trainer.steps(merges, min_frequency) == expected
 
 
 def test_the_check_can_fail(backend):

@@ -279,18 +279,18 @@ cdef class ParityLoop:
                 engine.pairs.erase(info)
         return False
 
-    cdef bint _best(self, int k, PairEngine engine, int64_t min_count, int64_t* count,
+    cdef bint _best(self, int k, PairEngine engine, int64_t min_frequency, int64_t* count,
                     uint64_t* key):
-        # The language's best pair if it is counted min_count times, lowering the floor
+        # The language's best pair if it is counted min_frequency times, lowering the floor
         # (and queueing the pairs that reach it) while the front is below it.
         cdef bint found
         while True:
             found = self._valid_front(k, engine, count, key)
             if found and count[0] >= self.floors[k]:
-                return count[0] >= min_count
-            if self.floors[k] <= max(min_count, <int64_t>1):
+                return count[0] >= min_frequency
+            if self.floors[k] <= max(min_frequency, <int64_t>1):
                 return False
-            self.floors[k] = max(min_count, max(<int64_t>1, self.floors[k] // self.divisor))
+            self.floors[k] = max(min_frequency, max(<int64_t>1, self.floors[k] // self.divisor))
             self._raise_above(k, engine)
 
     cdef double _score(self, int k):
@@ -366,7 +366,7 @@ cdef class ParityLoop:
                     self.heaps[k].push(info.count, key)
         return replaced
 
-    def steps(self, int64_t max_merges, int64_t min_count, join):
+    def steps(self, int64_t max_merges, int64_t min_frequency, join):
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted.
 
         Returns arrays ``(lefts, rights, new_ids, counts, replacements, languages)``.
@@ -387,7 +387,7 @@ cdef class ParityLoop:
                 if self.rank < self.global_merges:
                     language = GLOBAL
                     engine = self.global_engine
-                    found = self._best(self.n, engine, min_count, &count, &key)
+                    found = self._best(self.n, engine, min_frequency, &count, &key)
                     if not found:
                         break
                 else:
@@ -397,7 +397,7 @@ cdef class ParityLoop:
                         self.heaps[self.n].clear()
                     language = self._choose()
                     engine = self.engines[language]
-                    found = self._best(language, engine, min_count, &count, &key)
+                    found = self._best(language, engine, min_frequency, &count, &key)
                     if not found:
                         if not self.exhausted[language]:
                             self.exhausted[language] = 1

@@ -48,15 +48,15 @@ class _Queue:
                 entries.discard(self.entry(old, left, right))
             entries.add(self.entry(count, left, right))
 
-    def best(self, min_count: int) -> tuple[int, int, int] | None:
-        """``(count, left, right)`` of the best pair, or None when none reaches ``min_count``."""
+    def best(self, min_frequency: int) -> tuple[int, int, int] | None:
+        """``(count, left, right)`` of the best pair, or None when none reaches ``min_frequency``."""
         while True:
             top = self._valid_top()
             if top is not None and top[0] >= self.floor:
-                return top if top[0] >= min_count else None
-            if self.floor <= max(min_count, 1):
+                return top if top[0] >= min_frequency else None
+            if self.floor <= max(min_frequency, 1):
                 return None
-            self.floor = max(min_count, 1, self.floor // self.divisor)
+            self.floor = max(min_frequency, 1, self.floor // self.divisor)
             self.add_raised(self.engine.raise_above(self.floor))
 
     def _valid_top(self) -> tuple[int, int, int] | None:
@@ -128,21 +128,21 @@ class ParityLoop:
         self._exhausted = without_text(self._initial, self._ratio)
         self.rank = 0
 
-    def steps(self, max_merges: int, min_count: int, join: Callable[[int, int, int], int]):
+    def steps(self, max_merges: int, min_frequency: int, join: Callable[[int, int, int], int]):
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted.
 
         Returns arrays ``(lefts, rights, new_ids, counts, replacements, languages)``.
         """
         out = (array("I"), array("I"), array("I"), array("q"), array("q"), array("i"))
         while len(out[0]) < max_merges:
-            rule = self._step(min_count, join)
+            rule = self._step(min_frequency, join)
             if rule is None:
                 break
             for column, value in zip(out, rule):
                 column.append(value)
         return out
 
-    def _step(self, min_count: int, join) -> tuple | None:
+    def _step(self, min_frequency: int, join) -> tuple | None:
         languages = len(self._queues)
         while len(self._exhausted) < languages:
             if self.rank < self._global_merges:
@@ -155,7 +155,7 @@ class ParityLoop:
                           else ratio_scores(self._initial, self._lengths, self._ratio))
                 language = self._selector.choose(scores, self._exhausted)
                 queue = self._queues[language]
-            best = queue.best(min_count)
+            best = queue.best(min_frequency)
             if best is None:
                 if language == GLOBAL:
                     return None

@@ -190,36 +190,36 @@ class IncrementalEngine:
     def _id(self, key) -> int:
         return key if self._key_to_id is None else self._key_to_id[key]
 
-    def steps(self, max_merges: int, min_count: int = 1) -> list[Merge]:
-        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_count`` windows left."""
+    def steps(self, max_merges: int, min_frequency: int = 1) -> list[Merge]:
+        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_frequency`` windows left."""
         if self._keys is not None:
             rules = []
-            while len(rules) < max_merges and (rule := self.step(min_count)) is not None:
+            while len(rules) < max_merges and (rule := self.step(min_frequency)) is not None:
                 rules.append(rule)
             return rules
         lefts, rights, new_ids, counts, replacements = self._engine.fit(
-            max_merges, min_count, self._join, self._rank, FLOOR_DIVISOR
+            max_merges, min_frequency, self._join, self._rank, FLOOR_DIVISOR
         )
         first = self._rank
         self._rank += len(lefts)
         return list(map(Merge, range(first, self._rank), lefts, rights, new_ids, counts, replacements))
 
-    def step(self, min_count: int = 1) -> Merge | None:
-        """Learn the next rule; None when no pair has at least ``min_count`` windows."""
+    def step(self, min_frequency: int = 1) -> Merge | None:
+        """Learn the next rule; None when no pair has at least ``min_frequency`` windows."""
         if self._keys is None:
-            rules = self.steps(1, min_count)
+            rules = self.steps(1, min_frequency)
             return rules[0] if rules else None
         while True:
             best = self._valid_top()
             if best is not None and best[0] >= self._floor:
                 break
             # Pairs below the floor may beat the queue's best: lower the floor.
-            if self._floor <= max(min_count, 1):
-                return None  # nothing left reaches min_count
-            self._word_floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
+            if self._floor <= max(min_frequency, 1):
+                return None  # nothing left reaches min_frequency
+            self._word_floor = max(min_frequency, 1, self._floor // FLOOR_DIVISOR)
             self._requeue_raised(self._engine.raise_above(self._floor))
         count, left, right = best
-        if count < min_count:
+        if count < min_frequency:
             return None
         self._queue.pop(0)
         rank = self._rank

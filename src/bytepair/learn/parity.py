@@ -187,15 +187,15 @@ class ParityEngine:
         """Each language's current token length: of its dev text, else of its training text."""
         return self._loop.lengths
 
-    def steps(self, max_merges: int, min_count: int = 1) -> list[ParityMerge]:
+    def steps(self, max_merges: int, min_frequency: int = 1) -> list[ParityMerge]:
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted."""
         first = self._loop.rank
-        columns = self._loop.steps(max_merges, min_count, self._join)
+        columns = self._loop.steps(max_merges, min_frequency, self._join)
         return list(map(ParityMerge, range(first, first + len(columns[0])), *columns))
 
-    def step(self, min_count: int = 1) -> ParityMerge | None:
-        """Learn the next rule; None when no language has a pair counted ``min_count`` times."""
-        rules = self.steps(1, min_count)
+    def step(self, min_frequency: int = 1) -> ParityMerge | None:
+        """Learn the next rule; None when no language has a pair counted ``min_frequency`` times."""
+        rules = self.steps(1, min_frequency)
         return rules[0] if rules else None
 
     def release(self) -> None:
@@ -229,11 +229,11 @@ class ParityEngine:
 
 
 def fit(languages: Sequence[Corpus], merges: int, join: Callable[[int, int, int], int], *,
-        min_count: int = 1, **options) -> list[ParityMerge]:
+        min_frequency: int = 1, **options) -> list[ParityMerge]:
     """Same contract as :func:`bytepair.learn.parity_naive.fit`."""
     trainer = ParityEngine(languages, join, **options)
     try:
-        return trainer.steps(merges, min_count)
+        return trainer.steps(merges, min_frequency)
     finally:
         trainer.release()
 

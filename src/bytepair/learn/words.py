@@ -62,11 +62,11 @@ def flatten(words: Sequence[str]) -> tuple[bytes, array]:
 
 
 def fit(data: bytes, starts: array, weights: array, merges: int, *, end_of_word: str | None,
-        min_count: int = 1, with_sequences: bool = True, backend: str | None = None,
+        min_frequency: int = 1, with_sequences: bool = True, backend: str | None = None,
         ) -> tuple[list[Merge], list[tuple[str, ...]] | None]:
     """Word-mode rules from words laid end to end (see :func:`flatten`) with ``weights``.
 
-    Returns up to ``merges`` rules (fewer when no pair has ``min_count``
+    Returns up to ``merges`` rules (fewer when no pair has ``min_frequency``
     windows left), each a :class:`Merge` of strings, and, with
     ``with_sequences``, every word's final symbols in the order given.
     ``backend`` is ``"compiled"`` or ``"python"`` (default: :func:`word_backend`).
@@ -79,10 +79,10 @@ def fit(data: bytes, starts: array, weights: array, merges: int, *, end_of_word:
     """
     if word_backend(backend) == "python":
         words = [data[a:b].decode("utf-8") for a, b in zip(starts, starts[1:])]
-        return _fit_python(words, weights, merges, end_of_word, min_count, with_sequences)
+        return _fit_python(words, weights, merges, end_of_word, min_frequency, with_sequences)
     eow = end_of_word.encode("utf-8") if end_of_word is not None else None
     engine = WordEngine(data, starts, weights, eow)
-    lefts, rights, counts, replacements = engine.fit(merges, min_count)
+    lefts, rights, counts, replacements = engine.fit(merges, min_frequency)
     names = engine.symbols()
     rules = [Merge(rank, names[left], names[right], names[left] + names[right], count, replaced)
              for rank, (left, right, count, replaced)
@@ -91,7 +91,7 @@ def fit(data: bytes, starts: array, weights: array, merges: int, *, end_of_word:
 
 
 def _fit_python(words: list[str], weights: Sequence[int], merges: int, end_of_word: str | None,
-                min_count: int, with_sequences: bool):
+                min_frequency: int, with_sequences: bool):
     # Symbols are interned to integer IDs for the pair engine; the queue sorts
     # by the strings themselves, and a joined string that exists reuses its ID.
     keys: list[str] = []
@@ -116,7 +116,7 @@ def _fit_python(words: list[str], weights: Sequence[int], merges: int, end_of_wo
     del sequences
     rules = [
         Merge(m.rank, keys[m.left], keys[m.right], keys[m.token_id], m.count, m.replacements)
-        for m in trainer.steps(merges, min_count)
+        for m in trainer.steps(merges, min_frequency)
     ]
     if not with_sequences:
         return rules, None

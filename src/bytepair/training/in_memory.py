@@ -240,7 +240,7 @@ def learn_words(
         words = [data[a:b].decode("utf-8") for a, b in zip(starts, starts[1:])]
         check_total([range(len(word) + tail) for word in words], weights, "corpus words")
     rules, _ = word_engines.fit(data, starts, weights, merges, end_of_word=end_of_word,
-                                min_count=min_frequency, with_sequences=False)
+                                min_frequency=min_frequency, with_sequences=False)
     return WordModel(rules, end_of_word=end_of_word)
 
 

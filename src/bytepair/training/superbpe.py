@@ -210,15 +210,15 @@ class SuperBPETrainer(Trainer):
                 word_limit=word_limit)
 
         def learn(trainer: incremental.IncrementalEngine, learned: list[Merge],
-                  min_count: int) -> list[Merge]:
+                  min_frequency: int) -> list[Merge]:
             done = rules + learned
-            new = loop.run(trainer, list(done), merges, min_count,
+            new = loop.run(trainer, list(done), merges, min_frequency,
                       [ProgressHook(self.spec.progress)])[len(done):]
             incremental.release_meanwhile(trainer, positions)
             return new
 
         return rules + segments.fit(sequences, merges - len(rules), build, learn,
-                                    min_count=self.spec.min_frequency, threads=threads)
+                                    min_frequency=self.spec.min_frequency, threads=threads)
 
 
 def stage_tables(tables: list[PieceCounts], pattern: str,
