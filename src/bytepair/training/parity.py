@@ -8,7 +8,7 @@ counts each language (and its dev text) as the byte-mode trainer counts one corp
 
 >>> from bytepair.training.spec import ParityOptions, TrainSpec
 >>> spec = TrainSpec(merges=2, pretokenize=None, parity=ParityOptions("base", ratio={"a": 1, "b": 1}))
->>> [(m.left, m.right) for m in spec.trainer().fit({"a": ["aaaa"], "b": ["bcbc"]}).merges]
+>>> [(m.left, m.right) for m in ParityAwareTrainer(spec).fit({"a": ["aaaa"], "b": ["bcbc"]}).merges]
 [(97, 97), (98, 99)]
 """
 

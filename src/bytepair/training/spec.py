@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
@@ -35,10 +35,6 @@ from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load
 from bytepair.training.defaults import DEFAULT_PATTERN
-
-if TYPE_CHECKING:
-    from bytepair.training.trainer import Trainer
-
 
 @dataclass(frozen=True)
 class ReadOptions:
@@ -272,7 +268,8 @@ class TrainSpec:
         """A spec that goes on from ``model``: its pattern, and for a SuperBPE model its stages
         (transition, stage-2 pattern, word cap), unless ``options`` say otherwise.
 
-        >>> start = TrainSpec(merges=5).trainer().fit(["abab cdcd"] * 3)
+        >>> from bytepair.training.api import trainer_for
+        >>> start = trainer_for(TrainSpec(merges=5)).fit(["abab cdcd"] * 3)
         >>> TrainSpec.continuing(start, merges=8).pattern == start.pattern
         True
         """
@@ -280,22 +277,6 @@ class TrainSpec:
         if options.get("superbpe") is None:
             options["superbpe"] = superbpe_options(model)
         return cls(init=model, **options)
-
-    def trainer(self) -> Trainer:
-        """The trainer of this spec: :class:`~bytepair.training.superbpe.SuperBPETrainer` with
-        ``superbpe``, :class:`~bytepair.training.parity.ParityAwareTrainer` with ``parity``,
-        else :class:`~bytepair.training.trainer.Trainer`."""
-        if self.parity is not None:
-            from bytepair.training.parity import ParityAwareTrainer
-
-            return ParityAwareTrainer(self)
-        if self.superbpe is not None:
-            from bytepair.training.superbpe import SuperBPETrainer
-
-            return SuperBPETrainer(self)
-        from bytepair.training.trainer import Trainer
-
-        return Trainer(self)
 
     def identity(self, corpus, pattern: str | None = None) -> dict:
         """What a checkpoint's run is, to compare with a resumed one: the pattern, the options
