@@ -3,7 +3,8 @@
 import pytest
 
 import bytepair
-from bytepair.training import ParityAwareTrainer, ParityOptions, TrainSpec, Trainer, trainer_for
+from bytepair.training import (ParityAwareTrainer, ParityOptions, SuperBPEOptions, TrainSpec,
+                                Trainer, trainer_for)
 
 CORPUS = {"en": ["the cat sat on the mat"] * 3, "el": ["η γάτα κάθισε στο χαλί"] * 3}
 
@@ -42,8 +43,7 @@ def test_parity_options_are_checked_when_made(options, message):
 
 
 @pytest.mark.parametrize(("spec", "message"), [
-    (dict(init=trainer_for(TrainSpec(merges=1)).fit(["ab"])), "^init: not available with parity"),
-    (dict(max_memory="1GiB"), "^max_memory: not available with parity"),
+    (dict(superbpe=SuperBPEOptions(300)), "^superbpe: not available with parity"),
 ])
 def test_a_spec_refuses_what_parity_cannot_do(spec, message):
     with pytest.raises(ValueError, match=message):

@@ -447,6 +447,32 @@ cdef class ParityLoop:
         """Each language's current token length: of its dev text, else of its training text."""
         return [self.current[k] for k in range(self.n)]
 
+    def resume(self, int64_t rank, initial, recent, exhausted):
+        """Go on from a run that learned ``rank`` rules (the engines hold its text as they
+        left it): ``initial`` is each language's length before any rule (the ratios' base),
+        ``recent`` and ``exhausted`` the choice's state (:meth:`history`). Before any step."""
+        cdef int k
+        self.rank = rank
+        for k in range(self.n):
+            self.initial[k] = initial[k]
+            self.wins[k] = 0
+            self.exhausted[k] = 0
+        self.recent.clear()
+        for k in recent:
+            self.recent.push_back(k)
+            self.wins[k] += 1
+        self.n_exhausted = 0
+        for k in exhausted:
+            self.exhausted[k] = 1
+            self.n_exhausted += 1
+
+    def history(self):
+        """The choice's state, as :meth:`resume` takes it: the window's choices (oldest
+        first) and the exhausted languages."""
+        cdef size_t i
+        return ([self.recent[i] for i in range(self.recent.size())],
+                [k for k in range(self.n) if self.exhausted[k]])
+
     def queue(self, int k):
         """Language ``k``'s queue (``-1``: the global one) as ``(floor, entries)``, each
         entry ``(count, left, right)`` (current or left behind), for checks."""

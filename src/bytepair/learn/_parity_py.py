@@ -19,6 +19,7 @@ that reach it are queued.
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from typing import Callable, Hashable, Sequence
 
 from sortedcontainers import SortedList
@@ -190,6 +191,21 @@ class ParityLoop:
     def lengths(self) -> list[int]:
         """Each language's current token length: of its dev text, else of its training text."""
         return list(self._lengths)
+
+    def resume(self, rank: int, initial: Sequence[int], recent: Sequence[int],
+               exhausted: Sequence[int]) -> None:
+        """Go on from a run that learned ``rank`` rules (the engines hold its text as they
+        left it): ``initial`` is each language's length before any rule (the ratios' base),
+        ``recent`` and ``exhausted`` the choice's state (:meth:`history`). Before any step."""
+        self.rank = rank
+        self._initial = list(initial)
+        self._selector.recent = deque(recent)
+        self._exhausted = set(exhausted)
+
+    def history(self) -> tuple[list[int], list[int]]:
+        """The choice's state, as :meth:`resume` takes it: the window's choices (oldest
+        first) and the exhausted languages."""
+        return list(self._selector.recent), sorted(self._exhausted)
 
     def queue(self, k: int) -> tuple[int, list[tuple[int, int, int]]]:
         """Language ``k``'s queue (``-1``: the global one) as ``(floor, entries)``, each

@@ -194,7 +194,8 @@ def train(
         ``global_merges`` rules come first from all languages' counts together; ``window``
         keeps a language from winning more than ``alpha / languages`` of the last
         ``window_size`` rules. ``ties="tokenizers"`` breaks ties as ``ParityBpeTrainer``.
-        Not with ``init``, ``checkpoint``, ``superbpe`` or ``max_memory``
+        Not with ``superbpe``. With ``init``, its rules come first and the choice of language
+        starts afresh; a ``checkpoint`` resumes to the uninterrupted run's model
         (:class:`bytepair.training.ParityAwareTrainer`).
     """
     # The spec's dataclasses are made at first use: they cost import time.

@@ -24,6 +24,7 @@ from typing import Any, Mapping, Sequence
 
 from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
+from bytepair.read.corpus import Files
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.counts.checkpoint import corpus_identity
 from bytepair.counts.piece_counts import PieceCounts
@@ -278,10 +279,11 @@ class TrainSpec:
             options["superbpe"] = superbpe_options(model)
         return cls(init=model, **options)
 
-    def identity(self, corpus, pattern: str | None = None) -> dict:
+    def identity(self, corpus, pattern: str | None = None, dev: Mapping | None = None) -> dict:
         """What a checkpoint's run is, to compare with a resumed one: the pattern, the options
         that shape the rules, and the corpus (:class:`bytepair.Files`: the files and how they
-        are read) or the count table that stands for it (a digest of its pieces)."""
+        are read) or the count table that stands for it (a digest of its pieces); with
+        ``parity``, ``corpus`` and ``dev`` are dicts of languages to those."""
         import hashlib  # at first use: its OpenSSL binding is slow to import
 
         pattern = self.pattern if pattern is None else pattern
@@ -290,14 +292,27 @@ class TrainSpec:
         identity = {"pattern": pattern, "min_frequency": self.min_frequency, "init": init}
         if self.ties != "bytepair":  # the default is left out: older checkpoints stay valid
             identity["ties"] = self.ties
-        if isinstance(corpus, PieceCounts):
-            digest = hashlib.sha256()
-            for piece, number in sorted(corpus.items()):
-                digest.update(len(piece).to_bytes(8, "little") + piece + number.to_bytes(8, "little"))
-            identity["counts"] = digest.hexdigest()
-        else:
-            identity.update(corpus_identity(corpus))
+        if self.parity is None:
+            return {**identity, **_source_identity(corpus)}
+        options = {field.name: getattr(self.parity, field.name)
+                   for field in dataclasses.fields(self.parity) if field.name != "dev"}
+        identity.update(parity=options, languages={language: _source_identity(source)
+                                                   for language, source in corpus.items()})
+        if dev is not None:
+            identity["dev"] = {language: _source_identity(source) for language, source in dev.items()}
         return identity
+
+
+def _source_identity(corpus: PieceCounts | Files) -> dict:
+    """The files of a corpus (:func:`corpus_identity`), or a digest of a count table's pieces."""
+    if not isinstance(corpus, PieceCounts):
+        return corpus_identity(corpus)
+    import hashlib  # at first use: its OpenSSL binding is slow to import
+
+    digest = hashlib.sha256()
+    for piece, number in sorted(corpus.items()):
+        digest.update(len(piece).to_bytes(8, "little") + piece + number.to_bytes(8, "little"))
+    return {"counts": digest.hexdigest()}
 
 
 def superbpe_options(init: ByteModel | None, transition: int | None = None, pretokenize=None,
@@ -324,11 +339,9 @@ def count_identity(files, pattern: str | None) -> dict:
 
 
 def _refuse_with_parity(spec: TrainSpec) -> None:
-    # Parity-aware training has one engine of its own (bytepair.learn.parity): no warm
-    # start, no checkpoint, no memory estimate, no second stage yet.
-    for name in ("init", "checkpoint", "superbpe", "max_memory"):
-        if getattr(spec, name) is not None:
-            raise ValueError(f"{name}: not available with parity")
+    # Parity-aware training has no second stage yet.
+    if spec.superbpe is not None:
+        raise ValueError("superbpe: not available with parity")
 
 
 def _refuse_with_superbpe(spec: TrainSpec) -> None:
