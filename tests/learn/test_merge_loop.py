@@ -209,3 +209,42 @@ def test_tokens_longer_than_a_16_bit_run_equal_naive(backend):
     assert trainer.steps(40) == expected
     assert trainer.sequences() == sequences
     trainer._check()
+
+
+# -- one loop, one protocol ------------------------------------------------------------------
+
+PROTOCOL = [name for name, value in vars(bytepair.learn.loop.Engine).items()
+            if not name.startswith("__") and (callable(value) or isinstance(value, property))]
+
+
+def test_every_engine_offers_what_the_loop_needs(backend):
+    from bytepair.learn import parity
+
+    assert {"rank", "positions", "steps", "keep_pairs_from", "release", "_check"} <= set(PROTOCOL)
+    engines = [(incremental.IncrementalEngine([b"aaab", b"ab"], [1, 2], byte_token, first_rank=3), 6),
+               (parity.ParityEngine([([b"aab"], [1]), ([b"cdcd"], [1])], ratio=[1.0, 1.0]), 7)]
+    for engine, positions in engines:
+        missing = [name for name in PROTOCOL if not hasattr(engine, name)]
+        assert not missing, f"{type(engine).__name__} lacks {missing}"
+        first = engine.rank
+        rules = bytepair.learn.loop.run(engine, [], 2, 1)
+        assert engine.rank == first + len(rules) and rules[0].rank == first
+        assert engine.positions == positions
+        engine._check()
+        engine.release()
+
+
+@given(weighted_documents(), st.integers(0, 40), st.sampled_from([None, "gpt2"]))
+def test_train_bytes_runs_the_merge_loop(documents, merges, pattern):
+    from unittest import mock
+
+    documents, _ = documents
+    with mock.patch.object(bytepair.learn.loop, "run", wraps=bytepair.learn.loop.run) as spy:
+        try:
+            model = bytepair.train_bytes(documents, merges, pretokenize=pattern)
+        except ValueError:  # not UTF-8 for a pattern, or a pattern that matched nothing
+            assert pattern is not None
+            return
+    reference = bytepair.train_bytes(documents, merges, pretokenize=pattern, engine="naive")
+    assert spy.call_count == 1
+    assert model.merges == reference.merges and model.sequences == reference.sequences

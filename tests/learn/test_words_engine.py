@@ -97,7 +97,7 @@ def test_check_fails_on_a_corrupted_engine(what, message):
 
 
 @pytest.mark.parametrize("backend", WORD_BACKENDS)
-def test_min_count_stops_early(backend):
+def test_min_frequency_stops_early(backend):
     counts = {"aab": 3, "ab": 1, "cd": 2}
     rules, _ = engine_fit(counts, 10, None, backend, min_frequency=2)
     assert [(m.left, m.right, m.count) for m in rules] == [("a", "b", 4), ("a", "ab", 3), ("c", "d", 2)]

@@ -1,4 +1,4 @@
-"""The incremental trainer: local count updates and an exact lazy priority queue.
+"""The incremental engine: local count updates and an exact lazy priority queue.
 
 The pair engine (compiled ``bytepair.learn._engine`` or its pure-Python twin
 ``bytepair.learn._engine_py``) owns the linked token lists, the exact pair counts
@@ -129,7 +129,13 @@ class IncrementalEngine:
             for seq in sequences:
                 tokens.extend(seq)
         self._engine = engine_class(backend)(tokens, starts, array("q", weights))
+        self.positions = len(tokens)
         self._open(join, keys, key_to_id, first_rank, word_limit)
+
+    @property
+    def rank(self) -> int:
+        """The rules so far, ``first_rank`` included: the rank of the next rule."""
+        return self._rank
 
     @property
     def _floor(self) -> int:
@@ -139,13 +145,14 @@ class IncrementalEngine:
     def from_arrays(cls, tokens: bytes | array, starts: array, weights: array,
                     join: Callable[[int, int, int], int], *, backend: str | None = None,
                     first_rank: int = 0, word_limit: tuple | None = None) -> "IncrementalEngine":
-        """A byte-mode trainer from flat arrays: every sequence's tokens laid end to
+        """A byte-mode engine from flat arrays: every sequence's tokens laid end to
         end (``bytes`` or an ``array("I")``), ``starts`` (one offset per sequence,
         then the total) and ``weights``. The engine reads them in C. O(n)."""
-        trainer = cls.__new__(cls)
-        trainer._engine = engine_class(backend)(tokens, starts, weights)
-        trainer._open(join, None, None, first_rank, word_limit)
-        return trainer
+        engine = cls.__new__(cls)
+        engine._engine = engine_class(backend)(tokens, starts, weights)
+        engine.positions = len(tokens)
+        engine._open(join, None, None, first_rank, word_limit)
+        return engine
 
     @classmethod
     def taking_arrays(cls, arrays: list, join: Callable[[int, int, int], int], *,
@@ -157,11 +164,12 @@ class IncrementalEngine:
         else, they are freed before the engine's pair index is built. With
         ``sequences=False``, :meth:`sequences` is refused and the engine keeps 4 bytes
         a sequence less (for a caller that wants only the rules)."""
-        trainer = cls.__new__(cls)
-        trainer._engine = engine_class(backend)(None, None, None, owned=arrays,
-                                                sequences=sequences)
-        trainer._open(join, None, None, first_rank, word_limit)
-        return trainer
+        engine = cls.__new__(cls)
+        engine.positions = len(arrays[0])
+        engine._engine = engine_class(backend)(None, None, None, owned=arrays,
+                                               sequences=sequences)
+        engine._open(join, None, None, first_rank, word_limit)
+        return engine
 
     def _open(self, join, keys, key_to_id, first_rank: int, word_limit: tuple | None = None) -> None:
         if word_limit is not None:
@@ -338,19 +346,20 @@ def fit(
     **options,
 ) -> tuple[list[Merge], list[list[int]]]:
     """Same contract as :func:`bytepair.learn.naive.fit`, for integer symbols."""
-    trainer = IncrementalEngine(sequences, weights, join, **options)
-    rules = trainer.steps(merges)
+    engine = IncrementalEngine(sequences, weights, join, **options)
+    rules = engine.steps(merges)
     with gc_paused():
-        return rules, trainer.sequences(release=True)
+        return rules, engine.sequences(release=True)
 
 
 #: Engines of at least this many token positions are freed on a thread of their own.
 RELEASE_ON_THREAD_POSITIONS = 1 << 20
 
 
-def release_meanwhile(trainer: IncrementalEngine, positions: int) -> None:
-    """Free a trainer's memory, on a thread of its own when it holds ``positions`` or more
-    token positions, while the caller goes on (makes the model).
+def release_meanwhile(engine) -> None:
+    """Free an engine's memory (any :class:`bytepair.learn.loop.Engine`), on a thread of its
+    own when it was built on :data:`RELEASE_ON_THREAD_POSITIONS` token positions or more,
+    while the caller goes on (makes the model).
 
     Stage 2's engine holds an occurrence list per pair seen more than twice,
     each a block of its own: at 100 MB of text, freeing them took 0.3 s of CPU
@@ -359,9 +368,9 @@ def release_meanwhile(trainer: IncrementalEngine, positions: int) -> None:
     A small engine is freed at once: no thread outlives a small training (a
     fork right after would find it running).
     """
-    if positions < RELEASE_ON_THREAD_POSITIONS:
-        trainer.release()
+    if engine.positions < RELEASE_ON_THREAD_POSITIONS:
+        engine.release()
         return
     import threading  # at first use, not at import
 
-    threading.Thread(target=trainer.release, name="bytepair-release").start()
+    threading.Thread(target=engine.release, name="bytepair-release").start()

@@ -1,4 +1,4 @@
-"""The parity-aware trainer: one pair engine and one priority per language, no recount.
+"""The parity-aware engine: one pair engine and one priority per language, no recount.
 
 Equal, rule for rule, to :func:`bytepair.learn.parity_naive.fit` (which states
 the rules; the choice of language is :mod:`bytepair.learn.parity_rules`).
@@ -25,7 +25,7 @@ many rules per call, heaps in C++) or its pure-Python twin
 (:mod:`bytepair.learn._parity_py`, ``SortedList`` priorities), chosen with the
 pair engine's backend. A merge is applied to every engine; each engine touches
 only the occurrences of the pair it holds. Per merge the cost is that of the
-plain incremental trainer for each language that holds the pair, plus
+plain incremental engine for each language that holds the pair, plus
 O(languages x window) to choose.
 """
 
@@ -184,7 +184,7 @@ class ParityEngine:
             lengths = [_length(corpus) for corpus in dev]
         else:
             lengths = [_length(corpus) for corpus in languages]
-        #: Token positions held by the training engines (to free them on a thread when many).
+        #: Token positions held by the training engines (what memory grows with).
         self.positions = sum(_length(corpus) for corpus in languages) if dev is not None else sum(lengths)
         global_engine = None
         if global_merges > first_rank:
@@ -269,11 +269,11 @@ class ParityEngine:
 def fit(languages: Sequence[Corpus], merges: int, join: Callable[[int, int, int], int], *,
         min_frequency: int = 1, **options) -> list[ParityMerge]:
     """Same contract as :func:`bytepair.learn.parity_naive.fit`."""
-    trainer = ParityEngine(languages, join, **options)
+    engine = ParityEngine(languages, join, **options)
     try:
-        return trainer.steps(merges, min_frequency)
+        return engine.steps(merges, min_frequency)
     finally:
-        trainer.release()
+        engine.release()
 
 
 class TokenizersOrder:
@@ -339,9 +339,8 @@ def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceC
     ``merges`` in all, a ``start``'s included, learned by :func:`bytepair.learn.loop.run`
     with ``hooks``. Options as :func:`engine`.
     """
-    trainer = engine(languages, merges, dev=dev, **options)
     rules = list(options["start"].merges) if options.get("start") is not None else []
-    return run(trainer, rules, merges, min_frequency, hooks)
+    return run(engine(languages, merges, dev=dev, **options), rules, merges, min_frequency, hooks)
 
 
 def engine(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceCounts] | None = None,
@@ -371,13 +370,13 @@ def engine(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[Piece
                         order=order, backend=backend, start=start, history=history)
 
 
-def run(trainer: ParityEngine, rules: list, merges: int, min_frequency: int,
+def run(engine: ParityEngine, rules: list, merges: int, min_frequency: int,
         hooks: Sequence[Hook] = ()) -> list[ParityMerge]:
     """:func:`bytepair.learn.loop.run` of a parity engine, which it frees at the end (a
     large one on a thread of its own, while the model is made)."""
     try:
         # The rules are new objects without cycles: no collection needs to walk them.
         with gc_paused():
-            return loop.run(trainer, rules, merges, min_frequency, hooks)
+            return loop.run(engine, rules, merges, min_frequency, hooks)
     finally:
-        release_meanwhile(trainer, trainer.positions)
+        release_meanwhile(engine)

@@ -151,8 +151,8 @@ def fit(sequences: Callable[[list], tuple], merges: int, build: Callable, run: C
     the sequences with the rules learned so far applied (a new list each time,
     which is emptied once it is no longer needed, so the caller should keep no
     other reference) and the word cap for their tokens, or None.
-    ``build(tokens, starts, weights, learned, word_limit)`` makes a trainer
-    that goes on from ``learned``; ``run(trainer, learned, min_frequency)`` learns
+    ``build(tokens, starts, weights, learned, word_limit)`` makes an engine
+    that goes on from ``learned``; ``run(engine, learned, min_frequency)`` learns
     with it up to ``merges`` rules in all and returns the new ones.
 
     The first run is on the stretches, with ``min_frequency`` raised to the floor
@@ -169,14 +169,14 @@ def fit(sequences: Callable[[list], tuple], merges: int, build: Callable, run: C
         floor, cut = cut_cold(*arrays, merges - len(learned), floor=floor, min_frequency=min_frequency,
                               word_limit=word_limit, threads=threads)
         if cut is None:  # nothing to cut: the whole sequences, down to min_frequency
-            trainer = build(*arrays, learned, word_limit)
+            engine = build(*arrays, learned, word_limit)
             arrays.clear()
-            return learned + run(trainer, learned, min_frequency)
+            return learned + run(engine, learned, min_frequency)
         arrays.clear()
-        trainer = build(*cut, learned, word_limit)
+        engine = build(*cut, learned, word_limit)
         del cut
-        learned += run(trainer, learned, floor)
-        del trainer
+        learned += run(engine, learned, floor)
+        del engine
         if len(learned) >= merges or floor <= min_frequency:
             return learned
         floor = 0  # chosen anew from the counts as they now stand

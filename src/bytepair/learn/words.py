@@ -8,7 +8,7 @@ smallest ``(left, right)`` in string order).
 * ``compiled``: ``bytepair.learn._words.WordEngine`` runs the whole loop in
   C++ on the words' UTF-8 bytes and compares symbols with ``memcmp``, which
   orders UTF-8 exactly as Python orders strings (by code point).
-* ``python``: the incremental trainer (:mod:`bytepair.learn.incremental`)
+* ``python``: the incremental engine (:mod:`bytepair.learn.incremental`)
   with symbols interned as IDs and a ``SortedList`` keyed by the strings;
   its loop runs in Python, over the default pair engine.
 
@@ -111,14 +111,14 @@ def _fit_python(words: list[str], weights: Sequence[int], merges: int, end_of_wo
 
     # The pair engine is the default one (compiled unless BYTEPAIR_BACKEND says
     # python); only the loop and its queue run in Python.
-    trainer = incremental.IncrementalEngine(sequences, array("q", weights), join, keys=keys,
-                                             key_to_id=key_to_id)
+    engine = incremental.IncrementalEngine(sequences, array("q", weights), join, keys=keys,
+                                            key_to_id=key_to_id)
     del sequences
     rules = [
         Merge(m.rank, keys[m.left], keys[m.right], keys[m.token_id], m.count, m.replacements)
-        for m in trainer.steps(merges, min_frequency)
+        for m in engine.steps(merges, min_frequency)
     ]
     if not with_sequences:
         return rules, None
     with incremental.gc_paused():
-        return rules, [tuple(keys[t] for t in seq) for seq in trainer.sequences(release=True)]
+        return rules, [tuple(keys[t] for t in seq) for seq in engine.sequences(release=True)]

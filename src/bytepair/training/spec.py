@@ -39,13 +39,16 @@ from bytepair.training.defaults import DEFAULT_PATTERN
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How files hold documents (see :class:`bytepair.Files`)."""
+    """How files hold documents (see :class:`bytepair.Files`): ``per_line`` (each line of a
+    text file is a document), ``jsonl_field`` (the field of JSON Lines records that holds the
+    text) and ``text_column`` (the string column of Parquet files)."""
 
     per_line: bool = False
     jsonl_field: str | None = None
     text_column: str | None = None
 
     def as_keywords(self) -> dict:
+        """The options as :class:`bytepair.Files` takes them, by name."""
         return dataclasses.asdict(self)
 
 
@@ -134,7 +137,7 @@ class ParityOptions:
         check_int(self.window_size, "window_size", minimum=1)
         object.__setattr__(self, "alpha", _positive("alpha", self.alpha))
 
-    def languages(self, corpus) -> list[str]:
+    def languages(self, corpus: Any) -> list[str]:
         """The languages of ``corpus`` (a dict of languages to their text), each with its dev
         text or ratio; anything else is refused in one line."""
         if not isinstance(corpus, Mapping) or isinstance(corpus, PieceCounts) or not corpus:
@@ -191,7 +194,7 @@ def _positive(name: str, value, what: str | None = None) -> float:
 
 @dataclass(frozen=True)
 class CheckpointOptions:
-    """A directory that keeps a run's progress; ``resume`` continues the run it holds."""
+    """A ``directory`` that keeps a run's progress; ``resume`` continues the run it holds."""
 
     directory: str | os.PathLike
     resume: bool = False
@@ -200,6 +203,13 @@ class CheckpointOptions:
 @dataclass(frozen=True)
 class TrainSpec:
     """Everything :func:`bytepair.train` takes, checked once (see there for each option).
+
+    ``vocab_size``, ``merges``, ``pretokenize``, ``special_tokens``, ``min_frequency``,
+    ``init``, ``ties``, ``max_memory`` and ``progress`` are :func:`bytepair.train`'s keywords
+    of the same names; the groups hold the others: ``reading`` (:class:`ReadOptions`),
+    ``counting`` (:class:`CountOptions`), ``superbpe`` (:class:`SuperBPEOptions` or None),
+    ``parity`` (:class:`ParityOptions` or None), ``checkpoint`` (:class:`CheckpointOptions`
+    or None).
 
     After checking, ``merges`` is the number of rules (from ``vocab_size`` when that was
     given), ``special_tokens`` a tuple, ``max_memory`` bytes or None, ``init`` the
@@ -265,9 +275,10 @@ class TrainSpec:
         return stages.pretokenize if stages is not None else self.init.pattern
 
     @classmethod
-    def continuing(cls, model: Tokenizer | ByteModel | str | os.PathLike, **options) -> TrainSpec:
+    def continuing(cls, model: Tokenizer | ByteModel | str | os.PathLike, **options: Any) -> TrainSpec:
         """A spec that goes on from ``model``: its pattern, and for a SuperBPE model its stages
-        (transition, stage-2 pattern, word cap), unless ``options`` say otherwise.
+        (transition, stage-2 pattern, word cap), unless ``options`` (the spec's fields) say
+        otherwise.
 
         >>> from bytepair.training.api import trainer_for
         >>> start = trainer_for(TrainSpec(merges=5)).fit(["abab cdcd"] * 3)
@@ -279,11 +290,13 @@ class TrainSpec:
             options["superbpe"] = superbpe_options(model)
         return cls(init=model, **options)
 
-    def identity(self, corpus, pattern: str | None = None, dev: Mapping | None = None) -> dict:
-        """What a checkpoint's run is, to compare with a resumed one: the pattern, the options
-        that shape the rules, and the corpus (:class:`bytepair.Files`: the files and how they
-        are read) or the count table that stands for it (a digest of its pieces); with
-        ``parity``, ``corpus`` and ``dev`` are dicts of languages to those."""
+    def identity(self, corpus: PieceCounts | Files | Mapping, pattern: str | None = None,
+                 dev: Mapping | None = None) -> dict:
+        """What a checkpoint's run is, to compare with a resumed one: the ``pattern`` (default:
+        the spec's), the options that shape the rules, and the ``corpus``
+        (:class:`bytepair.Files`: the files and how they are read) or the count table that
+        stands for it (a digest of its pieces); with ``parity``, ``corpus`` and ``dev`` are
+        dicts of languages to those."""
         import hashlib  # at first use: its OpenSSL binding is slow to import
 
         pattern = self.pattern if pattern is None else pattern
