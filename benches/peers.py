@@ -99,7 +99,8 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
         function = getattr(module, name)
         if not hasattr(function, "__wrapped__"):
             setattr(module, name, _timed(stage, function))
-    trainer = incremental.IncrementalEngine
+    # An older bytepair (measured with --library) named the engine IncrementalTrainer.
+    trainer = getattr(incremental, "IncrementalEngine", None) or incremental.IncrementalTrainer
     if not hasattr(trainer.steps, "__wrapped__"):
         trainer.steps = _timed("steps", trainer.steps)
         # The bound classmethods (the engine built from arrays, or from a list of them
