@@ -90,8 +90,8 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
     The counting door (:mod:`bytepair.counts.sources`) looks ``count_pieces`` /
     ``count_files`` (one worker / several) up in its module's globals at each
     call, the trainer looks up ``learn_counts`` (``_learn`` of ``bytepair.training``
-    before the trainer was a class) in its own, and ``learn_counts`` calls ``PieceCounts.flat``, ``IncrementalTrainer.taking_arrays`` or
-    ``from_arrays`` (the engine build) and ``IncrementalTrainer.steps`` (the
+    before the trainer was a class) in its own, and ``learn_counts`` calls ``PieceCounts.flat``, ``IncrementalEngine.taking_arrays`` or
+    ``from_arrays`` (the engine build) and ``IncrementalEngine.steps`` (the
     merges) through their class, so wrapping them there times the real calls
     at the cost of one Python call each.
     """
@@ -99,7 +99,8 @@ def _bytepair_prepare(path: Path, options: dict) -> Path:
         function = getattr(module, name)
         if not hasattr(function, "__wrapped__"):
             setattr(module, name, _timed(stage, function))
-    trainer = incremental.IncrementalTrainer
+    # An older bytepair (measured with --library) named the engine IncrementalTrainer.
+    trainer = getattr(incremental, "IncrementalEngine", None) or incremental.IncrementalTrainer
     if not hasattr(trainer.steps, "__wrapped__"):
         trainer.steps = _timed("steps", trainer.steps)
         # The bound classmethods (the engine built from arrays, or from a list of them

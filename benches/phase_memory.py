@@ -78,7 +78,7 @@ def worker(path: str, merges: int, threads: int) -> dict:
     else:  # an older bytepair counted through these
         for name in ("count_pieces", "count_files"):
             setattr(training, name, timed("count", getattr(training, name)))
-    trainer = incremental.IncrementalTrainer
+    trainer = incremental.IncrementalEngine
     trainer.steps = timed("merges", trainer.steps)
     for build in ("from_arrays", "taking_arrays"):  # an older bytepair has no taking_arrays
         if hasattr(trainer, build):

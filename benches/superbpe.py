@@ -124,7 +124,7 @@ def stage_times(train: str, args) -> dict:
     from bytepair.training.spec import CountOptions, ReadOptions, SuperBPEOptions
     from bytepair.learn import segments
     from bytepair.learn import superbpe as superwords
-    from bytepair.learn.incremental import IncrementalTrainer
+    from bytepair.learn.incremental import IncrementalEngine
     from bytepair.model.models import ByteModel
 
     times, clock = {}, time.perf_counter()
@@ -162,7 +162,7 @@ def stage_times(train: str, args) -> dict:
     times["stage 2: floor"] = floor
     times["stage 2: tokens kept"] = len(tokens)
     lap("stage 2: cut cold windows")
-    trainer = IncrementalTrainer.from_arrays(tokens, token_starts, weights, byte_token,
+    trainer = IncrementalEngine.from_arrays(tokens, token_starts, weights, byte_token,
                                              first_rank=len(rules), word_limit=word_limit)
     del tokens, token_starts, weights
     lap("stage 2: build engine")

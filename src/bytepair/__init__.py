@@ -6,6 +6,8 @@ mode learns rules over string symbols from word counts (:func:`learn_bpe`,
 (pre-tokenizer, special tokens, exports) from files, and :func:`count`
 makes the piece-count tables (:class:`PieceCounts`) it learns from, which can
 be counted shard by shard, on other machines or on a Dask cluster, and added.
+:class:`TrainSpec` holds :func:`train`'s options as objects (with their groups,
+:class:`ReadOptions` and the others), and :func:`trainer_for` the trainer that fits it.
 """
 
 # Not imported from typing, which alone would cost more than the rest of this file;
@@ -35,6 +37,12 @@ _HOMES = {
     "Extension": "bytepair.formats.extended",
     "Evaluation": "bytepair.evaluation.report",
     "evaluate": "bytepair.evaluation.report",
+    "CheckpointOptions": "bytepair.training.spec",
+    "CountOptions": "bytepair.training.spec",
+    "ParityOptions": "bytepair.training.spec",
+    "ReadOptions": "bytepair.training.spec",
+    "SuperBPEOptions": "bytepair.training.spec",
+    "TrainSpec": "bytepair.training.spec",
     "count": "bytepair.training",
     "encode": "bytepair.training",
     "extend": "bytepair.training.extend",
@@ -43,6 +51,7 @@ _HOMES = {
     "train": "bytepair.training",
     "train_bytes": "bytepair.training",
     "train_words": "bytepair.training",
+    "trainer_for": "bytepair.training",
 }
 
 if TYPE_CHECKING:  # what static tools and IDEs see
@@ -60,7 +69,9 @@ if TYPE_CHECKING:  # what static tools and IDEs see
     from bytepair.model.tokenizer import Tokenizer
     from bytepair.read.corpus import Files
     from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
-                                   train_words)
+                                   train_words, trainer_for)
+    from bytepair.training.spec import (CheckpointOptions, CountOptions, ParityOptions,
+                                        ReadOptions, SuperBPEOptions, TrainSpec)
 
 
 def __getattr__(name: str):
@@ -80,6 +91,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ByteModel",
+    "CheckpointOptions",
+    "CountOptions",
     "CountsFormatError",
     "Evaluation",
     "Extension",
@@ -87,8 +100,12 @@ __all__ = [
     "MemoryLimitError",
     "Merge",
     "ModelFormatError",
+    "ParityOptions",
     "PieceCounts",
+    "ReadOptions",
+    "SuperBPEOptions",
     "Tokenizer",
+    "TrainSpec",
     "WordModel",
     "count",
     "encode",
@@ -106,5 +123,6 @@ __all__ = [
     "train",
     "train_bytes",
     "train_words",
+    "trainer_for",
 ]
 __version__ = "0.1.0"

@@ -34,7 +34,7 @@ def test_compiled_engine_is_used_after_a_normal_install(no_override):
     assert Path(_engine.__file__).parent == Path(bytepair.__file__).parent / "learn"
     assert incremental.default_backend() == "compiled"
     assert incremental.engine_class(None) is _engine.PairEngine
-    trainer = incremental.IncrementalTrainer([b"aaa", b"aba"], [1, 1], byte_token)
+    trainer = incremental.IncrementalEngine([b"aaa", b"aba"], [1, 1], byte_token)
     assert type(trainer._engine) is _engine.PairEngine
 
 
@@ -78,7 +78,7 @@ def test_unknown_backend_names_the_variable(monkeypatch):
 
 
 def test_backend_fixture_pins_the_trainer(backend):
-    trainer = incremental.IncrementalTrainer([b"ab"], [1], byte_token)
+    trainer = incremental.IncrementalEngine([b"ab"], [1], byte_token)
     assert type(trainer._engine) is incremental.BACKENDS[backend]
 
 

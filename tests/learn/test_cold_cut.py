@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.learn import naive, segments
-from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.incremental import IncrementalEngine
 from bytepair.learn.rules import replace_pair
 from bytepair.learn.superbpe import words_in, fit_naive, shapes
 from bytepair.split.pretokenize import PATTERNS
@@ -64,8 +64,8 @@ def word_cap_reference(sequences, weights, merges, max_words):
     return rules
 
 
-def train_with_cut(sequences, weights, merges, *, floor, min_count, max_words, backend):
-    """segments.fit over flat ``sequences``; returns the rules and each run's min_count."""
+def train_with_cut(sequences, weights, merges, *, floor, min_frequency, max_words, backend):
+    """segments.fit over flat ``sequences``; returns the rules and each run's min_frequency."""
     runs = []
 
     def current(learned):
@@ -80,15 +80,15 @@ def train_with_cut(sequences, weights, merges, *, floor, min_count, max_words, b
         return [tokens, starts, array("q", weights)], word_limit
 
     def build(tokens, starts, weights, learned, word_limit):
-        return IncrementalTrainer.from_arrays(tokens, starts, weights, lambda l, r, rank: 301 + rank,
+        return IncrementalEngine.from_arrays(tokens, starts, weights, lambda l, r, rank: 301 + rank,
                                               backend=backend, first_rank=len(learned),
                                               word_limit=word_limit)
 
-    def run(trainer, learned, min_count):
-        runs.append(min_count)
-        return trainer.steps(merges - len(learned), min_count)
+    def run(trainer, learned, min_frequency):
+        runs.append(min_frequency)
+        return trainer.steps(merges - len(learned), min_frequency)
 
-    rules = segments.fit(current, merges, build, run, min_count=min_count, floor=floor)
+    rules = segments.fit(current, merges, build, run, min_frequency=min_frequency, floor=floor)
     return rules, runs
 
 
@@ -96,14 +96,14 @@ def train_with_cut(sequences, weights, merges, *, floor, min_count, max_words, b
 @given(SEQUENCES, st.integers(0, 25), st.integers(0, 7), st.integers(1, 3),
        st.sampled_from([None, 1, 2]), st.sampled_from([1, 2, 4]))
 def test_fit_equals_naive_at_any_floor(cut, backend, monkeypatch, sequences, merges, floor,
-                                       min_count, max_words, divisor):
+                                       min_frequency, max_words, divisor):
     # Divisor 1 puts each later floor at the count of the last rule still to
     # come, so that runs stop short and the sequences are cut again, often.
     monkeypatch.setattr(segments, "FLOOR_DIVISOR", divisor)
     weights = [1 + i % 3 for i in range(len(sequences))]
     want = word_cap_reference(sequences, weights, merges, max_words)
-    want = want[:next((i for i, m in enumerate(want) if m.count < min_count), len(want))]
-    got, runs = train_with_cut(sequences, weights, merges, floor=floor, min_count=min_count,
+    want = want[:next((i for i, m in enumerate(want) if m.count < min_frequency), len(want))]
+    got, runs = train_with_cut(sequences, weights, merges, floor=floor, min_frequency=min_frequency,
                                max_words=max_words, backend=backend)
     assert got == want
     assert runs == sorted(runs, reverse=True) and len(set(runs)) == len(runs)  # floors fall
@@ -116,7 +116,7 @@ def test_runs_that_stop_short_cut_again_at_falling_floors(cut, backend, monkeypa
                  [32, 98, 32, 32, 98, 97, 98, 98, 98, 97, 98, 32], [], [32, 97, 32, 32],
                  [97, 98, 97, 32, 98, 97]]
     weights = [1 + i % 3 for i in range(len(sequences))]
-    got, runs = train_with_cut(sequences, weights, 12, floor=6, min_count=1, max_words=None,
+    got, runs = train_with_cut(sequences, weights, 12, floor=6, min_frequency=1, max_words=None,
                                backend=backend)
     assert runs == [6, 3, 2]  # two more cuts after the first run stopped short
     assert got == word_cap_reference(sequences, weights, 12, None)
@@ -125,7 +125,7 @@ def test_runs_that_stop_short_cut_again_at_falling_floors(cut, backend, monkeypa
 @fixtures_ok
 @given(SEQUENCES, st.integers(0, 25), st.integers(2, 7), st.sampled_from([None, 2]))
 def test_the_cut_run_alone_is_exact_above_the_floor(cut, sequences, merges, floor, max_words):
-    # The lemma itself: on the stretches, with min_count = floor, the rules are
+    # The lemma itself: on the stretches, with min_frequency = floor, the rules are
     # the naive ones up to the first rule counted below the floor.
     weights = [1 + i % 3 for i in range(len(sequences))]
     want = word_cap_reference(sequences, weights, merges, max_words)
@@ -135,7 +135,7 @@ def test_the_cut_run_alone_is_exact_above_the_floor(cut, sequences, merges, floo
     got_floor, arrays = segments.cut_cold(tokens, starts, array("q", weights), merges,
                                           floor=floor, word_limit=word_limit)
     assert got_floor == floor and arrays is not None
-    trainer = IncrementalTrainer.from_arrays(*arrays, lambda l, r, rank: 301 + rank,
+    trainer = IncrementalEngine.from_arrays(*arrays, lambda l, r, rank: 301 + rank,
                                              word_limit=word_limit)
     assert trainer.steps(merges, floor) == want
 
@@ -276,12 +276,12 @@ def test_real_text_cut_run_is_taken_and_cuts_positions():
         return [tokens, starts, weights], None
 
     def build(tokens, starts, weights, learned=(), word_limit=None):
-        return IncrementalTrainer.from_arrays(tokens, starts, weights,
+        return IncrementalEngine.from_arrays(tokens, starts, weights,
                                               lambda l, r, rank: model.vocab_size + rank)
 
-    def run(trainer, learned, min_count):
-        runs.append(min_count)
-        return trainer.steps(merges, min_count)
+    def run(trainer, learned, min_frequency):
+        runs.append(min_frequency)
+        return trainer.steps(merges, min_frequency)
 
     got = segments.fit(current, merges, build, run)
     assert runs == [floor]

@@ -22,7 +22,7 @@ uses_fixtures = settings(suppress_health_check=[HealthCheck.function_scoped_fixt
 
 def fit_checked(documents, weights, backend):
     """Rules and sequences, merging one rule at a time with the invariant check after each."""
-    trainer = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     trainer._check()
     rules = []
     while (rule := trainer.step()) is not None:
@@ -65,7 +65,7 @@ def test_real_text_lists_equal_naive(backend):
     # Real verses: thousands of pairs seen once or twice beside long lists.
     lines = KJV.read_bytes().splitlines()[:60]
     weights = [1 + (i % 3) for i in range(len(lines))]
-    trainer = incremental.IncrementalTrainer(lines, weights, byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(lines, weights, byte_token, backend=backend)
     rules = trainer.steps(400)
     trainer._check()
     expected, _ = naive.fit(lines, weights, 400, byte_token)

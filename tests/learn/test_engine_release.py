@@ -1,4 +1,4 @@
-"""``IncrementalTrainer.release``: the engine is freed (on a thread in SuperBPE's
+"""``IncrementalEngine.release``: the engine is freed (on a thread in SuperBPE's
 stage 2) and left empty, on both backends."""
 
 import threading
@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.incremental import IncrementalEngine
 from helpers import KJV
 
 # The backend fixture only pins an environment variable: the same for every example.
@@ -23,7 +23,7 @@ def byte_token(left, right, rank):
 @uses_backend
 @given(sequences=SEQUENCES, merges=st.integers(0, 6))
 def test_release_leaves_an_empty_engine(backend, sequences, merges):
-    trainer = IncrementalTrainer(sequences, [1] * len(sequences), byte_token, backend=backend)
+    trainer = IncrementalEngine(sequences, [1] * len(sequences), byte_token, backend=backend)
     trainer.steps(merges)
     assert len(trainer.sequences()) == len(sequences)
     trainer.release()
@@ -64,8 +64,8 @@ def test_an_engine_without_its_sequences_learns_the_same_and_refuses_them(backen
         return [array("I", [t for seq in sequences for t in seq]), starts,
                 array("q", [1 + k % 3 for k in range(len(sequences))])]
 
-    with_them = IncrementalTrainer.taking_arrays(arrays(), byte_token, backend=backend)
-    without = IncrementalTrainer.taking_arrays(arrays(), byte_token, backend=backend,
+    with_them = IncrementalEngine.taking_arrays(arrays(), byte_token, backend=backend)
+    without = IncrementalEngine.taking_arrays(arrays(), byte_token, backend=backend,
                                                sequences=False)
     assert without.steps(merges) == with_them.steps(merges)
     without._check()

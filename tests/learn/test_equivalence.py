@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import bytepair
 from bytepair.learn import naive
 from bytepair.learn import words as word_engines
-from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.incremental import IncrementalEngine
 from bytepair.learn.rules import packed_priority, replace_pair, unpack_priority
 from helpers import byte_token
 
@@ -128,7 +128,7 @@ def test_word_weights_near_the_64_bit_limit_equal_naive(backend):
 
 
 def byte_trainer(documents, backend):
-    return IncrementalTrainer(documents, [1] * len(documents), byte_token,
+    return IncrementalEngine(documents, [1] * len(documents), byte_token,
                               backend=backend)
 
 
@@ -155,7 +155,7 @@ def test_hyp_check_holds_after_every_step(backend, documents):
 def test_hyp_check_holds_after_every_step_in_word_mode(backend, counts, end_of_word, monkeypatch):
     # Word mode's Python loop builds its trainer inside bytepair.learn.words.fit: check
     # it at every step there (the compiled word engine has its own check, test_words_engine).
-    step = IncrementalTrainer.step
+    step = IncrementalEngine.step
     calls = []
 
     def checked_step(trainer, *args):
@@ -166,7 +166,7 @@ def test_hyp_check_holds_after_every_step_in_word_mode(backend, counts, end_of_w
         return rule
 
     with monkeypatch.context() as patch:
-        patch.setattr(IncrementalTrainer, "step", checked_step)
+        patch.setattr(IncrementalEngine, "step", checked_step)
         data, starts = word_engines.flatten(list(counts))
         checked, _ = word_engines.fit(data, starts, array("q", counts.values()), 10**6,
                                       end_of_word=end_of_word, backend="python")

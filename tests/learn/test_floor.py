@@ -18,28 +18,28 @@ documents = st.lists(st.binary(min_size=0, max_size=12).map(lambda b: bytes(x % 
 # The fixtures only set module attributes, the same for every example.
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(documents, st.integers(1, 4), st.integers(0, 20), st.integers(1, 4))
-def test_low_floor_divisors_keep_results(backend, monkeypatch, docs, weight, merges, min_count):
+def test_low_floor_divisors_keep_results(backend, monkeypatch, docs, weight, merges, min_frequency):
     monkeypatch.setattr(incremental, "FIRST_FLOOR_DIVISOR", 1)
     monkeypatch.setattr(incremental, "FLOOR_DIVISOR", 2)
     weights = [weight + i % 2 for i in range(len(docs))]
     expected, _ = naive.fit(docs, weights, merges, byte_token)
-    # min_count stops at the first rule seen fewer than min_count times.
-    cut = next((i for i, m in enumerate(expected) if m.count < min_count), len(expected))
-    trainer = incremental.IncrementalTrainer(docs, weights, byte_token, backend=backend)
+    # min_frequency stops at the first rule seen fewer than min_frequency times.
+    cut = next((i for i, m in enumerate(expected) if m.count < min_frequency), len(expected))
+    trainer = incremental.IncrementalEngine(docs, weights, byte_token, backend=backend)
     rules = []
     while len(rules) < merges:
-        rule = trainer.step(min_count)
+        rule = trainer.step(min_frequency)
         trainer._check()
         if rule is None:
             break
         rules.append(rule)
     assert rules == expected[:cut]
-    assert trainer.step(min_count) is None or len(rules) == merges
+    assert trainer.step(min_frequency) is None or len(rules) == merges
 
 
 def test_floor_starts_above_one_on_skewed_counts(backend):
     # 200 windows of (a, a) and single ones elsewhere: the single ones wait below the floor.
-    trainer = incremental.IncrementalTrainer([b"a" * 201, b"xyz"], [1, 1], byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine([b"a" * 201, b"xyz"], [1, 1], byte_token, backend=backend)
     assert trainer._floor > 1
     assert len(trainer._queue) == 1
     trainer._check()

@@ -24,20 +24,20 @@ documents = st.sampled_from([3, 12]).flatmap(lambda letters: st.lists(
 def compiled_trainer(docs, weights):
     if incremental.BACKENDS["compiled"] is None:
         pytest.skip("the compiled extensions are not built")
-    return incremental.IncrementalTrainer(docs, weights, byte_token, backend="compiled")
+    return incremental.IncrementalEngine(docs, weights, byte_token, backend="compiled")
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
 @given(documents, st.integers(0, 30), st.lists(st.integers(0, 12), min_size=1, max_size=30),
        st.integers(1, 3))
-def test_rules_equal_naive_whatever_the_keep_floor(docs, merges, floors, min_count):
+def test_rules_equal_naive_whatever_the_keep_floor(docs, merges, floors, min_frequency):
     weights = [1 + i % 3 for i in range(len(docs))]
     want, want_seqs = naive.fit(docs, weights, merges, byte_token)
-    want = want[:next((i for i, m in enumerate(want) if m.count < min_count), len(want))]
+    want = want[:next((i for i, m in enumerate(want) if m.count < min_frequency), len(want))]
     trainer = compiled_trainer(docs, weights)
     got = []
     for k in range(merges):
-        rules = trainer.steps(1, min_count)
+        rules = trainer.steps(1, min_frequency)
         trainer._check()
         if not rules:
             break
@@ -124,9 +124,9 @@ def test_taking_arrays_empties_the_list_and_trains_as_from_arrays(backend_name):
     data, starts, weights = bytepair.count(KJV.read_text(encoding="utf-8").splitlines()[:300],
                                            progress=False).flat()
     arrays = [data, starts, weights]
-    taken = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token, backend=backend_name)
+    taken = incremental.IncrementalEngine.taking_arrays(arrays, byte_token, backend=backend_name)
     assert arrays == []
-    given = incremental.IncrementalTrainer.from_arrays(data, starts, weights, byte_token,
+    given = incremental.IncrementalEngine.from_arrays(data, starts, weights, byte_token,
                                                       backend=backend_name)
     assert taken.steps(200) == given.steps(200)
 

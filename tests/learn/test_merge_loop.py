@@ -49,16 +49,16 @@ def low_floor(monkeypatch, low: bool) -> None:
 
 @uses_fixtures
 @given(data=weighted_documents(), low=st.booleans(), chunks=st.lists(st.integers(0, 5), max_size=8),
-       min_count=st.integers(1, 3))
-def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks, min_count):
+       min_frequency=st.integers(1, 3))
+def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks, min_frequency):
     documents, weights = data
     low_floor(monkeypatch, low)
     expected, expected_sequences = naive.fit(documents, weights, 10**6, byte_token)
-    cut = next((i for i, m in enumerate(expected) if m.count < min_count), len(expected))
-    trainer = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    cut = next((i for i, m in enumerate(expected) if m.count < min_frequency), len(expected))
+    trainer = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     rules = []
     for size in chunks + [10**6]:
-        got = trainer.steps(size, min_count)
+        got = trainer.steps(size, min_frequency)
         trainer._check()
         assert len(got) <= size
         rules += got
@@ -67,7 +67,7 @@ def test_hyp_fit_in_chunks_equals_naive(backend, monkeypatch, data, low, chunks,
             replay = [replace_pair(s, rule.left, rule.right, rule.token_id)[0] for s in replay]
         assert trainer.sequences() == replay
     assert rules == expected[:cut]
-    assert trainer.steps(5, min_count) == []
+    assert trainer.steps(5, min_frequency) == []
     if cut == len(expected):
         assert trainer.sequences(release=True) == expected_sequences
 
@@ -85,7 +85,7 @@ def test_hyp_warm_start_continues_like_one_run(backend, monkeypatch, data, low, 
     sequences = [list(d) for d in documents]
     for rule in first:
         sequences = [replace_pair(s, rule.left, rule.right, rule.token_id)[0] for s in sequences]
-    trainer = incremental.IncrementalTrainer([array("I", s) for s in sequences], weights,
+    trainer = incremental.IncrementalEngine([array("I", s) for s in sequences], weights,
                                              byte_token, backend=backend, first_rank=len(first))
     trainer._check()
     assert trainer.steps(10**6) == expected[len(first):]
@@ -100,9 +100,9 @@ def test_hyp_flat_arrays_build_the_same_trainer(backend, monkeypatch, data, low)
     starts = array("q", [0])
     for d in documents:
         starts.append(starts[-1] + len(d))
-    flat = incremental.IncrementalTrainer.from_arrays(
+    flat = incremental.IncrementalEngine.from_arrays(
         b"".join(documents), starts, array("q", weights), byte_token, backend=backend)
-    listed = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    listed = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     flat._check()
     assert flat.steps(10**6) == listed.steps(10**6)
     assert flat.sequences() == listed.sequences()
@@ -179,9 +179,9 @@ def test_hyp_twins_fit_call_for_call(inputs, floor, calls):
     rank = 0
     # New IDs go up to the top of the engine's range (2**31 - 1).
     join = lambda left, right, r: 2**31 - 290 + r  # noqa: E731
-    for max_merges, min_count, divisor in calls + [(10**6, 1, 8)]:
-        got = compiled.fit(max_merges, min_count, join, rank, divisor)
-        assert got == python.fit(max_merges, min_count, join, rank, divisor)
+    for max_merges, min_frequency, divisor in calls + [(10**6, 1, 8)]:
+        got = compiled.fit(max_merges, min_frequency, join, rank, divisor)
+        assert got == python.fit(max_merges, min_frequency, join, rank, divisor)
         rank += len(got[0])
         assert compiled.floor == python.floor
         assert list(compiled.queue) == list(python.queue)
@@ -205,7 +205,46 @@ def test_tokens_longer_than_a_16_bit_run_equal_naive(backend):
     # bytes, whose runs need more than 16 bits.
     documents = [b"a" * (2**17 + 3), b"xa" + b"a" * 70000 + b"ax", b"ab"]
     expected, sequences = naive.fit(documents, [1, 2, 1], 40, byte_token)
-    trainer = incremental.IncrementalTrainer(documents, [1, 2, 1], byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(documents, [1, 2, 1], byte_token, backend=backend)
     assert trainer.steps(40) == expected
     assert trainer.sequences() == sequences
     trainer._check()
+
+
+# -- one loop, one protocol ------------------------------------------------------------------
+
+PROTOCOL = [name for name, value in vars(bytepair.learn.loop.Engine).items()
+            if not name.startswith("__") and (callable(value) or isinstance(value, property))]
+
+
+def test_every_engine_offers_what_the_loop_needs(backend):
+    from bytepair.learn import parity
+
+    assert {"rank", "positions", "steps", "keep_pairs_from", "release", "_check"} <= set(PROTOCOL)
+    engines = [(incremental.IncrementalEngine([b"aaab", b"ab"], [1, 2], byte_token, first_rank=3), 6),
+               (parity.ParityEngine([([b"aab"], [1]), ([b"cdcd"], [1])], ratio=[1.0, 1.0]), 7)]
+    for engine, positions in engines:
+        missing = [name for name in PROTOCOL if not hasattr(engine, name)]
+        assert not missing, f"{type(engine).__name__} lacks {missing}"
+        first = engine.rank
+        rules = bytepair.learn.loop.run(engine, [], 2, 1)
+        assert engine.rank == first + len(rules) and rules[0].rank == first
+        assert engine.positions == positions
+        engine._check()
+        engine.release()
+
+
+@given(weighted_documents(), st.integers(0, 40), st.sampled_from([None, "gpt2"]))
+def test_train_bytes_runs_the_merge_loop(documents, merges, pattern):
+    from unittest import mock
+
+    documents, _ = documents
+    with mock.patch.object(bytepair.learn.loop, "run", wraps=bytepair.learn.loop.run) as spy:
+        try:
+            model = bytepair.train_bytes(documents, merges, pretokenize=pattern)
+        except ValueError:  # not UTF-8 for a pattern, or a pattern that matched nothing
+            assert pattern is not None
+            return
+    reference = bytepair.train_bytes(documents, merges, pretokenize=pattern, engine="naive")
+    assert spy.call_count == 1
+    assert model.merges == reference.merges and model.sequences == reference.sequences

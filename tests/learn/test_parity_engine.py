@@ -66,15 +66,15 @@ def problems(draw):
     if draw(st.booleans()):
         options["global_merges"] = draw(st.integers(0, 6))
     merges = draw(st.integers(0, 30))
-    min_count = draw(st.sampled_from([1, 1, 2, 3]))
-    return languages, merges, min_count, options
+    min_frequency = draw(st.sampled_from([1, 1, 2, 3]))
+    return languages, merges, min_frequency, options
 
 
-def ran(languages, merges, min_count, options, backend, check=False):
+def ran(languages, merges, min_frequency, options, backend, check=False):
     """The fast path's rules, checking every invariant after each step when ``check``."""
-    trainer = parity.ParityTrainer(languages, join, backend=backend, **options)
+    trainer = parity.ParityEngine(languages, join, backend=backend, **options)
     rules = []
-    while len(rules) < merges and (rule := trainer.step(min_count)) is not None:
+    while len(rules) < merges and (rule := trainer.step(min_frequency)) is not None:
         rules.append(rule)
         if check:
             trainer._check()
@@ -85,29 +85,29 @@ def ran(languages, merges, min_count, options, backend, check=False):
 @uses_backend
 @given(problems())
 def test_fast_equals_naive(backend, problem):
-    languages, merges, min_count, options = problem
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, **options)
-    assert ran(languages, merges, min_count, options, backend) == expected
+    languages, merges, min_frequency, options = problem
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, **options)
+    assert ran(languages, merges, min_frequency, options, backend) == expected
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(problems())
 def test_invariants_hold_after_every_step(backend, problem):
-    languages, merges, min_count, options = problem
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, **options)
-    assert ran(languages, merges, min_count, options, backend, check=True) == expected
+    languages, merges, min_frequency, options = problem
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, **options)
+    assert ran(languages, merges, min_frequency, options, backend, check=True) == expected
 
 
 @uses_backend
 @given(problems(), st.integers(1, 7))
 def test_chunks_of_steps_equal_naive(backend, problem, chunk):
     """Many rules per call (the compiled loop's way) equal one rule per call."""
-    languages, merges, min_count, options = problem
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, **options)
-    trainer = parity.ParityTrainer(languages, join, backend=backend, **options)
+    languages, merges, min_frequency, options = problem
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, **options)
+    trainer = parity.ParityEngine(languages, join, backend=backend, **options)
     rules = []
     while len(rules) < merges:
-        learned = trainer.steps(min(chunk, merges - len(rules)), min_count)
+        learned = trainer.steps(min(chunk, merges - len(rules)), min_frequency)
         rules += learned
         if not learned:
             break
@@ -120,14 +120,14 @@ def test_chunks_of_steps_equal_naive(backend, problem, chunk):
 def test_tokenizers_order_equals_naive(backend, problem):
     """ParityBpeTrainer's tie order (the greatest strings), as the compiled loop spells it
     and as the naive reference keys it."""
-    languages, merges, min_count, options = problem
+    languages, merges, min_frequency, options = problem
     naive_order = parity.TokenizersOrder()
-    expected = parity_naive.fit(languages, merges, naive_order.join, min_count=min_count,
+    expected = parity_naive.fit(languages, merges, naive_order.join, min_frequency=min_frequency,
                                 key=naive_order.key, **options)
-    trainer = parity.ParityTrainer(languages, backend=backend, order=parity.TokenizersOrder(),
+    trainer = parity.ParityEngine(languages, backend=backend, order=parity.TokenizersOrder(),
                                    **options)
     rules = []
-    while len(rules) < merges and (rule := trainer.step(min_count)) is not None:
+    while len(rules) < merges and (rule := trainer.step(min_frequency)) is not None:
         rules.append(rule)
         trainer._check()
     trainer.release()
@@ -138,22 +138,22 @@ def test_tokenizers_order_equals_naive(backend, problem):
 @given(problems(), st.sampled_from([1, -1]))
 def test_any_tie_order_equals_naive(backend, problem, sign):
     """A tie order given as a key (here: by the token's ID, or reversed) is used by both."""
-    languages, merges, min_count, options = problem
+    languages, merges, min_frequency, options = problem
     key = (lambda symbol: sign * symbol)
-    expected = parity_naive.fit(languages, merges, join, min_count=min_count, key=key, **options)
-    trainer = parity.ParityTrainer(languages, join, backend=backend, key=key, **options)
-    assert trainer.steps(merges, min_count) == expected
+    expected = parity_naive.fit(languages, merges, join, min_frequency=min_frequency, key=key, **options)
+    trainer = parity.ParityEngine(languages, join, backend=backend, key=key, **options)
+    assert trainer.steps(merges, min_frequency) == expected
 
 
 def test_the_check_can_fail(backend):
-    trainer = parity.ParityTrainer([([b"abab"], [1]), ([b"cc"], [1])], join,
+    trainer = parity.ParityEngine([([b"abab"], [1]), ([b"cc"], [1])], join,
                                    dev=[([b"ab"], [1]), ([b"cc"], [1])], backend=backend)
     trainer.step()
     trainer._check()
     trainer._dev[1].merge(99, 99, 300)  # behind the loop's back: its length is now wrong
     with pytest.raises(AssertionError, match="length drifted"):
         trainer._check()
-    trainer = parity.ParityTrainer([([b"abab"], [1]), ([b"cc"], [1])], join,
+    trainer = parity.ParityEngine([([b"abab"], [1]), ([b"cc"], [1])], join,
                                    dev=[([b"ab"], [1]), ([b"cc"], [1])], backend=backend)
     trainer._engines[0].merge(97, 98, 300)  # the engine queues (300, 300); the loop does not
     with pytest.raises(AssertionError, match="queue and engine disagree"):
@@ -164,10 +164,10 @@ def test_the_compiled_backend_runs_the_compiled_loop():
     pytest.importorskip("bytepair.learn._parity")
     if os.environ.get("BYTEPAIR_SKIP_COMPILED"):
         pytest.skip("BYTEPAIR_SKIP_COMPILED")
-    trainer = parity.ParityTrainer([([b"ab"], [1]), ([b"cd"], [1])], join,
+    trainer = parity.ParityEngine([([b"ab"], [1]), ([b"cd"], [1])], join,
                                    ratio=[1.0, 1.0], backend="compiled")
     assert type(trainer._loop).__module__ == "bytepair.learn._parity"
-    python = parity.ParityTrainer([([b"ab"], [1]), ([b"cd"], [1])], join,
+    python = parity.ParityEngine([([b"ab"], [1]), ([b"cd"], [1])], join,
                                   ratio=[1.0, 1.0], backend="python")
     assert type(python._loop).__module__ == "bytepair.learn._parity_py"
 
@@ -176,7 +176,7 @@ def test_bad_token_ids_are_refused(backend):
     with pytest.raises(ValueError, match="new token ID"):
         parity.fit([([b"ab"], [1])], 1, lambda l, r, rank: -1, ratio=[1.0], backend=backend)
     with pytest.raises(ValueError, match="order: token 300 has no string"):
-        parity.ParityTrainer([([[300, 97]], [1])], ratio=[1.0], backend=backend,
+        parity.ParityEngine([([[300, 97]], [1])], ratio=[1.0], backend=backend,
                              order=parity.TokenizersOrder())
 
 

@@ -46,7 +46,7 @@ def test_hyp_consumed_runs_equal_naive_with_a_check_after_every_merge(
         backend, documents, weights, merges):
     weights = weights[:len(documents)]
     expected, sequences = naive.fit(documents, weights, merges, byte_token)
-    trainer = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     got = []
     for _ in range(merges):
         step = trainer.steps(1)
@@ -136,7 +136,7 @@ def test_hyp_weights_far_apart_equal_naive(backend, documents, weights, merges, 
     # ``shift`` moves the lightest weight, so that the counting sort's range starts anywhere.
     weights = [w + shift for w in weights[:len(documents)]]
     expected, sequences = naive.fit(documents, weights, merges, byte_token)
-    trainer = incremental.IncrementalTrainer(documents, weights, byte_token, backend=backend)
+    trainer = incremental.IncrementalEngine(documents, weights, byte_token, backend=backend)
     got = trainer.steps(merges)
     trainer._check()
     assert got == expected

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.learn import naive
-from bytepair.learn.incremental import IncrementalTrainer
+from bytepair.learn.incremental import IncrementalEngine
 from bytepair.learn.rules import packed_priority
 from bytepair.learn.superbpe import (words_in, fit_naive, joined_shape, replay, shape,
                                      shapes)
@@ -73,7 +73,7 @@ def test_engine_word_cap_equals_naive(backend, sequences, max_words, merges):
     weights = [1 + i % 3 for i in range(len(sequences))]
     want, want_seqs = naive.fit(sequences, weights, merges, join, eligible=eligible)
     token_bytes[256:] = []
-    trainer = IncrementalTrainer(sequences, weights, byte_token, backend=backend,
+    trainer = IncrementalEngine(sequences, weights, byte_token, backend=backend,
                                  word_limit=(shapes(token_bytes), max_words))
     got = []
     for _ in range(merges):
@@ -89,18 +89,18 @@ def test_engine_word_cap_equals_naive(backend, sequences, max_words, merges):
 
 def test_a_pair_over_the_cap_is_never_learned(backend):
     byte_shapes = shapes([bytes([b]) for b in range(256)])
-    trainer = IncrementalTrainer([[97, 32, 98]], [1], byte_token, backend=backend,
+    trainer = IncrementalEngine([[97, 32, 98]], [1], byte_token, backend=backend,
                                  word_limit=(byte_shapes, 1))
     assert trainer.step()[1:3] == (32, 98)  # " b"; then "a b" would hold two words
     assert trainer.step() is None
     trainer._check()
     with pytest.raises(ValueError, match="shapes: 256 given, but the sequences hold token 300"):
-        IncrementalTrainer([[300]], [1], byte_token, backend=backend, word_limit=(byte_shapes, 1))
+        IncrementalEngine([[300]], [1], byte_token, backend=backend, word_limit=(byte_shapes, 1))
 
 
 def test_check_fails_on_a_capped_pair_in_the_queue():
     # Tamper with the twin: queue a pair over the cap by hand; the check must see it.
-    trainer = IncrementalTrainer([[97, 32, 98]], [1], byte_token, backend="python",
+    trainer = IncrementalEngine([[97, 32, 98]], [1], byte_token, backend="python",
                                  word_limit=(shapes([bytes([b]) for b in range(256)]), 1))
     trainer.step()
     engine = trainer._engine

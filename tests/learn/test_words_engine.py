@@ -46,10 +46,10 @@ def windows(counts: dict, end_of_word) -> int:
     return sum(n * max(len(word) + tail - 1, 0) for word, n in counts.items())
 
 
-def engine_fit(counts: dict, merges: int, end_of_word, backend: str, min_count: int = 1):
+def engine_fit(counts: dict, merges: int, end_of_word, backend: str, min_frequency: int = 1):
     data, starts = word_engines.flatten(list(counts))
     return word_engines.fit(data, starts, array("q", counts.values()), merges,
-                            end_of_word=end_of_word, min_count=min_count, backend=backend)
+                            end_of_word=end_of_word, min_frequency=min_frequency, backend=backend)
 
 
 @pytest.mark.parametrize("backend", WORD_BACKENDS)
@@ -97,9 +97,9 @@ def test_check_fails_on_a_corrupted_engine(what, message):
 
 
 @pytest.mark.parametrize("backend", WORD_BACKENDS)
-def test_min_count_stops_early(backend):
+def test_min_frequency_stops_early(backend):
     counts = {"aab": 3, "ab": 1, "cd": 2}
-    rules, _ = engine_fit(counts, 10, None, backend, min_count=2)
+    rules, _ = engine_fit(counts, 10, None, backend, min_frequency=2)
     assert [(m.left, m.right, m.count) for m in rules] == [("a", "b", 4), ("a", "ab", 3), ("c", "d", 2)]
 
 

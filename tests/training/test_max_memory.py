@@ -85,8 +85,8 @@ def test_a_limit_below_the_estimate_stops_before_the_engine_is_built(monkeypatch
     def never(*args, **kwargs):
         raise AssertionError("the engine was built")
 
-    monkeypatch.setattr(incremental.IncrementalTrainer, "from_arrays", never)
-    monkeypatch.setattr(incremental.IncrementalTrainer, "__init__", never)
+    monkeypatch.setattr(incremental.IncrementalEngine, "from_arrays", never)
+    monkeypatch.setattr(incremental.IncrementalEngine, "__init__", never)
     with pytest.raises(bytepair.MemoryLimitError) as caught:
         bytepair.train(TEXT, merges=500, workers=1, progress=False, max_memory=need - 1)
     message = str(caught.value)
@@ -114,8 +114,8 @@ def test_growing_past_the_limit_while_merging_stops_after_a_chunk(monkeypatch):
     sizes = iter([10 * 2**20] * 5 + [2**40] * 100)
     monkeypatch.setattr(budget, "resident_bytes", lambda: next(sizes))
     steps = []
-    original = incremental.IncrementalTrainer.steps
-    monkeypatch.setattr(incremental.IncrementalTrainer, "steps",
+    original = incremental.IncrementalEngine.steps
+    monkeypatch.setattr(incremental.IncrementalEngine, "steps",
                         lambda self, *a: steps.append(1) or original(self, *a))
     with pytest.raises(bytepair.MemoryLimitError,
                        match=r"^max_memory: training passed the limit of 1.0 GiB after 30 merges "

@@ -185,7 +185,7 @@ DEV = {"en": ["the cat"], "ru": ["кошка"]}
     (dict(parity="window", dev=DEV, alpha=0.0), "alpha must be a positive"),
     (dict(parity="sideways", dev=DEV), "parity must be 'base' or 'window'"),
     (dict(dev=DEV), "a dict of languages is for parity-aware training"),
-    (dict(parity="base", dev=DEV, init="model.json"), "init: not available with parity"),
+    (dict(parity="base", dev=DEV, superbpe=280), "superbpe: not available with parity"),
 ])
 def test_bad_options_are_one_line(options, message):
     with pytest.raises(ValueError, match=message):

@@ -12,7 +12,7 @@ from bytepair.learn import loop
 from bytepair.learn.loop import Hook
 from bytepair.split.pretokenize import PATTERNS
 from bytepair.training import (CheckpointOptions, CountOptions, ReadOptions, SuperBPEOptions,
-                               SuperBPETrainer, Trainer, TrainSpec)
+                               SuperBPETrainer, Trainer, TrainSpec, trainer_for)
 from bytepair.training.spec import superbpe_options
 
 from helpers import KJV
@@ -87,12 +87,12 @@ def test_the_verbs_compose_to_train(docs, merges, pattern):
         want = bytepair.train(docs, **keywords)
     except ValueError as exc:  # an empty corpus, a regex that matched nothing: the same refusal
         with pytest.raises(ValueError, match=str(exc).replace("(", r"\(").replace(")", r"\)")):
-            TrainSpec(merges=merges, pretokenize=pattern, progress=False,
-                      counting=CountOptions(workers=1)).trainer().fit(docs)
+            trainer_for(TrainSpec(merges=merges, pretokenize=pattern, progress=False,
+                                  counting=CountOptions(workers=1))).fit(docs)
         return
     spec = TrainSpec(merges=merges, pretokenize=pattern, progress=False,
                      counting=CountOptions(workers=1))
-    assert spec.trainer().fit(docs) == want
+    assert trainer_for(spec).fit(docs) == want
     trainer = Trainer(spec)
     counts = trainer.count(docs)
     assert trainer.model(trainer.learn(counts)) == want
@@ -105,13 +105,13 @@ def test_a_spec_from_files_trains_the_model_of_train(tmp_path):
                           progress=False)
     spec = TrainSpec(vocab_size=600, special_tokens=("<s>",), reading=ReadOptions(per_line=True),
                      progress=False)
-    assert isinstance(spec.trainer(), Trainer) and not isinstance(spec.trainer(), SuperBPETrainer)
-    got = spec.trainer().fit(bytepair.Files(path, per_line=True))
+    assert type(trainer_for(spec)) is Trainer
+    got = trainer_for(spec).fit(bytepair.Files(path, per_line=True))
     assert got == want and got.special_tokens == want.special_tokens
     superword = TrainSpec(vocab_size=700, reading=ReadOptions(per_line=True), progress=False,
                           superbpe=SuperBPEOptions(550))
-    assert isinstance(superword.trainer(), SuperBPETrainer)
-    assert superword.trainer().fit(path) == bytepair.train(path, vocab_size=700, superbpe=550,
+    assert isinstance(trainer_for(superword), SuperBPETrainer)
+    assert trainer_for(superword).fit(path) == bytepair.train(path, vocab_size=700, superbpe=550,
                                                            per_line=True, progress=False)
 
 
@@ -168,7 +168,7 @@ def test_a_hook_that_raises_stops_the_run_and_every_hook_is_closed(monkeypatch):
 def test_the_checkpoint_hook_writes_the_rules_at_the_end(tmp_path):
     counts = bytepair.count(_lines(300), progress=False)
     spec = TrainSpec(merges=40, checkpoint=CheckpointOptions(tmp_path / "ckpt"), progress=False)
-    tok = spec.trainer().fit(counts)
+    tok = trainer_for(spec).fit(counts)
     assert bytepair.load(tmp_path / "ckpt" / "rules").merges == tok.merges
 
 

@@ -766,7 +766,7 @@ cdef class PairEngine:
             else:
                 self.pairs.erase(info)
 
-    def fit(self, int64_t max_merges, int64_t min_count, join, int64_t first_rank,
+    def fit(self, int64_t max_merges, int64_t min_frequency, join, int64_t first_rank,
             int64_t floor_divisor):
         """Learn up to ``max_merges`` rules with the queue of :meth:`open_queue`.
 
@@ -787,8 +787,8 @@ cdef class PairEngine:
         if queue is None:
             raise RuntimeError("call open_queue before fit")
         add = queue.add
-        if min_count < 1:
-            min_count = 1
+        if min_frequency < 1:
+            min_frequency = 1
         if self.first_fit:
             # What the caller freed after building the engine (the count table, the
             # flat arrays) is free heap memory from now on: give it back once.
@@ -801,12 +801,12 @@ cdef class PairEngine:
                     add(packed(count, pair_key(left, right)))
                     found = False
                 # Pairs below the floor may beat the queue's best: lower it.
-                if self.floor <= min_count:
+                if self.floor <= min_frequency:
                     break
-                self.floor = max(min_count, self.floor // floor_divisor)
+                self.floor = max(min_frequency, self.floor // floor_divisor)
                 queue.update(self._queue_above(self.floor))
                 found = self._take_front(&count, &left, &right)
-            if self.keep_floor > 1 and self.keep_floor > min_count and (
+            if self.keep_floor > 1 and self.keep_floor > min_frequency and (
                     not found or count < self.keep_floor):
                 # A pair that was not kept may count this much: count them all again
                 # (the queue is made anew).
@@ -818,7 +818,7 @@ cdef class PairEngine:
                 queue = self.queue
                 add = queue.add
                 continue
-            if not found or count < min_count:
+            if not found or count < min_frequency:
                 if found:  # not learned: it stays queued
                     add(packed(count, pair_key(left, right)))
                 break
@@ -1097,12 +1097,12 @@ cdef extern from *:
 
     // Count every window's pair, weighted; then the floor (chosen when 0: the
     // merges-th greatest count of a pair the cap allows, over divisor, and at
-    // least min_count) and the hot pairs' bits. Returns the floor; 1 means
+    // least min_frequency) and the hot pairs' bits. Returns the floor; 1 means
     // that nothing is to be cut. One thread: the lookups wait on memory, and
     // a second thread counting half of the pairs made it slower, not faster.
     template <class T>
     static int64_t count_and_choose(const Flat<T>& in, size_t merges, int64_t divisor,
-                                    int64_t floor, int64_t min_count, const WordCap& cap,
+                                    int64_t floor, int64_t min_frequency, const WordCap& cap,
                                     PairBits& hot) {
         size_t total = (size_t)in.starts[in.count];
         CountTable table;
@@ -1132,7 +1132,7 @@ cdef extern from *:
                 floor = counted[merges - 1] / divisor;
             }
         }
-        floor = std::max<int64_t>({floor, min_count, 1});
+        floor = std::max<int64_t>({floor, min_frequency, 1});
         if (floor > 1) {
             hot.size_for(table.at_least(floor));
             table.mark_at_least(floor, hot);
@@ -1212,14 +1212,14 @@ cdef extern from *:
         size_t pieces
 
     int64_t count_and_choose[T](const Flat[T]& flat, size_t merges, int64_t divisor,
-                                int64_t floor, int64_t min_count, const WordCap& cap,
+                                int64_t floor, int64_t min_frequency, const WordCap& cap,
                                 PairBits& hot) except + nogil
     void cut_stretches[T](const Flat[T]& flat, const PairBits& hot, int threads,
                           Stretches[T]& out) except + nogil
 
 
 def cut_cold(tokens, starts, weights, int64_t merges, int64_t divisor, int64_t floor=0,
-             int64_t min_count=1, shapes=None, int64_t max_words=0, int threads=1):
+             int64_t min_frequency=1, shapes=None, int64_t max_words=0, int threads=1):
     """The compiled :func:`bytepair.learn.segments.cut_cold` (the same arguments and result);
     the stretches are cut on ``threads`` threads (two at most)."""
     cdef const unsigned char[:] narrow = None
@@ -1248,9 +1248,9 @@ def cut_cold(tokens, starts, weights, int64_t merges, int64_t divisor, int64_t f
         cap.max_words = max_words
     if narrow is not None:
         return _cut(&narrow[0] if total else NULL, &at[0], &weight[0] if count else NULL, count,
-                    merges, divisor, floor, min_count, cap, threads)
+                    merges, divisor, floor, min_frequency, cap, threads)
     return _cut(&wide[0] if total else NULL, &at[0], &weight[0] if count else NULL, count,
-                merges, divisor, floor, min_count, cap, threads)
+                merges, divisor, floor, min_frequency, cap, threads)
 
 
 ctypedef fused token_t:
@@ -1259,7 +1259,7 @@ ctypedef fused token_t:
 
 
 cdef tuple _cut(const token_t* tokens, const int64_t* starts, const int64_t* weights,
-                size_t count, int64_t merges, int64_t divisor, int64_t floor, int64_t min_count,
+                size_t count, int64_t merges, int64_t divisor, int64_t floor, int64_t min_frequency,
                 WordCap cap, int threads):
     # cut_cold for one token width: bytes in, a bytearray out; uint32, an array("I").
     cdef size_t total = starts[count]
@@ -1271,7 +1271,7 @@ cdef tuple _cut(const token_t* tokens, const int64_t* starts, const int64_t* wei
     flat.weights = weights
     flat.count = count
     with nogil:
-        floor = count_and_choose(flat, merges, divisor, floor, min_count, cap, hot)
+        floor = count_and_choose(flat, merges, divisor, floor, min_frequency, cap, hot)
     if floor <= 1:
         return 1, None
     # The result arrays are sized for the most there can be, then cut to size

@@ -153,7 +153,7 @@ cdef class ParityLoop:
     first ``global_merges`` rules, or None. ``letters``: None (ties to the smallest
     IDs) or each initial token's string as a list of code points, compared as
     strings (the greatest first when ``descending``). ``first_divisor`` and
-    ``divisor``: the floors of the queues, as ``IncrementalTrainer``'s.
+    ``divisor``: the floors of the queues, as ``IncrementalEngine``'s.
     """
 
     cdef int n
@@ -279,18 +279,18 @@ cdef class ParityLoop:
                 engine.pairs.erase(info)
         return False
 
-    cdef bint _best(self, int k, PairEngine engine, int64_t min_count, int64_t* count,
+    cdef bint _best(self, int k, PairEngine engine, int64_t min_frequency, int64_t* count,
                     uint64_t* key):
-        # The language's best pair if it is counted min_count times, lowering the floor
+        # The language's best pair if it is counted min_frequency times, lowering the floor
         # (and queueing the pairs that reach it) while the front is below it.
         cdef bint found
         while True:
             found = self._valid_front(k, engine, count, key)
             if found and count[0] >= self.floors[k]:
-                return count[0] >= min_count
-            if self.floors[k] <= max(min_count, <int64_t>1):
+                return count[0] >= min_frequency
+            if self.floors[k] <= max(min_frequency, <int64_t>1):
                 return False
-            self.floors[k] = max(min_count, max(<int64_t>1, self.floors[k] // self.divisor))
+            self.floors[k] = max(min_frequency, max(<int64_t>1, self.floors[k] // self.divisor))
             self._raise_above(k, engine)
 
     cdef double _score(self, int k):
@@ -366,7 +366,7 @@ cdef class ParityLoop:
                     self.heaps[k].push(info.count, key)
         return replaced
 
-    def steps(self, int64_t max_merges, int64_t min_count, join):
+    def steps(self, int64_t max_merges, int64_t min_frequency, join):
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted.
 
         Returns arrays ``(lefts, rights, new_ids, counts, replacements, languages)``.
@@ -387,7 +387,7 @@ cdef class ParityLoop:
                 if self.rank < self.global_merges:
                     language = GLOBAL
                     engine = self.global_engine
-                    found = self._best(self.n, engine, min_count, &count, &key)
+                    found = self._best(self.n, engine, min_frequency, &count, &key)
                     if not found:
                         break
                 else:
@@ -397,7 +397,7 @@ cdef class ParityLoop:
                         self.heaps[self.n].clear()
                     language = self._choose()
                     engine = self.engines[language]
-                    found = self._best(language, engine, min_count, &count, &key)
+                    found = self._best(language, engine, min_frequency, &count, &key)
                     if not found:
                         if not self.exhausted[language]:
                             self.exhausted[language] = 1
@@ -446,6 +446,32 @@ cdef class ParityLoop:
     def lengths(self):
         """Each language's current token length: of its dev text, else of its training text."""
         return [self.current[k] for k in range(self.n)]
+
+    def resume(self, int64_t rank, initial, recent, exhausted):
+        """Go on from a run that learned ``rank`` rules (the engines hold its text as they
+        left it): ``initial`` is each language's length before any rule (the ratios' base),
+        ``recent`` and ``exhausted`` the choice's state (:meth:`history`). Before any step."""
+        cdef int k
+        self.rank = rank
+        for k in range(self.n):
+            self.initial[k] = initial[k]
+            self.wins[k] = 0
+            self.exhausted[k] = 0
+        self.recent.clear()
+        for k in recent:
+            self.recent.push_back(k)
+            self.wins[k] += 1
+        self.n_exhausted = 0
+        for k in exhausted:
+            self.exhausted[k] = 1
+            self.n_exhausted += 1
+
+    def history(self):
+        """The choice's state, as :meth:`resume` takes it: the window's choices (oldest
+        first) and the exhausted languages."""
+        cdef size_t i
+        return ([self.recent[i] for i in range(self.recent.size())],
+                [k for k in range(self.n) if self.exhausted[k]])
 
     def queue(self, int k):
         """Language ``k``'s queue (``-1``: the global one) as ``(floor, entries)``, each

@@ -479,8 +479,8 @@ cdef class WordEngine:
         self.queue_raised()
         return replaced
 
-    def fit(self, Py_ssize_t max_merges, int64_t min_count=1):
-        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_count`` windows.
+    def fit(self, Py_ssize_t max_merges, int64_t min_frequency=1):
+        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_frequency`` windows.
 
         Returns ``(lefts, rights, counts, replacements)``: symbol IDs
         (``array("I")``, ``new`` of rule k is ``join`` of its halves, see
@@ -490,12 +490,12 @@ cdef class WordEngine:
         cdef vector[int64_t] won, replaced
         cdef int64_t p
         cdef uint32_t new
-        if min_count < 1:
-            min_count = 1
+        if min_frequency < 1:
+            min_frequency = 1
         while <Py_ssize_t>lefts.size() < max_merges:
             with nogil:
                 p = self.best()
-            if p < 0 or self.counts[p] < min_count:
+            if p < 0 or self.counts[p] < min_frequency:
                 break
             lefts.push_back(<uint32_t>(self.pair_keys[p] >> 32))
             rights.push_back(<uint32_t>self.pair_keys[p])

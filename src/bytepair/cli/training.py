@@ -169,6 +169,8 @@ def _run_parity(args, outputs: dict) -> None:
         raise ValueError(f"{given}: a parity option; give --parity base or window with it")
     if not args.language:
         raise ValueError("--parity: give each language's corpus with --language LANG=CORPUS")
+    init = (load_tokenizer(args.init, args.trust_pattern, "--init", need=" to continue from")
+            if args.init is not None else None)
     reading = dict(per_line=args.per_line, jsonl_field=args.jsonl_field,
                    text_column=args.text_column, skip_unreadable=args.skip_unreadable)
     corpus = {language: files_named(f"--language {language}", path, **reading)
@@ -187,17 +189,18 @@ def _run_parity(args, outputs: dict) -> None:
                                  f"got {text!r}") from None
     numbers = {name: getattr(args, name) for name in _PARITY_NUMBERS
                if getattr(args, name) is not None}
+    special = (args.special if args.special is not None else
+               list(init.special_tokens) if init is not None else [])
     pattern = {} if args.pretokenize is None else {"pretokenize": args.pretokenize}
     start = time.perf_counter()
-    # What parity does not take (init, superbpe, ...) is passed on for the library to refuse.
-    with _language_named():
+    # What parity does not take (superbpe) is passed on for the library to refuse.
+    with _language_named(), _resume_in_units_given(args, outputs):
         trained = train(corpus, vocab_size=max(outputs) if args.vocab_size is not None else None,
-                        merges=args.merges, special_tokens=args.special or [],
-                        min_frequency=args.min_frequency, workers=args.workers,
-                        progress=not args.quiet and sys.stderr.isatty(), parity=args.parity,
-                        dev=dev, ratio=ratio, ties=args.ties, init=args.init,
+                        merges=args.merges, special_tokens=special, min_frequency=args.min_frequency,
+                        workers=args.workers, progress=not args.quiet and sys.stderr.isatty(),
+                        parity=args.parity, dev=dev, ratio=ratio, ties=args.ties, init=init,
                         superbpe=args.superbpe, max_memory=args.max_memory,
-                        checkpoint=args.checkpoint, **pattern, **numbers)
+                        **_checkpoint_options(args), **pattern, **numbers)
     seconds = time.perf_counter() - start
     for size, output in outputs.items():
         tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))

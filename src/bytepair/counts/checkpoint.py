@@ -85,6 +85,11 @@ def _differs(name: str, old, new) -> str:
         return "the count tables differ from the checkpoint's"
     if name == "init":
         return "the init model differs from the checkpoint's"
+    if name in ("languages", "dev"):  # parity-aware training: a corpus per language
+        what = "training text" if name == "languages" else "dev text"
+        changed = sorted(set(old or {}) ^ set(new or {})) or [
+            language for language in new if old[language] != new[language]]
+        return f"the {what} of {', '.join(changed)} differs from the checkpoint's"
     if name == "corpus":
         old_paths, new_paths = [f[0] for f in old], [f[0] for f in new]
         if old_paths != new_paths:

@@ -1,3 +1,3 @@
-"""Rules: the ordering key and replacement pass, the naive reference trainer, the
-incremental trainer with its compiled engine and Python twin, word mode's engine, SuperBPE's
-second stage, and the memory budget of learning."""
+"""Rules: the ordering key and replacement pass, the naive reference trainer, the engines
+(incremental over the pair engine, compiled or its Python twin; parity-aware; word mode's),
+the merge loop that steps them, SuperBPE's second stage, and the memory budget of learning."""

@@ -267,14 +267,14 @@ class PairEngine:
                 queue.add(packed_priority(c, left, right))
         return None
 
-    def fit(self, max_merges: int, min_count: int, join, first_rank: int, floor_divisor: int):
+    def fit(self, max_merges: int, min_frequency: int, join, first_rank: int, floor_divisor: int):
         """Learn up to ``max_merges`` rules with the queue of :meth:`open_queue`.
 
-        Stops early when no pair has ``min_count`` windows. Pairs sort by
+        Stops early when no pair has ``min_frequency`` windows. Pairs sort by
         number (byte mode). ``join(left, right, rank)`` gives the new ID;
         ranks start at ``first_rank``. When the best current entry is below
         the floor, the floor is divided by ``floor_divisor`` (not below
-        ``min_count``) and the pairs that reach it are queued. Returns arrays
+        ``min_frequency``) and the pairs that reach it are queued. Returns arrays
         ``(lefts, rights, new_ids, counts, replacements)``, one item per rule.
         Per rule: the merge, plus O(log P) per queue entry added or dropped.
         """
@@ -283,19 +283,19 @@ class PairEngine:
         queue = self.queue
         if queue is None:
             raise RuntimeError("call open_queue before fit")
-        min_count = max(min_count, 1)
+        min_frequency = max(min_frequency, 1)
         while len(lefts) < max_merges:
             best = self._valid_front()
             while best is None or best[0] < self.floor:
                 # Pairs below the floor may beat the queue's best: lower it.
-                if self.floor <= min_count:
+                if self.floor <= min_frequency:
                     return lefts, rights, new_ids, counts, replacements
-                self.floor = max(min_count, self.floor // floor_divisor)
+                self.floor = max(min_frequency, self.floor // floor_divisor)
                 queue.update(packed_priority(c, left, right)
                              for left, right, _, c in self.raise_above(self.floor))
                 best = self._valid_front()
             count, left, right = best
-            if count < min_count:
+            if count < min_frequency:
                 break
             queue.pop(0)
             new = token_id(join(left, right, first_rank + len(lefts)))

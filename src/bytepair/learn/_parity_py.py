@@ -9,7 +9,7 @@ State: one pair engine per language (any ``PairEngine``: this twin only calls
 its Python methods), one per dev set, and during the first ``global_merges``
 rules one over every language; for each language (and the global engine) a
 ``SortedList`` of ``(-count, key(left), key(right), left, right)``, kept as
-:class:`bytepair.learn.incremental.IncrementalTrainer`'s word mode keeps its
+:class:`bytepair.learn.incremental.IncrementalEngine`'s word mode keeps its
 queue: every pair counted at least the queue's *floor* is queued at or above its
 true count; a stale entry is re-queued at its true count when it reaches the
 front; when the front falls below the floor the floor is lowered and the pairs
@@ -19,6 +19,7 @@ that reach it are queued.
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from typing import Callable, Hashable, Sequence
 
 from sortedcontainers import SortedList
@@ -48,15 +49,15 @@ class _Queue:
                 entries.discard(self.entry(old, left, right))
             entries.add(self.entry(count, left, right))
 
-    def best(self, min_count: int) -> tuple[int, int, int] | None:
-        """``(count, left, right)`` of the best pair, or None when none reaches ``min_count``."""
+    def best(self, min_frequency: int) -> tuple[int, int, int] | None:
+        """``(count, left, right)`` of the best pair, or None when none reaches ``min_frequency``."""
         while True:
             top = self._valid_top()
             if top is not None and top[0] >= self.floor:
-                return top if top[0] >= min_count else None
-            if self.floor <= max(min_count, 1):
+                return top if top[0] >= min_frequency else None
+            if self.floor <= max(min_frequency, 1):
                 return None
-            self.floor = max(min_count, 1, self.floor // self.divisor)
+            self.floor = max(min_frequency, 1, self.floor // self.divisor)
             self.add_raised(self.engine.raise_above(self.floor))
 
     def _valid_top(self) -> tuple[int, int, int] | None:
@@ -128,21 +129,21 @@ class ParityLoop:
         self._exhausted = without_text(self._initial, self._ratio)
         self.rank = 0
 
-    def steps(self, max_merges: int, min_count: int, join: Callable[[int, int, int], int]):
+    def steps(self, max_merges: int, min_frequency: int, join: Callable[[int, int, int], int]):
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted.
 
         Returns arrays ``(lefts, rights, new_ids, counts, replacements, languages)``.
         """
         out = (array("I"), array("I"), array("I"), array("q"), array("q"), array("i"))
         while len(out[0]) < max_merges:
-            rule = self._step(min_count, join)
+            rule = self._step(min_frequency, join)
             if rule is None:
                 break
             for column, value in zip(out, rule):
                 column.append(value)
         return out
 
-    def _step(self, min_count: int, join) -> tuple | None:
+    def _step(self, min_frequency: int, join) -> tuple | None:
         languages = len(self._queues)
         while len(self._exhausted) < languages:
             if self.rank < self._global_merges:
@@ -155,7 +156,7 @@ class ParityLoop:
                           else ratio_scores(self._initial, self._lengths, self._ratio))
                 language = self._selector.choose(scores, self._exhausted)
                 queue = self._queues[language]
-            best = queue.best(min_count)
+            best = queue.best(min_frequency)
             if best is None:
                 if language == GLOBAL:
                     return None
@@ -190,6 +191,21 @@ class ParityLoop:
     def lengths(self) -> list[int]:
         """Each language's current token length: of its dev text, else of its training text."""
         return list(self._lengths)
+
+    def resume(self, rank: int, initial: Sequence[int], recent: Sequence[int],
+               exhausted: Sequence[int]) -> None:
+        """Go on from a run that learned ``rank`` rules (the engines hold its text as they
+        left it): ``initial`` is each language's length before any rule (the ratios' base),
+        ``recent`` and ``exhausted`` the choice's state (:meth:`history`). Before any step."""
+        self.rank = rank
+        self._initial = list(initial)
+        self._selector.recent = deque(recent)
+        self._exhausted = set(exhausted)
+
+    def history(self) -> tuple[list[int], list[int]]:
+        """The choice's state, as :meth:`resume` takes it: the window's choices (oldest
+        first) and the exhausted languages."""
+        return list(self._selector.recent), sorted(self._exhausted)
 
     def queue(self, k: int) -> tuple[int, list[tuple[int, int, int]]]:
         """Language ``k``'s queue (``-1``: the global one) as ``(floor, entries)``, each

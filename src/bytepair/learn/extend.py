@@ -5,7 +5,7 @@ starts every piece as the base tokenizer's own encoding of it, in the base's IDs
 the engine a ``join`` that names each merged token: the ID of the token whose bytes the two
 sides spell together when the vocabulary holds it already (the merge is recorded, the
 vocabulary does not grow), else the next free ID, above every ID of the base. The engine
-itself is the one plain training runs (:class:`bytepair.learn.incremental.IncrementalTrainer`):
+itself is the one plain training runs (:class:`bytepair.learn.incremental.IncrementalEngine`):
 the greatest count, ties to the smallest ``(left, right)`` in these IDs, which is Hugging
 Face's rule, replacement left to right. The naive statement is the test reference
 (``tests/learn/extend_reference.py``).
@@ -24,8 +24,8 @@ from __future__ import annotations
 from array import array
 from typing import Mapping, Sequence
 
-from bytepair.learn.incremental import IncrementalTrainer
-from bytepair.learn.loop import LEARN_CHUNK, Hook
+from bytepair.learn.incremental import IncrementalEngine
+from bytepair.learn.loop import Hook, run
 from bytepair.learn.rules import Merge
 
 
@@ -81,24 +81,9 @@ def extend_rules(tokens: array, starts: array, weights: array, table: TokenTable
     progress, a memory limit) run between calls of the engine, their ``merges`` being
     ``new_tokens``. Per rule: as plain training's engine.
     """
-    trainer = IncrementalTrainer.from_arrays(tokens, starts, weights, table.join,
-                                             backend=backend, first_rank=first_rank)
-    rules: list[Merge] = []
+    engine = IncrementalEngine.from_arrays(tokens, starts, weights, table.join,
+                                           backend=backend, first_rank=first_rank)
     try:
-        for hook in hooks:
-            hook.start(rules, new_tokens)
-        while table.added < new_tokens:
-            # Each rule adds at most one token: asking for what is missing never overshoots.
-            chunk = trainer.steps(min(new_tokens - table.added, LEARN_CHUNK), min_frequency)
-            if not chunk:
-                break
-            rules.extend(chunk)
-            for hook in hooks:
-                hook.after_chunk(rules, chunk, new_tokens)
-        for hook in hooks:
-            hook.finish(rules)
+        return run(engine, [], new_tokens, min_frequency, hooks, made=lambda: table.added)
     finally:
-        for hook in hooks:
-            hook.close()
-        trainer.release()
-    return rules
+        engine.release()

@@ -1,4 +1,4 @@
-"""The incremental trainer: local count updates and an exact lazy priority queue.
+"""The incremental engine: local count updates and an exact lazy priority queue.
 
 The pair engine (compiled ``bytepair.learn._engine`` or its pure-Python twin
 ``bytepair.learn._engine_py``) owns the linked token lists, the exact pair counts
@@ -85,7 +85,7 @@ def engine_class(backend: str | None):
     return cls
 
 
-class IncrementalTrainer:
+class IncrementalEngine:
     """Learns one rule per :meth:`step`, equal to :func:`bytepair.learn.naive.fit`.
 
     ``sequences`` are lists of integer symbol IDs with positive ``weights``.
@@ -99,7 +99,7 @@ class IncrementalTrainer:
     Per merge the cost is O(k log k + u log P) for the k occurrences of the
     merged pair and the u queue updates among P queued pairs.
 
-    >>> t = IncrementalTrainer([[97, 97, 97], [97, 98, 97]], [1, 1],
+    >>> t = IncrementalEngine([[97, 97, 97], [97, 98, 97]], [1, 1],
     ...                        lambda l, r, rank: 256 + rank)
     >>> t.step(), t.step()
     (Merge(rank=0, left=97, right=97, token_id=256, count=2, replacements=1), Merge(rank=1, left=97, right=98, token_id=257, count=1, replacements=1))
@@ -129,7 +129,13 @@ class IncrementalTrainer:
             for seq in sequences:
                 tokens.extend(seq)
         self._engine = engine_class(backend)(tokens, starts, array("q", weights))
+        self.positions = len(tokens)
         self._open(join, keys, key_to_id, first_rank, word_limit)
+
+    @property
+    def rank(self) -> int:
+        """The rules so far, ``first_rank`` included: the rank of the next rule."""
+        return self._rank
 
     @property
     def _floor(self) -> int:
@@ -138,30 +144,32 @@ class IncrementalTrainer:
     @classmethod
     def from_arrays(cls, tokens: bytes | array, starts: array, weights: array,
                     join: Callable[[int, int, int], int], *, backend: str | None = None,
-                    first_rank: int = 0, word_limit: tuple | None = None) -> "IncrementalTrainer":
-        """A byte-mode trainer from flat arrays: every sequence's tokens laid end to
+                    first_rank: int = 0, word_limit: tuple | None = None) -> "IncrementalEngine":
+        """A byte-mode engine from flat arrays: every sequence's tokens laid end to
         end (``bytes`` or an ``array("I")``), ``starts`` (one offset per sequence,
         then the total) and ``weights``. The engine reads them in C. O(n)."""
-        trainer = cls.__new__(cls)
-        trainer._engine = engine_class(backend)(tokens, starts, weights)
-        trainer._open(join, None, None, first_rank, word_limit)
-        return trainer
+        engine = cls.__new__(cls)
+        engine._engine = engine_class(backend)(tokens, starts, weights)
+        engine.positions = len(tokens)
+        engine._open(join, None, None, first_rank, word_limit)
+        return engine
 
     @classmethod
     def taking_arrays(cls, arrays: list, join: Callable[[int, int, int], int], *,
                       backend: str | None = None, first_rank: int = 0,
                       word_limit: tuple | None = None,
-                      sequences: bool = True) -> "IncrementalTrainer":
+                      sequences: bool = True) -> "IncrementalEngine":
         """:meth:`from_arrays` of ``arrays = [tokens, starts, weights]``, which it empties
         once the engine has laid the tokens out: when the caller holds them nowhere
         else, they are freed before the engine's pair index is built. With
         ``sequences=False``, :meth:`sequences` is refused and the engine keeps 4 bytes
         a sequence less (for a caller that wants only the rules)."""
-        trainer = cls.__new__(cls)
-        trainer._engine = engine_class(backend)(None, None, None, owned=arrays,
-                                                sequences=sequences)
-        trainer._open(join, None, None, first_rank, word_limit)
-        return trainer
+        engine = cls.__new__(cls)
+        engine.positions = len(arrays[0])
+        engine._engine = engine_class(backend)(None, None, None, owned=arrays,
+                                               sequences=sequences)
+        engine._open(join, None, None, first_rank, word_limit)
+        return engine
 
     def _open(self, join, keys, key_to_id, first_rank: int, word_limit: tuple | None = None) -> None:
         if word_limit is not None:
@@ -190,36 +198,36 @@ class IncrementalTrainer:
     def _id(self, key) -> int:
         return key if self._key_to_id is None else self._key_to_id[key]
 
-    def steps(self, max_merges: int, min_count: int = 1) -> list[Merge]:
-        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_count`` windows left."""
+    def steps(self, max_merges: int, min_frequency: int = 1) -> list[Merge]:
+        """Learn up to ``max_merges`` rules; fewer when no pair has ``min_frequency`` windows left."""
         if self._keys is not None:
             rules = []
-            while len(rules) < max_merges and (rule := self.step(min_count)) is not None:
+            while len(rules) < max_merges and (rule := self.step(min_frequency)) is not None:
                 rules.append(rule)
             return rules
         lefts, rights, new_ids, counts, replacements = self._engine.fit(
-            max_merges, min_count, self._join, self._rank, FLOOR_DIVISOR
+            max_merges, min_frequency, self._join, self._rank, FLOOR_DIVISOR
         )
         first = self._rank
         self._rank += len(lefts)
         return list(map(Merge, range(first, self._rank), lefts, rights, new_ids, counts, replacements))
 
-    def step(self, min_count: int = 1) -> Merge | None:
-        """Learn the next rule; None when no pair has at least ``min_count`` windows."""
+    def step(self, min_frequency: int = 1) -> Merge | None:
+        """Learn the next rule; None when no pair has at least ``min_frequency`` windows."""
         if self._keys is None:
-            rules = self.steps(1, min_count)
+            rules = self.steps(1, min_frequency)
             return rules[0] if rules else None
         while True:
             best = self._valid_top()
             if best is not None and best[0] >= self._floor:
                 break
             # Pairs below the floor may beat the queue's best: lower the floor.
-            if self._floor <= max(min_count, 1):
-                return None  # nothing left reaches min_count
-            self._word_floor = max(min_count, 1, self._floor // FLOOR_DIVISOR)
+            if self._floor <= max(min_frequency, 1):
+                return None  # nothing left reaches min_frequency
+            self._word_floor = max(min_frequency, 1, self._floor // FLOOR_DIVISOR)
             self._requeue_raised(self._engine.raise_above(self._floor))
         count, left, right = best
-        if count < min_count:
+        if count < min_frequency:
             return None
         self._queue.pop(0)
         rank = self._rank
@@ -338,19 +346,20 @@ def fit(
     **options,
 ) -> tuple[list[Merge], list[list[int]]]:
     """Same contract as :func:`bytepair.learn.naive.fit`, for integer symbols."""
-    trainer = IncrementalTrainer(sequences, weights, join, **options)
-    rules = trainer.steps(merges)
+    engine = IncrementalEngine(sequences, weights, join, **options)
+    rules = engine.steps(merges)
     with gc_paused():
-        return rules, trainer.sequences(release=True)
+        return rules, engine.sequences(release=True)
 
 
 #: Engines of at least this many token positions are freed on a thread of their own.
 RELEASE_ON_THREAD_POSITIONS = 1 << 20
 
 
-def release_meanwhile(trainer: IncrementalTrainer, positions: int) -> None:
-    """Free a trainer's memory, on a thread of its own when it holds ``positions`` or more
-    token positions, while the caller goes on (makes the model).
+def release_meanwhile(engine) -> None:
+    """Free an engine's memory (any :class:`bytepair.learn.loop.Engine`), on a thread of its
+    own when it was built on :data:`RELEASE_ON_THREAD_POSITIONS` token positions or more,
+    while the caller goes on (makes the model).
 
     Stage 2's engine holds an occurrence list per pair seen more than twice,
     each a block of its own: at 100 MB of text, freeing them took 0.3 s of CPU
@@ -359,9 +368,9 @@ def release_meanwhile(trainer: IncrementalTrainer, positions: int) -> None:
     A small engine is freed at once: no thread outlives a small training (a
     fork right after would find it running).
     """
-    if positions < RELEASE_ON_THREAD_POSITIONS:
-        trainer.release()
+    if engine.positions < RELEASE_ON_THREAD_POSITIONS:
+        engine.release()
         return
     import threading  # at first use, not at import
 
-    threading.Thread(target=trainer.release, name="bytepair-release").start()
+    threading.Thread(target=engine.release, name="bytepair-release").start()

@@ -1,13 +1,16 @@
-"""The merge loop of byte-mode training: an engine built from counts, stepped in chunks, with hooks.
+"""The merge loop: an engine stepped in chunks of merges, with hooks.
 
-Everything a run does besides merging (a progress bar, the memory limit, the
-checkpoint's rules) is a :class:`Hook`, called once per chunk of
-:data:`LEARN_CHUNK` merges by :func:`run`, the one loop every byte-mode
-trainer steps its engine with. A chunk is one call into the engine (compiled:
-one call without the GIL), so hooks cost nothing per merge.
+:func:`run` is the one loop every trainer steps its engine with: byte mode's
+:class:`~bytepair.learn.incremental.IncrementalEngine` (plain training, SuperBPE's
+stages, :func:`bytepair.train_bytes`) and the parity-aware
+:class:`~bytepair.learn.parity.ParityEngine`; :class:`Engine` states what it needs of
+them. Everything a run does besides merging (a progress bar, the memory limit, the
+checkpoint's rules) is a :class:`Hook`, called once per chunk of :data:`LEARN_CHUNK`
+merges. A chunk is one call into the engine (compiled: one call without the GIL), so
+hooks cost nothing per merge.
 
->>> from bytepair.learn.incremental import IncrementalTrainer
->>> engine = IncrementalTrainer([b"aaab", b"ab"], [1, 1], byte_token)
+>>> from bytepair.learn.incremental import IncrementalEngine
+>>> engine = IncrementalEngine([b"aaab", b"ab"], [1, 1], byte_token)
 >>> [(m.left, m.right) for m in run(engine, [], 3, 1)]
 [(97, 97), (97, 98), (256, 257)]
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import operator
 from array import array
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Protocol, Sequence
 
 from bytepair._util.progress import progress_bar
 from bytepair._util.validate import MAX_COUNT
@@ -28,6 +31,35 @@ from bytepair.learn.rules import Merge, byte_token
 
 #: Merges learned per call into the engine; the hooks run between calls.
 LEARN_CHUNK = 1024
+
+
+class Engine(Protocol):
+    """What :func:`run` steps: a merge engine of :mod:`bytepair.learn`.
+
+    It holds the text as the rules so far left it, learns the next rules in one call,
+    may forget pairs too rare to be learned, and checks its own invariants.
+    """
+
+    @property
+    def rank(self) -> int:
+        """The rules so far, a start's included: the rank of the next rule."""
+
+    @property
+    def positions(self) -> int:
+        """The token positions it was built on: what its memory grows with."""
+
+    def steps(self, max_merges: int, min_frequency: int = 1) -> Sequence[Merge]:
+        """Learn up to ``max_merges`` rules; fewer when no pair is counted
+        ``min_frequency`` times."""
+
+    def keep_pairs_from(self, count: int) -> None:
+        """Forget pairs counted fewer than ``count`` times, if it can; the rules stay exact."""
+
+    def release(self) -> None:
+        """End training and free its memory."""
+
+    def _check(self) -> None:
+        """Verify every invariant (tests call it after each step)."""
 
 
 class Hook:
@@ -98,24 +130,30 @@ def kept_pairs_floor(count: int, learned: int, merges: int) -> int:
     return int(count * (learned / merges) ** 2 / 2)
 
 
-def run(trainer, rules: list[Merge], merges: int, min_frequency: int,
-        hooks: Sequence[Hook] = ()) -> list[Merge]:
-    """Step ``trainer`` until ``rules`` (extended in place and returned) holds ``merges`` rules
-    or no pair reaches ``min_frequency``, calling ``hooks`` once per chunk, in their order."""
+def run(engine: Engine, rules: list[Merge], merges: int, min_frequency: int,
+        hooks: Sequence[Hook] = (), *, made: Callable[[], int] | None = None) -> list[Merge]:
+    """Step ``engine`` until ``rules`` (extended in place and returned) holds ``merges`` rules
+    or no pair reaches ``min_frequency``, calling ``hooks`` once per chunk, in their order.
+
+    ``made``, when given, counts what ``merges`` bounds instead of the rules: an extension
+    stops at a number of new tokens, and a rule that reuses a token the base has adds none.
+    The engine's floor of kept pairs assumes every rule counts, so it is left out then.
+    """
     first = len(rules)  # rules that were there before this engine (a warm start, stage 1)
+    counted = made if made is not None else (lambda: len(rules))
     if min_frequency > 1:
         # No pair counted fewer times will be learned: the engine need not keep one
         # (SuperBPE's stage 2 runs on its stretches with min_frequency at the cut's floor).
-        trainer.keep_pairs_from(min_frequency)
+        engine.keep_pairs_from(min_frequency)
     try:
         for hook in hooks:
             hook.start(rules, merges)
-        while len(rules) < merges:
-            chunk = min(merges - len(rules), LEARN_CHUNK)
-            learned = trainer.steps(chunk, min_frequency)
+        while counted() < merges:
+            chunk = min(merges - counted(), LEARN_CHUNK)
+            learned = engine.steps(chunk, min_frequency)
             rules += learned
-            if learned:
-                trainer.keep_pairs_from(kept_pairs_floor(learned[-1].count, len(rules) - first,
+            if learned and made is None:
+                engine.keep_pairs_from(kept_pairs_floor(learned[-1].count, len(rules) - first,
                                                          merges - first))
             for hook in hooks:
                 hook.after_chunk(rules, learned, merges)
@@ -221,8 +259,8 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
         if ties == "tokenizers":
             sequences = list(map(tie_orders.relabel_ids, sequences))
         check_total(sequences, weights, "corpus pieces")
-        trainer = incremental.IncrementalTrainer(sequences, weights, byte_token,
-                                                 first_rank=len(rules))
+        engine = incremental.IncrementalEngine(sequences, weights, byte_token,
+                                               first_rank=len(rules))
         del pieces, sequences
     else:
         data, starts, weights = counts.flat()
@@ -237,13 +275,13 @@ def learn_counts(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_
             # it builds its pair index: at 1 GB of text they are 0.2 GB.
             counts.release()
         # Only the rules are wanted: the engine need not keep where each piece lies.
-        trainer = incremental.IncrementalTrainer.taking_arrays(arrays, byte_token, sequences=False)
+        engine = incremental.IncrementalEngine.taking_arrays(arrays, byte_token, sequences=False)
     if release:
         counts.release()
     if ties != "tokenizers":
-        return run(trainer, rules, merges, min_frequency, hooks)
+        return run(engine, rules, merges, min_frequency, hooks)
     first = len(rules)
-    rules = tie_orders.restore(run(trainer, rules, merges, min_frequency,
+    rules = tie_orders.restore(run(engine, rules, merges, min_frequency,
                                    [RestoredHooks(hooks, first)]), first)
     tie_orders.check_distinct(rules, first)
     return rules

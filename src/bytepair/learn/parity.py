@@ -1,4 +1,4 @@
-"""The parity-aware trainer: one pair engine and one priority per language, no recount.
+"""The parity-aware engine: one pair engine and one priority per language, no recount.
 
 Equal, rule for rule, to :func:`bytepair.learn.parity_naive.fit` (which states
 the rules; the choice of language is :mod:`bytepair.learn.parity_rules`).
@@ -9,7 +9,7 @@ State:
   its Python twin) per language over that language's distinct pieces and their
   counts: the language's exact pair counts and occurrence index;
 * one priority per language over its engine, with the lazy, floored queue of
-  :class:`bytepair.learn.incremental.IncrementalTrainer`'s word mode (a queued
+  :class:`bytepair.learn.incremental.IncrementalEngine`'s word mode (a queued
   pair is queued at or above its true count; stale entries are re-queued when
   they reach the front);
 * one pair engine per language over its dev pieces (dev-set mode): a merge's
@@ -25,7 +25,7 @@ many rules per call, heaps in C++) or its pure-Python twin
 (:mod:`bytepair.learn._parity_py`, ``SortedList`` priorities), chosen with the
 pair engine's backend. A merge is applied to every engine; each engine touches
 only the occurrences of the pair it holds. Per merge the cost is that of the
-plain incremental trainer for each language that holds the pair, plus
+plain incremental engine for each language that holds the pair, plus
 O(languages x window) to choose.
 """
 
@@ -38,11 +38,13 @@ from typing import Callable, Hashable, Sequence
 
 from bytepair._util.backend import extensions_wanted
 from bytepair.counts.piece_counts import PieceCounts
-from bytepair.learn import _parity_py
+from bytepair.learn import _parity_py, loop
+from bytepair.learn.budget import check_engine_fits
 from bytepair.learn.incremental import (
     FIRST_FLOOR_DIVISOR, FLOOR_DIVISOR, default_backend, engine_class, gc_paused,
     release_meanwhile)
-from bytepair.learn.parity_rules import ParityMerge
+from bytepair.learn.loop import Hook
+from bytepair.learn.parity_rules import ParityMerge, without_text
 
 _CompiledLoop = None
 if extensions_wanted():
@@ -56,7 +58,7 @@ Corpus = tuple[Sequence[Sequence[int]], Sequence[int]]  # (sequences, weights)
 
 def _engine(corpus: Corpus | PieceCounts, backend: str | None):
     """A pair engine over ``(sequences, weights)`` or a piece table, and its weights (for
-    :meth:`ParityTrainer._check`); sequences of weight 0 are left out."""
+    :meth:`ParityEngine._check`); sequences of weight 0 are left out."""
     if isinstance(corpus, PieceCounts):
         data, starts, counts = corpus.flat()
         return engine_class(backend)(data, starts, counts), counts
@@ -97,6 +99,15 @@ def _length(corpus: Corpus | PieceCounts) -> int:
     return sum(len(s) * w for s, w in zip(sequences, weights))
 
 
+def _encoded(corpus: Corpus | PieceCounts, start) -> Corpus:
+    """``corpus`` as its pieces stand after ``start``'s rules (``start.encode_piece``)."""
+    if isinstance(corpus, PieceCounts):
+        return ([array("I", start.encode_piece(piece)) for piece in corpus],
+                array("q", corpus.values()))
+    sequences, weights = corpus
+    return [array("I", start.encode_piece(bytes(s))) for s in sequences], weights
+
+
 def _top_token(corpora: Sequence[Corpus | PieceCounts]) -> int:
     """The largest token ID in the corpora (-1 when they hold none)."""
     top = -1
@@ -108,7 +119,7 @@ def _top_token(corpora: Sequence[Corpus | PieceCounts]) -> int:
     return top
 
 
-class ParityTrainer:
+class ParityEngine:
     """Learns parity-aware rules, equal to the naive reference, many rules per :meth:`steps`.
 
     Arguments as :func:`bytepair.learn.parity_naive.fit`; ``backend`` names the
@@ -118,7 +129,7 @@ class ParityTrainer:
     then also numbers the tokens), or ``key`` (any function of a token ID; the
     Python loop only), or else the smallest IDs.
 
-    >>> t = ParityTrainer([([b"aab"], [1]), ([b"cd"], [1])], lambda l, r, rank: 256 + rank,
+    >>> t = ParityEngine([([b"aab"], [1]), ([b"cd"], [1])], lambda l, r, rank: 256 + rank,
     ...                   dev=[([b"ab"], [1]), ([b"cdcd"], [1])], backend="python")
     >>> [(m.left, m.right, m.language) for m in t.steps(5)]
     [(99, 100, 1), (97, 97, 0), (257, 98, 0)]
@@ -138,6 +149,8 @@ class ParityTrainer:
         key: Callable[[int], Hashable] | None = None,
         order: "TokenizersOrder | None" = None,
         backend: str | None = None,
+        start=None,
+        history: tuple | None = None,
     ):
         if dev is not None and ratio is not None:
             raise ValueError("give dev or ratio, not both")
@@ -147,6 +160,15 @@ class ParityTrainer:
             join = order.join if order is not None else byte_token
         self._join = join
         backend = backend or default_backend()
+        first_rank = len(start.merges) if start is not None else 0
+        # The lengths before any rule: the ratios' base, whatever rules came first.
+        initial = [_length(corpus) for corpus in (dev if dev is not None else languages)]
+        if first_rank:
+            languages = [_encoded(corpus, start) for corpus in languages]
+            dev = [_encoded(corpus, start) for corpus in dev] if dev is not None else None
+            if order is not None:
+                for rule in start.merges:
+                    order.join(rule.left, rule.right, rule.rank)
         letters = None
         if order is not None:
             letters = order.letters()
@@ -162,10 +184,10 @@ class ParityTrainer:
             lengths = [_length(corpus) for corpus in dev]
         else:
             lengths = [_length(corpus) for corpus in languages]
-        #: Token positions held by the training engines (to free them on a thread when many).
+        #: Token positions held by the training engines (what memory grows with).
         self.positions = sum(_length(corpus) for corpus in languages) if dev is not None else sum(lengths)
         global_engine = None
-        if global_merges > 0:
+        if global_merges > first_rank:
             if all(isinstance(corpus, PieceCounts) for corpus in languages):
                 summed = sum(languages[1:], languages[0])
             else:
@@ -180,22 +202,38 @@ class ParityTrainer:
             self._loop = loop(*arguments)
         else:
             self._loop = _parity_py.ParityLoop(*arguments, key=key)
+        if first_rank or history is not None:
+            recent, exhausted = history if history is not None else ([], without_text(initial, ratio))
+            self._loop.resume(first_rank, initial, recent, exhausted)
         self._engines, self._dev, self._global = engines, dev_engines, global_engine
+
+    @property
+    def rank(self) -> int:
+        """The rules so far, a start's included: the next rule's rank."""
+        return self._loop.rank
+
+    def history(self) -> tuple[list[int], list[int]]:
+        """What the choice of language remembers (the window's choices, the exhausted
+        languages): with the rules, what a stopped run needs to go on (``history=``)."""
+        return self._loop.history()
+
+    def keep_pairs_from(self, count: int) -> None:
+        """Nothing: every language keeps each of its pairs (the loop's protocol asks)."""
 
     @property
     def lengths(self) -> list[int]:
         """Each language's current token length: of its dev text, else of its training text."""
         return self._loop.lengths
 
-    def steps(self, max_merges: int, min_count: int = 1) -> list[ParityMerge]:
+    def steps(self, max_merges: int, min_frequency: int = 1) -> list[ParityMerge]:
         """Learn up to ``max_merges`` rules; fewer when every language is exhausted."""
         first = self._loop.rank
-        columns = self._loop.steps(max_merges, min_count, self._join)
+        columns = self._loop.steps(max_merges, min_frequency, self._join)
         return list(map(ParityMerge, range(first, first + len(columns[0])), *columns))
 
-    def step(self, min_count: int = 1) -> ParityMerge | None:
-        """Learn the next rule; None when no language has a pair counted ``min_count`` times."""
-        rules = self.steps(1, min_count)
+    def step(self, min_frequency: int = 1) -> ParityMerge | None:
+        """Learn the next rule; None when no language has a pair counted ``min_frequency`` times."""
+        rules = self.steps(1, min_frequency)
         return rules[0] if rules else None
 
     def release(self) -> None:
@@ -229,13 +267,13 @@ class ParityTrainer:
 
 
 def fit(languages: Sequence[Corpus], merges: int, join: Callable[[int, int, int], int], *,
-        min_count: int = 1, **options) -> list[ParityMerge]:
+        min_frequency: int = 1, **options) -> list[ParityMerge]:
     """Same contract as :func:`bytepair.learn.parity_naive.fit`."""
-    trainer = ParityTrainer(languages, join, **options)
+    engine = ParityEngine(languages, join, **options)
     try:
-        return trainer.steps(merges, min_count)
+        return engine.steps(merges, min_frequency)
     finally:
-        trainer.release()
+        engine.release()
 
 
 class TokenizersOrder:
@@ -296,31 +334,49 @@ def byte_token(left: int, right: int, rank: int) -> int:
 
 
 def learn(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceCounts] | None = None,
-          ratio: Sequence[float] | None = None, variant: str = "base", global_merges: int = 0,
-          window_size: int = 100, alpha: float = 2.0, min_frequency: int = 1,
-          ties: str = "bytepair", backend: str | None = None,
-          progress_bar=None) -> list[ParityMerge]:
-    """Parity-aware rules from one piece table per language (and their dev tables).
+          min_frequency: int = 1, hooks: Sequence[Hook] = (), **options) -> list[ParityMerge]:
+    """Parity-aware rules from one piece table per language (and their dev tables): up to
+    ``merges`` in all, a ``start``'s included, learned by :func:`bytepair.learn.loop.run`
+    with ``hooks``. Options as :func:`engine`.
+    """
+    rules = list(options["start"].merges) if options.get("start") is not None else []
+    return run(engine(languages, merges, dev=dev, **options), rules, merges, min_frequency, hooks)
+
+
+def engine(languages: Sequence[PieceCounts], merges: int, *, dev: Sequence[PieceCounts] | None = None,
+           ratio: Sequence[float] | None = None, variant: str = "base", global_merges: int = 0,
+           window_size: int = 100, alpha: float = 2.0, ties: str = "bytepair",
+           backend: str | None = None, start=None, history: tuple | None = None,
+           limit: int | None = None) -> ParityEngine:
+    """The parity engine of one piece table per language (and their dev tables).
 
     ``ties``: ``"bytepair"`` (smallest IDs) or ``"tokenizers"`` (:class:`TokenizersOrder`,
-    as ``ParityBpeTrainer``). Options as :func:`bytepair.learn.parity_naive.fit`.
+    as ``ParityBpeTrainer``). ``start``: a byte model (its ``merges`` and ``encode_piece``)
+    whose rules come first: every text is encoded by them, and the choice starts afresh
+    (no window yet; the ratios' base is still the text's bytes), or goes on as ``history``
+    (:meth:`ParityEngine.history` of a stopped run) says. ``limit`` (bytes, or None) refuses
+    engines whose estimate does not fit before they are built: one estimate over every
+    engine's text (the languages', their dev texts', and the summed one for
+    ``global_merges``). Other options as :func:`bytepair.learn.parity_naive.fit`.
     """
+    first = len(start.merges) if start is not None else 0
+    if limit is not None:
+        tables = list(languages) + list(dev or ()) + (list(languages) if global_merges > first else [])
+        check_engine_fits(limit, sum(len(t.flat()[0]) for t in tables), sum(map(len, tables)),
+                          merges - first)
     order = TokenizersOrder() if ties == "tokenizers" else None
-    trainer = ParityTrainer(languages, dev=dev, ratio=ratio, variant=variant,
-                            global_merges=global_merges, window_size=window_size, alpha=alpha,
-                            order=order, backend=backend)
-    rules: list[ParityMerge] = []
+    return ParityEngine(languages, dev=dev, ratio=ratio, variant=variant,
+                        global_merges=global_merges, window_size=window_size, alpha=alpha,
+                        order=order, backend=backend, start=start, history=history)
+
+
+def run(engine: ParityEngine, rules: list, merges: int, min_frequency: int,
+        hooks: Sequence[Hook] = ()) -> list[ParityMerge]:
+    """:func:`bytepair.learn.loop.run` of a parity engine, which it frees at the end (a
+    large one on a thread of its own, while the model is made)."""
     try:
         # The rules are new objects without cycles: no collection needs to walk them.
         with gc_paused():
-            while len(rules) < merges:
-                learned = trainer.steps(min(merges - len(rules), 1000), min_frequency)
-                rules += learned
-                if progress_bar is not None:
-                    progress_bar.update(len(learned))
-                if len(learned) < min(merges - len(rules) + len(learned), 1000):
-                    break
+            return loop.run(engine, rules, merges, min_frequency, hooks)
     finally:
-        # A large engine is freed on a thread of its own while the model is made.
-        release_meanwhile(trainer, trainer.positions)
-    return rules
+        release_meanwhile(engine)

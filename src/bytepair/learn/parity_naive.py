@@ -12,7 +12,7 @@ Each round:
    counted, weighted) and take the best by ``(-count, key(left), key(right))``:
    greatest count, ties to the smallest keys. With no ``key`` the keys are the
    IDs, bytepair's order (:func:`bytepair.learn.rules.priority`).
-3. If that count is below ``min_count`` (or nothing is left), the language is
+3. If that count is below ``min_frequency`` (or nothing is left), the language is
    exhausted and the round learns nothing; in the global phase, training ends.
 4. Otherwise replace the pair left to right in every language's sequences and
    dev sequences; each language's dev length (with a dev set) or training
@@ -40,7 +40,7 @@ def fit(
     global_merges: int = 0,
     window_size: int = 100,
     alpha: float = 2.0,
-    min_count: int = 1,
+    min_frequency: int = 1,
     key: Callable[[int], Hashable] | None = None,
 ) -> list[ParityMerge]:
     """Learn up to ``merges`` rules from one ``(sequences, weights)`` corpus per language.
@@ -76,7 +76,7 @@ def fit(
             counts = count_pairs(seqs[language], weights[language])
         best = min(counts.items(), key=lambda item: (-item[1], key(item[0][0]), key(item[0][1])),
                    default=None)
-        if best is None or best[1] < min_count:
+        if best is None or best[1] < min_frequency:
             if language == GLOBAL:
                 break
             exhausted.add(language)

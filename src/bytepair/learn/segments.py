@@ -18,10 +18,10 @@ over many long sequences (SuperBPE's stage 2) much cheaper:
 
 :func:`cut_cold` therefore cuts every sequence at its cold windows and keeps
 each stretch of two or more tokens as a sequence of its own, with the
-sequence's weight. Training on those stretches with ``min_count=floor`` learns
+sequence's weight. Training on those stretches with ``min_frequency=floor`` learns
 exactly the rules that training on the whole sequences learns, for as long as
 the rules reach the floor. When a run stops short because no pair reaches
-the floor (and the floor is above the caller's own ``min_count``), the rules
+the floor (and the floor is above the caller's own ``min_frequency``), the rules
 below it need the cold windows: :func:`fit` then cuts the sequences as they
 stand after those rules again, at a lower floor, and goes on.
 docs/design.md gives the proof in full.
@@ -90,7 +90,7 @@ def _within_cap(left: int, right: int, word_limit: tuple) -> bool:
     return joined_shape(shapes[left], shapes[right]) >> 2 <= max_words
 
 
-def cut_cold_py(tokens, starts, weights, merges: int, *, floor: int = 0, min_count: int = 1,
+def cut_cold_py(tokens, starts, weights, merges: int, *, floor: int = 0, min_frequency: int = 1,
                 word_limit: tuple | None = None) -> tuple[int, Arrays | None]:
     """:func:`cut_cold` in plain Python: the specification of the compiled cut."""
     if word_limit is not None and len(tokens) and max(tokens) >= len(word_limit[0]):
@@ -99,7 +99,7 @@ def cut_cold_py(tokens, starts, weights, merges: int, *, floor: int = 0, min_cou
     counts = pair_counts(tokens, starts, weights)
     if floor <= 0:
         floor = choose_floor(counts, merges, word_limit=word_limit)
-    floor = max(floor, min_count, 1)
+    floor = max(floor, min_frequency, 1)
     if floor <= 1:
         return 1, None
     narrow = isinstance(tokens, (bytes, bytearray))
@@ -119,7 +119,7 @@ def cut_cold_py(tokens, starts, weights, merges: int, *, floor: int = 0, min_cou
     return floor, (kept, kept_starts, kept_weights)
 
 
-def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_count: int = 1,
+def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_frequency: int = 1,
              word_limit: tuple | None = None, threads: int = 1) -> tuple[int, Arrays | None]:
     """The sequences' stretches joined by pairs counted at least ``floor`` times.
 
@@ -127,7 +127,7 @@ def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_count:
     offset per sequence, then the total; ``array("q")``) and ``weights``
     (``array("q")``) are flat sequences, as the pair engine reads them.
     ``merges`` is how many rules the training will learn; ``floor`` (0: chosen,
-    see :func:`choose_floor`) is raised to ``min_count``; ``word_limit``
+    see :func:`choose_floor`) is raised to ``min_frequency``; ``word_limit``
     (``(shapes, max_words)``, SuperBPE's cap) leaves pairs over the cap out of
     the choice, since they are never learned. Returns ``(floor, arrays)``, the
     arrays in the same form with one sequence per stretch of two or more
@@ -135,15 +135,15 @@ def cut_cold(tokens, starts, weights, merges: int, *, floor: int = 0, min_count:
     compiled cut cuts on up to two ``threads``, with the same result. O(tokens).
     """
     if _compiled_cut is None:
-        return cut_cold_py(tokens, starts, weights, merges, floor=floor, min_count=min_count,
+        return cut_cold_py(tokens, starts, weights, merges, floor=floor, min_frequency=min_frequency,
                            word_limit=word_limit)
     shapes, max_words = word_limit if word_limit is not None else (None, 0)
-    return _compiled_cut(tokens, starts, weights, merges, FLOOR_DIVISOR, floor, min_count,
+    return _compiled_cut(tokens, starts, weights, merges, FLOOR_DIVISOR, floor, min_frequency,
                          shapes, max_words, threads)
 
 
 def fit(sequences: Callable[[list], tuple], merges: int, build: Callable, run: Callable, *,
-        min_count: int = 1, floor: int = 0, threads: int = 1) -> list:
+        min_frequency: int = 1, floor: int = 0, threads: int = 1) -> list:
     """Up to ``merges`` rules learned on the stretches :func:`cut_cold` keeps: exactly the
     rules of training on the whole sequences.
 
@@ -151,32 +151,32 @@ def fit(sequences: Callable[[list], tuple], merges: int, build: Callable, run: C
     the sequences with the rules learned so far applied (a new list each time,
     which is emptied once it is no longer needed, so the caller should keep no
     other reference) and the word cap for their tokens, or None.
-    ``build(tokens, starts, weights, learned, word_limit)`` makes a trainer
-    that goes on from ``learned``; ``run(trainer, learned, min_count)`` learns
+    ``build(tokens, starts, weights, learned, word_limit)`` makes an engine
+    that goes on from ``learned``; ``run(engine, learned, min_frequency)`` learns
     with it up to ``merges`` rules in all and returns the new ones.
 
-    The first run is on the stretches, with ``min_count`` raised to the floor
+    The first run is on the stretches, with ``min_frequency`` raised to the floor
     (``floor``, or chosen). When it stops short below a floor greater than
-    ``min_count``, the rules still to come need the cold windows: the
+    ``min_frequency``, the rules still to come need the cold windows: the
     sequences as they now stand are cut again, at a floor chosen from their
     counts, which is lower than the one before (every pair now counts less),
     and training goes on from there. So the floors fall at every turn, and
-    a floor of ``min_count`` or 1 ends it. ``threads``: for the cut.
+    a floor of ``min_frequency`` or 1 ends it. ``threads``: for the cut.
     """
     learned: list = []
     while True:
         arrays, word_limit = sequences(learned)
-        floor, cut = cut_cold(*arrays, merges - len(learned), floor=floor, min_count=min_count,
+        floor, cut = cut_cold(*arrays, merges - len(learned), floor=floor, min_frequency=min_frequency,
                               word_limit=word_limit, threads=threads)
-        if cut is None:  # nothing to cut: the whole sequences, down to min_count
-            trainer = build(*arrays, learned, word_limit)
+        if cut is None:  # nothing to cut: the whole sequences, down to min_frequency
+            engine = build(*arrays, learned, word_limit)
             arrays.clear()
-            return learned + run(trainer, learned, min_count)
+            return learned + run(engine, learned, min_frequency)
         arrays.clear()
-        trainer = build(*cut, learned, word_limit)
+        engine = build(*cut, learned, word_limit)
         del cut
-        learned += run(trainer, learned, floor)
-        del trainer
-        if len(learned) >= merges or floor <= min_count:
+        learned += run(engine, learned, floor)
+        del engine
+        if len(learned) >= merges or floor <= min_frequency:
             return learned
         floor = 0  # chosen anew from the counts as they now stand

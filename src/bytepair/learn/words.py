@@ -8,7 +8,7 @@ smallest ``(left, right)`` in string order).
 * ``compiled``: ``bytepair.learn._words.WordEngine`` runs the whole loop in
   C++ on the words' UTF-8 bytes and compares symbols with ``memcmp``, which
   orders UTF-8 exactly as Python orders strings (by code point).
-* ``python``: the incremental trainer (:mod:`bytepair.learn.incremental`)
+* ``python``: the incremental engine (:mod:`bytepair.learn.incremental`)
   with symbols interned as IDs and a ``SortedList`` keyed by the strings;
   its loop runs in Python, over the default pair engine.
 
@@ -62,11 +62,11 @@ def flatten(words: Sequence[str]) -> tuple[bytes, array]:
 
 
 def fit(data: bytes, starts: array, weights: array, merges: int, *, end_of_word: str | None,
-        min_count: int = 1, with_sequences: bool = True, backend: str | None = None,
+        min_frequency: int = 1, with_sequences: bool = True, backend: str | None = None,
         ) -> tuple[list[Merge], list[tuple[str, ...]] | None]:
     """Word-mode rules from words laid end to end (see :func:`flatten`) with ``weights``.
 
-    Returns up to ``merges`` rules (fewer when no pair has ``min_count``
+    Returns up to ``merges`` rules (fewer when no pair has ``min_frequency``
     windows left), each a :class:`Merge` of strings, and, with
     ``with_sequences``, every word's final symbols in the order given.
     ``backend`` is ``"compiled"`` or ``"python"`` (default: :func:`word_backend`).
@@ -79,10 +79,10 @@ def fit(data: bytes, starts: array, weights: array, merges: int, *, end_of_word:
     """
     if word_backend(backend) == "python":
         words = [data[a:b].decode("utf-8") for a, b in zip(starts, starts[1:])]
-        return _fit_python(words, weights, merges, end_of_word, min_count, with_sequences)
+        return _fit_python(words, weights, merges, end_of_word, min_frequency, with_sequences)
     eow = end_of_word.encode("utf-8") if end_of_word is not None else None
     engine = WordEngine(data, starts, weights, eow)
-    lefts, rights, counts, replacements = engine.fit(merges, min_count)
+    lefts, rights, counts, replacements = engine.fit(merges, min_frequency)
     names = engine.symbols()
     rules = [Merge(rank, names[left], names[right], names[left] + names[right], count, replaced)
              for rank, (left, right, count, replaced)
@@ -91,7 +91,7 @@ def fit(data: bytes, starts: array, weights: array, merges: int, *, end_of_word:
 
 
 def _fit_python(words: list[str], weights: Sequence[int], merges: int, end_of_word: str | None,
-                min_count: int, with_sequences: bool):
+                min_frequency: int, with_sequences: bool):
     # Symbols are interned to integer IDs for the pair engine; the queue sorts
     # by the strings themselves, and a joined string that exists reuses its ID.
     keys: list[str] = []
@@ -111,14 +111,14 @@ def _fit_python(words: list[str], weights: Sequence[int], merges: int, end_of_wo
 
     # The pair engine is the default one (compiled unless BYTEPAIR_BACKEND says
     # python); only the loop and its queue run in Python.
-    trainer = incremental.IncrementalTrainer(sequences, array("q", weights), join, keys=keys,
-                                             key_to_id=key_to_id)
+    engine = incremental.IncrementalEngine(sequences, array("q", weights), join, keys=keys,
+                                            key_to_id=key_to_id)
     del sequences
     rules = [
         Merge(m.rank, keys[m.left], keys[m.right], keys[m.token_id], m.count, m.replacements)
-        for m in trainer.steps(merges, min_count)
+        for m in engine.steps(merges, min_frequency)
     ]
     if not with_sequences:
         return rules, None
     with incremental.gc_paused():
-        return rules, [tuple(keys[t] for t in seq) for seq in trainer.sequences(release=True)]
+        return rules, [tuple(keys[t] for t in seq) for seq in engine.sequences(release=True)]

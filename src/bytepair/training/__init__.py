@@ -6,7 +6,8 @@
 * :mod:`~bytepair.training.trainer`: the byte-mode trainer and its verbs;
 * :mod:`~bytepair.training.superbpe`: the SuperBPE trainer;
 * :mod:`~bytepair.training.parity`: the parity-aware trainer;
-* :mod:`~bytepair.training.api`: :func:`train` and :func:`learn`;
+* :mod:`~bytepair.training.api`: :func:`train`, :func:`learn` and :func:`trainer_for` (which
+  trainer fits a spec);
 * :mod:`~bytepair.training.in_memory`: the course's entry points on data held in memory.
 
 The spec and the trainers are imported at first use: their dataclasses cost import time.
@@ -14,7 +15,7 @@ The spec and the trainers are imported at first use: their dataclasses cost impo
 
 from bytepair.training.defaults import DEFAULT_PATTERN
 from bytepair.training.counting import count
-from bytepair.training.api import learn, train
+from bytepair.training.api import learn, train, trainer_for
 from bytepair.training.in_memory import encode, learn_bpe, learn_words, train_bytes, train_words
 
 _LAZY = {"CheckpointOptions": "spec", "CountOptions": "spec", "ReadOptions": "spec",
@@ -33,4 +34,4 @@ def __getattr__(name: str):
 __all__ = ["CheckpointOptions", "CountOptions", "DEFAULT_PATTERN", "ParityAwareTrainer",
            "ParityOptions", "ReadOptions",
            "SuperBPEOptions", "SuperBPETrainer", "TrainSpec", "Trainer", "count", "encode",
-           "learn", "learn_bpe", "learn_words", "train", "train_bytes", "train_words"]
+           "learn", "learn_bpe", "learn_words", "train", "train_bytes", "train_words", "trainer_for"]

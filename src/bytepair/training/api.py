@@ -1,9 +1,10 @@
-"""The public training entry points: :func:`train` builds a :class:`TrainSpec` and calls its
-trainer; :func:`learn` is the merge loop alone, on counts.
+"""The public training entry points: :func:`train` builds a :class:`TrainSpec` and fits the
+trainer :func:`trainer_for` picks; :func:`learn` is the merge loop alone, on counts.
 
 Each stage hands its output to the next (see docs/design.md, "How a call flows")::
 
     spec = TrainSpec(...)                    # every option, checked once
+    trainer = trainer_for(spec)              # Trainer, SuperBPETrainer or ParityAwareTrainer
     sources = read(corpus)                   # bytepair.read: Files or Documents
     counts = trainer.count(sources)          # bytepair.counts: split and count them
     rules = trainer.learn(counts, start)     # bytepair.learn: the merge loop and its hooks
@@ -30,6 +31,33 @@ from bytepair.training.defaults import DEFAULT_PATTERN
 if TYPE_CHECKING:  # for annotations only: importing regex at start-up is slow
     import distributed
     import regex
+
+    from bytepair.training.spec import TrainSpec
+    from bytepair.training.trainer import Trainer
+
+
+def trainer_for(spec: TrainSpec) -> Trainer:
+    """The trainer of ``spec``: :class:`~bytepair.training.superbpe.SuperBPETrainer` with
+    ``superbpe``, :class:`~bytepair.training.parity.ParityAwareTrainer` with ``parity``, else
+    :class:`~bytepair.training.trainer.Trainer`. The spec says what to train; this picks
+    who trains it, so that the spec imports none of the trainers.
+
+    >>> from bytepair.training.spec import TrainSpec
+    >>> type(trainer_for(TrainSpec(merges=3))).__name__
+    'Trainer'
+    """
+    # The trainers are imported at first use: their modules cost import time.
+    if spec.parity is not None:
+        from bytepair.training.parity import ParityAwareTrainer
+
+        return ParityAwareTrainer(spec)
+    if spec.superbpe is not None:
+        from bytepair.training.superbpe import SuperBPETrainer
+
+        return SuperBPETrainer(spec)
+    from bytepair.training.trainer import Trainer
+
+    return Trainer(spec)
 
 
 def train(
@@ -166,7 +194,8 @@ def train(
         ``global_merges`` rules come first from all languages' counts together; ``window``
         keeps a language from winning more than ``alpha / languages`` of the last
         ``window_size`` rules. ``ties="tokenizers"`` breaks ties as ``ParityBpeTrainer``.
-        Not with ``init``, ``checkpoint``, ``superbpe`` or ``max_memory``
+        Not with ``superbpe``. With ``init``, its rules come first and the choice of language
+        starts afresh; a ``checkpoint`` resumes to the uninterrupted run's model
         (:class:`bytepair.training.ParityAwareTrainer`).
     """
     # The spec's dataclasses are made at first use: they cost import time.
@@ -176,7 +205,7 @@ def train(
 
     if parity is None:
         check_not_languages(corpus)
-    return TrainSpec(
+    return trainer_for(TrainSpec(
         vocab_size=vocab_size, merges=merges, pretokenize=pretokenize,
         special_tokens=special_tokens, min_frequency=min_frequency, init=init,
         reading=ReadOptions(per_line, jsonl_field, text_column),
@@ -187,7 +216,7 @@ def train(
         ties=ties,
         checkpoint=None if checkpoint is None else CheckpointOptions(checkpoint, resume),
         max_memory=max_memory, progress=progress,
-    ).trainer().fit(corpus)
+    )).fit(corpus)
 
 
 def learn(counts: PieceCounts | Mapping[bytes, int], merges: int, *, min_frequency: int = 1,

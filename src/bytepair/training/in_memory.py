@@ -20,7 +20,7 @@ from bytepair._util.validate import (MAX_BYTE_MERGES, MAX_COUNT, as_document, ch
 from bytepair.read.corpus import Files
 from bytepair.split.pretokenize import check_matches_something, resolve_pattern, splitter
 from bytepair.counts.words import count_words
-from bytepair.learn import incremental, naive
+from bytepair.learn import incremental, loop, naive
 from bytepair.learn import words as word_engines
 from bytepair.learn.loop import check_total
 from bytepair.learn.rules import Merge, byte_token
@@ -86,7 +86,8 @@ def train_bytes(
         weight_of = Counter(pieces)
         unique = list(weight_of)
         weights = array("q", weight_of.values())
-        rules, unique_sequences = incremental.fit(unique, weights, merges, byte_token)
+        rules, unique_sequences = _learned(
+            incremental.IncrementalEngine(unique, weights, byte_token), merges)
         sequence_of = dict(zip(unique, unique_sequences))
         piece_sequences = [sequence_of[piece] for piece in pieces]
     # Regroup the pieces' sequences by document.
@@ -113,12 +114,11 @@ def _fit_documents(docs: list[bytes], merges: int) -> tuple[list[Merge], list[li
     starts = array("q", [0])
     starts.extend(accumulate(map(len, unique)))
     tokens = b"".join(unique)
-    trainer = incremental.IncrementalTrainer.from_arrays(tokens, starts, weights, byte_token)
+    engine = incremental.IncrementalEngine.from_arrays(tokens, starts, weights, byte_token)
     del tokens, starts
-    rules = trainer.steps(merges)
+    rules, unique_sequences = _learned(engine, merges)
+    del engine
     with incremental.gc_paused():
-        unique_sequences = trainer.sequences(release=True)
-        del trainer
         if len(unique) == len(docs):
             return rules, unique_sequences  # no duplicates: the lists are the documents'
         # A duplicate gets a copy, so that no two documents share a list.
@@ -127,6 +127,15 @@ def _fit_documents(docs: list[bytes], merges: int) -> tuple[list[Merge], list[li
         shared = dict(sequence_of)
         firsts = [sequence_of.pop(doc, None) for doc in docs]
         return rules, [seq if seq is not None else list(shared[doc]) for doc, seq in zip(docs, firsts)]
+
+
+def _learned(engine: incremental.IncrementalEngine,
+             merges: int) -> tuple[list[Merge], list[list[int]]]:
+    """Up to ``merges`` rules from ``engine`` by the merge loop (:func:`bytepair.learn.loop.run`),
+    and its sequences as they then stand (the engine ends)."""
+    rules = loop.run(engine, [], merges, 1)
+    with incremental.gc_paused():
+        return rules, engine.sequences(release=True)
 
 
 def _utf8(doc: bytes, index: int) -> str:
@@ -240,7 +249,7 @@ def learn_words(
         words = [data[a:b].decode("utf-8") for a, b in zip(starts, starts[1:])]
         check_total([range(len(word) + tail) for word in words], weights, "corpus words")
     rules, _ = word_engines.fit(data, starts, weights, merges, end_of_word=end_of_word,
-                                min_count=min_frequency, with_sequences=False)
+                                min_frequency=min_frequency, with_sequences=False)
     return WordModel(rules, end_of_word=end_of_word)
 
 

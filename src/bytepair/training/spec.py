@@ -20,11 +20,12 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from bytepair._util.errors import Advice, ArgumentError
 from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_size, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
+from bytepair.read.corpus import Files
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 from bytepair.counts.checkpoint import corpus_identity
 from bytepair.counts.piece_counts import PieceCounts
@@ -37,19 +38,18 @@ from bytepair.model.tokenizer import Tokenizer
 from bytepair.formats.load import load
 from bytepair.training.defaults import DEFAULT_PATTERN
 
-if TYPE_CHECKING:
-    from bytepair.training.trainer import Trainer
-
-
 @dataclass(frozen=True)
 class ReadOptions:
-    """How files hold documents (see :class:`bytepair.Files`)."""
+    """How files hold documents (see :class:`bytepair.Files`): ``per_line`` (each line of a
+    text file is a document), ``jsonl_field`` (the field of JSON Lines records that holds the
+    text) and ``text_column`` (the string column of Parquet files)."""
 
     per_line: bool = False
     jsonl_field: str | None = None
     text_column: str | None = None
 
     def as_keywords(self) -> dict:
+        """The options as :class:`bytepair.Files` takes them, by name."""
         return dataclasses.asdict(self)
 
 
@@ -138,7 +138,7 @@ class ParityOptions:
         check_int(self.window_size, "window_size", minimum=1)
         object.__setattr__(self, "alpha", _positive("alpha", self.alpha))
 
-    def languages(self, corpus) -> list[str]:
+    def languages(self, corpus: Any) -> list[str]:
         """The languages of ``corpus`` (a dict of languages to their text), each with its dev
         text or ratio; anything else is refused in one line."""
         if not isinstance(corpus, Mapping) or isinstance(corpus, PieceCounts) or not corpus:
@@ -195,7 +195,7 @@ def _positive(name: str, value, what: str | None = None) -> float:
 
 @dataclass(frozen=True)
 class CheckpointOptions:
-    """A directory that keeps a run's progress; ``resume`` continues the run it holds."""
+    """A ``directory`` that keeps a run's progress; ``resume`` continues the run it holds."""
 
     directory: str | os.PathLike
     resume: bool = False
@@ -204,6 +204,13 @@ class CheckpointOptions:
 @dataclass(frozen=True)
 class TrainSpec:
     """Everything :func:`bytepair.train` takes, checked once (see there for each option).
+
+    ``vocab_size``, ``merges``, ``pretokenize``, ``special_tokens``, ``min_frequency``,
+    ``init``, ``ties``, ``max_memory`` and ``progress`` are :func:`bytepair.train`'s keywords
+    of the same names; the groups hold the others: ``reading`` (:class:`ReadOptions`),
+    ``counting`` (:class:`CountOptions`), ``superbpe`` (:class:`SuperBPEOptions` or None),
+    ``parity`` (:class:`ParityOptions` or None), ``checkpoint`` (:class:`CheckpointOptions`
+    or None).
 
     After checking, ``merges`` is the number of rules (from ``vocab_size`` when that was
     given), ``special_tokens`` a tuple, ``max_memory`` bytes or None, ``init`` the
@@ -269,11 +276,13 @@ class TrainSpec:
         return stages.pretokenize if stages is not None else self.init.pattern
 
     @classmethod
-    def continuing(cls, model: Tokenizer | ByteModel | str | os.PathLike, **options) -> TrainSpec:
+    def continuing(cls, model: Tokenizer | ByteModel | str | os.PathLike, **options: Any) -> TrainSpec:
         """A spec that goes on from ``model``: its pattern, and for a SuperBPE model its stages
-        (transition, stage-2 pattern, word cap), unless ``options`` say otherwise.
+        (transition, stage-2 pattern, word cap), unless ``options`` (the spec's fields) say
+        otherwise.
 
-        >>> start = TrainSpec(merges=5).trainer().fit(["abab cdcd"] * 3)
+        >>> from bytepair.training.api import trainer_for
+        >>> start = trainer_for(TrainSpec(merges=5)).fit(["abab cdcd"] * 3)
         >>> TrainSpec.continuing(start, merges=8).pattern == start.pattern
         True
         """
@@ -282,26 +291,13 @@ class TrainSpec:
             options["superbpe"] = superbpe_options(model)
         return cls(init=model, **options)
 
-    def trainer(self) -> Trainer:
-        """The trainer of this spec: :class:`~bytepair.training.superbpe.SuperBPETrainer` with
-        ``superbpe``, :class:`~bytepair.training.parity.ParityAwareTrainer` with ``parity``,
-        else :class:`~bytepair.training.trainer.Trainer`."""
-        if self.parity is not None:
-            from bytepair.training.parity import ParityAwareTrainer
-
-            return ParityAwareTrainer(self)
-        if self.superbpe is not None:
-            from bytepair.training.superbpe import SuperBPETrainer
-
-            return SuperBPETrainer(self)
-        from bytepair.training.trainer import Trainer
-
-        return Trainer(self)
-
-    def identity(self, corpus, pattern: str | None = None) -> dict:
-        """What a checkpoint's run is, to compare with a resumed one: the pattern, the options
-        that shape the rules, and the corpus (:class:`bytepair.Files`: the files and how they
-        are read) or the count table that stands for it (a digest of its pieces)."""
+    def identity(self, corpus: PieceCounts | Files | Mapping, pattern: str | None = None,
+                 dev: Mapping | None = None) -> dict:
+        """What a checkpoint's run is, to compare with a resumed one: the ``pattern`` (default:
+        the spec's), the options that shape the rules, and the ``corpus``
+        (:class:`bytepair.Files`: the files and how they are read) or the count table that
+        stands for it (a digest of its pieces); with ``parity``, ``corpus`` and ``dev`` are
+        dicts of languages to those."""
         import hashlib  # at first use: its OpenSSL binding is slow to import
 
         pattern = self.pattern if pattern is None else pattern
@@ -310,14 +306,27 @@ class TrainSpec:
         identity = {"pattern": pattern, "min_frequency": self.min_frequency, "init": init}
         if self.ties != "bytepair":  # the default is left out: older checkpoints stay valid
             identity["ties"] = self.ties
-        if isinstance(corpus, PieceCounts):
-            digest = hashlib.sha256()
-            for piece, number in sorted(corpus.items()):
-                digest.update(len(piece).to_bytes(8, "little") + piece + number.to_bytes(8, "little"))
-            identity["counts"] = digest.hexdigest()
-        else:
-            identity.update(corpus_identity(corpus))
+        if self.parity is None:
+            return {**identity, **_source_identity(corpus)}
+        options = {field.name: getattr(self.parity, field.name)
+                   for field in dataclasses.fields(self.parity) if field.name != "dev"}
+        identity.update(parity=options, languages={language: _source_identity(source)
+                                                   for language, source in corpus.items()})
+        if dev is not None:
+            identity["dev"] = {language: _source_identity(source) for language, source in dev.items()}
         return identity
+
+
+def _source_identity(corpus: PieceCounts | Files) -> dict:
+    """The files of a corpus (:func:`corpus_identity`), or a digest of a count table's pieces."""
+    if not isinstance(corpus, PieceCounts):
+        return corpus_identity(corpus)
+    import hashlib  # at first use: its OpenSSL binding is slow to import
+
+    digest = hashlib.sha256()
+    for piece, number in sorted(corpus.items()):
+        digest.update(len(piece).to_bytes(8, "little") + piece + number.to_bytes(8, "little"))
+    return {"counts": digest.hexdigest()}
 
 
 def superbpe_options(init: ByteModel | None, transition: int | None = None, pretokenize=None,
@@ -344,11 +353,9 @@ def count_identity(files, pattern: str | None) -> dict:
 
 
 def _refuse_with_parity(spec: TrainSpec) -> None:
-    # Parity-aware training has one engine of its own (bytepair.learn.parity): no warm
-    # start, no checkpoint, no memory estimate, no second stage yet.
-    for name in ("init", "checkpoint", "superbpe", "max_memory"):
-        if getattr(spec, name) is not None:
-            raise ArgumentError(name, ": not available with parity")
+    # Parity-aware training has no second stage yet.
+    if spec.superbpe is not None:
+        raise ArgumentError("superbpe", ": not available with parity")
 
 
 def _refuse_with_superbpe(spec: TrainSpec) -> None:

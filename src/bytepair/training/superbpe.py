@@ -193,7 +193,6 @@ class SuperBPETrainer(Trainer):
         if release:
             pieces.release()
         check_flat_total(data, starts, weights)
-        positions = 0  # of the engine built last
 
         def sequences(learned: list[Merge]) -> tuple[list, tuple]:
             # The pieces encoded by every rule so far: where training stands (encoding
@@ -204,22 +203,20 @@ class SuperBPETrainer(Trainer):
             return [tokens, offsets, weights], (shapes, max_words)
 
         def build(tokens, starts, weights, learned: list[Merge], word_limit: tuple):
-            nonlocal positions
-            positions = len(tokens)
-            return incremental.IncrementalTrainer.from_arrays(
+            return incremental.IncrementalEngine.from_arrays(
                 tokens, starts, weights, byte_token, first_rank=len(rules) + len(learned),
                 word_limit=word_limit)
 
-        def learn(trainer: incremental.IncrementalTrainer, learned: list[Merge],
-                  min_count: int) -> list[Merge]:
+        def learn(engine: incremental.IncrementalEngine, learned: list[Merge],
+                  min_frequency: int) -> list[Merge]:
             done = rules + learned
-            new = loop.run(trainer, list(done), merges, min_count,
-                      [ProgressHook(self.spec.progress)])[len(done):]
-            incremental.release_meanwhile(trainer, positions)
+            new = loop.run(engine, list(done), merges, min_frequency,
+                           [ProgressHook(self.spec.progress)])[len(done):]
+            incremental.release_meanwhile(engine)
             return new
 
         return rules + segments.fit(sequences, merges - len(rules), build, learn,
-                                    min_count=self.spec.min_frequency, threads=threads)
+                                    min_frequency=self.spec.min_frequency, threads=threads)
 
 
 def stage_tables(tables: list[PieceCounts], pattern: str,

@@ -96,13 +96,19 @@ class Trainer:
         if counts is not None and counts.pattern != pattern:
             raise ArgumentError("pretokenize", f": the counts were cut with "
                                 f"{describe_pattern(counts.pattern)}, not {describe_pattern(pattern)}")
-        if spec.init is not None and spec.init.pattern != pattern:
-            what = Advice("pretokenize") if spec.pattern_given else "the counts"
+        self.check_init_pattern(pattern, "pretokenize" if spec.pattern_given else "the counts")
+        return pattern
+
+    def check_init_pattern(self, pattern: str | None, chosen_by: str) -> None:
+        """Refuse an ``init`` trained with another pattern than ``pattern``, which
+        ``chosen_by`` (``"pretokenize"`` or ``"the counts"``) chose."""
+        init = self.spec.init
+        if init is not None and init.pattern != pattern:
+            by_option = chosen_by == "pretokenize"
             raise ArgumentError(
                 "init", f"was trained with a different pretokenize pattern: "
-                f"{describe_pattern(spec.init.pattern)}, where ", what,
-                f" {'names' if spec.pattern_given else 'were cut with'} {describe_pattern(pattern)}")
-        return pattern
+                f"{describe_pattern(init.pattern)}, where ", Advice(chosen_by) if by_option else chosen_by,
+                f" {'names' if by_option else 'were cut with'} {describe_pattern(pattern)}")
 
     def check_ties(self, pattern: str | None) -> None:
         """With ``ties="tokenizers"``, refuse a pattern or special token that ``BpeTrainer``
