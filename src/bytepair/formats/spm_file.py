@@ -49,7 +49,9 @@ def model_proto(model: SentencePieceModel) -> bytes:
                 setattr(spec, name, value)
     else:
         for name, value in model.trainer_spec.items():
-            if name not in ("model_type", "vocab_size"):
+            if isinstance(value, tuple):
+                getattr(spec, name).extend(value)
+            elif name not in ("model_type", "vocab_size"):
                 setattr(spec, name, value)
     normalizer = proto.normalizer_spec
     for name, value in model.normalizer.items():
@@ -69,16 +71,17 @@ def read_sentencepiece(data: bytes, where: str = "model") -> SentencePieceModel:
     try:
         proto.ParseFromString(data)
     except Exception as error:  # protobuf's DecodeError and friends
-        raise ValueError(f"{where}: not a sentencepiece model ({error})") from None
+        raise ValueError(f"{where!r} is not a sentencepiece model: {error}") from None
     kind = _TYPES.get(proto.trainer_spec.model_type, "UNIGRAM")
     if kind != "BPE":
-        raise ValueError(f"{where}: a sentencepiece {kind.lower()} model; bytepair reads BPE models only")
+        raise ValueError(f"{where!r} is a sentencepiece model of type {kind.lower()}, which bytepair "
+                         f"does not read (it reads sentencepiece BPE models)")
     if not proto.pieces:
-        raise ValueError(f"{where}: a sentencepiece model with no pieces")
+        raise ValueError(f"{where!r} is a sentencepiece model with no pieces")
     pieces = [(p.piece, p.score, p.type) for p in proto.pieces]
     normalizer = {field.name: value for field, value in proto.normalizer_spec.ListFields()}
-    trainer = {field.name: value for field, value in proto.trainer_spec.ListFields()
-               if field.label != field.LABEL_REPEATED}
+    trainer = {field.name: value if isinstance(value, (str, bytes, int, float)) else tuple(value)
+               for field, value in proto.trainer_spec.ListFields()}
     return SentencePieceModel(pieces, normalizer=normalizer, trainer_spec=trainer)
 
 

@@ -12,7 +12,7 @@ from sentencepiece import sentencepiece_model_pb2 as pb2
 from bytepair.split.spm_text import SentenceText
 from bytepair.training.sentencepiece import SentencePieceOptions, pieces_from_words
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parent / "data"
 LLAMA = dict(normalization_rule_name="identity", byte_fallback=True, split_digits=True,
              allow_whitespace_only_pieces=True, remove_extra_whitespaces=False,
              character_coverage=0.99995)
