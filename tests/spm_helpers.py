@@ -50,10 +50,7 @@ def naive_options(**options) -> dict:
 def fast_pieces(lines: list[bytes], **options) -> list[tuple[str, float, int]]:
     o = SentencePieceOptions.of(**options)
     text = SentenceText(o.text_rules())
-    words = Counter()
-    for line in lines:
-        words.update(text.words(line))
-    return pieces_from_words(dict(words), o)
+    return pieces_from_words(dict(Counter(text.block_words(lines))), o)
 
 
 def sample_lines(name: str, count: int, start: int = 0) -> list[bytes]:

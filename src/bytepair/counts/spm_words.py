@@ -32,15 +32,9 @@ PART_BYTES = 1 << 23
 
 def count_lines(lines: Sequence[bytes], text: SentenceText) -> tuple[Counter, int]:
     """Word counts of ``lines`` and how many of them were too long. O(total characters)."""
-    counts: Counter = Counter()
-    too_long = 0
     limit = text.rules.max_sentence_length
-    for line in lines:
-        if len(line) > limit:
-            too_long += 1
-            continue
-        counts.update(text.words(line))
-    return counts, too_long
+    too_long = sum(1 for line in lines if len(line) > limit)
+    return Counter(text.block_words(lines)), too_long
 
 
 def _read_part(path: Path, start: int, end: int | None) -> list[bytes]:

@@ -27,7 +27,15 @@ from __future__ import annotations
 import heapq
 from typing import Mapping
 
-from bytepair.learn.spm_pieces import UNKNOWN_CHAR, PieceRules
+from bytepair._util.backend import extensions_wanted
+from bytepair.learn.spm_pieces import BOUNDARY, SPACE, UNKNOWN_CHAR, PieceRules, is_decimal_digit, script
+
+try:
+    if not extensions_wanted():
+        raise ImportError("BYTEPAIR_NO_EXTENSIONS is set")
+    from bytepair.learn._spm_loop import SpmLoop
+except ImportError:  # a pure-Python install: the loop below
+    SpmLoop = None
 
 
 def order(freq: int, chars: int, piece: bytes) -> tuple:
@@ -158,13 +166,20 @@ class _Loop:
         self.positions[pair] = None
 
 
-def learn_pieces(words: Mapping[str, int], merges: int, rules: PieceRules | None = None) -> list[str]:
+def learn_pieces(words: Mapping[str, int], merges: int, rules: PieceRules | None = None, *,
+                 compiled: bool | None = None) -> list[str]:
     """The first ``merges`` pieces spm_train's BPE makes from ``{word: count}`` (fewer if none is left).
 
     ``words`` are normalised words whose characters outside the coverage are U+2585
-    (:func:`bytepair.learn.spm_chars.masked_words`).
+    (:func:`bytepair.learn.spm_chars.masked_words`). ``compiled`` picks the C++ loop
+    (default: when it is built) or this module's.
     """
-    loop = _Loop(words, rules or PieceRules())
+    rules = rules or PieceRules()
+    if compiled is None:
+        compiled = SpmLoop is not None
+    if compiled:
+        return _learn_compiled(words, merges, rules)
+    loop = _Loop(words, rules)
     made: set[str] = set()
     out: list[str] = []
     while len(out) < merges:
@@ -180,3 +195,31 @@ def learn_pieces(words: Mapping[str, int], merges: int, rules: PieceRules | None
         out.append(piece)
         loop.merge(best)
     return out
+
+
+class CompiledWords:
+    """Words held by the compiled loop: their characters counted once, then laid out over the kept ones."""
+
+    def __init__(self, words: Mapping[str, int], rules: PieceRules):
+        self._loop = SpmLoop(rules)
+        #: ``{character: count}`` over the words, NUL left out.
+        self.char_counts = self._loop.read_words(dict(words))
+
+    def learn(self, kept: list[str], merges: int) -> list[str]:
+        """The pieces made from the kept characters ``kept`` (any other is unknown). Once only."""
+        names: dict[str, int] = {}
+        scripts = []
+        for char in kept:
+            name = script(char)
+            scripts.append(-2 if name == "Inherited" else names.setdefault(name, len(names)))
+        self._loop.lay_out(kept, scripts, [char == SPACE for char in kept],
+                           [is_decimal_digit(char) for char in kept],
+                           [char in (UNKNOWN_CHAR, "\0", BOUNDARY, " ") or "\ud800" <= char <= "\udfff"
+                            for char in kept])
+        return [piece.decode("utf-8", "surrogatepass") for piece in self._loop.learn(merges)]
+
+
+def _learn_compiled(words: Mapping[str, int], merges: int, rules: PieceRules) -> list[str]:
+    """:func:`learn_pieces` by the compiled loop (every character of ``words`` kept)."""
+    held = CompiledWords(words, rules)
+    return held.learn(sorted(held.char_counts), merges)  # NUL and U+2585 stay unknown

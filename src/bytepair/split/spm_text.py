@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import regex
+import re
 
 #: The meta symbol of a space.
 SPACE = "\u2581"
@@ -39,14 +39,20 @@ _UNKNOWN_BYTES = UNKNOWN_CHAR.encode()
 BOUNDARY = "\x1f"
 #: The normalisation rules sentencepiece ships.
 RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
-_SURROGATE = regex.compile("[\udc80-\udcff]")
+_SURROGATE = re.compile("[\udc80-\udcff]")
 # SplitIntoWords (model_interface.cc): (suffix mode, whitespace-only pieces) -> word pattern.
+# Sentences are lines of one text here: no word crosses a line end.
 _WORD = {
-    (False, False): regex.compile(f"[^{SPACE}]+|{SPACE}[^{SPACE}]*"),
-    (False, True): regex.compile(f"{SPACE}+[^{SPACE}]*|[^{SPACE}]+"),
-    (True, False): regex.compile(f"[^{SPACE}]*{SPACE}|[^{SPACE}]+"),
-    (True, True): regex.compile(f"[^{SPACE}]+{SPACE}*|{SPACE}+"),
+    (False, False): re.compile(f"[^{SPACE}\n]+|{SPACE}[^{SPACE}\n]*"),
+    (False, True): re.compile(f"{SPACE}+[^{SPACE}\n]*|[^{SPACE}\n]+"),
+    (True, False): re.compile(f"[^{SPACE}\n]*{SPACE}|[^{SPACE}\n]+"),
+    (True, True): re.compile(f"[^{SPACE}\n]+{SPACE}*|{SPACE}+"),
 }
+_SENTENCE = re.compile("[^\n]+")
+_SPACES = re.compile(" {2,}")
+_EDGE_SPACE = re.compile("^ | $", re.M)
+_LINE_START = re.compile("^(?=.)", re.M)
+_LINE_END = re.compile("(?<=.)$", re.M)
 
 
 def sentencepiece_module():
@@ -73,12 +79,12 @@ class TextRules:
     #: Meta pieces (unk, bos, eos, pad, control, user-defined, bytes): boundaries in the text.
     meta_pieces: tuple[str, ...] = ()
 
-    def sentence_words(self, sentence: str) -> list[str]:
-        """A normalised sentence cut into words (the sentence itself without ``split_by_whitespace``)."""
+    def sentence_words(self, sentences: str) -> list[str]:
+        """Normalised sentences (one a line) cut into words (whole sentences without ``split_by_whitespace``)."""
         if not self.split_by_whitespace:
-            return [sentence]
+            return _SENTENCE.findall(sentences)
         key = (self.treat_whitespace_as_suffix, self.allow_whitespace_only_pieces)
-        return _WORD[key].findall(sentence)
+        return _WORD[key].findall(sentences)
 
 
 class SentenceText:
@@ -96,7 +102,8 @@ class SentenceText:
                 add_dummy_prefix=rules.add_dummy_prefix and not rules.treat_whitespace_as_suffix,
                 escape_whitespaces=False, remove_extra_whitespaces=rules.remove_extra_whitespaces)
         pieces = sorted(set(rules.meta_pieces), key=lambda p: (-len(p), p))
-        self._meta = regex.compile("|".join(map(regex.escape, pieces))) if pieces else None
+        self._meta = re.compile("|".join(map(re.escape, pieces))) if pieces else None
+        self._meta_starts = {piece[0] for piece in pieces}
 
     def skipped(self, line: bytes) -> str | None:
         """Why spm_train leaves ``line`` out (``"empty"``, ``"too long"``, ``"reserved"``), or None."""
@@ -111,29 +118,41 @@ class SentenceText:
     def normalize(self, line: bytes) -> str:
         """The normalised sentence of one line (without its line end); ``""`` when nothing is left."""
         text = line.decode("utf-8", "surrogateescape")
-        if _SURROGATE.search(text):  # each malformed byte is one U+FFFD, as sentencepiece reads it
+        if _SURROGATE.search(text):
             text = _SURROGATE.sub("\ufffd", text)
-        rules = self.rules
-        suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
-        if self._normalizer is not None:  # the dummy prefix, if any, is the normaliser's
-            text = self._normalizer.normalize(text)
-        else:
-            if rules.remove_extra_whitespaces:
-                text = " ".join(filter(None, text.split(" ")))
-            if text and rules.add_dummy_prefix and not suffix:
-                text = " " + text
-        if not text:
-            return ""
-        if suffix:
-            text += " "
-        text = text.replace(" ", SPACE)
-        if self._meta is not None:
-            text = self._meta.sub(BOUNDARY, text)
-        return text
+        return self._normalized(text)
 
     def words(self, line: bytes) -> list[str]:
         """The words of one line, or ``[]`` when spm_train skips it or nothing is left."""
-        if self.skipped(line):
-            return []
-        sentence = self.normalize(line)
-        return self.rules.sentence_words(sentence) if sentence else []
+        return self.block_words([line])
+
+    def block_words(self, lines: list[bytes]) -> list[str]:
+        """The words of many lines (ends removed), skipped lines left out. O(total characters)."""
+        limit = self.rules.max_sentence_length
+        lines = [line for line in lines if line and len(line) <= limit]
+        data = b"\n".join(lines)
+        if _UNKNOWN_BYTES in data:
+            data = b"\n".join(line for line in lines if _UNKNOWN_BYTES not in line)
+        text = data.decode("utf-8", "surrogateescape")
+        if _SURROGATE.search(text):  # each malformed byte is one U+FFFD, as sentencepiece reads it
+            text = _SURROGATE.sub("\ufffd", text)
+        return self.rules.sentence_words(self._normalized(text))
+
+    def _normalized(self, text: str) -> str:
+        """Sentences (one a line) normalised; ``▁`` for spaces, meta pieces made boundaries."""
+        rules = self.rules
+        suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
+        if self._normalizer is not None:  # the dummy prefix, if any, is the normaliser's
+            normalize = self._normalizer.normalize
+            text = "\n".join([normalize(line) for line in text.split("\n")])
+        else:
+            if rules.remove_extra_whitespaces and " " in text:
+                text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
+            if rules.add_dummy_prefix and not suffix:
+                text = _LINE_START.sub(" ", text)
+        if suffix:
+            text = _LINE_END.sub(" ", text)
+        text = text.replace(" ", SPACE)
+        if self._meta is not None and any(first in text for first in self._meta_starts):
+            text = self._meta.sub(BOUNDARY, text)
+        return text

@@ -17,7 +17,7 @@ from typing import Iterable
 
 from bytepair.split.spm_text import RULES, TextRules
 from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
-from bytepair.learn.spm_loop import learn_pieces
+from bytepair.learn.spm_loop import CompiledWords, SpmLoop, learn_pieces
 from bytepair.learn.spm_pieces import PieceRules
 from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel
 
@@ -125,12 +125,17 @@ class SentencePieceOptions:
 def pieces_from_words(words: dict[str, int], options: SentencePieceOptions) -> list[tuple[str, float, int]]:
     """The model's ``(piece, score, type)`` list from the normalised word counts."""
     meta = options.meta_pieces()
-    kept = required_chars(words, options.character_coverage, char_counts(words))
+    held = CompiledWords(words, options.piece_rules()) if SpmLoop is not None else None
+    counts = held.char_counts if held is not None else char_counts(words)
+    kept = required_chars(words, options.character_coverage, counts)
     room = options.vocab_size - len(meta) - len(kept)
     if room < 0:
         raise ValueError(f"vocab_size: {options.vocab_size} is smaller than the meta pieces and "
                          f"characters kept ({len(meta) + len(kept)}); raise it or lower character_coverage")
-    merged = learn_pieces(masked_words(words, dict(kept)), room, options.piece_rules())
+    if held is not None:
+        merged = held.learn([char for char, _ in kept], room)
+    else:
+        merged = learn_pieces(masked_words(words, dict(kept)), room, options.piece_rules(), compiled=False)
     final = merged + [char for char, _ in kept]
     if options.hard_vocab_limit and len(meta) + len(final) < options.vocab_size:
         raise ValueError(f"vocab_size: {options.vocab_size} is too high for this corpus; "
