@@ -25,31 +25,54 @@ from bytepair.read.corpus import Files
 from bytepair.read.blocks import open_binary
 from bytepair.split.spm_text import SentenceText, TextRules
 from bytepair.counts.workers import process_pool, unordered
+from bytepair._util.backend import extensions_wanted
+
+try:
+    if not extensions_wanted():
+        raise ImportError("BYTEPAIR_NO_EXTENSIONS is set")
+    from bytepair.counts._spm_count import count_identity
+except ImportError:  # a pure-Python install: SentenceText counts every line
+    count_identity = None
 
 #: Files are counted in parts of about this many bytes.
 PART_BYTES = 1 << 23
 
 
-def count_lines(lines: Sequence[bytes], text: SentenceText) -> tuple[Counter, int]:
-    """Word counts of ``lines`` and how many of them were too long. O(total characters)."""
-    limit = text.rules.max_sentence_length
+def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None) -> tuple[Counter, int]:
+    """Word counts of a buffer of lines and how many lines were too long. O(len(data)).
+
+    With the ``identity`` rule the compiled counter reads the lines (``compiled``:
+    default when it is built); the lines it hands back (not UTF-8, or holding the start
+    of a meta piece) and every line under other rules go through ``text``.
+    """
+    rules = text.rules
+    if compiled is None:
+        compiled = count_identity is not None
+    if compiled and rules.normalization_rule_name == "identity":
+        firsts = bytes(sorted({piece.encode()[0] for piece in rules.meta_pieces if piece}))
+        table, too_long, lines = count_identity(
+            data, rules.max_sentence_length, rules.remove_extra_whitespaces, rules.add_dummy_prefix,
+            rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces,
+            rules.split_by_whitespace, firsts)
+        counts = Counter(table)
+        if lines:
+            counts.update(text.block_words(lines))
+        return counts, too_long
+    lines = data.split(b"\n")
+    limit = rules.max_sentence_length
     too_long = sum(1 for line in lines if len(line) > limit)
     return Counter(text.block_words(lines)), too_long
 
 
-def _read_part(path: Path, start: int, end: int | None) -> list[bytes]:
+def _read_part(path: Path, start: int, end: int | None) -> bytes:
     with open_binary(path) as handle:
         handle.seek(start)
-        data = handle.read() if end is None else handle.read(end - start)
-    lines = data.split(b"\n")
-    if lines and not lines[-1]:
-        lines.pop()
-    return lines
+        return handle.read() if end is None else handle.read(end - start)
 
 
 def _count_part(job: tuple) -> tuple[Counter, int]:
     path, start, end, rules = job
-    return count_lines(_read_part(path, start, end), SentenceText(rules))
+    return count_block(_read_part(path, start, end), SentenceText(rules))
 
 
 def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRules, *,
