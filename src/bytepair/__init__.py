@@ -41,6 +41,10 @@ _HOMES = {
     "train": "bytepair.training",
     "train_bytes": "bytepair.training",
     "train_words": "bytepair.training",
+    "SentencePieceModel": "bytepair.model.spm_model",
+    "save_sentencepiece": "bytepair.formats.spm_file",
+    "export_sentencepiece": "bytepair.formats.spm_export",
+    "train_sentencepiece": "bytepair.training.sentencepiece",
 }
 
 if TYPE_CHECKING:  # what static tools and IDEs see
@@ -57,6 +61,10 @@ if TYPE_CHECKING:  # what static tools and IDEs see
     from bytepair.read.corpus import Files
     from bytepair.training import (count, encode, learn_bpe, learn_words, train, train_bytes,
                                    train_words)
+    from bytepair.model.spm_model import SentencePieceModel
+    from bytepair.formats.spm_file import save_sentencepiece
+    from bytepair.formats.spm_export import export_sentencepiece
+    from bytepair.training.sentencepiece import train_sentencepiece
 
 
 def __getattr__(name: str):
@@ -100,5 +108,9 @@ __all__ = [
     "train",
     "train_bytes",
     "train_words",
+    "SentencePieceModel",
+    "save_sentencepiece",
+    "train_sentencepiece",
+    "export_sentencepiece",
 ]
 __version__ = "0.1.0"

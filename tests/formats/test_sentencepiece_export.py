@@ -7,7 +7,7 @@ import pytest
 spm = pytest.importorskip("sentencepiece")
 tokenizers = pytest.importorskip("tokenizers")
 
-from bytepair.formats.spm_export import write_tokenizer_json  # noqa: E402
+from bytepair.formats.spm_export import export_sentencepiece  # noqa: E402
 from bytepair.formats.spm_file import save_sentencepiece  # noqa: E402
 from bytepair.training.sentencepiece import train_sentencepiece  # noqa: E402
 from spm_helpers import DATA, LLAMA, write_lines  # noqa: E402
@@ -24,7 +24,7 @@ def exported(request, tmp_path_factory):
     options = dict(LLAMA if request.param == "llama2" else {}, vocab_size=2500)
     model = train_sentencepiece(write_lines(lines, str(folder)), **options)
     save_sentencepiece(model, folder / "m.model")
-    write_tokenizer_json(model, folder / "tokenizer.json")
+    export_sentencepiece(model, folder / "tokenizer.json")
     held_out = _lines("multilingual-sample.txt", 40, 22) + _lines("debian-non-english-sample.txt", 0, 150)
     return folder, [line.decode() for line in held_out if line], request.param
 

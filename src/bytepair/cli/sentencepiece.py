@@ -98,8 +98,40 @@ def run_train_sentencepiece(args) -> None:
                                 report=say, **options)
     save_sentencepiece(model, args.output)
     if args.tokenizer_json:
-        from bytepair.formats.spm_export import write_tokenizer_json
+        from bytepair.formats.spm_export import export_sentencepiece
 
-        write_tokenizer_json(model, args.tokenizer_json)
+        export_sentencepiece(model, args.tokenizer_json)
     say(f"{len(model)} pieces in {time.perf_counter() - start:.1f} s; "
         f"{model.skipped_lines} lines skipped as longer than max_sentence_length; wrote {args.output}")
+
+
+def inspect_sentencepiece(args, model) -> None:
+    """``bytepair inspect`` of a sentencepiece BPE model: its pieces by type, normaliser and longest pieces."""
+    from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED
+
+    sample = None
+    if args.sample is not None:
+        with open(args.sample, encoding="utf-8") as handle:
+            lines = [line.rstrip("\n") for line in handle]
+        tokens = sum(len(model.encode(line)) for line in lines)
+        sample = (len(lines), sum(len(line.encode()) for line in lines), tokens)
+    kinds = {NORMAL: "normal", UNKNOWN: "unknown", CONTROL: "control", USER_DEFINED: "user-defined",
+             BYTE: "byte"}
+    counted = {name: sum(1 for _, _, k in model.pieces if k == kind) for kind, name in kinds.items()}
+    print(f"model: {args.model}")
+    print("kind: sentencepiece BPE (pieces with scores; no merge list)")
+    print(f"vocabulary size: {len(model):,} = " + " + ".join(f"{n:,} {name}" for name, n in counted.items() if n))
+    print(f"byte fallback: {'yes' if model.byte_fallback else 'no'}")
+    flags = ", ".join(f"{name} {model.flag(name)}" for name in
+                      ("add_dummy_prefix", "remove_extra_whitespaces", "escape_whitespaces"))
+    print(f"normalizer: {model.normalizer.get('name', '?')} ({flags})")
+    normal = [(at, piece) for at, (piece, _, kind) in enumerate(model.pieces) if kind == NORMAL]
+    longest = sorted(normal, key=lambda item: (-len(item[1]), item[0]))[:args.top]
+    print(f"longest pieces ({len(longest)}):")
+    print(f"{'id':>8}  {'length':>6}  piece")
+    for at, piece in longest:
+        print(f"{at:>8}  {len(piece):>6}  {piece!r}")
+    if sample is not None:
+        lines, size, tokens = sample
+        print(f"sample: {args.sample}: {lines:,} lines, {size:,} bytes -> {tokens:,} tokens, "
+              f"{size / max(tokens, 1):.3f} bytes per token")

@@ -80,6 +80,6 @@ def tokenizer_json(model: SentencePieceModel) -> dict:
     }
 
 
-def write_tokenizer_json(model: SentencePieceModel, path: str | os.PathLike) -> None:
+def export_sentencepiece(model: SentencePieceModel, path: str | os.PathLike) -> None:
     """Write ``model`` as a ``tokenizer.json`` to ``path``, whole or not at all."""
     write_atomically(path, json.dumps(tokenizer_json(model), ensure_ascii=False, indent=1))
