@@ -13,6 +13,7 @@ from spm_helpers import LLAMA, fast_pieces, naive_options, sample_lines, spm_pie
 CONFIGS = {"defaults": {}, "llama2": LLAMA}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("config", CONFIGS)
 @pytest.mark.parametrize("name", ["kjv-genesis-exodus.txt", "multilingual-sample.txt"])
 def test_naive_equals_spm_train(config, name):
