@@ -131,7 +131,7 @@ cdef class SpmLoop:
         self.less.chars = &self.pair_chars
         self.less.pieces = &self.pair_piece
 
-    def read_words(self, dict words):
+    def read_words(self, words):
         """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``."""
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word

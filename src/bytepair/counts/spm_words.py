@@ -9,8 +9,9 @@ Memory follows the distinct words, not the corpus: no sentence is kept.
 >>> from bytepair.split.spm_text import TextRules
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
 >>> _ = path.write_text("a b\\n\\nb\\n")
->>> count_sentencepiece_words([path], TextRules(normalization_rule_name="identity"))
-({'\u2581a': 1, '\u2581b': 2}, 0)
+>>> words, too_long = count_sentencepiece_words([path], TextRules(normalization_rule_name="identity"))
+>>> sorted(words.items()), too_long
+([('\u2581a', 1), ('\u2581b', 2)], 0)
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ except ImportError:  # a pure-Python install: SentenceText counts every line
 PART_BYTES = 1 << 23
 
 
-def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None) -> tuple[Counter, int]:
+def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None) -> tuple[dict, int]:
     """Word counts of a buffer of lines and how many lines were too long. O(len(data)).
 
     With the ``identity`` rule the compiled counter reads the lines (``compiled``:
@@ -54,10 +55,10 @@ def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None
             data, rules.max_sentence_length, rules.remove_extra_whitespaces, rules.add_dummy_prefix,
             rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces,
             rules.split_by_whitespace, firsts)
-        counts = Counter(table)
         if lines:
-            counts.update(text.block_words(lines))
-        return counts, too_long
+            for word in text.block_words(lines):
+                table[word] = table.get(word, 0) + 1
+        return table, too_long
     lines = data.split(b"\n")
     limit = rules.max_sentence_length
     too_long = sum(1 for line in lines if len(line) > limit)
@@ -70,15 +71,18 @@ def _read_part(path: Path, start: int, end: int | None) -> bytes:
         return handle.read() if end is None else handle.read(end - start)
 
 
-def _count_part(job: tuple) -> tuple[Counter, int]:
+def _count_part(job: tuple) -> tuple[dict, int]:
     path, start, end, rules = job
     return count_block(_read_part(path, start, end), SentenceText(rules))
 
 
 def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRules, *,
-                              workers: int = 1, part_bytes: int = PART_BYTES) -> tuple[dict[str, int], int]:
+                              workers: int = 1, part_bytes: int = PART_BYTES) -> tuple[Counter, int]:
     """``({word: count}, lines skipped as too long)`` of the lines of ``paths``, on ``workers`` processes."""
     files = Files(*paths, per_line=True)
+    # Few large parts: each part's table is sent back and added here, in Python.
+    total_bytes = sum(path.stat().st_size for path in files.paths)
+    part_bytes = max(part_bytes, total_bytes // (2 * max(1, workers)) + 1)
     jobs = [(path, start, end, rules) for path, start, end in files.parts(part_bytes)]
     total: Counter = Counter()
     too_long = 0
@@ -89,6 +93,9 @@ def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRul
         else:
             results = map(_count_part, jobs)
         for counts, skipped in results:
-            total.update(counts)
+            if not total:
+                total, counts = Counter(counts), None  # the first table is taken as it is
+            else:
+                total.update(counts)
             too_long += skipped
-    return dict(total), too_long
+    return total, too_long

@@ -203,7 +203,7 @@ class CompiledWords:
     def __init__(self, words: Mapping[str, int], rules: PieceRules):
         self._loop = SpmLoop(rules)
         #: ``{character: count}`` over the words, NUL left out.
-        self.char_counts = self._loop.read_words(dict(words))
+        self.char_counts = self._loop.read_words(words)
 
     def learn(self, kept: list[str], merges: int) -> list[str]:
         """The pieces made from the kept characters ``kept`` (any other is unknown). Once only."""

@@ -122,8 +122,12 @@ class SentencePieceOptions:
         return PieceRules(**{f.name: getattr(self, f.name) for f in fields(PieceRules)})
 
 
-def pieces_from_words(words: dict[str, int], options: SentencePieceOptions) -> list[tuple[str, float, int]]:
-    """The model's ``(piece, score, type)`` list from the normalised word counts."""
+def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
+                      release: bool = False) -> list[tuple[str, float, int]]:
+    """The model's ``(piece, score, type)`` list from the normalised word counts.
+
+    ``release`` empties ``words`` once the loop holds them (its memory is then free for the loop).
+    """
     meta = options.meta_pieces()
     held = CompiledWords(words, options.piece_rules()) if SpmLoop is not None else None
     counts = held.char_counts if held is not None else char_counts(words)
@@ -133,9 +137,14 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions) -> l
         raise ValueError(f"vocab_size: {options.vocab_size} is smaller than the meta pieces and "
                          f"characters kept ({len(meta) + len(kept)}); raise it or lower character_coverage")
     if held is not None:
+        if release:
+            words.clear()
         merged = held.learn([char for char, _ in kept], room)
     else:
-        merged = learn_pieces(masked_words(words, dict(kept)), room, options.piece_rules(), compiled=False)
+        masked = masked_words(words, dict(kept))
+        if release:
+            words.clear()
+        merged = learn_pieces(masked, room, options.piece_rules(), compiled=False)
     final = merged + [char for char, _ in kept]
     if options.hard_vocab_limit and len(meta) + len(final) < options.vocab_size:
         raise ValueError(f"vocab_size: {options.vocab_size} is too high for this corpus; "
@@ -167,4 +176,5 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
     if report is not None and skipped:
         report(f"skipped {skipped} lines longer than max_sentence_length "
                f"({options.max_sentence_length} bytes), as spm_train does")
-    return SentencePieceModel(pieces_from_words(words, options), options=options, skipped_lines=skipped)
+    return SentencePieceModel(pieces_from_words(words, options, release=True), options=options,
+                              skipped_lines=skipped)
