@@ -24,12 +24,26 @@ cdef extern from *:
     struct SpmEntry { long long freq; int pair; };
     struct SpmLess {
         const std::vector<int32_t>* chars;
+        const std::vector<int32_t>* left;
+        const std::vector<int32_t>* right;
         const std::vector<std::string>* pieces;
+        // Compares the joined strings of two pairs, byte by byte, without joining them.
+        int compare(int a, int b) const {
+            const std::string& a1 = (*pieces)[(*left)[a]]; const std::string& a2 = (*pieces)[(*right)[a]];
+            const std::string& b1 = (*pieces)[(*left)[b]]; const std::string& b2 = (*pieces)[(*right)[b]];
+            size_t na = a1.size() + a2.size(), nb = b1.size() + b2.size();
+            for (size_t i = 0; i < na && i < nb; ++i) {
+                unsigned char x = i < a1.size() ? a1[i] : a2[i - a1.size()];
+                unsigned char y = i < b1.size() ? b1[i] : b2[i - b1.size()];
+                if (x != y) return x < y ? -1 : 1;
+            }
+            return na < nb ? -1 : (na > nb ? 1 : 0);
+        }
         bool operator()(const SpmEntry& a, const SpmEntry& b) const {
             if (a.freq != b.freq) return a.freq < b.freq;
             int ca = (*chars)[a.pair], cb = (*chars)[b.pair];
             if (ca != cb) return ca > cb;
-            int c = (*pieces)[a.pair].compare((*pieces)[b.pair]);
+            int c = compare(a.pair, b.pair);
             if (c != 0) return c > 0;
             return a.pair > b.pair;
         }
@@ -80,6 +94,8 @@ cdef extern from *:
         int pair
     cdef cppclass SpmLess:
         const vector[int32_t]* chars
+        const vector[int32_t]* left
+        const vector[int32_t]* right
         const vector[string]* pieces
     cdef cppclass SpmPairMap:
         int32_t find(uint64_t key) nogil
@@ -108,7 +124,6 @@ cdef class SpmLoop:
     # pairs
     cdef SpmPairMap pair_of
     cdef vector[int32_t] pair_left, pair_right, pair_chars
-    cdef vector[string] pair_piece
     cdef vector[int64_t] freq
     cdef vector[vector[int32_t]] positions
     cdef vector[uint8_t] active, changed_flag
@@ -129,7 +144,9 @@ cdef class SpmLoop:
         self.suffix = rules.treat_whitespace_as_suffix
         self.whitespace_only = rules.allow_whitespace_only_pieces
         self.less.chars = &self.pair_chars
-        self.less.pieces = &self.pair_piece
+        self.less.left = &self.pair_left
+        self.less.right = &self.pair_right
+        self.less.pieces = &self.sym_piece
 
     def read_words(self, words):
         """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``."""
@@ -236,7 +253,6 @@ cdef class SpmLoop:
             self.pair_left.push_back(left)
             self.pair_right.push_back(right)
             self.pair_chars.push_back(<int32_t>(self.sym_chars[left].size() + self.sym_chars[right].size()))
-            self.pair_piece.push_back(self.sym_piece[left] + self.sym_piece[right])
             self.freq.push_back(0)
             self.positions.push_back(none)
             self.active.push_back(1)
@@ -330,19 +346,19 @@ cdef class SpmLoop:
 
     def learn(self, int merges):
         """The pieces made, in order (UTF-8 bytes)."""
-        cdef unordered_set[string] made
         cdef vector[int32_t] out
         cdef int32_t best
+        cdef string piece
         with nogil:
             while <int>out.size() < merges:
                 best = self.best()
                 if best < 0:
                     break
-                if made.count(self.pair_piece[best]):
+                piece = self.sym_piece[self.pair_left[best]] + self.sym_piece[self.pair_right[best]]
+                if self.sym_of.count(piece):  # made already, from another split
                     self.active[best] = 0
-                    self.positions[best].clear()
+                    vector[int32_t]().swap(self.positions[best])
                     continue
-                made.insert(self.pair_piece[best])
                 out.push_back(best)
                 self.merge(best)
-        return [self.pair_piece[p] for p in out]
+        return [self.sym_piece[self.pair_left[p]] + self.sym_piece[self.pair_right[p]] for p in out]
