@@ -42,6 +42,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
             # Each compiled module sits in its pipeline stage, as the Python modules do.
             for stage, name in (("split", "_split"), ("split", "_wordsplit"), ("counts", "_runs"),
                                 ("learn", "_engine"), ("learn", "_parity"), ("learn", "_words"),
+                                ("learn", "_spm_loop"), ("counts", "_spm_count"),
                                 ("model", "_encode"))
         ],
         include_path=["cython"],

@@ -52,6 +52,10 @@ _HOMES = {
     "train_bytes": "bytepair.training",
     "train_words": "bytepair.training",
     "trainer_for": "bytepair.training",
+    "SentencePieceModel": "bytepair.model.spm_model",
+    "save_sentencepiece": "bytepair.formats.spm_file",
+    "export_sentencepiece": "bytepair.formats.spm_export",
+    "train_sentencepiece": "bytepair.training.sentencepiece",
 }
 
 if TYPE_CHECKING:  # what static tools and IDEs see
@@ -72,6 +76,10 @@ if TYPE_CHECKING:  # what static tools and IDEs see
                                    train_words, trainer_for)
     from bytepair.training.spec import (CheckpointOptions, CountOptions, ParityOptions,
                                         ReadOptions, SuperBPEOptions, TrainSpec)
+    from bytepair.model.spm_model import SentencePieceModel
+    from bytepair.formats.spm_file import save_sentencepiece
+    from bytepair.formats.spm_export import export_sentencepiece
+    from bytepair.training.sentencepiece import train_sentencepiece
 
 
 def __getattr__(name: str):
@@ -124,5 +132,9 @@ __all__ = [
     "train_bytes",
     "train_words",
     "trainer_for",
+    "SentencePieceModel",
+    "save_sentencepiece",
+    "train_sentencepiece",
+    "export_sentencepiece",
 ]
 __version__ = "0.1.0"

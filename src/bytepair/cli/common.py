@@ -295,6 +295,9 @@ def as_tokenizer(model, path: str, need: str = ""):
     """:func:`load_tokenizer` of a model already loaded from ``path``."""
     if isinstance(model, ByteModel):
         return Tokenizer(model)
+    if type(model).__name__ == "SentencePieceModel":
+        raise ValueError(f"{path!r} is a sentencepiece model: this command reads bytepair models; "
+                         "'bytepair inspect' shows it, bytepair.load(path).encode(text) encodes with it")
     if not isinstance(model, Tokenizer):
         raise ValueError(f"{path!r} is a word-mode model, which has no token IDs{need}: "
                          "'bytepair encode' prints its symbols, 'inspect' and 'vocab' list its rules")

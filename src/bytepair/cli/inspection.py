@@ -79,6 +79,11 @@ def run_inspect(args) -> None:
     if isinstance(model, WordModel):
         run_inspect_words(args, model)
         return
+    if type(model).__name__ == "SentencePieceModel":
+        from bytepair.cli.sentencepiece import inspect_sentencepiece
+
+        inspect_sentencepiece(args, model)
+        return
     tokenizer = as_tokenizer(model, args.model)
     # The sample first: bad input fails before anything is printed.
     sample = _sample_stats(tokenizer, args.sample) if args.sample is not None else None

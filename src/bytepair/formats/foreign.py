@@ -30,14 +30,14 @@ def binary_file(data: bytes) -> str | None:
     if data[:4] == b"PAR1":
         return ("is a Parquet file, not a model; to train on it: "
                 "bytepair train FILE.parquet --text-column NAME")
-    if _is_sentencepiece(data):
+    if is_sentencepiece(data):
         return ("is a sentencepiece model (.model), which bytepair does not read: its pieces "
                 "carry scores, not byte-pair merge ranks; bytepair reads its own models, a "
                 "Hugging Face tokenizer.json and tiktoken ranks files")
     return None
 
 
-def _is_sentencepiece(data: bytes) -> bool:
+def is_sentencepiece(data: bytes) -> bool:
     """A serialized sentencepiece ``ModelProto``: it opens with its first piece (field 1,
     length-delimited: byte 0x0a), itself opening with the piece's text (0x0a again), and
     holds the word-start mark U+2581 or the default ``<unk>`` near the start."""
@@ -54,7 +54,7 @@ def _is_sentencepiece(data: bytes) -> bool:
 
 def text_file(text: str) -> str | None:
     """What a UTF-8 file that is not JSON is, when it is a known kind; None otherwise."""
-    if _is_sentencepiece(text[:1 << 16].encode("utf-8", "surrogatepass")):
+    if is_sentencepiece(text[:1 << 16].encode("utf-8", "surrogatepass")):
         return binary_file(text[:1 << 16].encode("utf-8", "surrogatepass"))  # valid UTF-8 by chance
     lines = [line for line in text.splitlines()[:20] if line.strip()]
     if not lines:

@@ -99,6 +99,8 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
         (``<ranks file>.special_tokens.json``).
     """
     path = _model_file(path)
+    if pattern is None and special_tokens is None and _sentencepiece_file(path):
+        return _sentencepiece(path)
     text = _read_text(path, max_bytes)
     if pattern is not None or special_tokens is not None or looks_like_tiktoken(text):
         return _import(path, text, pattern, special_tokens)
@@ -202,6 +204,21 @@ def _import(path, text: str, pattern, special_tokens=None):
         return from_tiktoken(text, pattern, special_tokens)
     except ImportRefused as exc:
         raise ModelFormatError(f"{name!r}: cannot read this tiktoken file exactly: {exc}") from None
+
+
+def _sentencepiece_file(path: str | os.PathLike) -> bool:
+    with open(path, "rb") as handle:
+        return foreign.is_sentencepiece(handle.read(1 << 16))
+
+
+def _sentencepiece(path: str | os.PathLike):
+    """A sentencepiece BPE ``.model`` (:mod:`bytepair.formats.spm_file`); other types refused."""
+    from bytepair.formats.spm_file import load_sentencepiece
+
+    try:
+        return load_sentencepiece(path)
+    except (ValueError, ImportError) as exc:
+        raise ModelFormatError(str(exc)) from None
 
 
 def _read_text(path: str | os.PathLike, max_bytes: int) -> str:

@@ -1,0 +1,85 @@
+"""A sentencepiece BPE model as a Hugging Face ``tokenizer.json`` (``tokenizers``, ``LlamaTokenizerFast``).
+
+* **Normaliser:** sentencepiece's precompiled character map (``Precompiled``; none for
+  ``identity``), then extra spaces removed when the model removes them.
+  Then ``▁`` put first (the dummy prefix) and written for each space, as ``Prepend`` and
+  ``Replace`` (``Metaspace`` would not put a second ``▁`` before a leading space); no
+  pre-tokenizer: sentencepiece encodes the whole sentence.
+* **Model:** BPE with the pieces' IDs, byte fallback as the model has it, runs of unknown
+  characters fused, and merges made from the pieces: each piece's splits into two pieces,
+  ranked by the piece's ID (its score), so the highest-scoring piece is merged first.
+* **Added tokens:** control and unknown pieces (special), user-defined symbols (matched in
+  the raw text, as sentencepiece does).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+from bytepair._util.atomic import write_atomically
+from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel
+
+
+def _merges(model: SentencePieceModel) -> list[list[str]]:
+    ids = model.ids
+    ranked = []
+    for at, (piece, _, kind) in enumerate(model.pieces):
+        if kind != NORMAL or len(piece) < 2:
+            continue
+        for cut in range(1, len(piece)):
+            left, right = piece[:cut], piece[cut:]
+            if left in ids and right in ids:
+                ranked.append((at, ids[left], ids[right], left, right))
+    ranked.sort()
+    return [[left, right] for *_, left, right in ranked]
+
+
+def _normalizer(model: SentencePieceModel) -> dict:
+    steps = []
+    charsmap = model.normalizer.get("precompiled_charsmap", b"")
+    if charsmap:
+        steps.append({"type": "Precompiled", "precompiled_charsmap": base64.b64encode(charsmap).decode()})
+    if model.flag("remove_extra_whitespaces"):
+        steps.append({"type": "Replace", "pattern": {"Regex": "^ +| +$"}, "content": ""})
+        steps.append({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
+    if model.flag("add_dummy_prefix"):
+        steps.append({"type": "Prepend", "prepend": "\u2581"})
+    steps.append({"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"})
+    return {"type": "Sequence", "normalizers": steps}
+
+
+def tokenizer_json(model: SentencePieceModel) -> dict:
+    """The ``tokenizer.json`` document of ``model`` (a dict, ready for ``json.dumps``)."""
+    unk = model.pieces[model.unk_id][0] if model.unk_id >= 0 else None
+    added = [{"id": at, "content": piece, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": kind != USER_DEFINED}
+             for at, (piece, _, kind) in enumerate(model.pieces)
+             if kind in (CONTROL, UNKNOWN, USER_DEFINED)]
+    decoders = [{"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}]
+    if any(kind == BYTE for _, _, kind in model.pieces):
+        decoders.append({"type": "ByteFallback"})
+    decoders.append({"type": "Fuse"})
+    if model.flag("add_dummy_prefix"):
+        decoders.append({"type": "Strip", "content": " ", "start": 1, "stop": 0})
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": added,
+        "normalizer": _normalizer(model),
+        "pre_tokenizer": None,
+        "post_processor": None,
+        "decoder": {"type": "Sequence", "decoders": decoders},
+        "model": {"type": "BPE", "dropout": None, "unk_token": unk, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": True, "byte_fallback": model.byte_fallback,
+                  "ignore_merges": False,
+                  "vocab": {piece: at for at, (piece, _, _) in enumerate(model.pieces)},
+                  "merges": _merges(model)},
+    }
+
+
+def export_sentencepiece(model: SentencePieceModel, path: str | os.PathLike) -> None:
+    """Write ``model`` as a ``tokenizer.json`` to ``path``, whole or not at all."""
+    write_atomically(path, json.dumps(tokenizer_json(model), ensure_ascii=False, indent=1))

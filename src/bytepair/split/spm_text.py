@@ -1,0 +1,158 @@
+"""sentencepiece's sentences and words: a line -> normalised text -> words, as spm_train makes them.
+
+For each line of the corpus (sentencepiece 0.2.3, ``trainer_interface.cc``):
+
+* an empty line, a line of more than ``max_sentence_length`` bytes, and a line holding
+  U+2585 (the trainer's own mark for an unknown character) are skipped;
+* the line is normalised: the precompiled character map of the rule (``nmt_nfkc`` by
+  default; ``identity`` maps nothing), leading, trailing and repeated spaces removed
+  (``remove_extra_whitespaces``), a space put first (``add_dummy_prefix``; last with
+  ``treat_whitespace_as_suffix``) and each space written ``▁``;
+* every meta piece in it (``<unk>``, ``<s>``, ``</s>``, control and user-defined
+  symbols, ``<0x00>``...) becomes the boundary U+001F, longest first;
+* it is cut into words (``split_by_whitespace``): each word starts with its ``▁`` (ends
+  with it as a suffix); with ``allow_whitespace_only_pieces`` a run of ``▁`` stays whole.
+
+The character maps of the rules other than ``identity`` are sentencepiece's own, read
+through ``sentencepiece.SentencePieceNormalizer`` (the optional ``sentencepiece`` extra).
+
+>>> text = SentenceText(TextRules(normalization_rule_name="identity"))
+>>> text.words(b"Hello  world")
+['\u2581Hello', '\u2581world']
+>>> TextRules(normalization_rule_name="identity", allow_whitespace_only_pieces=True,
+...           remove_extra_whitespaces=False).sentence_words("\u2581a\u2581\u2581b")
+['\u2581a', '\u2581\u2581b']
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import re
+
+#: The meta symbol of a space.
+SPACE = "\u2581"
+#: The trainer's mark for an unknown character; a line holding it is skipped.
+UNKNOWN_CHAR = "\u2585"
+_UNKNOWN_BYTES = UNKNOWN_CHAR.encode()
+#: Where a meta piece stood.
+BOUNDARY = "\x1f"
+#: The normalisation rules sentencepiece ships.
+RULES = ("nmt_nfkc", "nfkc", "nmt_nfkc_cf", "nfkc_cf", "identity")
+_SURROGATE = re.compile("[\udc80-\udcff]")
+# SplitIntoWords (model_interface.cc): (suffix mode, whitespace-only pieces) -> word pattern.
+# Sentences are lines of one text here: no word crosses a line end.
+_WORD = {
+    (False, False): re.compile(f"[^{SPACE}\n]+|{SPACE}[^{SPACE}\n]*"),
+    (False, True): re.compile(f"{SPACE}+[^{SPACE}\n]*|[^{SPACE}\n]+"),
+    (True, False): re.compile(f"[^{SPACE}\n]*{SPACE}|[^{SPACE}\n]+"),
+    (True, True): re.compile(f"[^{SPACE}\n]+{SPACE}*|{SPACE}+"),
+}
+_SENTENCE = re.compile("[^\n]+")
+_SPACES = re.compile(" {2,}")
+_EDGE_SPACE = re.compile("^ | $", re.M)
+_LINE_START = re.compile("^(?=.)", re.M)
+_LINE_END = re.compile("(?<=.)$", re.M)
+
+
+def sentencepiece_module():
+    """The ``sentencepiece`` package, or an ImportError saying how to get it."""
+    try:
+        import sentencepiece
+    except ImportError:
+        raise ImportError("sentencepiece models need the sentencepiece package: "
+                          "pip install 'bytepair[sentencepiece]'") from None
+    return sentencepiece
+
+
+@dataclass(frozen=True)
+class TextRules:
+    """The trainer options that turn a line into words."""
+
+    normalization_rule_name: str = "nmt_nfkc"
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    treat_whitespace_as_suffix: bool = False
+    allow_whitespace_only_pieces: bool = False
+    split_by_whitespace: bool = True
+    max_sentence_length: int = 4192
+    #: Meta pieces (unk, bos, eos, pad, control, user-defined, bytes): boundaries in the text.
+    meta_pieces: tuple[str, ...] = ()
+
+    def sentence_words(self, sentences: str) -> list[str]:
+        """Normalised sentences (one a line) cut into words (whole sentences without ``split_by_whitespace``)."""
+        if not self.split_by_whitespace:
+            return _SENTENCE.findall(sentences)
+        key = (self.treat_whitespace_as_suffix, self.allow_whitespace_only_pieces)
+        return _WORD[key].findall(sentences)
+
+
+class SentenceText:
+    """Lines (bytes) -> normalised sentences and words under :class:`TextRules`."""
+
+    def __init__(self, rules: TextRules):
+        self.rules = rules
+        self._normalizer = None
+        if rules.normalization_rule_name != "identity":
+            if rules.normalization_rule_name not in RULES:
+                raise ValueError(f"normalization_rule_name: {rules.normalization_rule_name!r} is not one of "
+                                 f"{', '.join(RULES)}")
+            self._normalizer = sentencepiece_module().SentencePieceNormalizer(
+                rule_name=rules.normalization_rule_name,
+                add_dummy_prefix=rules.add_dummy_prefix and not rules.treat_whitespace_as_suffix,
+                escape_whitespaces=False, remove_extra_whitespaces=rules.remove_extra_whitespaces)
+        pieces = sorted(set(rules.meta_pieces), key=lambda p: (-len(p), p))
+        self._meta = re.compile("|".join(map(re.escape, pieces))) if pieces else None
+        self._meta_starts = {piece[0] for piece in pieces}
+
+    def skipped(self, line: bytes) -> str | None:
+        """Why spm_train leaves ``line`` out (``"empty"``, ``"too long"``, ``"reserved"``), or None."""
+        if not line:
+            return "empty"
+        if len(line) > self.rules.max_sentence_length:
+            return "too long"
+        if _UNKNOWN_BYTES in line:
+            return "reserved"
+        return None
+
+    def normalize(self, line: bytes) -> str:
+        """The normalised sentence of one line (without its line end); ``""`` when nothing is left."""
+        text = line.decode("utf-8", "surrogateescape")
+        if _SURROGATE.search(text):
+            text = _SURROGATE.sub("\ufffd", text)
+        return self._normalized(text)
+
+    def words(self, line: bytes) -> list[str]:
+        """The words of one line, or ``[]`` when spm_train skips it or nothing is left."""
+        return self.block_words([line])
+
+    def block_words(self, lines: list[bytes]) -> list[str]:
+        """The words of many lines (ends removed), skipped lines left out. O(total characters)."""
+        limit = self.rules.max_sentence_length
+        lines = [line for line in lines if line and len(line) <= limit]
+        data = b"\n".join(lines)
+        if _UNKNOWN_BYTES in data:
+            data = b"\n".join(line for line in lines if _UNKNOWN_BYTES not in line)
+        text = data.decode("utf-8", "surrogateescape")
+        if _SURROGATE.search(text):  # each malformed byte is one U+FFFD, as sentencepiece reads it
+            text = _SURROGATE.sub("\ufffd", text)
+        return self.rules.sentence_words(self._normalized(text))
+
+    def _normalized(self, text: str) -> str:
+        """Sentences (one a line) normalised; ``▁`` for spaces, meta pieces made boundaries."""
+        rules = self.rules
+        suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
+        if self._normalizer is not None:  # the dummy prefix, if any, is the normaliser's
+            normalize = self._normalizer.normalize
+            text = "\n".join([normalize(line) for line in text.split("\n")])
+        else:
+            if rules.remove_extra_whitespaces and " " in text:
+                text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
+            if rules.add_dummy_prefix and not suffix:
+                text = _LINE_START.sub(" ", text)
+        if suffix:
+            text = _LINE_END.sub(" ", text)
+        text = text.replace(" ", SPACE)
+        if self._meta is not None and any(first in text for first in self._meta_starts):
+            text = self._meta.sub(BOUNDARY, text)
+        return text

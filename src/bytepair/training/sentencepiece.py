@@ -1,0 +1,180 @@
+"""Training a sentencepiece BPE model exactly as spm_train (sentencepiece 0.2.3) does.
+
+:func:`train_sentencepiece` reads like the pipeline: lines -> words (normalised, counted
+on worker processes; :mod:`bytepair.counts.spm_words`) -> the kept characters
+(:mod:`bytepair.learn.spm_chars`) -> the merge loop (:mod:`bytepair.learn.spm_loop`) ->
+a :class:`~bytepair.model.spm_model.SentencePieceModel` (meta pieces, merged pieces,
+characters), which writes the ``.model`` file sentencepiece loads.
+
+Options take spm_train's names and defaults (:class:`SentencePieceOptions`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Iterable
+
+from bytepair.split.spm_text import RULES, TextRules
+from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
+from bytepair.learn.spm_loop import CompiledWords, SpmLoop, learn_pieces
+from bytepair.learn.spm_pieces import PieceRules
+from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel
+
+
+@dataclass(frozen=True)
+class SentencePieceOptions:
+    """spm_train's BPE options that bytepair takes, with spm_train's names and defaults."""
+
+    vocab_size: int = 8000
+    character_coverage: float = 0.9995
+    byte_fallback: bool = False
+    split_digits: bool = False
+    split_by_whitespace: bool = True
+    split_by_unicode_script: bool = True
+    split_by_number: bool = True
+    treat_whitespace_as_suffix: bool = False
+    allow_whitespace_only_pieces: bool = False
+    max_sentencepiece_length: int = 16
+    max_sentence_length: int = 4192
+    normalization_rule_name: str = "nmt_nfkc"
+    add_dummy_prefix: bool = True
+    remove_extra_whitespaces: bool = True
+    user_defined_symbols: tuple[str, ...] = ()
+    control_symbols: tuple[str, ...] = ()
+    unk_id: int = 0
+    bos_id: int = 1
+    eos_id: int = 2
+    pad_id: int = -1
+    unk_piece: str = "<unk>"
+    bos_piece: str = "<s>"
+    eos_piece: str = "</s>"
+    pad_piece: str = "<pad>"
+    hard_vocab_limit: bool = True
+    #: The options the caller gave (written to the model's trainer_spec, as spm_train does).
+    given: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self):
+        if not 0.98 <= self.character_coverage <= 1.0:
+            raise ValueError(f"character_coverage: {self.character_coverage} is outside [0.98, 1]")
+        if not 1 <= self.max_sentencepiece_length <= 512:
+            raise ValueError(f"max_sentencepiece_length: {self.max_sentencepiece_length} is outside [1, 512]")
+        if not 10 <= self.max_sentence_length <= 1 << 30:
+            raise ValueError(f"max_sentence_length: {self.max_sentence_length} is outside [10, 2**30]")
+        if self.normalization_rule_name not in RULES:
+            raise ValueError(f"normalization_rule_name: {self.normalization_rule_name!r} is not one of "
+                             f"{', '.join(RULES)}")
+        if self.vocab_size <= 0:
+            raise ValueError(f"vocab_size: {self.vocab_size} must be positive")
+
+    @classmethod
+    def of(cls, **options) -> SentencePieceOptions:
+        """The options from keywords, one clear error for a name spm_train has but bytepair lacks."""
+        known = {f.name for f in fields(cls)} - {"given"}
+        for name in options:
+            if name not in known:
+                raise TypeError(f"{name}: not a sentencepiece BPE option bytepair supports "
+                                f"(supported: {', '.join(sorted(known))})")
+        for name in ("user_defined_symbols", "control_symbols"):
+            if isinstance(options.get(name), str):
+                options[name] = tuple(s for s in options[name].split(",") if s)
+            elif name in options:
+                options[name] = tuple(options[name])
+        return cls(**options, given=tuple(options))
+
+    def meta_pieces(self) -> dict[int, tuple[str, int]]:
+        """ID -> (piece, type) of the meta pieces, as spm_train places them (InitMetaPieces)."""
+        meta: dict[int, tuple[str, int]] = {}
+        for name, kind in (("unk", UNKNOWN), ("bos", CONTROL), ("eos", CONTROL), ("pad", CONTROL)):
+            at, piece = getattr(self, f"{name}_id"), getattr(self, f"{name}_piece")
+            if at < 0:
+                continue
+            if at >= self.vocab_size or at in meta:
+                raise ValueError(f"{name}_id: {at} is taken or not below vocab_size {self.vocab_size}")
+            meta[at] = (piece, kind)
+        if self.unk_id < 0 and not self.byte_fallback:
+            raise ValueError(f"unk_id: {self.unk_piece} must be defined (or byte_fallback)")
+        special = {self.bos_piece: self.bos_id, self.eos_piece: self.eos_id, self.pad_piece: self.pad_id}
+        extra = [(s, CONTROL) for s in self.control_symbols]
+        extra += [(s, USER_DEFINED) for s in self.user_defined_symbols]
+        if self.byte_fallback:
+            extra += [(f"<0x{b:02X}>", BYTE) for b in range(256)]
+        seen: set[str] = set()
+        free = 0
+        for piece, kind in extra:
+            if piece in seen or piece == self.unk_piece:
+                raise ValueError(f"symbols: {piece!r} is defined twice")
+            seen.add(piece)
+            if special.get(piece, -1) >= 0:
+                meta[special[piece]] = (piece, kind)
+                continue
+            while free in meta:
+                free += 1
+            meta[free] = (piece, kind)
+        return meta
+
+    def text_rules(self) -> TextRules:
+        names = {f.name for f in fields(TextRules)} - {"meta_pieces"}
+        metas = tuple(piece for piece, _ in self.meta_pieces().values())
+        return TextRules(**{n: getattr(self, n) for n in names}, meta_pieces=metas)
+
+    def piece_rules(self) -> PieceRules:
+        return PieceRules(**{f.name: getattr(self, f.name) for f in fields(PieceRules)})
+
+
+def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
+                      release: bool = False) -> list[tuple[str, float, int]]:
+    """The model's ``(piece, score, type)`` list from the normalised word counts.
+
+    ``release`` empties ``words`` once the loop holds them (its memory is then free for the loop).
+    """
+    meta = options.meta_pieces()
+    held = CompiledWords(words, options.piece_rules()) if SpmLoop is not None else None
+    counts = held.char_counts if held is not None else char_counts(words)
+    kept = required_chars(words, options.character_coverage, counts)
+    room = options.vocab_size - len(meta) - len(kept)
+    if room < 0:
+        raise ValueError(f"vocab_size: {options.vocab_size} is smaller than the meta pieces and "
+                         f"characters kept ({len(meta) + len(kept)}); raise it or lower character_coverage")
+    if held is not None:
+        if release:
+            words.clear()
+        merged = held.learn([char for char, _ in kept], room)
+    else:
+        masked = masked_words(words, dict(kept))
+        if release:
+            words.clear()
+        merged = learn_pieces(masked, room, options.piece_rules(), compiled=False)
+    final = merged + [char for char, _ in kept]
+    if options.hard_vocab_limit and len(meta) + len(final) < options.vocab_size:
+        raise ValueError(f"vocab_size: {options.vocab_size} is too high for this corpus; "
+                         f"set it to a value <= {len(meta) + len(final)}")
+    pieces: list[tuple[str, float, int]] = []
+    made = iter(enumerate(final))
+    for at in range(len(meta) + len(final)):
+        if at in meta:
+            pieces.append((meta[at][0], 0.0, meta[at][1]))
+        else:
+            i, piece = next(made)
+            pieces.append((piece, -float(i), NORMAL))
+    return pieces
+
+
+def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int,
+                        workers: int = 1, report=None, **options) -> SentencePieceModel:
+    """A sentencepiece BPE model trained on text files, equal to spm_train's with the same options.
+
+    ``corpus`` is a file or a list of files, one sentence a line. ``options`` are spm_train's
+    (:class:`SentencePieceOptions`); an option of spm_train's that bytepair lacks is refused.
+    ``report`` (a callable) hears how many lines were skipped as too long.
+    """
+    from bytepair.counts.spm_words import count_sentencepiece_words
+
+    options = SentencePieceOptions.of(vocab_size=vocab_size, **options)
+    paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    words, skipped = count_sentencepiece_words(paths, options.text_rules(), workers=workers)
+    if report is not None and skipped:
+        report(f"skipped {skipped} lines longer than max_sentence_length "
+               f"({options.max_sentence_length} bytes), as spm_train does")
+    return SentencePieceModel(pieces_from_words(words, options, release=True), options=options,
+                              skipped_lines=skipped)
