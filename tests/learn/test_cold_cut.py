@@ -249,6 +249,7 @@ def test_superbpe_with_the_floor_forced_high_equals_reference(cut, monkeypatch, 
     assert [tuple(m) for m in tok.merges] == reference(docs, transition, vocab, max_words)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("divisor", [1, 2, 4])
 @pytest.mark.parametrize("path", [KJV, MULTILINGUAL], ids=["english", "multilingual"])
 def test_superbpe_on_real_text_equals_reference(monkeypatch, divisor, path):

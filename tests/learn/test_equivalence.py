@@ -22,6 +22,8 @@ from helpers import byte_token
 # The ``backend`` fixture only sets an environment variable, which is the same
 # for every example, so sharing it across examples is safe.
 uses_backend = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+# This module is the Python twin's claim, so the default run keeps its cases too.
+pytestmark = pytest.mark.twin
 
 # Units a document is spelled with: ASCII, a space, the extreme byte values,
 # and multi-byte UTF-8 (two, three and four bytes).

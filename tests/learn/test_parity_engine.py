@@ -82,6 +82,7 @@ def ran(languages, merges, min_frequency, options, backend, check=False):
     return rules
 
 
+@pytest.mark.twin
 @uses_backend
 @given(problems())
 def test_fast_equals_naive(backend, problem):
@@ -90,6 +91,7 @@ def test_fast_equals_naive(backend, problem):
     assert ran(languages, merges, min_frequency, options, backend) == expected
 
 
+@pytest.mark.twin
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(problems())
 def test_invariants_hold_after_every_step(backend, problem):

@@ -141,6 +141,7 @@ def test_transition_at_the_end_and_at_256():
     assert tok.model.stages.transition < 1000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("max_words", [1, 2, 3, 4])
 def test_real_english_equals_reference(max_words):
     docs = KJV.read_text(encoding="utf-8").splitlines()[:150]
