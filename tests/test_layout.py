@@ -276,10 +276,6 @@ def test_the_circle_walk_sees_the_imports():
     assert {"model/models.py", "learn/rules.py"} <= graph["model/tokenizer.py"].keys()
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "two circles in today's src/, being removed on other branches: training/ (spec, trainer, "
-    "superbpe, parity, counting: TrainSpec.trainer() picks the trainer classes) and formats/ "
-    "(export, from_tokenizers, imports share private helpers)"))
 def test_no_import_circle():
     assert import_circles(SRC) == []
 
