@@ -258,16 +258,13 @@ def _named(argument: str):
 def _language_named():
     """The library names a language's texts by its argument (``corpus: l1 has no text``), the
     command line by the option that gave them (``--language l1: has no text``)."""
+    from bytepair.training.parity import LanguageWithoutText  # at first use, as train is
     try:
         yield
-    except ValueError as exc:
-        argument, _, rest = str(exc).partition(": ")
-        option = {"corpus": "--language", "dev": "--dev"}.get(argument)
-        language, _, what = rest.partition(" ")
-        if option is None or what != "has no text":
-            raise
-        why = " (every language needs some, with --ratio too)" if argument == "corpus" else ""
-        raise ValueError(f"{option} {language}: has no text{why}") from None
+    except LanguageWithoutText as exc:
+        option = {"corpus": "--language", "dev": "--dev"}[exc.argument]
+        why = " (every language needs some, with --ratio too)" if exc.argument == "corpus" else ""
+        raise InputError(f"{option} {exc.language}: has no text{why}") from None
 
 
 def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:

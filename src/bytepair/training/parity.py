@@ -19,6 +19,7 @@ import json
 from typing import Mapping
 
 from bytepair._util.atomic import write_atomically
+from bytepair._util.errors import ArgumentError
 from bytepair.counts.checkpoint import Checkpoint
 from bytepair.counts.piece_counts import PieceCounts, describe_pattern
 from bytepair.learn.budget import check_limit_now
@@ -28,6 +29,18 @@ from bytepair.model.tokenizer import Tokenizer
 from bytepair.training.counting import added, checkpoint_files, count_tables, read
 from bytepair.training.trainer import CheckpointHook, Trainer
 
+
+
+class LanguageWithoutText(ArgumentError):
+    """A language whose text holds nothing to count (``corpus: l1 has no text``), refused with
+    every variant: ``argument`` names what gave the texts (``corpus`` or ``dev``)."""
+
+    def __init__(self, argument: str, language: str):
+        self.language = language
+        super().__init__(argument, f": {language} has no text")
+
+    def __reduce__(self):
+        return (type(self), (self.argument, self.language))
 
 class ParityAwareTrainer(Trainer):
     """Parity-aware training as :attr:`spec` says (its ``parity`` options): each language's
@@ -109,7 +122,7 @@ class ParityAwareTrainer(Trainer):
             source = texts[language]
             table = source if isinstance(source, PieceCounts) else self.count(source, pattern)
             if not table:
-                raise ValueError(f"{what}: {language} has no text")
+                raise LanguageWithoutText(what, language)
             tables.append(table)
         return tables
 
