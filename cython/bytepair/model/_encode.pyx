@@ -36,7 +36,7 @@ from cpython.ref cimport PyObject
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport Py_UNICODE_ISSPACE
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 from libcpp.string cimport string
 from libcpp.vector cimport vector
@@ -616,10 +616,9 @@ cdef class Encoder:
     """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
 
     Built from the left and right token of every rule in rank order, in
-    O(rules) time and memory (about 70-130 bytes per rule: pair table and keys, lengths,
-    flat offsets, the whole-token table and one shared int object per ID; see the module notes
-    on token bytes). Building the whole-token table merges the bytes of every token of at
-    most 64 bytes once. Methods that take a :class:`PieceCache` also accept
+    O(rules) time and memory (about 70-120 bytes per rule: pair table and keys, lengths,
+    flat offsets and one shared int object per ID; see the module notes
+    on token bytes). Methods that take a :class:`PieceCache` also accept
     ``None`` (no cache).
     """
 
@@ -638,14 +637,6 @@ cdef class Encoder:
     cdef unsigned char* flat
     cdef object ints              # the int object of every ID, shared by all outputs
     cdef PyObject** int_items
-    # Whole tokens: an open-addressing table of token + 1 (0: free), keyed by the
-    # piece cache's hash of the token's bytes, holding every token of at most
-    # SMALL_PIECE bytes whose bytes merge to that token alone. A piece found
-    # here is that token with no rank loop: exact, because merging depends on
-    # the piece's bytes only, and the table holds a token only when merging its
-    # bytes gave it (a token's bytes may merge to other tokens; those are left out).
-    cdef uint32_t* whole_slots
-    cdef Py_ssize_t whole_mask
 
     def __cinit__(self, lefts, rights):
         cdef Py_ssize_t n = len(lefts), i, capacity, at, flat_size
@@ -722,36 +713,6 @@ cdef class Encoder:
             raise MemoryError()
         for i in range(n + 256):
             self.int_items[i] = PyTuple_GET_ITEM(<PyObject*>self.ints, i)
-        self.fill_whole_tokens()
-
-    cdef int fill_whole_tokens(self) except -1:
-        """Build the whole-token table: O(sum of L^2) for the L bytes of each short token."""
-        cdef uint32_t small[SMALL_PIECE]
-        cdef Py_ssize_t i, k, count = 0, capacity = 16
-        cdef uint32_t t
-        cdef const unsigned char* s
-        for i in range(self.n_rules):
-            if self.length[256 + i] <= SMALL_PIECE:
-                count += 1
-        while capacity < 2 * count:
-            capacity *= 2
-        self.whole_mask = capacity - 1
-        self.whole_slots = <uint32_t*>calloc(capacity, sizeof(uint32_t))
-        if self.whole_slots == NULL:
-            raise MemoryError()
-        with nogil:
-            for i in range(self.n_rules):
-                t = <uint32_t>(256 + i)
-                if self.length[t] > SMALL_PIECE:
-                    continue
-                s = self.flat + self.flat_at[t]
-                if self.merge_small(s, <Py_ssize_t>self.length[t], small) != 1 or small[0] != t:
-                    continue
-                k = <Py_ssize_t>(hash_bytes(s, <Py_ssize_t>self.length[t]) >> 7) & self.whole_mask
-                while self.whole_slots[k]:
-                    k = (k + 1) & self.whole_mask
-                self.whole_slots[k] = t + 1
-        return 0
 
     def __dealloc__(self):
         free(self.pair_slots)
@@ -760,7 +721,6 @@ cdef class Encoder:
         free(self.flat_at)
         free(self.flat)
         free(self.int_items)
-        free(self.whole_slots)
 
     @property
     def vocab_size(self) -> int:
@@ -879,20 +839,6 @@ cdef class Encoder:
         free(heap.keys)
         return 0
 
-    cdef inline uint32_t whole_token(self, const unsigned char* s, Py_ssize_t n,
-                                     uint64_t h) noexcept nogil:
-        """The token that piece ``s`` (1 < n <= SMALL_PIECE, hash ``h``) merges to alone, or NONE."""
-        cdef Py_ssize_t k = <Py_ssize_t>(h >> 7) & self.whole_mask
-        cdef uint32_t slot, t
-        while True:
-            slot = self.whole_slots[k]
-            if slot == 0:
-                return NONE
-            t = slot - 1
-            if <Py_ssize_t>self.length[t] == n and memcmp(self.flat + self.flat_at[t], s, n) == 0:
-                return t
-            k = (k + 1) & self.whole_mask
-
     cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
                          vector[uint32_t]* out) except -1 nogil:
         """Append the IDs of one piece to ``out``, through the cache when it is short."""
@@ -908,15 +854,9 @@ cdef class Encoder:
         cdef Py_ssize_t k, start
         cdef CacheSlot* slot
         cdef const uint32_t* ids
-        cdef uint32_t whole
         if n == 1:
             out.push_back(s[0])
             return 0
-        if n <= SMALL_PIECE:
-            whole = self.whole_token(s, n, h if h else hash_bytes(s, n))
-            if whole != NONE:
-                out.push_back(whole)
-                return 0
         if h and cache.slots != NULL:
             slot = cache_find(cache, h, s, n)
             if slot != NULL:
@@ -969,8 +909,6 @@ cdef class Encoder:
                 after = piece_end(pattern, s, n, end)
                 if cache != NULL and 1 < after - end <= MAX_CACHED_PIECE:
                     next_h = hash_bytes(s + end, after - end)
-                    if after - end <= SMALL_PIECE:
-                        __builtin_prefetch(&self.whole_slots[<Py_ssize_t>(next_h >> 7) & self.whole_mask])
                     if cache.slots != NULL:
                         __builtin_prefetch(&cache.slots[<Py_ssize_t>(next_h >> 7) & (cache.capacity - 1)])
             self.merge_hashed(s + p, end - p, h, cache, out)
@@ -1307,14 +1245,6 @@ cdef class Encoder:
             else:
                 stack.push_back(<uint32_t>self.rule_key[t - 256])  # right, then left
                 stack.push_back(<uint32_t>(self.rule_key[t - 256] >> 32))
-
-    def is_whole(self, Py_ssize_t token) -> bool:
-        """True when ``token`` is in the whole-token table: its bytes, as one piece, merge to it alone."""
-        if not 256 <= token < self.n_rules + 256 or self.length[token] > SMALL_PIECE:
-            return False
-        cdef const unsigned char* s = self.flat + self.flat_at[token]
-        cdef Py_ssize_t n = <Py_ssize_t>self.length[token]
-        return self.whole_token(s, n, hash_bytes(s, n)) == token
 
     def token_length(self, Py_ssize_t token) -> int:
         """Bytes of one token, O(1) (saturates at 2**62 for absurd models)."""
