@@ -1,4 +1,4 @@
-"""Encode and decode throughput against tiktoken and Hugging Face tokenizers.
+"""Encode and decode throughput against tiktoken, Hugging Face tokenizers and gigatoken.
 
 One command trains (once, cached) a 32,768-token model per pattern on the
 first 10 MB of the English corpus, exports it to tiktoken and to a
@@ -19,7 +19,10 @@ Results go to ``benches/results/encode.json``: MB/s per case, and the goals
 * ``encode_batch`` on 2 threads >= 1.4x on 1 thread;
 * a 10x longer single piece costs <= 20x the time.
 
-The three libraries must give the same IDs; a case that does not is marked.
+The libraries must give the same IDs; a case that does not is marked.
+gigatoken (when installed) loads the exported ``tokenizer.json`` and runs on
+one thread: the whole text with ``encode``, and the lines with
+``encode_batch_list(parallel=False)``.
 """
 
 from __future__ import annotations
@@ -97,6 +100,46 @@ def best(function, rounds: int = 3) -> float:
     return min(times)
 
 
+def _gigatoken(json_path: Path):
+    """gigatoken's tokenizer of the exported ``tokenizer.json``, or None when it is not installed."""
+    try:
+        import gigatoken
+    except ImportError:
+        return None
+    # gigatoken's fast splitters know cl100k as it spells it, ending in
+    # ``\s+`` with possessive digits; bytepair writes ``\p{N}{1,3}`` and ``|\s``, which
+    # split the same (nothing follows the digits in their branch, and the last branch
+    # only ever sees one white-space character). The IDs are compared all the same.
+    cl100k = (r"'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*+"
+              r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s")
+    spelled = cl100k.replace(r"\p{N}{1,3}|", r"\p{N}{1,3}+|") + "+"
+    data = json.loads(json_path.read_text(encoding="utf-8"))
+    for step in data["pre_tokenizer"].get("pretokenizers", [data["pre_tokenizer"]]):
+        if step.get("type") == "Split" and step["pattern"].get("Regex") == cl100k:
+            step["pattern"]["Regex"] = spelled
+    return gigatoken.Tokenizer.from_json(json.dumps(data))
+
+
+def _gigatoken_cases(giga, text: str, lines: list[str], ids: list[int], batch_ids: list,
+                     mb: float, rounds: int) -> dict:
+    """gigatoken on one thread: the whole text, then the lines as a batch not run in parallel.
+
+    The CPU seconds of all rounds are kept beside each speed: about rounds x the best time
+    shows that it ran on one thread.
+    """
+    out = {}
+    for name, run in (("gigatoken_encode", lambda: giga.encode(text)),
+                      ("gigatoken_encode_batch_serial",
+                       lambda: giga.encode_batch_list(lines, parallel=False))):
+        cpu = time.process_time()
+        seconds = best(run, rounds)
+        out[name] = mb / seconds
+        out[name + "_cpu_s_all_rounds"] = time.process_time() - cpu
+    out["gigatoken_same_ids"] = giga.encode(text).tolist() == ids
+    out["gigatoken_batch_same_ids"] = giga.encode_batch_list(lines, parallel=False) == batch_ids
+    return out
+
+
 def child(model_path: str, threads: int, held_out: int, rounds: int,
           text_name: str = "english") -> dict:
     """All cases of one model and thread count (this process's only job)."""
@@ -118,6 +161,7 @@ def child(model_path: str, threads: int, held_out: int, rounds: int,
     if not json_path.exists():
         to_tokenizers_json(tok, json_path)
     hf = tokenizers.Tokenizer.from_file(str(json_path))
+    giga = _gigatoken(json_path)
     out: dict = {"threads": threads, "held_out_bytes": size, "documents": len(lines)}
 
     def fresh():
@@ -133,6 +177,9 @@ def child(model_path: str, threads: int, held_out: int, rounds: int,
         out["hf_encode"] = mb / best(lambda: hf.encode(text, add_special_tokens=False), rounds)
         out["same_ids"] = (ids == enc.encode_ordinary(text)
                            == hf.encode(text, add_special_tokens=False).ids)
+        if giga is not None:
+            out.update(_gigatoken_cases(giga, text, lines, ids, cold.encode_batch(lines), mb,
+                                        rounds))
         out["bytes_per_token"] = size / len(ids)
         out["bytepair_decode_bytes"] = mb / best(lambda: tok.decode_bytes(ids), rounds)
         out["tiktoken_decode_bytes"] = mb / best(lambda: enc.decode_bytes(ids), rounds)

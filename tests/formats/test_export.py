@@ -214,6 +214,20 @@ def test_exports_give_bytepairs_ids_on_unusual_characters(trained, stable_chars,
     assert export.tiktoken_encoding(tok).encode(text) == ids
 
 
+def test_gigatoken_gives_bytepairs_ids(tmp_path, trained, held_out, stable_chars):
+    # gigatoken loads bytepair's tokenizer.json (o200k: the pattern its fast splitters
+    # know as bytepair writes it) and must give the same IDs on English, other
+    # languages, code, unusual white space and every script.
+    gigatoken = pytest.importorskip("gigatoken")
+    tok = trained("o200k")
+    path = tmp_path / "tokenizer.json"
+    export.to_tokenizers_json(tok, path)
+    giga = gigatoken.Tokenizer(str(path))
+    code = Path(export.__file__).read_text(encoding="utf-8")
+    for text in held_out[:3] + [code, stable_chars, stable_chars[::-1]]:
+        assert giga.encode(text).tolist() == tok.encode_ordinary(text)
+
+
 # -- tiktoken -------------------------------------------------------------------
 
 @pytest.mark.parametrize("pattern", PATTERN_CASES, ids=PATTERN_IDS)

@@ -105,6 +105,20 @@ def test_hyp_token_bytes_follow_the_rules(table):
         assert encoder.token_length(token) == len(data)
 
 
+def test_a_piece_that_is_a_tokens_bytes_may_not_encode_to_that_token():
+    # "ab" (rank 0) beats "bc" (rank 1), so "abc" merges to [ab, c], never to
+    # token 258 = a + bc, though 258's bytes are "abc": a shortcut that maps a
+    # piece found in the vocabulary to its token would be wrong here.
+    a, b, c = b"abc"
+    encoder = compiled.Encoder([a, b, a], [b, c, 257])
+    assert encoder.token_bytes(258) == b"abc"
+    cache = compiled.PieceCache()
+    for _ in range(2):  # the second time from the piece cache
+        assert encoder.encode(b"abc") == encoder.encode_pieces([b"abc"], cache) == [256, c]
+    assert _encode_py.Encoder([a, b, a], [b, c, 257]).encode(b"abc") == [256, c]
+    assert encoder.encode(b"bc") == [257]
+
+
 def test_long_tokens_are_expanded_from_their_halves():
     # A chain: token k is token k-1 plus "a"; most are longer than the flat buffer keeps.
     rules = 1000
