@@ -9,11 +9,12 @@ import pytest
 
 from benches import corpus as corpora
 from benches import ingest, merge_loop, report
+from benches.corpora import debian
 
 
 def test_apt_get_never_runs_without_fetch_corpora(monkeypatch):
     ran = []
-    monkeypatch.setattr(corpora, "_run", lambda cmd, **kwargs: ran.append(cmd))
+    monkeypatch.setattr(debian, "_run", lambda cmd, **kwargs: ran.append(cmd))
     monkeypatch.delenv(corpora.FETCH_ENV, raising=False)
     with pytest.raises(corpora.FetchNotAllowed) as raised:
         corpora._apt(["install", "-y", "--no-install-recommends", "some-doc"])
@@ -29,7 +30,7 @@ def test_fetch_corpora_allows_apt_get(monkeypatch):
         returncode = 0
 
     ran = []
-    monkeypatch.setattr(corpora, "_run", lambda cmd, **kwargs: ran.append(cmd) or Done())
+    monkeypatch.setattr(debian, "_run", lambda cmd, **kwargs: ran.append(cmd) or Done())
     monkeypatch.delenv(corpora.FETCH_ENV, raising=False)
     parser = report.argparse.ArgumentParser()
     corpora.add_fetch_option(parser)

@@ -1,7 +1,7 @@
-"""The parallel benchmark text (benches/corpus.py, ``parallel``): dev and held-out sets hold the
-same units in every language, no line of theirs reaches any training text, training lines are
-each taken once and cut at the byte budget, and the build is deterministic. The sources are
-replaced by small made-up ones (the real ones are Debian packages)."""
+"""The parallel benchmark text (benches/corpora/parallel.py, ``parallel``): dev and held-out
+sets hold the same units in every language, no line of theirs reaches any training text, training
+lines are each taken once and cut at the byte budget, and the build is deterministic. The sources
+are replaced by small made-up ones (the real ones are Debian packages)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from benches import corpus
+from benches.corpora import parallel as corpus
 
 LOCALES = ("en", "fr", "ru")
 ENGLISH = {("help", "a.html", f"par_id{i}"): f"Paragraph {i} of the help." for i in range(60)}
