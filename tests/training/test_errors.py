@@ -25,7 +25,7 @@ def model():
 BAD_MERGES = [
     pytest.param(-1, ValueError, id="negative"),
     pytest.param(1.0, TypeError, id="float"),
-    pytest.param("3", TypeError, id="str"),
+    pytest.param("3x", ValueError, id="str"),  # a size such as "3" or "8k" is a number
     pytest.param(None, TypeError, id="None"),
     pytest.param(True, TypeError, id="bool"),
     pytest.param(False, TypeError, id="bool-false"),

@@ -144,7 +144,7 @@ def run_inspect_base(args, refused: Exception) -> None:
     try:
         base = read_base(args.model, pattern=args.pattern, special_tokens=args.special,
                          trust_pattern=args.trust_pattern)
-    except ValueError:
+    except (ValueError, RecursionError):  # JSON nested too deep for Python's reader too
         raise refused from None
     print(f"model: {args.model}")
     print(f"kind: {base.kind} (bytepair cannot encode with it as a model: {refused})")

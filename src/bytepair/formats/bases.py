@@ -281,6 +281,9 @@ def read_base(path: str | os.PathLike, *, pattern=None, special_tokens=None,
                                    trust_pattern=trust_pattern), "tiktoken")
     try:
         document = json.loads(text)
+    except RecursionError:
+        raise ImportRefused(f"{name!r} is not a tokenizer: arrays or objects nested deeper than "
+                            "Python's JSON reader goes") from None
     except ValueError:
         what = foreign.text_file(text)
         raise ImportRefused(f"{name!r} {what or 'is neither JSON nor a tiktoken ranks file'}") \
