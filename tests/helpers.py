@@ -199,3 +199,20 @@ def peak_rss_mib(script: str, *args: str) -> float:
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return int(done.stdout.split()[-1]) / 1024
+
+
+# -- reading a page in a real browser (tests/teach/test_browser_*.py) ------------------------
+
+def text_of(driver, selector: str) -> str:
+    """The text the page shows at ``selector`` now, read in one script. Waits read state this
+    way, never through an element found earlier: the page may replace it meanwhile (a
+    StaleElementReferenceException inside the wait)."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
+
+
+def shown(driver, selector: str) -> bool:
+    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
+    return driver.execute_script(
+        "const e = document.querySelector(arguments[0]);"
+        "return !!e && e.getClientRects().length > 0", selector)

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import shown, text_of
 
 import bytepair
 from bytepair.split import fastsplit
@@ -37,21 +38,6 @@ TYPED = ("In the beginning God created the heaven and the earth.\n"
 SCRIPTED = "\tspaces  here 🙂\u0007<|endoftext|>"
 #: Seconds to wait for the page: generous, for a loaded CI machine.
 WAIT = 30
-
-
-def text_of(driver, selector: str) -> str:
-    """The text the page shows at ``selector`` now, read in one script. Waits read state this
-    way, never through an element found earlier: the page may replace it meanwhile (a
-    StaleElementReferenceException inside the wait)."""
-    return driver.execute_script(
-        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
-
-
-def shown(driver, selector: str) -> bool:
-    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
-    return driver.execute_script(
-        "const e = document.querySelector(arguments[0]);"
-        "return !!e && e.getClientRects().length > 0", selector)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import shown, text_of
 
 from bytepair.learn import naive
 from bytepair.learn.rules import count_pairs, priority
@@ -32,19 +33,6 @@ IMAGES = Path(os.environ.get("BYTEPAIR_SCREENSHOTS")
 WAIT = 30
 
 
-def text_of(driver, selector: str) -> str:
-    """The text the page shows at ``selector`` now, read in one script. Waits read state this
-    way, never through an element found earlier: the page may replace it meanwhile (a
-    StaleElementReferenceException inside the wait)."""
-    return driver.execute_script(
-        "const e = document.querySelector(arguments[0]); return e ? e.innerText : ''", selector)
-
-
-def shown(driver, selector: str) -> bool:
-    """Whether an element at ``selector`` is drawn (not hidden), read in one script."""
-    return driver.execute_script(
-        "const e = document.querySelector(arguments[0]);"
-        "return !!e && e.getClientRects().length > 0", selector)
 CHAPTER = "low lower lowest"
 
 
