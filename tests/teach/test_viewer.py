@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, strategies as st
@@ -254,3 +256,16 @@ def test_a_ranks_file_without_a_pattern_gets_the_pattern_that_fits(models, tmp_p
         load_viewer_model(str(tmp_path / "own.tiktoken"))
     assert ":PATTERN" in str(refused.value)
     assert "one of gpt2, cl100k, o200k (or a regex)" in str(refused.value)
+
+
+def test_special_tokens_without_a_tiktoken_file_are_refused(models, tmp_path):
+    """Only a tiktoken ranks file takes --special: given to other models alone, nothing would
+    take them, so the command refuses in one line rather than ignore them."""
+    models["words"].save(tmp_path / "model.json")
+    with pytest.raises(ValueError, match="^special_tokens: only a tiktoken ranks file"):
+        load_viewer_models([str(tmp_path / "model.json")], special_tokens={"<|x|>": 300})
+    done = subprocess.run([sys.executable, "-m", "bytepair", "workbench", str(tmp_path / "model.json"),
+                           "--special", "<|x|>", "--no-browser"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "--special: only a tiktoken ranks file" in done.stderr

@@ -39,6 +39,7 @@ from array import array
 from itertools import accumulate
 from typing import NamedTuple
 
+from bytepair._util.errors import ArgumentError
 from bytepair.formats.imports import looks_like_tiktoken
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
@@ -315,6 +316,13 @@ def _is_tiktoken(path: str) -> bool:
         return False
 
 
+def _names_tiktoken(spec: str) -> bool:
+    """Whether a ``MODEL`` argument is a tiktoken ranks file (``FILE:PATTERN``, or the file)."""
+    if not os.path.exists(spec):
+        return ":" in spec
+    return os.path.isfile(spec) and _is_tiktoken(spec)
+
+
 def load_viewer_model(spec: str, *, pattern: str | None = None, special_tokens=None,
                       trust_pattern: bool = False) -> tuple[str, Tokenizer]:
     """The name and tokenizer of a ``MODEL`` argument.
@@ -367,7 +375,12 @@ def load_viewer_model(spec: str, *, pattern: str | None = None, special_tokens=N
 
 def load_viewer_models(specs, *, pattern: str | None = None, special_tokens=None,
                        trust_pattern: bool = False) -> dict[str, Tokenizer]:
-    """:func:`load_viewer_model` of each spec, by name; a name seen twice gets ``#2``, ``#3``."""
+    """:func:`load_viewer_model` of each spec, by name; a name seen twice gets ``#2``, ``#3``.
+    ``special_tokens`` with no tiktoken ranks file among the specs is refused: nothing would
+    take them."""
+    if special_tokens and not any(_names_tiktoken(spec) for spec in specs):
+        raise ArgumentError("special_tokens", ": only a tiktoken ranks file takes special "
+                            "tokens, and no MODEL is one (the others hold their own)")
     models: dict[str, Tokenizer] = {}
     for spec in specs:
         name, tok = load_viewer_model(spec, pattern=pattern, special_tokens=special_tokens,
