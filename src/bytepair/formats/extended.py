@@ -33,8 +33,10 @@ FORMATS = ("tokenizers", "transformers", "tiktoken", "bytepair")
 
 
 class Extension:
-    """A base tokenizer with ``rules`` appended (each a :class:`Merge` in the base's IDs;
-    ``token_id`` may be a token the base has already, when the two sides spell it).
+    """A base tokenizer (``base``) with ``rules`` appended (each a :class:`Merge` in the
+    base's IDs; ``token_id`` may be a token the base has already, when the two sides spell it).
+    ``spellings`` maps each rule's ``token_id`` to the bytes it spells; those of tokens the
+    base lacks are the new tokens.
 
     ``added``: how many tokens are new; ``embedding_rows``: the rows an embedding matrix
     needs (the largest ID + 1).

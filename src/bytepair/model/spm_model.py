@@ -27,9 +27,20 @@ _BYTE = re.compile(r"<0x([0-9A-F]{2})>")
 
 
 class SentencePieceModel:
-    """The pieces of a sentencepiece BPE model and what it needs to encode and decode."""
+    """The pieces of a sentencepiece BPE model and what it needs to encode and decode.
 
-    def __init__(self, pieces: list[tuple[str, float, int]], *, options=None,
+    ``pieces``: ``(piece, score, type)`` in ID order, the type one of :data:`NORMAL`,
+    :data:`UNKNOWN`, :data:`CONTROL`, :data:`USER_DEFINED`, :data:`UNUSED`, :data:`BYTE`.
+    ``options``: the training options (a
+    :class:`~bytepair.training.sentencepiece.SentencePieceOptions`), when trained here.
+    ``normalizer``: the normaliser spec (``name``, ``precompiled_charsmap`` and the flags
+    set); default: the one ``options`` gives, else identity. ``trainer_spec``: the trainer
+    spec's fields as a model file holds them (informational). ``skipped_lines``: lines left
+    out of training for being longer than ``max_sentence_length``.
+    """
+
+    def __init__(self, pieces: list[tuple[str, float, int]], *,
+                 options: object | None = None,
                  normalizer: dict | None = None, trainer_spec: dict | None = None,
                  skipped_lines: int = 0):
         self.pieces = list(pieces)
@@ -61,7 +72,8 @@ class SentencePieceModel:
         return len(self.pieces)
 
     def flag(self, name: str) -> bool:
-        """A normaliser flag (add_dummy_prefix, remove_extra_whitespaces, escape_whitespaces)."""
+        """Whether the normaliser flag ``name`` is set (``add_dummy_prefix``,
+        ``remove_extra_whitespaces``, ``escape_whitespaces``); a flag not in the spec is set."""
         return bool(self.normalizer.get(name, True))
 
     def normalize(self, text: str) -> str:
@@ -88,7 +100,8 @@ class SentencePieceModel:
         return ids
 
     def encode_pieces(self, normalized: str) -> list[str]:
-        """The BPE pieces of a normalised string (pieces may be outside the vocabulary)."""
+        """The BPE pieces of ``normalized``, a string already normalised (see :meth:`normalize`);
+        pieces may be outside the vocabulary."""
         if self._user_pattern is not None:
             symbols = self._user_pattern.findall(normalized)
         else:

@@ -9,7 +9,7 @@ write the result in the base's format (:class:`bytepair.formats.extended.Extensi
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator, Sequence
 
 from bytepair._util.validate import check_int, parse_memory
 from bytepair.counts.piece_counts import PieceCounts
@@ -24,23 +24,35 @@ from bytepair.read.paths import is_jsonl, is_parquet, open_file
 from bytepair.training.counting import added, checkpoint_files, count_corpus, count_tables, read
 from bytepair.training.spec import CountOptions, ReadOptions, count_identity
 
+if TYPE_CHECKING:  # for annotations only
+    import tokenizers
+
+    from bytepair.model.tokenizer import Tokenizer
+
 #: Bytes read at a time when looking for added tokens in plain text files.
 SCAN_BYTES = 1 << 24
 
 
-def extend(base, corpus, *, vocab_size: int, min_frequency: int = 1,
+def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
+           corpus: str | os.PathLike | Files | Iterable[str | bytes] | PieceCounts
+           | Sequence[PieceCounts], *, vocab_size: int, min_frequency: int = 1,
            per_line: bool = False, jsonl_field: str | None = None, text_column: str | None = None,
            workers: int | None = None, progress: bool | None = None,
            max_memory: int | str | None = None, checkpoint: str | os.PathLike | None = None,
-           resume: bool = False, pattern=None, special_tokens=None,
+           resume: bool = False, pattern: str | None = None,
+           special_tokens: dict[str, int] | Sequence[str] | str | os.PathLike | None = None,
            trust_pattern: bool = False, backend: str | None = None) -> Extension:
     """Extend ``base`` to ``vocab_size`` tokens on ``corpus``, keeping every ID it has.
 
     ``base``: a path (``tokenizer.json``, a ``transformers`` directory, a tiktoken ranks file
     with ``pattern`` and ``special_tokens``, a bytepair model), a bytepair ``Tokenizer``, a
     ``tokenizers.Tokenizer`` or a :class:`~bytepair.formats.bases.Base`. ``vocab_size``
-    counts every distinct ID, added tokens included. ``corpus`` and the reading options are
-    as for :func:`bytepair.train` (count tables must be cut with the base's pattern).
+    counts every distinct ID, added tokens included. ``corpus`` and the reading options
+    (``per_line``, ``jsonl_field``, ``text_column``) are as for :func:`bytepair.train` (count
+    tables must be cut with the base's pattern). ``pattern`` and ``special_tokens``: for a
+    tiktoken ranks file only, as :func:`bytepair.load` takes them. ``trust_pattern``: accept
+    a base's custom regex (a ``tokenizer.json``'s Split, a bytepair model's pattern), as
+    :func:`bytepair.load` does.
     ``min_frequency``: stop when the best pair is seen fewer times. ``workers``,
     ``progress``, ``max_memory``, ``checkpoint`` and ``resume`` as for :func:`bytepair.train`
     (the checkpoint keeps the counts of files). ``backend``: the pair engine's

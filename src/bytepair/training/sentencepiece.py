@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import Iterable
+from typing import Callable, Iterable
 
 from bytepair.split.spm_text import RULES, TextRules
 from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
@@ -161,12 +161,17 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
 
 
 def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int,
-                        workers: int = 1, report=None, **options) -> SentencePieceModel:
+                        workers: int = 1, report: Callable[[str], object] | None = None,
+                        **options: object) -> SentencePieceModel:
     """A sentencepiece BPE model trained on text files, equal to spm_train's with the same options.
 
-    ``corpus`` is a file or a list of files, one sentence a line. ``options`` are spm_train's
-    (:class:`SentencePieceOptions`); an option of spm_train's that bytepair lacks is refused.
-    ``report`` (a callable) hears how many lines were skipped as too long.
+    ``corpus`` is a file or a list of files, one sentence a line. ``vocab_size``: the number
+    of pieces, meta pieces included, as spm_train's (fewer only without
+    ``hard_vocab_limit``). ``workers``: the processes that count the lines. ``options`` are
+    spm_train's (:class:`SentencePieceOptions`); an option of spm_train's that bytepair lacks
+    is refused.
+    ``report``: a callable given a message (a ``str``) saying how many lines were skipped as
+    too long, when any were.
     """
     from bytepair.counts.spm_words import count_sentencepiece_words
 
