@@ -281,7 +281,9 @@ def learner_fit(learner: Learner, words: Sequence[Sequence], merges: int,
         rows = learner.merge_rows(rows, (left, right), new, where)
         return rows, sum(row.count(new) for row in rows) - before
 
+    # naive.fit keeps one list of rows and changes it in place each round: ``on_round`` gets
+    # this round's rows as a list of its own (the merged rows are new lists, never changed).
     seen = None if on_round is None else \
-        (lambda counts, rule, rows: on_round(rule, None, rows))
+        (lambda counts, rule, rows: on_round(rule, None, list(rows)))
     return naive.fit(words, [1] * len(words), merges, join, seen, first_rank=first_rank,
                      count=count, choose=choose, replace=replace)
