@@ -216,3 +216,25 @@ def shown(driver, selector: str) -> bool:
     return driver.execute_script(
         "const e = document.querySelector(arguments[0]);"
         "return !!e && e.getClientRects().length > 0", selector)
+
+
+# -- a learner's correct exercise file (tests/teach) -----------------------------------------
+
+RIGHT_MERGE = """
+def merge(word, pair, new_token):
+    out, i = [], 0
+    while i < len(word):
+        if word[i:i + 2] == list(pair):
+            out.append(new_token); i += 2
+        else:
+            out.append(word[i]); i += 1
+    return out
+"""
+RIGHT_COUNT = """
+def count_pairs(words):
+    counts = {}
+    for word in words:
+        for pair in zip(word, word[1:]):
+            counts[pair] = counts.get(pair, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+"""

@@ -15,25 +15,8 @@ import time
 import pytest
 
 from bytepair.teach import exercise
+from helpers import RIGHT_COUNT, RIGHT_MERGE
 
-RIGHT_MERGE = """
-def merge(word, pair, new_token):
-    out, i = [], 0
-    while i < len(word):
-        if word[i:i + 2] == list(pair):
-            out.append(new_token); i += 2
-        else:
-            out.append(word[i]); i += 1
-    return out
-"""
-RIGHT_COUNT = """
-def count_pairs(words):
-    counts = {}
-    for word in words:
-        for pair in zip(word, word[1:]):
-            counts[pair] = counts.get(pair, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-"""
 #: CPython emits no line event in this loop: a trace hook never sees it.
 NO_LINE_EVENTS = "def count_pairs(words):\n    while True: pass\n" + RIGHT_MERGE
 #: calloc'd: no memory is touched, but the address space is far past the limit.

@@ -17,24 +17,9 @@ import time
 import pytest
 
 import bytepair
+from helpers import RIGHT_COUNT, RIGHT_MERGE
 
-LEARNER = """
-def count_pairs(words):
-    counts = {}
-    for word in words:
-        for pair in zip(word, word[1:]):
-            counts[pair] = counts.get(pair, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
-
-def merge(word, pair, new_token):
-    out, i = [], 0
-    while i < len(word):
-        if word[i:i + 2] == list(pair):
-            out.append(new_token); i += 2
-        else:
-            out.append(word[i]); i += 1
-    return out
-"""
+LEARNER = RIGHT_COUNT + RIGHT_MERGE
 
 
 class Server:
