@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from bytepair.counts import counting
 from bytepair.split import fastsplit
@@ -32,6 +33,21 @@ needs_compiled = pytest.mark.skipif(
 needs_compiled_splitter = pytest.mark.skipif(
     not fastsplit.available(), reason="the compiled splitter is not installed"
 )
+
+
+def examples(thorough: int) -> int:
+    """A test's own count of Hypothesis examples: ``thorough`` in CI's thorough profile, a fifth
+    of it (at least 10) in the default fast one, as the two profiles' defaults are."""
+    return thorough if settings.get_current_profile_name() == "thorough" else max(10, thorough // 5)
+
+
+def sampled(values, keep) -> list:
+    """Parameters for a test that runs on every value in CI but only on ``keep`` by default:
+    the other values are marked ``slow`` (CI's ``-m ""`` runs them)."""
+    missing = set(keep) - set(values)
+    assert not missing, f"sampled: {missing} not among the values"
+    return [value if value in keep else pytest.param(value, marks=pytest.mark.slow)
+            for value in values]
 
 
 def byte_token(left: int, right: int, rank: int) -> int:

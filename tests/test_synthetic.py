@@ -27,6 +27,7 @@ def sample(tmp_path_factory) -> bytes:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_same_seed_same_bytes_in_any_number_of_workers(sample):
     again = io.BytesIO()
     generator.write(again, SIZE, seed=7)

@@ -137,6 +137,7 @@ def test_counts_and_files_are_exclusive(capsys, tmp_path, shards):
                    "--merges", "5", "-o", out, match="--per-line: has no effect with --counts")
 
 
+@pytest.mark.slow
 def test_unreachable_scheduler_in_a_real_process(tmp_path, shards):
     """The entry point itself: one line on stderr, exit 2, no output, within the timeout."""
     out = tmp_path / "c.counts"

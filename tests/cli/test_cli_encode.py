@@ -114,6 +114,7 @@ def test_unknown_append_token(capsys, tmp_path, model, corpus):
                                         "1000", "-o", out], "--append", "1000", "outside")
 
 
+@pytest.mark.slow  # a 65k-rule model
 def test_vocabulary_too_large_for_uint16(capsys, tmp_path, corpus):
     # A chain of rules: 256 + 65,300 tokens do not fit in 16 bits.
     rows = [[97, 97, 1, 1]] + [[255 + k, 97, 1, 1] for k in range(1, 65_300)]

@@ -8,6 +8,8 @@ file (``--file PATH``, ``-`` for stdin). The file's contents come in through ``-
 
 from __future__ import annotations
 
+import io
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +17,39 @@ from pathlib import Path
 import pytest
 
 import bytepair
+from bytepair.cli.main import main
 
 TEXT = "hello world, héllo wörld\n"
 
 
-def bytepair_cli(cwd: Path, *argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
+def real_cli(cwd: Path, *argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    """``python -m bytepair ARGV`` in a process of its own."""
     done = subprocess.run([sys.executable, "-m", "bytepair", *argv], cwd=cwd, input=stdin,
                           capture_output=True, timeout=120)
     return done.returncode, done.stdout.decode(), done.stderr.decode()
+
+
+def bytepair_cli(cwd: Path, *argv: str, stdin: bytes = b"") -> tuple[int, str, str]:
+    """The same command's ``main`` in this process (a process each took most of this file's
+    time), with ``cwd``, stdin and the output streams swapped in; real_cli checks the entry."""
+    out, err = io.BytesIO(), io.BytesIO()
+    streams = [io.TextIOWrapper(stream, encoding="utf-8", write_through=True)
+               for stream in (io.BytesIO(stdin), out, err)]
+    saved = sys.stdin, sys.stdout, sys.stderr, os.getcwd()
+    sys.stdin, sys.stdout, sys.stderr = streams
+    os.chdir(cwd)
+    try:
+        try:
+            code = main(list(argv))
+        except SystemExit as stop:
+            code = stop.code
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved[:3]
+        os.chdir(saved[3])
+        for stream in streams:
+            stream.flush()
+            stream.detach()  # leaves the buffers open to be read
+    return code, out.getvalue().decode(), err.getvalue().decode()
 
 
 def assert_refused(cwd: Path, argv, *words: str) -> str:
@@ -72,6 +99,17 @@ def test_encode_reads_the_file_with_file_or_stdin(folder, argv, stdin):
     code, out, err = bytepair_cli(folder, "encode", "model.json", *argv, stdin=stdin)
     assert code == 0, err
     assert out.split() == ids(folder, TEXT)
+
+
+def test_the_real_command_refuses_a_file_name_and_reads_the_file_with_file(folder):
+    code, out, err = real_cli(folder, "encode", "model.json", "small.txt")
+    assert (code, out) == (2, "") and err.count("\n") == 1 and "--file small.txt" in err, err
+    code, out, err = real_cli(folder, "encode", "model.json", "--file", "small.txt")
+    assert code == 0, err
+    assert out.split() == ids(folder, TEXT)
+    code, out, err = real_cli(folder, "encode", "model.json", stdin=b"small.txt")
+    assert code == 0, err
+    assert out.split() == ids(folder, "small.txt")
 
 
 def test_encode_encodes_a_name_given_on_stdin_and_other_text_as_itself(folder):

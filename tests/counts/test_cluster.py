@@ -170,6 +170,7 @@ def doomed_cluster():
                 yield client
 
 
+@pytest.mark.slow  # a cluster of its own per case; test_worker_errors_reach_the_caller is quick
 @pytest.mark.parametrize(("counter", "message"), [
     (_die, r"c\.txt \(part from 0 to the end\): the task ended every worker that ran it "
            r"\(killed, or out of memory\?\)"),
@@ -211,6 +212,7 @@ time.sleep(600)
 """
 
 
+@pytest.mark.slow
 def test_a_scheduler_lost_while_counting_is_one_error_line(tmp_path):
     """It was a traceback of 57 lines and exit code 1."""
     corpus = tmp_path / "c.txt"

@@ -21,7 +21,7 @@ from bytepair.evaluation.report import evaluate
 from bytepair.learn.rules import Merge, replace_pair
 from bytepair.model import _encode_py, codec
 from bytepair.split.pretokenize import PATTERNS, splitter
-from helpers import KJV, MULTILINGUAL
+from helpers import examples, KJV, MULTILINGUAL
 
 try:  # in the test extra; only the tests that compare with it need it
     import tokenization_scorer
@@ -77,7 +77,7 @@ def _close(a, b) -> bool:
     return math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-15)
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(train_docs=DOCS, held_out=DOCS, merges=st.integers(0, 14), special=st.booleans(),
        full=st.booleans(), pattern=st.sampled_from(["gpt2", None]), data=st.data())
 def test_hyp_rows_equal_plain_metrics_at_every_size(train_docs, held_out, merges, special,
@@ -205,7 +205,7 @@ def _pieces(docs: list[str], pattern: str | None) -> Counter:
     return Counter(piece.encode() for doc in docs for piece in cut(doc))
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(docs=DOCS, merges=st.integers(0, 16), pattern=st.sampled_from(["gpt2", None]))
 def test_hyp_training_curve_and_intermediate_equal_encoding_the_training_pieces(docs, merges, pattern):
     if not "".join(docs):
@@ -232,7 +232,7 @@ def test_hyp_training_curve_and_intermediate_equal_encoding_the_training_pieces(
         assert counts[k] == len(checks.intermediate_tokens(tok.merges[:k]))
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(docs=st.lists(st.binary(max_size=12).map(lambda b: bytes(x % 3 + 97 for x in b)),
                      min_size=1, max_size=5), merges=st.integers(0, 12))
 def test_hyp_final_counts_equal_the_sequences_train_bytes_keeps(docs, merges):

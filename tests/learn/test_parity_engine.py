@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from bytepair.learn import parity, parity_naive
 from bytepair.learn.parity_rules import GLOBAL, Selector, ratio_scores
+from helpers import examples
 
 uses_backend = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -92,7 +93,7 @@ def test_fast_equals_naive(backend, problem):
 
 
 @pytest.mark.twin
-@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(problems())
 def test_invariants_hold_after_every_step(backend, problem):
     languages, merges, min_frequency, options = problem

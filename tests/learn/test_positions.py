@@ -19,7 +19,7 @@ from bytepair.learn import _engine_py
 from bytepair.learn import incremental
 from bytepair.learn import naive
 
-from helpers import byte_token
+from helpers import byte_token, examples
 
 TOP_ID = 2**31 - 1
 
@@ -39,7 +39,7 @@ DOCUMENTS = st.lists(
     max_size=6)
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(DOCUMENTS, st.lists(st.integers(1, 3), min_size=6, max_size=6), st.integers(1, 60))
 def test_hyp_consumed_runs_equal_naive_with_a_check_after_every_merge(
@@ -128,7 +128,7 @@ def test_hyp_a_growing_pair_table_finds_every_pair(alphabet, picks, parts):
 WIDE_WEIGHTS = st.sampled_from([1, 2, 3, 2**16 - 1, 2**16, 2**16 + 1, 2**16 + 2, 10**12, 2**40])
 
 
-@settings(max_examples=60, deadline=None,
+@settings(max_examples=examples(60), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(DOCUMENTS, st.lists(WIDE_WEIGHTS, min_size=6, max_size=6), st.integers(1, 40),
        st.integers(0, 2**20))

@@ -52,6 +52,7 @@ def run_child(code: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 def test_chain_model_of_100k_rules_loads_and_encodes_within_a_memory_cap(tmp_path):
     rules = 100_000
     rows = [[97, 97, 1, 1]] + [[255 + k, 97, 1, 1] for k in range(1, rules)]
@@ -89,6 +90,7 @@ def _piece_rss(model_code: str, data_code: str, size: int) -> float:
     return float(out)
 
 
+@pytest.mark.slow
 def test_one_8mb_byte_mode_piece_encodes_within_40_bytes_per_input_byte():
     size = 8 << 20
     per_byte = _piece_rss(
@@ -103,6 +105,7 @@ def test_one_8mb_byte_mode_piece_encodes_within_40_bytes_per_input_byte():
     assert per_byte <= 40, f"{per_byte:.1f} bytes of RSS per input byte"
 
 
+@pytest.mark.slow
 def test_8mb_of_spaces_with_gpt2_encodes_within_40_bytes_per_input_byte():
     size = 8 << 20
     per_byte = _piece_rss(

@@ -13,7 +13,7 @@ from bytepair.read import blocks
 from bytepair.counts import counting
 from bytepair.read.corpus import Files, read_file
 from bytepair.split.pretokenize import PATTERNS, splitter
-from helpers import needs_compiled_splitter
+from helpers import examples, needs_compiled_splitter
 
 NAMES = list(blocks.CUTTABLE)
 
@@ -34,7 +34,7 @@ def pieces(name: str, text: str) -> list[str]:
 
 @pytest.mark.parametrize("name", NAMES)
 @given(text=TEXTS)
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_every_cut_point_keeps_the_regex_pieces(name, text):
     # The rule is checked against the regex module itself, not the compiled scanners.
     data = text.encode()
@@ -102,7 +102,7 @@ def test_streamed_whole_file_equals_in_memory_on_adversarial_text(tmp_path, monk
 @needs_compiled_splitter
 @pytest.mark.parametrize("name", NAMES)
 @given(text=TEXTS, block=st.integers(1, 40))
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=examples(150), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 def test_streamed_whole_file_equals_in_memory(tmp_path, monkeypatch, name, text, block):
     data = (text * 3).encode()
@@ -204,7 +204,7 @@ def test_blocks_stay_bounded_on_prose(tmp_path, real_text, per_line):
 @pytest.mark.parametrize("per_line", [False, True])
 @given(text=TEXTS, block=st.integers(1, 40), start=st.integers(0, 60),
        length=st.none() | st.integers(0, 80))
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_mapped_blocks_cover_the_text_read_blocks_cover(tmp_path, per_line, text, block, start, length):
     # Mapped windows may end at other line ends or cut points than reads do, never
     # on other text; a part starts at a cut point, so it is cut as the part alone.

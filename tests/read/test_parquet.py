@@ -139,6 +139,7 @@ def test_invalid_utf8_in_a_string_column_names_the_row(tmp_path):
     assert list(Files(path).documents(text=False))[-1] == bad
 
 
+@pytest.mark.slow
 def test_memory_does_not_follow_the_row_group_size(tmp_path):
     """Rows are read in record batches: one 30 MB row group peaks about where 30 groups of
     1 MB do (211 MiB against 87 when a row group was read whole; now 105 and 97)."""

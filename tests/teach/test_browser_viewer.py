@@ -39,6 +39,10 @@ SCRIPTED = "\tspaces  here 🙂\u0007<|endoftext|>"
 #: Seconds to wait for the page: generous, for a loaded CI machine.
 WAIT = 30
 
+# A real browser takes a minute for these two files: they run in CI (-m "") and with -m slow;
+# the default run checks the same answers through the server (test_workbench, test_viewer).
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def models():

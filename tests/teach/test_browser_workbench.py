@@ -32,6 +32,10 @@ IMAGES = Path(os.environ.get("BYTEPAIR_SCREENSHOTS")
 #: Seconds to wait for the page: generous, for a loaded CI machine.
 WAIT = 30
 
+# A real browser takes a minute for these two files: they run in CI (-m "") and with -m slow;
+# the default run checks the same answers through the server (test_workbench, test_viewer).
+pytestmark = pytest.mark.slow
+
 
 CHAPTER = "low lower lowest"
 

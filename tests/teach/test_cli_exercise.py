@@ -30,6 +30,7 @@ def test_the_starter_is_written_and_checked(tmp_path):
     assert "bytepair workbench --exercise bpe_exercise.py" in checked.stdout
 
 
+@pytest.mark.slow
 def test_a_correct_file_passes_with_exit_code_0(tmp_path):
     path = tmp_path / "good.py"
     path.write_text("def count_pairs(words):\n"

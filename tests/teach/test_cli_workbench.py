@@ -115,6 +115,7 @@ def run_bad(*args):
     return lines[0]
 
 
+@pytest.mark.slow
 def test_bad_models_are_refused_at_start(model_path, tmp_path):
     (tmp_path / "bad.json").write_text('{"format": "bytepair-model", "version": 1}')
     assert "does not exist" in run_bad(str(tmp_path / "missing.json"))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
+from helpers import sampled
 
 from bytepair.cli.main import main
 from bytepair.teach.exercise import MODES
@@ -106,7 +107,8 @@ def test_sides_are_read_whole():
         ("0", "1"), ("('b', 'a')", "('a', 'a')")]
 
 
-@pytest.mark.parametrize("mutation", list(MUTATIONS))
+# Each mutation runs a whole check (seconds): the default run tries two, CI all five.
+@pytest.mark.parametrize("mutation", sampled(list(MUTATIONS), keep={"skip the last pair", "unsorted ties"}))
 # The check runs Hypothesis inside (its own seeded search): a nested search, on purpose.
 @settings(max_examples=2, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(spelling=SPELLINGS)

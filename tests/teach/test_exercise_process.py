@@ -38,6 +38,7 @@ def check(path, *args, timeout=120):
                            *args], capture_output=True, text=True, timeout=timeout)
 
 
+@pytest.mark.slow  # the real command; in process: test_exercise
 def test_a_loop_without_line_events_is_stopped_and_the_check_ends(tmp_path):
     started = time.monotonic()
     result = check(write(tmp_path, "loop", NO_LINE_EVENTS), "--examples", "5")
@@ -72,8 +73,10 @@ def test_a_file_that_never_finishes_importing_is_stopped(tmp_path):
         exercise.load_learner(write(tmp_path, "hangs", "while True: pass\n"))
 
 
-@pytest.mark.parametrize("sig, code, word", [(signal.SIGTERM, 143, "terminated"),
-                                             (signal.SIGINT, 130, "interrupted")])
+@pytest.mark.parametrize("sig, code, word", [
+    (signal.SIGTERM, 143, "terminated"),
+    pytest.param(signal.SIGINT, 130, "interrupted", marks=pytest.mark.slow),  # the same path
+])
 def test_a_signal_ends_the_check(tmp_path, sig, code, word):
     mark = tmp_path / "running"
     path = write(tmp_path, "slow", SLOW.replace("{mark!r}", repr(str(mark))))
@@ -124,6 +127,7 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="reads /proc")
 def test_the_server_stops_the_learners_loop_and_goes_on(tmp_path):
     process, host, port = _start_server("--exercise", str(write(tmp_path, "loop", NO_LINE_EVENTS)))

@@ -8,6 +8,7 @@ from bytepair.learn import naive
 from bytepair.learn.rules import count_pairs, replace_pair
 from bytepair.teach import variants
 from bytepair.teach.workbench import gather
+from helpers import examples
 
 # Tiny alphabets: ties and runs like "aaaa" are the common case.
 symbols = st.sampled_from("ab")
@@ -46,7 +47,7 @@ def test_the_correct_variant_runs_the_reference_trainer_itself(monkeypatch):
 
 
 @given(weighted, st.integers(0, 8))
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 def test_the_rounds_seen_are_the_same_through_the_reference(data, merges):
     rs, weights = data
     seen = {}
@@ -140,7 +141,7 @@ def test_arbitrary_ties_learn_other_rules_from_the_same_words_reordered():
     assert (reference[0].left, reference[0].right) == ("l", "o")
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(weighted, st.integers(1, 6))
 def test_each_variant_is_the_reference_where_its_flaw_cannot_show(data, merges):
     rs, weights = data
@@ -160,7 +161,7 @@ def test_the_chapters_first_occurrence_example():
     assert rows == [["lo", "w", "</w>"], [*"lower", "</w>"], [*"lowest", "</w>"]]
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(weighted, st.integers(0, 6), st.integers(0, 6))
 def test_every_variant_continued_from_its_rows_is_a_fresh_run(data, first, more):
     # The workbench continues each variant from the rows it reached: k rounds, then rounds from
@@ -175,7 +176,7 @@ def test_every_variant_continued_from_its_rows_is_a_fresh_run(data, first, more)
         assert rows == variants.fit_variant(name, rs, weights, len(head) + more, join)[1]
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(weighted, st.integers(0, 6))
 def test_equal_rows_train_once_where_the_variant_says_so(data, merges):
     rs, weights = data

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from bytepair.training import train_bytes, train_words
 from bytepair.teach import workbench, workbench_sessions
 from bytepair.teach.workbench import WorkbenchError, handle, rows_of
+from helpers import examples
 
 CHAPTER = "low lower lowest"
 
@@ -60,7 +61,7 @@ def test_free_text_in_byte_mode_learns_the_reference_rules(docs, merges):
         assert [workbench.byte_label(model.token_bytes(i)) for i in row["ids"]] == row["tokens"]
 
 
-@settings(max_examples=50)
+@settings(max_examples=examples(50))
 @given(word_lists, st.integers(0, 6))
 def test_one_merge_at_a_time_is_the_same_as_running_n(words, merges):
     payload = {"corpus": " ".join(words), "mode": "words"}
@@ -244,7 +245,7 @@ def test_limits_are_stated():
                                     "count": workbench.MAX_COUNT, "merges": workbench.MAX_MERGES}
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(word_lists, st.lists(st.integers(0, 30), min_size=1, max_size=6))
 def test_requests_in_any_order_continue_the_reference_exactly(words, steps):
     # The workbench continues the trainer from the rows of an earlier request; whatever the
@@ -288,7 +289,7 @@ payloads = st.fixed_dictionaries({}, optional={
     "variant": st.sampled_from(sorted(workbench.variants.VARIANTS)) | json_values})
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.sampled_from(["parse", "reset", "pairs", "apply", "run", "variant", "learner", "overlap",
                         "limits", "nope"]), payloads | json_values)
 def test_any_request_is_answered_or_refused_in_one_line(action, payload):

@@ -14,6 +14,7 @@ from hypothesis import event, given, settings, strategies as st
 from bytepair.learn.rules import count_pairs as reference_count_pairs, replace_pair
 from bytepair.teach import exercise, workbench
 from bytepair.teach.workbench import WorkbenchError, handle
+from helpers import examples
 
 
 def right_count(words):
@@ -260,7 +261,7 @@ corpora = st.sampled_from([("words", "ab ab abab"), ("words", "aaa ba"), ("count
                            ("bytes", "ab ab\nabab"), ("bytes", "é\n\naa")])
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(corpora, st.integers(0, 4), st.lists(count_recipes, min_size=1, max_size=3),
        st.lists(merge_recipes, min_size=1, max_size=3))
 def test_any_wrong_learner_is_answered_or_refused_in_one_line(corpus, merges, count_script,

@@ -51,6 +51,7 @@ def zipf_words(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.slow
 @needs_compiled  # the room is measured for the compiled engine and splitter
 @needs_compiled_splitter
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc: Linux")

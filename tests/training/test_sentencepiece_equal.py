@@ -9,6 +9,7 @@ pytest.importorskip("sentencepiece")
 
 import spm_naive  # noqa: E402
 from spm_helpers import LLAMA, fast_pieces, naive_options, sample_lines, spm_pieces  # noqa: E402
+from helpers import examples  # noqa: E402
 
 CONFIGS = {"defaults": {}, "llama2": LLAMA}
 
@@ -51,7 +52,7 @@ def _lines(texts: list[str]) -> list[bytes]:
     return [t.replace("\n", " ").replace("\r", " ").encode() for t in texts]
 
 
-@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+@settings(suppress_health_check=[HealthCheck.too_slow], max_examples=examples(60))
 @given(texts=st.lists(LINE, min_size=1, max_size=25), options=OPTIONS)
 # A merge that the next match in the same word undoes ("aa" then "aaa" in "aaaa") leaves its
 # pair a candidate of count 0, which spm_train can still pick.

@@ -15,7 +15,7 @@ from bytepair.training import (CheckpointOptions, CountOptions, ReadOptions, Sup
                                SuperBPETrainer, Trainer, TrainSpec, trainer_for)
 from bytepair.training.spec import superbpe_options
 
-from helpers import KJV
+from helpers import examples, KJV
 
 UNITS = ["a", "b", "ab", " ", "  ", ",", "!!", "1", "é", "日本", "\n"]
 DOCS = st.lists(st.lists(st.sampled_from(UNITS), max_size=14).map("".join), max_size=10)
@@ -79,7 +79,7 @@ def test_continuing_takes_the_models_pattern_and_superbpe_settings():
 # -- the trainer's verbs compose to train's result ----------------------------------------------
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(DOCS, st.integers(0, 40), st.sampled_from(["gpt2", None, r"\w+|\W+"]))
 def test_the_verbs_compose_to_train(docs, merges, pattern):
     keywords = dict(merges=merges, pretokenize=pattern, progress=False, workers=1)
