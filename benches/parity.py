@@ -8,8 +8,9 @@ is one), ``--locales`` its languages. Each trainer runs in a fresh process
 (``python -m benches.parity --worker ...``), back to back; the time is the training
 call (reading, splitting, counting and merging; the worker reads the lines for
 ``tokenizers`` before the clock starts, and each worker first trains on a few bytes so
-that its modules are loaded), the peak is the worker's RSS. The load average is
-recorded before and after each worker.
+that its modules are loaded), the peak is the worker's RSS; ``cpu_seconds`` is the
+training call's CPU time (user and system, the worker's and its children's). The load
+average is recorded before and after each worker.
 
     python -m benches.parity --merges 32512 --variant base --variant window --variant ratio
 
@@ -71,6 +72,13 @@ def _bytepair_rules(data: Path, locales: list[str], ratio: dict | None, merges: 
                           progress=False, **extra)
 
 
+def _cpu() -> float:
+    """CPU seconds (user and system) of this process and of its children waited for: less
+    swayed than the clock by other work on the machine."""
+    return sum(u.ru_utime + u.ru_stime for u in (resource.getrusage(resource.RUSAGE_SELF),
+                                                 resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
 def worker(trainer: str, variant: str, merges: int, data: Path, out: Path,
            locales: list[str] = LOCALES) -> None:
     kind = "window" if variant == "window" else "base"
@@ -91,20 +99,21 @@ def worker(trainer: str, variant: str, merges: int, data: Path, out: Path,
     if trainer == "tokenizers":
         train = [_lines(data / "train" / f"{loc}.txt") for loc in locales]
         dev = [_lines(data / "dev" / f"{loc}.txt") for loc in locales]
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu()
         tok = _tokenizers_rules(train, dev, [ratios[loc] for loc in locales] if ratios else None,
                                 merges, kind)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu() - cpu
         merges_out = json.loads(tok.to_str())["model"]["merges"]
     else:
         from bytepair.formats.export import tokenizers_json
 
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), _cpu()
         tok = _bytepair_rules(data, locales, ratios, merges, kind)
-        seconds = time.perf_counter() - start
+        seconds, cpu = time.perf_counter() - start, _cpu() - cpu
         merges_out = tokenizers_json(tok)["model"]["merges"]
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    out.write_text(json.dumps({"seconds": seconds, "peak_mib": peak, "merges": merges_out}))
+    out.write_text(json.dumps({"seconds": seconds, "cpu_seconds": cpu, "peak_mib": peak,
+                                "merges": merges_out}))
 
 
 def _run(name: str, trainer: str, variant: str, args, data: Path, locales: list[str],
@@ -141,13 +150,15 @@ def _turns(versions: list[tuple[str, dict | None]], variant: str, args, data: Pa
         mine = [run for run in runs if run["version"] == name]
         summary[name] = {"seconds": statistics.median(run["seconds"] for run in mine),
                          "min_seconds": min(run["seconds"] for run in mine),
+                         "cpu_seconds": statistics.median(run["cpu_seconds"] for run in mine),
+                         "min_cpu_seconds": min(run["cpu_seconds"] for run in mine),
                          "peak_mib": max(run["peak_mib"] for run in mine),
                          "equal_rules": all(run["equal_rules"] for run in mine),
                          "runs": len(mine)}
     if "baseline" in summary:  # above 1: the current version is slower
         summary["against_baseline"] = {
             key: summary["bytepair"][key] / summary["baseline"][key]
-            for key in ("seconds", "min_seconds", "peak_mib")}
+            for key in ("seconds", "min_seconds", "cpu_seconds", "min_cpu_seconds", "peak_mib")}
     summary["bytepair"]["merges"] = reference
     return summary, runs
 

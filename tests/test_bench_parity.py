@@ -20,8 +20,9 @@ def test_turns_alternate_the_lead_and_compare_every_run(monkeypatch):
 
     def run(name, trainer, variant, args, data, locales, env):
         order.append(name)
-        return {"seconds": next(seconds), "peak_mib": 10.0 + len(order), "load_after": [1, 1, 1],
-                "load_before": [1, 1, 1], "merges": merges[name]}
+        spent = next(seconds)
+        return {"seconds": spent, "cpu_seconds": spent / 2, "peak_mib": 10.0 + len(order),
+                "load_after": [1, 1, 1], "load_before": [1, 1, 1], "merges": merges[name]}
 
     monkeypatch.setattr(parity, "_run", run)
     args = type("Args", (), {"turns": 3})
@@ -32,7 +33,8 @@ def test_turns_alternate_the_lead_and_compare_every_run(monkeypatch):
         ("baseline", 1), ("bytepair", 1), ("bytepair", 2), ("baseline", 2), ("baseline", 3),
         ("bytepair", 3)]
     assert [r["equal_rules"] for r in runs] == [False, True, True, False, False, True]
-    assert summary["baseline"] == {"seconds": 6.0, "min_seconds": 5.0, "peak_mib": 15.0,
+    assert summary["baseline"] == {"seconds": 6.0, "min_seconds": 5.0, "cpu_seconds": 3.0,
+                                   "min_cpu_seconds": 2.5, "peak_mib": 15.0,
                                    "equal_rules": False, "runs": 3}
     assert summary["bytepair"]["seconds"] == 3.0 and summary["bytepair"]["min_seconds"] == 2.0
     assert summary["against_baseline"]["seconds"] == 0.5
@@ -51,7 +53,7 @@ def test_turns_against_itself_record_every_run_without_the_peer(tmp_path):
                         "--out", str(out)]) == 0
     (row,) = json.loads(out.read_text())["rows"]
     assert [r["version"] for r in row["runs"]] == ["baseline", "bytepair", "bytepair", "baseline"]
-    assert all(r["equal_rules"] and r["seconds"] > 0 and r["peak_mib"] > 0
+    assert all(r["equal_rules"] and r["seconds"] > 0 and r["cpu_seconds"] > 0 and r["peak_mib"] > 0
                and len(r["load_before"]) == len(r["load_after"]) == 3 for r in row["runs"])
     assert row["baseline"]["runs"] == row["bytepair"]["runs"] == 2
     assert "tokenizers" not in row and "merges" not in row["bytepair"]
