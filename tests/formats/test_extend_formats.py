@@ -55,7 +55,13 @@ def test_transformers_directory_stays_a_directory(tmp_path, hf_json):
     assert loaded.chat_template == CHAT and len(loaded) == 900
     after = extension.as_base()
     for line in HELD_OUT:
-        assert loaded.encode(line, add_special_tokens=False) == after.encode(line)
+        ids = loaded.encode(line, add_special_tokens=False)
+        assert ids == after.encode(line) == extension.encode(line)
+        assert extension.decode(ids) == loaded.decode(ids) == line
+    new = sorted(extension.new_tokens)
+    assert extension.decode(new) == loaded.decode(new)
+    with pytest.raises(ValueError, match="ID 900 is not in the vocabulary"):
+        extension.decode([900])
     text = loaded.apply_chat_template([{"role": "user", "content": HELD_OUT[0]}], tokenize=False)
     assert loaded.encode(text, add_special_tokens=False) == after.encode(text)
     assert after.encode(text)[0] == 0  # the special token, split out

@@ -89,6 +89,25 @@ class Extension:
                     self.base.normalizer, self.base.ignore_merges, self.base.source,
                     self.base.directory, self.base.then)
 
+    def encode(self, text: str) -> list[int]:
+        """``text`` encoded with the extension, in the base's IDs, as the saved file encodes it
+        (added tokens matched, no post-processor). The first call builds the encoder."""
+        if getattr(self, "_extended", None) is None:
+            self._extended = self.as_base()
+        return self._extended.encode(text)
+
+    def decode(self, ids, errors: str = "replace") -> str:
+        """The text of ``ids`` (base, added and new tokens); bytes that are not UTF-8 follow
+        ``errors``, as ``bytes.decode``. O(IDs + bytes)."""
+        spelled = self.base.spellings()
+        try:
+            data = b"".join(self.new_tokens[i] if i in self.new_tokens else spelled[i]
+                            for i in ids)
+        except KeyError as exc:
+            raise ValueError(f"ID {exc.args[0]} is not in the vocabulary "
+                             f"(0 to {self.embedding_rows - 1})") from None
+        return data.decode("utf-8", errors=errors)
+
     def tokenizer(self) -> Tokenizer:
         """The extension as a bytepair :class:`Tokenizer` (same IDs). Refused (ValueError)
         when bytepair's model cannot hold it: a new merge that makes a token the base has,
