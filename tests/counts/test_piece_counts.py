@@ -5,6 +5,7 @@ import os
 import pickle
 import re
 import zlib
+from array import array
 from collections import Counter
 
 import pytest
@@ -345,3 +346,25 @@ def test_training_reads_the_counted_arrays_without_a_dict(real_text):
     assert counts._dict is None
     assert tok == bytepair.train(PieceCounts(dict(counts), pattern="cl100k"), merges=50,
                                  pretokenize="cl100k")
+
+
+#: Pieces over a few byte values: prefixes of one another, zero bytes (which sort like the
+#: padding of the compiled sort's 8-byte prefixes), and pieces longer than that prefix.
+_PIECES = st.lists(st.sampled_from([0, 1, 97, 98, 255]), min_size=1, max_size=12).map(bytes)
+
+
+@given(st.dictionaries(_PIECES, st.integers(1, 2**40), max_size=40), st.randoms())
+def test_a_table_of_flat_arrays_saves_the_file_its_dict_saves(tmp_path_factory, table, rng):
+    # Counting hands over flat arrays in its hash order; saving sorts them in compiled code.
+    order = list(table)
+    rng.shuffle(order)
+    data = b"".join(order)
+    starts = array("q", [0])
+    for piece in order:
+        starts.append(starts[-1] + len(piece))
+    flat = PieceCounts.trusted_arrays(data, starts, array("q", map(table.get, order)), None)
+    folder = tmp_path_factory.mktemp("save")
+    flat.save(folder / "flat.counts")
+    PieceCounts(table, pattern=None).save(folder / "dict.counts")
+    assert (folder / "flat.counts").read_bytes() == (folder / "dict.counts").read_bytes()
+    assert dict(PieceCounts.load(folder / "flat.counts")) == table

@@ -8,7 +8,7 @@ as ``PieceTable.to_bytes`` writes them); a run is records sorted by piece.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.stdint cimport int64_t, uint32_t
+from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy
 from libcpp.algorithm cimport sort
 from libcpp.vector cimport vector
@@ -19,13 +19,27 @@ from bytepair.split._split cimport PieceTable, Slot
 
 
 cdef struct Key:
+    uint64_t prefix  # the first 8 bytes, big-endian, zero-padded: most comparisons end here
     const unsigned char* s
     uint32_t n
     int64_t count
 
 
+cdef inline Key make_key(const unsigned char* s, uint32_t n, int64_t count) noexcept nogil:
+    cdef Key key
+    cdef uint32_t i
+    key.prefix = 0
+    for i in range(8):
+        key.prefix = (key.prefix << 8) | (s[i] if i < n else 0)
+    key.s, key.n, key.count = s, n, count
+    return key
+
+
 cdef bint key_less(const Key& a, const Key& b) noexcept nogil:
-    # The order of Python's bytes: byte by byte, then the shorter first.
+    # The order of Python's bytes: byte by byte, then the shorter first. Prefixes that differ
+    # decide it (a zero of padding sorts first, as the shorter piece does).
+    if a.prefix != b.prefix:
+        return a.prefix < b.prefix
     cdef int c = memcmp(a.s, b.s, a.n if a.n < b.n else b.n)
     return c < 0 or (c == 0 and a.n < b.n)
 
@@ -43,15 +57,11 @@ def sorted_records(PieceTable table):
     cdef vector[Key] keys
     cdef Py_ssize_t i, total = 0, at = 0
     cdef Slot* slot
-    cdef Key key
     keys.reserve(table.size)
     for i in range(table.capacity):
         slot = &table.slots[i]
         if slot.fingerprint:
-            key.s = table.key_of(slot)
-            key.n = slot.length
-            key.count = slot.count
-            keys.push_back(key)
+            keys.push_back(make_key(table.key_of(slot), slot.length, slot.count))
             total += 12 + slot.length
     with nogil:
         sort(keys.begin(), keys.end(), key_less)
@@ -92,3 +102,45 @@ def record_starts(data):
         at += 12 + length
     out[records] = at
     return starts
+
+
+def sorted_flat(data, starts, counts):
+    """Flat pieces (``data``, ``starts`` with the end last, ``counts``, as ``PieceTable.arrays``
+    gives them) in byte order, as a count file holds them: ``(data, lengths, counts)`` with
+    ``lengths`` ``array("I")`` and ``counts`` ``array("Q")``, the pieces' bytes laid end to end
+    in that order. ValueError when a piece is longer than a uint32 can say.
+    O(pieces log pieces); memory: a key per piece and the result (twin: sorting a dict).
+
+    >>> data, lengths, counts = sorted_flat(b"cab", array("q", [0, 1, 3]), array("q", [2, 1]))
+    >>> data, list(lengths), list(counts)
+    (b'abc', [2, 1], [1, 2])
+    """
+    cdef const unsigned char[::1] view = data
+    cdef const int64_t[::1] at = starts
+    cdef const int64_t[::1] count_of = counts
+    cdef Py_ssize_t i, n = count_of.shape[0], size = view.shape[0], position = 0
+    if at.shape[0] != n + 1 or (n and (at[0] != 0 or at[n] != size)):
+        raise ValueError("sorted_flat: starts must hold one offset per piece, then the end")
+    cdef const unsigned char* s = &view[0] if size else <const unsigned char*>b""
+    cdef vector[Key] keys
+    keys.reserve(n)
+    for i in range(n):
+        if at[i + 1] - at[i] > 0xFFFFFFFF:
+            raise ValueError(f"a piece of {at[i + 1] - at[i]} bytes is longer than the format "
+                             f"allows ({0xFFFFFFFF})")
+        keys.push_back(make_key(s + at[i], <uint32_t>(at[i + 1] - at[i]), count_of[i]))
+    with nogil:
+        sort(keys.begin(), keys.end(), key_less)
+    out = PyBytes_FromStringAndSize(NULL, size)
+    lengths = array("I", bytes(4 * n))
+    ordered = array("Q", bytes(8 * n))
+    cdef unsigned char* buffer = <unsigned char*>PyBytes_AS_STRING(out)
+    cdef uint32_t[::1] length_of = lengths
+    cdef uint64_t[::1] ordered_count = ordered
+    with nogil:
+        for i in range(n):
+            memcpy(buffer + position, keys[i].s, keys[i].n)
+            length_of[i] = keys[i].n
+            ordered_count[i] = <uint64_t>keys[i].count
+            position += keys[i].n
+    return out, lengths, ordered

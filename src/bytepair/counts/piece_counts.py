@@ -12,30 +12,23 @@ from __future__ import annotations
 import json
 import operator
 import os
-import sys
 import zlib
 from array import array
 from collections.abc import Mapping
 from itertools import accumulate
 from typing import Iterator
 
-from bytepair._util.errors import InputError
 from bytepair._util.validate import MAX_COUNT
 from bytepair._util.atomic import write_atomically
-from bytepair.split.pretokenize import PATTERNS, UntrustedPattern, resolve_pattern, stored_pattern
+from bytepair.counts.count_file import (  # noqa: F401 (readers import FORMAT, MAX_HEADER here)
+    FORMAT, LITTLE_ENDIAN, MAX_HEADER, MAX_PIECE, VERSION, CountsFormatError, inflate, not_text,
+    planes, read_header, unplanes)
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern
+from bytepair.split import fastsplit
 
-FORMAT = "bytepair-counts"
-#: Version 2 checksums the header too (version 1 files are still read).
-VERSION = 2
-#: Longest header line a reader accepts; a binary file is refused quickly.
-MAX_HEADER = 1 << 20
-#: Pieces are stored with 32-bit lengths.
-MAX_PIECE = 2**32 - 1
-_LITTLE = sys.byteorder == "little"
-
-
-class CountsFormatError(InputError):
-    """A file that is not a piece-count table this version can read."""
+_runs = None
+if fastsplit.available():  # built with the splitter; BYTEPAIR_NO_EXTENSIONS builds neither
+    from bytepair.counts import _runs
 
 
 def describe_pattern(source: str | None) -> str:
@@ -255,35 +248,41 @@ class PieceCounts(Mapping):
         Pieces are written in byte order, so equal tables give equal files.
         Time O(p log p) for p pieces; memory about twice the table's bytes.
         """
-        pieces = sorted(self._counts)
-        lengths = array("I")
-        for piece in pieces:
-            if len(piece) > MAX_PIECE:
-                raise ValueError(f"a piece of {len(piece)} bytes is longer than the format allows ({MAX_PIECE})")
-        lengths.extend(map(len, pieces))
-        counts = array("Q", map(self._counts.__getitem__, pieces))
-        if not _LITTLE:
+        data, lengths, counts = self._in_byte_order()
+        if not LITTLE_ENDIAN:
             lengths.byteswap()
             counts.byteswap()
-        data = b"".join(pieces)
         if self._pattern is not None:
             # What load would refuse is not written.
-            ends = list(accumulate(map(len, pieces)))
-            problem = _not_text(data, [0, *ends[:-1]] if ends else [], ends)
+            ends = list(accumulate(lengths))
+            problem = not_text(data, [0, *ends[:-1]] if ends else [], ends)
             if problem:
                 raise ValueError(f"cannot save the table: {problem}")
         header = {"format": FORMAT, "version": VERSION, "pattern": self._pattern,
-                  "pieces": len(pieces), "piece_bytes": len(data), "total": self._total}
+                  "pieces": len(counts), "piece_bytes": len(data), "total": self._total}
         line = json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n"
         compressor = zlib.compressobj(6)
         body = b"".join([
             compressor.compress(line),  # a copy, under zlib's checksum (``load`` compares)
-            compressor.compress(_planes(lengths.tobytes(), 4)),
-            compressor.compress(_planes(counts.tobytes(), 8)),
+            compressor.compress(planes(lengths.tobytes(), 4)),
+            compressor.compress(planes(counts.tobytes(), 8)),
             compressor.compress(data),
             compressor.flush(),
         ])
         write_atomically(path, line + body)
+
+    def _in_byte_order(self) -> tuple[bytes, array, array]:
+        """``(data, lengths, counts)``: the pieces in byte order, as :meth:`save` writes them.
+        A table counting made is sorted from its flat arrays in compiled code (sorting a dict
+        of one bytes object per piece took most of ``bytepair count``'s time)."""
+        if self._dict is None and _runs is not None:
+            return _runs.sorted_flat(*self._flat)
+        pieces = sorted(self._counts)
+        for piece in pieces:
+            if len(piece) > MAX_PIECE:
+                raise ValueError(f"a piece of {len(piece)} bytes is longer than the format allows ({MAX_PIECE})")
+        return (b"".join(pieces), array("I", map(len, pieces)),
+                array("Q", map(self._counts.__getitem__, pieces)))
 
     @classmethod
     def load(cls, path: str | os.PathLike, *, trust_pattern: bool = False) -> PieceCounts:
@@ -301,16 +300,16 @@ class PieceCounts(Mapping):
         name = repr(os.fspath(path))
         with open(path, "rb") as handle:
             line = handle.readline(MAX_HEADER)
-            header = _read_header(line, name, trust_pattern)
+            header = read_header(line, name, trust_pattern)
             n, size = header["pieces"], header["piece_bytes"]
             # Version 2 repeats the header line at the start of the body, where
             # zlib's checksum covers it: a changed header byte no longer reads as valid.
             copy = line if header["version"] >= 2 else b""
-            body = _inflate(handle, len(copy) + 12 * n + size, copy, name)
+            body = inflate(handle, len(copy) + 12 * n + size, copy, name)
         body = memoryview(body)[len(copy):]
-        lengths = array("I", _unplanes(body[:4 * n], 4))
-        counts = array("Q", _unplanes(body[4 * n:12 * n], 8))
-        if not _LITTLE:
+        lengths = array("I", unplanes(body[:4 * n], 4))
+        counts = array("Q", unplanes(body[4 * n:12 * n], 8))
+        if not LITTLE_ENDIAN:
             lengths.byteswap()
             counts.byteswap()
         if n and min(lengths) == 0:
@@ -324,146 +323,13 @@ class PieceCounts(Mapping):
         data = bytes(body[12 * n:])
         ends = list(accumulate(lengths))
         starts = [0, *ends[:-1]] if n else []
-        problem = _not_text(data, starts, ends) if header["pattern"] is not None else None
+        problem = not_text(data, starts, ends) if header["pattern"] is not None else None
         if problem:
             raise CountsFormatError(f"{name} is corrupt: {problem}")
         table = dict(zip((data[a:b] for a, b in zip(starts, ends)), counts))
         if len(table) != n:
             raise CountsFormatError(f"{name} is corrupt: a piece appears twice")
         return cls.trusted(table, header["pattern"])
-
-
-#: Compressed bytes read from a count file at a time.
-READ_BYTES = 1 << 20
-
-
-def _inflate(handle, size: int, copy: bytes, name: str) -> bytearray:
-    """The zlib stream that fills the rest of ``handle``: ``size`` bytes, starting with ``copy``.
-
-    Inflated in steps of at most the bytes still owed (plus one, to see an
-    excess), so memory never exceeds ``size + 1`` bytes of output plus one read
-    of input, whatever the stream expands to. ``copy`` is compared as soon as
-    it is inflated: a changed header is refused before its sizes are relied on.
-    """
-    inflater = zlib.decompressobj()
-    out = bytearray()
-    compared = not copy
-    while not inflater.eof:
-        # What zlib could not take in the last step comes first; then the file.
-        chunk = inflater.unconsumed_tail or handle.read(READ_BYTES)
-        try:
-            more = inflater.decompress(chunk, size + 1 - len(out))
-        except zlib.error as exc:
-            raise CountsFormatError(f"{name} is corrupt: the compressed body is damaged ({exc})") from None
-        if not chunk and not more:
-            raise CountsFormatError(f"{name} is corrupt: the file is truncated")
-        out += more
-        if not compared and len(out) >= len(copy):
-            if out[:len(copy)] != copy:
-                raise CountsFormatError(
-                    f"{name} is corrupt: the header line differs from its checksummed copy in the body"
-                )
-            compared = True
-        if len(out) > size:
-            raise CountsFormatError(
-                f"{name} is corrupt: the body holds more than the "
-                f"{size - len(copy)} bytes the header says"
-            )
-    if inflater.unused_data or handle.read(1):
-        raise CountsFormatError(f"{name} is corrupt: data after the end of the table")
-    if not compared:
-        raise CountsFormatError(f"{name} is corrupt: the body is shorter than its header copy")
-    if len(out) != size:
-        raise CountsFormatError(
-            f"{name} is corrupt: the body holds {len(out) - len(copy)} bytes, "
-            f"the header says {size - len(copy)}"
-        )
-    return out
-
-
-def _not_text(data: bytes, starts: list[int], ends: list[int]) -> str | None:
-    """Why one of the pieces ``data[starts[i]:ends[i]]`` is not UTF-8 on its own, or None.
-
-    Pieces cut by a pattern are text. Valid as a whole, with no piece
-    starting on a continuation byte, means no character is split between two
-    pieces: O(piece bytes) in C, and a Python step per piece only to name a
-    bad one.
-    """
-    try:
-        data.decode("utf-8")
-        whole = True
-    except UnicodeDecodeError:
-        whole = False
-    if whole and not bytes(map(data.__getitem__, starts)).translate(None, _NOT_CONTINUATION):
-        return None
-    for index, (start, end) in enumerate(zip(starts, ends)):
-        try:
-            data[start:end].decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return (f"piece #{index} {data[start:end][:40]!r} is not UTF-8 ({exc.reason} at byte "
-                    f"{exc.start}), but a pattern cuts text")
-    return None
-
-
-#: Every byte that does not continue a UTF-8 sequence (``translate`` deletes them).
-_NOT_CONTINUATION = bytes(b for b in range(256) if not 0x80 <= b < 0xC0)
-
-
-def _planes(data: bytes, width: int) -> bytes:
-    """Integers of ``width`` bytes as byte planes: all first bytes, then all second bytes, ...
-
-    Small counts have mostly zero high bytes; grouped together they compress
-    to almost nothing (10 MB of English: 337 KB -> 305 KB with zlib).
-    """
-    return b"".join(data[i::width] for i in range(width))
-
-
-def _unplanes(data: bytes, width: int) -> bytes:
-    out = bytearray(len(data))
-    plane = len(data) // width
-    for i in range(width):
-        out[i::width] = data[i * plane:(i + 1) * plane]
-    return bytes(out)
-
-
-def _read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
-    try:
-        header = json.loads(line.decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-        header = None
-    if not isinstance(header, dict) or header.get("format") != FORMAT:
-        raise CountsFormatError(f"{name} is not a bytepair piece-count table (no '{FORMAT}' header line)")
-    if not line.endswith(b"\n"):
-        raise CountsFormatError(f"{name} is corrupt: the header line does not end the line")
-    version = header.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
-        raise CountsFormatError(f"{name} has an invalid format version {version!r}")
-    if version > VERSION:
-        raise CountsFormatError(
-            f"{name} has format version {version}; this bytepair reads up to {VERSION}"
-        )
-    for key in ("pieces", "piece_bytes", "total"):
-        value = header.get(key)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise CountsFormatError(f"{name} is corrupt: {key!r} must be a non-negative integer")
-    if header["total"] > MAX_COUNT:
-        raise CountsFormatError(f"{name} is corrupt: 'total' {header['total']} exceeds 2**63 - 1")
-    if header["pieces"] > header["piece_bytes"]:
-        raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} is more than "
-                                f"'piece_bytes' {header['piece_bytes']} (a piece has a byte at least)")
-    # The body is 12 bytes a piece plus the pieces: a size no address space holds is damage.
-    if 12 * header["pieces"] + header["piece_bytes"] + MAX_HEADER >= sys.maxsize:
-        raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} and 'piece_bytes' "
-                                f"{header['piece_bytes']} declare a table larger than memory can hold")
-    if "pattern" not in header:
-        raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
-    try:  # a table's pattern is always a regex source: a bare word is that literal regex
-        stored_pattern(header["pattern"], trusted=trust_pattern, bare_words=True)
-    except UntrustedPattern as exc:  # not corrupt: a table to trust
-        raise CountsFormatError(f"{name} ", *exc.parts) from None
-    except ValueError as exc:
-        raise CountsFormatError(f"{name} is corrupt: {exc}") from None
-    return header
 
 
 def _check_piece(piece) -> bytes:
