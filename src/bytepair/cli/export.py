@@ -6,7 +6,9 @@ import sys
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
+                                 load_model)
+from bytepair.cli.spm_models import is_sentencepiece
 from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
 from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
 
@@ -25,12 +27,15 @@ def run_export(args) -> None:
             raise ValueError(f"{given[0]}: only for --to transformers")
     if args.like is not None and args.to != "tokenizers":
         raise ValueError("--like: only for --to tokenizers")
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
+    if is_sentencepiece(model):
+        export_sentencepiece_model(args, model)
+        return
     if args.to == "transformers":
-        run_export_transformers(args, roles)
+        run_export_transformers(args, as_tokenizer(model, args.model), roles)
         return
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern,
-                               special=args.special)
+    tokenizer = as_tokenizer(model, args.model)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -56,10 +61,25 @@ def run_export(args) -> None:
               f"({plural(len(tokenizer.special_tokens), 'special token')})", file=sys.stderr)
 
 
-def run_export_transformers(args, roles: dict) -> None:
+def export_sentencepiece_model(args, model) -> None:
+    """A sentencepiece BPE model as a tokenizer.json (:mod:`bytepair.formats.spm_export`)."""
+    from bytepair.formats.spm_export import export_sentencepiece
+
+    if args.to != "tokenizers":
+        raise ValueError(f"--to {args.to}: a sentencepiece model is exported as a tokenizer.json "
+                         "only (--to tokenizers); its pieces are not byte-level ranks")
+    if args.like is not None:
+        raise ValueError("--like: a sentencepiece model's tokenizer.json is written as "
+                         "sentencepiece's normaliser and byte fallback need it")
+    output = check_target(args.output, "-o")
+    export_sentencepiece(model, output)
+    if not args.quiet:
+        print(f"bytepair: wrote {str(output)!r}: a Hugging Face tokenizer.json of a sentencepiece "
+              f"BPE model, {plural(len(model), 'piece')}", file=sys.stderr)
+
+
+def run_export_transformers(args, tokenizer, roles: dict) -> None:
     """-o is a directory, written whole (the library builds it beside and renames it)."""
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern,
-                               special=args.special)
     try:
         to_transformers(tokenizer, args.output, model_max_length=args.model_max_length, **roles)
     except (OSError, ValueError) as exc:
