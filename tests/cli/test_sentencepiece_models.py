@@ -122,6 +122,22 @@ def test_export_writes_the_libraries_tokenizer_json(capsys, model, tmp_path):
         assert fast.encode(text, add_special_tokens=False).ids == processor.encode(text), text
 
 
+def test_export_to_transformers_encodes_as_sentencepiece(capsys, model, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    path, processor = model
+    output = tmp_path / "hf"
+    code, _, err = run(capsys, "export", path, "--to", "transformers", "-o", output)
+    assert code == 0, err
+    assert "bos '<s>', eos '</s>', unk '<unk>'" in err
+    fast = transformers.AutoTokenizer.from_pretrained(str(output))
+    assert (fast.bos_token, fast.eos_token, fast.unk_token) == ("<s>", "</s>", "<unk>")
+    for line in sample_lines("multilingual-sample.txt", 20, start=40):
+        ids = processor.encode(line.decode())
+        assert fast.encode(line.decode()) == ids
+        if processor.unk_id() not in ids:  # transformers writes the unknown piece as <unk>
+            assert fast.decode(ids) == processor.decode(ids)
+
+
 def test_evaluate_reports_the_metrics_of_sentencepieces_encoding(capsys, model, tmp_path):
     path, processor = model
     lines = [line.decode() for line in sample_lines("multilingual-sample.txt", 30, start=40)]
@@ -167,7 +183,8 @@ def model_path(tmp_path_factory):
     (["decode", "{m}", "1", "800"], ["IDS:", "800 is outside the vocabulary (0..799)"]),
     (["decode", "{m}", "1", "--pattern", "gpt2"], ["--pattern:", "sentencepiece model"]),
     (["export", "{m}", "--to", "tiktoken", "-o", "{o}"], ["--to tiktoken:", "--to tokenizers"]),
-    (["export", "{m}", "--to", "transformers", "-o", "{o}"], ["--to transformers:"]),
+    (["export", "{m}", "--to", "transformers", "-o", "{o}", "--eos", "<end>"],
+     ["--eos:", "'<end>' is not a control, unknown or user-defined piece"]),
     (["export", "{m}", "--to", "tokenizers", "-o", "{o}", "--like", "{f}"], ["--like:"]),
     (["export", "{m}", "--to", "tokenizers", "-o", "{o}", "--special", "<x>"], ["--special:"]),
     (["evaluate", "{m}", "--sample", "{f}", "--sizes", "300"], ["--sizes:", "no merge list"]),

@@ -10,6 +10,7 @@ from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokeni
                                  load_model)
 from bytepair.cli.spm_models import is_sentencepiece
 from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
+from bytepair.formats.spm_export import sentencepiece_roles
 from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
 
 #: The library's argument names in to_transformers' messages, as this command's options.
@@ -28,11 +29,12 @@ def run_export(args) -> None:
     if args.like is not None and args.to != "tokenizers":
         raise ValueError("--like: only for --to tokenizers")
     model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
+    if args.to == "transformers":
+        run_export_transformers(args, model if is_sentencepiece(model) else
+                                as_tokenizer(model, args.model), roles)
+        return
     if is_sentencepiece(model):
         export_sentencepiece_model(args, model)
-        return
-    if args.to == "transformers":
-        run_export_transformers(args, as_tokenizer(model, args.model), roles)
         return
     output = check_target(args.output, "-o")
     tokenizer = as_tokenizer(model, args.model)
@@ -66,8 +68,8 @@ def export_sentencepiece_model(args, model) -> None:
     from bytepair.formats.spm_export import export_sentencepiece
 
     if args.to != "tokenizers":
-        raise ValueError(f"--to {args.to}: a sentencepiece model is exported as a tokenizer.json "
-                         "only (--to tokenizers); its pieces are not byte-level ranks")
+        raise ValueError(f"--to {args.to}: a sentencepiece model's pieces are not byte-level "
+                         "ranks; export it --to tokenizers or --to transformers")
     if args.like is not None:
         raise ValueError("--like: a sentencepiece model's tokenizer.json is written as "
                          "sentencepiece's normaliser and byte fallback need it")
@@ -90,11 +92,16 @@ def run_export_transformers(args, tokenizer, roles: dict) -> None:
                 break
         raise type(exc)(message) from None
     if not args.quiet:
-        config_roles = ", ".join(f"{role.removesuffix('_token')} {token!r}" for role, token
-                                 in transformers_roles(tokenizer, **roles).items())
-        print(f"bytepair: wrote {str(args.output)!r}: a transformers tokenizer directory, "
-              f"{plural(tokenizer.vocab_size, 'token')} "
-              f"({plural(len(tokenizer.special_tokens), 'special token')})"
+        if is_sentencepiece(tokenizer):
+            given = sentencepiece_roles(tokenizer, **roles)
+            size = f"a sentencepiece BPE model, {plural(len(tokenizer), 'piece')}"
+        else:
+            given = transformers_roles(tokenizer, **roles)
+            size = (f"{plural(tokenizer.vocab_size, 'token')} "
+                    f"({plural(len(tokenizer.special_tokens), 'special token')})")
+        config_roles = ", ".join(f"{role.removesuffix('_token')} {token!r}"
+                                 for role, token in given.items())
+        print(f"bytepair: wrote {str(args.output)!r}: a transformers tokenizer directory, {size}"
               + (f", {config_roles}" if config_roles else ""), file=sys.stderr)
 
 
