@@ -108,12 +108,18 @@ def test_arrays_of_lines_with_eos_equal_sentencepiece(capsys, model, tmp_path):
     assert out == processor.decode(expected)
 
 
+def _export(capsys, path: str, to: str, output: Path) -> str:
+    """``bytepair export --to TO``; its summary line."""
+    code, _, err = run(capsys, "export", path, "--to", to, "-o", output)
+    assert code == 0, err
+    return err
+
+
 def test_export_writes_the_libraries_tokenizer_json(capsys, model, tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
     path, processor = model
     output = tmp_path / "tokenizer.json"
-    code, _, err = run(capsys, "export", path, "--to", "tokenizers", "-o", output)
-    assert code == 0, err
+    _export(capsys, path, "tokenizers", output)
     assert json.loads(output.read_text("utf-8")) == json.loads(
         json.dumps(tokenizer_json(bytepair.load(path)), ensure_ascii=False))
     fast = tokenizers.Tokenizer.from_file(str(output))
@@ -126,9 +132,7 @@ def test_export_to_transformers_encodes_as_sentencepiece(capsys, model, tmp_path
     transformers = pytest.importorskip("transformers")
     path, processor = model
     output = tmp_path / "hf"
-    code, _, err = run(capsys, "export", path, "--to", "transformers", "-o", output)
-    assert code == 0, err
-    assert "bos '<s>', eos '</s>', unk '<unk>'" in err
+    assert "bos '<s>', eos '</s>', unk '<unk>'" in _export(capsys, path, "transformers", output)
     fast = transformers.AutoTokenizer.from_pretrained(str(output))
     assert (fast.bos_token, fast.eos_token, fast.unk_token) == ("<s>", "</s>", "<unk>")
     for line in sample_lines("multilingual-sample.txt", 20, start=40):
