@@ -108,6 +108,21 @@ def test_arrays_of_lines_with_eos_equal_sentencepiece(capsys, model, tmp_path):
     assert out == processor.decode(expected)
 
 
+def test_vocab_lists_the_pieces_with_their_scores_and_types(capsys, model):
+    path, processor = model
+    code, out, err = run(capsys, "vocab", path)
+    assert code == 0, err
+    header, *rows = out.splitlines()
+    assert header == "id\tpiece\tscore\ttype" and len(rows) == processor.vocab_size()
+    for at, row in enumerate(rows):
+        number, piece, score, kind = row.split("\t")
+        assert int(number) == at and float(score) == processor.get_score(at)
+        if processor.id_to_piece(at).isprintable():
+            assert piece == processor.id_to_piece(at)
+        assert (kind == "byte") == processor.is_byte(at)
+        assert (kind == "control") == processor.is_control(at)
+
+
 def _export(capsys, path: str, to: str, output: Path) -> str:
     """``bytepair export --to TO``; its summary line."""
     code, _, err = run(capsys, "export", path, "--to", to, "-o", output)

@@ -298,7 +298,7 @@ def as_tokenizer(model, path: str, need: str = ""):
         return Tokenizer(model)
     if type(model).__name__ == "SentencePieceModel":
         raise ValueError(f"{path!r} is a sentencepiece model: this command reads bytepair models; "
-                         "inspect, encode, decode, export --to tokenizers and evaluate read it")
+                         "inspect, vocab, encode, decode, export and evaluate read it")
     if not isinstance(model, Tokenizer):
         raise ValueError(f"{path!r} is a word-mode model, which has no token IDs{need}: "
                          "'bytepair encode' prints its symbols, 'inspect' and 'vocab' list its rules")
