@@ -99,7 +99,8 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
     """Evaluate tokenizers on held-out samples; returns an :class:`Evaluation`.
 
     Args:
-        models: a :class:`Tokenizer`, :class:`ByteModel` or model file path, a
+        models: a :class:`Tokenizer`, :class:`ByteModel`, sentencepiece BPE model
+            (:mod:`bytepair.evaluation.spm`: its own size only) or model file path, a
             list of them, or a mapping ``{name: model}``.
         samples: a mapping ``{label: source}`` (labelled samples, compared by
             parity and Gini) or a list of file paths (one sample each, named by

@@ -26,6 +26,9 @@ Actions (``handle(action, payload)``):
 ``tree``
     ``{"model": name, "id": int}`` -> the merge tree of that token.
 
+A sentencepiece BPE model is shown as sentencepiece encodes (:mod:`bytepair.teach.spm_view`):
+alone, with no merge tree.
+
 Bad input raises :class:`ViewerError` (a ValueError) with one line for the page.
 """
 
