@@ -45,7 +45,7 @@ def test_bad_options_are_one_line(tmp_path, capfd, argv, words):
     assert not (tmp_path / "m.model").exists()
 
 
-def test_inspect_shows_a_sentencepiece_model_and_encode_names_it(tmp_path, capfd):
+def test_inspect_shows_a_sentencepiece_model_and_train_init_names_it(tmp_path, capfd):
     corpus = write_lines(sample_lines("kjv-genesis-exodus.txt", 300), str(tmp_path))
     model = str(tmp_path / "m.model")
     assert main(["train", corpus, "--sentencepiece", "--vocab-size", "400", "--byte-fallback", "-q", "-o", model]) == 0
@@ -53,6 +53,6 @@ def test_inspect_shows_a_sentencepiece_model_and_encode_names_it(tmp_path, capfd
     assert main(["inspect", model, "--top", "2"]) == 0
     out = capfd.readouterr().out
     assert "kind: sentencepiece BPE" in out and "256 byte" in out and "normalizer: nmt_nfkc" in out
-    assert main(["encode", model, "hi"]) == 2
+    assert main(["train", corpus, "--vocab-size", "500", "--init", model, "-o", str(tmp_path / "t.json")]) == 2
     err = capfd.readouterr().err
-    assert "is a sentencepiece model" in err and err.count("\n") == 1
+    assert "is a sentencepiece model" in err and "encode, decode" in err and err.count("\n") == 1

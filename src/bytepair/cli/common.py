@@ -41,6 +41,7 @@ OPTION_NAMES = {
     "checkpoint": "--checkpoint", "like": "--like",
     # evaluate's
     "samples": "--sample", "sizes": "--sizes", "reference": "--reference", "plot": "--plot",
+    "checks": "--checks",
 }
 #: The library's advice (:class:`bytepair._util.errors.Advice`, by key), as this command line
 #: says it; an argument's advice is its option.
@@ -297,7 +298,7 @@ def as_tokenizer(model, path: str, need: str = ""):
         return Tokenizer(model)
     if type(model).__name__ == "SentencePieceModel":
         raise ValueError(f"{path!r} is a sentencepiece model: this command reads bytepair models; "
-                         "'bytepair inspect' shows it, bytepair.load(path).encode(text) encodes with it")
+                         "inspect, vocab, encode, decode, export and evaluate read it")
     if not isinstance(model, Tokenizer):
         raise ValueError(f"{path!r} is a word-mode model, which has no token IDs{need}: "
                          "'bytepair encode' prints its symbols, 'inspect' and 'vocab' list its rules")

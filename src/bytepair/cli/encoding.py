@@ -15,8 +15,10 @@ from bytepair._util.errors import ArgumentError
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, integer,
-                                 load_model, load_tokenizer, read_input, read_stdin, text_argument,
+                                 load_model, read_input, read_stdin, text_argument,
                                  write_bytes)
+from bytepair.cli.spm_models import (DECODE_REFUSED, ENCODE_REFUSED, append_id, array_encoder,
+                                     decoded, is_sentencepiece, refuse, text_of)
 from bytepair.formats.tokenfile import (DTYPES, check_dtype, encode_bytes_to_array, read_token_file,
                                         resolve_append, write_token_file)
 from bytepair.model.models import WordModel
@@ -39,6 +41,10 @@ def run_encode(args) -> None:
     data, where = _input(args)
     if isinstance(model, WordModel):
         _encode_words(model, data, where)
+        return
+    if is_sentencepiece(model):
+        refuse(args, ENCODE_REFUSED)
+        print(" ".join(map(str, model.encode(text_of(data, where)))))
         return
     tokenizer = as_tokenizer(model, args.model)
     specials = tokenizer.special_tokens
@@ -92,10 +98,16 @@ def run_encode_files(args) -> None:
     if args.strip_newlines and not args.per_line:
         raise ValueError("--strip-newlines: needs --per-line (only lines have newlines to strip)")
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to write arrays of",
-                               pattern=args.pattern, special=args.special)
-    check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
-    append = resolve_append(tokenizer, args.append, "--append")
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
+    if is_sentencepiece(model):
+        refuse(args, ENCODE_REFUSED)
+        tokenizer = None
+        check_dtype(args.dtype, len(model), "--dtype")
+        append = append_id(model, args.append)
+    else:
+        tokenizer = as_tokenizer(model, args.model, " to write arrays of")
+        check_dtype(args.dtype, tokenizer.vocab_size, "--dtype")
+        append = resolve_append(tokenizer, args.append, "--append")
     inputs = [*args.inputs, *args.file]
     if inputs == ["-"]:
         inputs = []
@@ -106,7 +118,7 @@ def run_encode_files(args) -> None:
                              jsonl_field=args.jsonl_field, text_column=args.text_column)
     elif args.jsonl_field is not None or args.text_column is not None:
         raise ValueError("--jsonl-field/--text-column: need FILEs (stdin is read as text)")
-    text = tokenizer.pattern is not None or args.allow_special or (
+    text = tokenizer is None or tokenizer.pattern is not None or args.allow_special or (
         not args.ordinary and bool(tokenizer.special_tokens))
     # A line keeps its newline unless asked: the array then decodes to the text itself,
     # with the --append tokens between the lines.
@@ -117,6 +129,30 @@ def run_encode_files(args) -> None:
         data = read_stdin()
         lines = _lines(data, keep) if args.per_line else [data]
         documents = (_stdin_text(line) for line in lines) if text else iter(lines)
+    if tokenizer is None:
+        encode_array = array_encoder(model, args.dtype, append)
+    else:
+        encode_array = _array_encoder(args, tokenizer, text, append)
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
+                   unit_scale=True, dynamic_ncols=True)
+    started = time.perf_counter()
+    try:
+        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        unit = "characters" if text else "bytes"
+        ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
+        print(f"bytepair: wrote {str(output)!r}: {tokens:,} tokens ({args.dtype}) from "
+              f"{plural(count, 'document')}, {size:,} {unit}, {ratio} "
+              f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+
+
+def _array_encoder(args, tokenizer, text: bool, append: int | None):
+    """``encode_array`` for :func:`write_token_file`: a batch of documents to one array."""
     options = {"allowed_special": "all"} if args.allow_special else (
         {"disallowed_special": ()} if args.ordinary else {})
     if text:
@@ -134,22 +170,7 @@ def run_encode_files(args) -> None:
                 if append is not None:
                     ids.append(append)
             return ids
-    bar = None
-    if not args.quiet and sys.stderr.isatty():
-        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
-                   unit_scale=True, dynamic_ncols=True)
-    started = time.perf_counter()
-    try:
-        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
-    if not args.quiet:
-        unit = "characters" if text else "bytes"
-        ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
-        print(f"bytepair: wrote {str(output)!r}: {tokens:,} tokens ({args.dtype}) from "
-              f"{plural(count, 'document')}, {size:,} {unit}, {ratio} "
-              f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    return encode_array
 
 
 def _lines(data: bytes, keep_ends: bool) -> list[bytes]:
@@ -190,17 +211,26 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, need=" to decode",
-                               pattern=args.pattern, special=args.special)
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
+    if is_sentencepiece(model):
+        refuse(args, DECODE_REFUSED)
+        tokenizer = None
+        vocab_size = len(model)
+    else:
+        tokenizer = as_tokenizer(model, args.model, " to decode")
+        vocab_size = tokenizer.vocab_size
     if args.dtype is not None:
         paths = [*args.ids, *args.file]
         if len(paths) != 1:
             raise ValueError("--dtype: give exactly one FILE of IDs to decode")
         ids = read_token_file(paths[0], args.dtype)
-        try:
-            data = tokenizer.decode_bytes(ids)
-        except ValueError as exc:
-            raise ValueError(f"{paths[0]!r}: {exc}") from None
+        if tokenizer is None:
+            data = decoded(model, ids, repr(paths[0]))
+        else:
+            try:
+                data = tokenizer.decode_bytes(ids)
+            except ValueError as exc:
+                raise ValueError(f"{paths[0]!r}: {exc}") from None
     else:
         if args.file and args.ids:
             raise ValueError("--file: give IDS or --file, not both")
@@ -211,7 +241,8 @@ def run_decode(args) -> None:
         else:
             words = [text_argument(word, "IDS", "IDs").decode("ascii", "replace")
                      for word in args.ids]
-        data = tokenizer.decode_bytes(_parse_ids(words, tokenizer.vocab_size))
+        ids = _parse_ids(words, vocab_size)
+        data = tokenizer.decode_bytes(ids) if tokenizer is not None else decoded(model, ids, "IDS")
     if args.bytes:
         write_bytes(data)
         return

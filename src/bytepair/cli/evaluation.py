@@ -8,9 +8,10 @@ import sys
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import parse_size
-from bytepair.cli.common import (add_model_pattern, add_trust_pattern, files_of, int_at_least,
-                                 load_tokenizer, reading_options, skip_hint,
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, files_of,
+                                 int_at_least, load_model, reading_options, skip_hint,
                                  vocab_sizes)
+from bytepair.cli.spm_models import is_sentencepiece
 from bytepair.evaluation.plot import check_plot_path
 from bytepair.evaluation.report import evaluate
 from bytepair.evaluation.samples import Sample
@@ -79,8 +80,7 @@ def run_evaluate(args) -> None:
     for path in set(args.models):
         if args.models.count(path) > 1:
             raise ValueError(f"MODEL: {path!r} is given twice")
-    models = {path: load_tokenizer(path, args.trust_pattern, pattern=args.pattern,
-                                   special=args.special) for path in args.models}
+    models = {path: _model(path, args) for path in args.models}
     sizes, step = args.sizes if args.sizes is not None else (None, None)
     with skip_hint(args):
         table = evaluate(models, samples_from_options(args.samples, args), sizes=sizes,
@@ -94,6 +94,12 @@ def run_evaluate(args) -> None:
         sys.stdout.write(str(table))
     if args.plot is not None and not args.json:
         print(f"bytepair: wrote {args.plot!r}", file=sys.stderr)
+
+
+def _model(path: str, args):
+    """A MODEL to evaluate: a tokenizer, or a sentencepiece BPE model as it is."""
+    model = load_model(path, args.trust_pattern, pattern=args.pattern, special=args.special)
+    return model if is_sentencepiece(model) else as_tokenizer(model, path)
 
 
 def add_commands(commands) -> None:

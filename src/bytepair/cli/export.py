@@ -6,8 +6,11 @@ import sys
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
-from bytepair.cli.common import add_model_pattern, add_trust_pattern, int_at_least, load_tokenizer
+from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
+                                 load_model)
+from bytepair.cli.spm_models import is_sentencepiece
 from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
+from bytepair.formats.spm_export import sentencepiece_roles
 from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
 
 #: The library's argument names in to_transformers' messages, as this command's options.
@@ -25,12 +28,16 @@ def run_export(args) -> None:
             raise ValueError(f"{given[0]}: only for --to transformers")
     if args.like is not None and args.to != "tokenizers":
         raise ValueError("--like: only for --to tokenizers")
+    model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if args.to == "transformers":
-        run_export_transformers(args, roles)
+        run_export_transformers(args, model if is_sentencepiece(model) else
+                                as_tokenizer(model, args.model), roles)
+        return
+    if is_sentencepiece(model):
+        export_sentencepiece_model(args, model)
         return
     output = check_target(args.output, "-o")
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern,
-                               special=args.special)
+    tokenizer = as_tokenizer(model, args.model)
     existed = output.exists()
     try:
         if args.to == "tokenizers":
@@ -56,10 +63,25 @@ def run_export(args) -> None:
               f"({plural(len(tokenizer.special_tokens), 'special token')})", file=sys.stderr)
 
 
-def run_export_transformers(args, roles: dict) -> None:
+def export_sentencepiece_model(args, model) -> None:
+    """A sentencepiece BPE model as a tokenizer.json (:mod:`bytepair.formats.spm_export`)."""
+    from bytepair.formats.spm_export import export_sentencepiece
+
+    if args.to != "tokenizers":
+        raise ValueError(f"--to {args.to}: a sentencepiece model's pieces are not byte-level "
+                         "ranks; export it --to tokenizers or --to transformers")
+    if args.like is not None:
+        raise ValueError("--like: a sentencepiece model's tokenizer.json is written as "
+                         "sentencepiece's normaliser and byte fallback need it")
+    output = check_target(args.output, "-o")
+    export_sentencepiece(model, output)
+    if not args.quiet:
+        print(f"bytepair: wrote {str(output)!r}: a Hugging Face tokenizer.json of a sentencepiece "
+              f"BPE model, {plural(len(model), 'piece')}", file=sys.stderr)
+
+
+def run_export_transformers(args, tokenizer, roles: dict) -> None:
     """-o is a directory, written whole (the library builds it beside and renames it)."""
-    tokenizer = load_tokenizer(args.model, args.trust_pattern, pattern=args.pattern,
-                               special=args.special)
     try:
         to_transformers(tokenizer, args.output, model_max_length=args.model_max_length, **roles)
     except (OSError, ValueError) as exc:
@@ -70,11 +92,16 @@ def run_export_transformers(args, roles: dict) -> None:
                 break
         raise type(exc)(message) from None
     if not args.quiet:
-        config_roles = ", ".join(f"{role.removesuffix('_token')} {token!r}" for role, token
-                                 in transformers_roles(tokenizer, **roles).items())
-        print(f"bytepair: wrote {str(args.output)!r}: a transformers tokenizer directory, "
-              f"{plural(tokenizer.vocab_size, 'token')} "
-              f"({plural(len(tokenizer.special_tokens), 'special token')})"
+        if is_sentencepiece(tokenizer):
+            given = sentencepiece_roles(tokenizer, **roles)
+            size = f"a sentencepiece BPE model, {plural(len(tokenizer), 'piece')}"
+        else:
+            given = transformers_roles(tokenizer, **roles)
+            size = (f"{plural(tokenizer.vocab_size, 'token')} "
+                    f"({plural(len(tokenizer.special_tokens), 'special token')})")
+        config_roles = ", ".join(f"{role.removesuffix('_token')} {token!r}"
+                                 for role, token in given.items())
+        print(f"bytepair: wrote {str(args.output)!r}: a transformers tokenizer directory, {size}"
               + (f", {config_roles}" if config_roles else ""), file=sys.stderr)
 
 

@@ -7,6 +7,7 @@ import sys
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
                                  load_model, pattern_name, show_bytes)
+from bytepair.cli.spm_models import is_sentencepiece
 from bytepair.evaluation.checks import intermediate_tokens
 from bytepair.formats.bases import from_tokenizer, read_base
 from bytepair.formats.load import ModelFormatError
@@ -219,11 +220,26 @@ def run_vocab(args) -> None:
             out.append(f"{m.rank}\t" + "\t".join(cells) + "\n")
         sys.stdout.write("".join(out))
         return
+    if is_sentencepiece(model):
+        _sentencepiece_vocab(model)
+        return
     tokenizer = as_tokenizer(model, args.model)
     out = ["id\tbytes\ttext\n"]
     for token_id in range(tokenizer.vocab_size):
         data = tokenizer.id_to_token(token_id)
         out.append(f"{token_id}\t{escape_bytes(data)}\t{_text_cell(data)}\n")
+    sys.stdout.write("".join(out))
+
+
+def _sentencepiece_vocab(model) -> None:
+    """A sentencepiece model's pieces: ID, piece (escaped as a token's text), score, type."""
+    from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, UNUSED, USER_DEFINED
+
+    kinds = {NORMAL: "normal", UNKNOWN: "unknown", CONTROL: "control",
+             USER_DEFINED: "user-defined", UNUSED: "unused", BYTE: "byte"}
+    out = ["id\tpiece\tscore\ttype\n"]
+    for at, (piece, score, kind) in enumerate(model.pieces):
+        out.append(f"{at}\t{_text_cell(piece.encode('utf-8'))}\t{score:g}\t{kinds.get(kind, kind)}\n")
     sys.stdout.write("".join(out))
 
 
@@ -248,7 +264,8 @@ def add_commands(commands) -> None:
         description="Print the vocabulary as tab-separated rows with a header: the ID, the "
         "token's bytes (printable ASCII as is, other bytes as \\xNN), and the token as text "
         "when it is whole UTF-8 (\\t, \\n, \\r and \\\\ escaped). Special tokens come last. "
-        "A word-mode model has no IDs: its rows are its rules (rank, left, right, symbol).",
+        "A word-mode model has no IDs: its rows are its rules (rank, left, right, symbol). "
+        "A sentencepiece model's rows are its pieces (ID, piece, score, type).",
     )
     vocab.add_argument("model", metavar="MODEL")
     add_trust_pattern(vocab)

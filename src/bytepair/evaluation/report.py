@@ -19,11 +19,13 @@ from bytepair._util.errors import ArgumentError
 from bytepair._util.validate import check_int
 from bytepair.evaluation import checks as rule_checks
 from bytepair.evaluation import metrics
+from bytepair.evaluation import spm
 from bytepair.evaluation.plot import plot_curves
 from bytepair.evaluation.samples import Sample, batches, samples_of
 from bytepair.formats.load import load
 from bytepair.model import codec
 from bytepair.model.models import BYTE_TOKENS, ByteModel
+from bytepair.model.spm_model import NORMAL
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.read.blocks import CUTTABLE
 from bytepair.split.patterns import PATTERNS
@@ -97,7 +99,8 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
     """Evaluate tokenizers on held-out samples; returns an :class:`Evaluation`.
 
     Args:
-        models: a :class:`Tokenizer`, :class:`ByteModel` or model file path, a
+        models: a :class:`Tokenizer`, :class:`ByteModel`, sentencepiece BPE model
+            (:mod:`bytepair.evaluation.spm`: its own size only) or model file path, a
             list of them, or a mapping ``{name: model}``.
         samples: a mapping ``{label: source}`` (labelled samples, compared by
             parity and Gini) or a list of file paths (one sample each, named by
@@ -145,7 +148,7 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
     if step is not None:
         step = check_int(step, "step", minimum=1)
     threads = check_int(threads, "threads", minimum=1) if threads is not None else None
-    plans = {name: _sizes(tok, name, sizes, step) for name, tok in named.items()}
+    plans = {name: _sizes(tok, name, sizes, step, checks) for name, tok in named.items()}
     labels = [s.name for s in sample_list if s.labelled]
     if reference is not None and reference not in labels:
         raise ArgumentError("reference", f": {reference!r} is not the label of a sample "
@@ -157,7 +160,8 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
 
     table = Evaluation(tokenizers=named)
     table.renyi = {"power": power, "vocabulary": "full" if full_vocabulary else "observed"}
-    table.models = [{"name": name, "vocab_size": tok.vocab_size, "merges": len(tok.merges),
+    table.models = [spm.model_entry(name, tok) if spm.is_sentencepiece(tok) else
+                    {"name": name, "vocab_size": tok.vocab_size, "merges": len(tok.merges),
                      "special_tokens": len(tok.special_tokens), "pattern": tok.pattern,
                      "sizes": plans[name]} for name, tok in named.items()]
     # A SuperBPE model at its transition or below is its stage-1 tokenizer, which splits with
@@ -169,6 +173,11 @@ def evaluate(models: Tokenizer | ByteModel | str | os.PathLike | Sequence | Mapp
     for sample, (totals, _) in zip(sample_list, counted):
         table.samples.append({"name": sample.name, "labelled": sample.labelled, **totals})
     for name, tok in named.items():
+        if spm.is_sentencepiece(tok):
+            rows, tokens_at = spm.rows(name, tok, sample_list, counted, full_vocabulary, power)
+            table.rows.extend(rows)
+            _parity(table, name, plans[name], sample_list, counted, tokens_at, reference)
+            continue
         tokens_at = _rows(table, name, tok, plans[name], sample_list, counted, full_vocabulary, power)
         _parity(table, name, plans[name], sample_list, counted, tokens_at, reference)
         _training(table, name, tok, plans[name], checks)
@@ -209,6 +218,8 @@ def _name_of(model, index: int, count: int) -> str:
 def _tokenizer_of(model, name: str, trust_pattern: bool) -> Tokenizer:
     if isinstance(model, (str, os.PathLike)):
         model = load(model, trust_pattern=trust_pattern)
+    if spm.is_sentencepiece(model):
+        return model
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if isinstance(model, Tokenizer):
@@ -217,12 +228,15 @@ def _tokenizer_of(model, name: str, trust_pattern: bool) -> Tokenizer:
             # bytepair's numbering (the rules undo by rank), which no metric depends on.
             return Tokenizer(model.model, list(model.special_tokens))
         return model
-    raise TypeError(f"models: {name!r} must be a Tokenizer, a ByteModel or a model file "
-                    f"of one, got {type(model).__name__}")
+    raise TypeError(f"models: {name!r} must be a Tokenizer, a ByteModel, a sentencepiece model "
+                    f"or a model file of one, got {type(model).__name__}")
 
 
-def _sizes(tok: Tokenizer, name: str, sizes, step) -> list[int]:
+def _sizes(tok: Tokenizer, name: str, sizes, step, checks: bool) -> list[int]:
     """The vocabulary sizes to evaluate ``tok`` at, ascending, its full size last."""
+    if spm.is_sentencepiece(tok):
+        spm.check_plan(name, sizes, step, checks)
+        return [len(tok)]
     least = BYTE_TOKENS + len(tok.special_tokens)
     chosen = {tok.vocab_size}
     for size in sizes or ():
@@ -239,7 +253,7 @@ def _sizes(tok: Tokenizer, name: str, sizes, step) -> list[int]:
 def _stage_one(tok: Tokenizer, plan: list[int]) -> Tokenizer | None:
     """A SuperBPE tokenizer's stage-1 tokenizer (its truncation to the transition), when
     ``plan`` holds a size at the transition or below; else None."""
-    stages = tok.model.stages
+    stages = None if spm.is_sentencepiece(tok) else tok.model.stages
     if stages is None:
         return None
     top = stages.transition + len(tok.special_tokens)
@@ -249,7 +263,8 @@ def _stage_one(tok: Tokenizer, plan: list[int]) -> Tokenizer | None:
 def _count_samples(named: dict, sample_list: list[Sample], threads):
     """Per sample: its totals, and per tokenizer the counts of each ID its encoding holds."""
     cut_patterns = {PATTERNS[name] for name in CUTTABLE if name in PATTERNS}
-    cuttable = all(tok.pattern in cut_patterns for tok in named.values())
+    cuttable = all(not spm.is_sentencepiece(tok) and tok.pattern in cut_patterns
+                   for tok in named.values())
     out = []
     for sample in sample_list:
         totals = {"documents": 0, "bytes": 0, "characters": 0, "words": 0}
@@ -265,8 +280,11 @@ def _count_samples(named: dict, sample_list: list[Sample], threads):
                 totals["characters"] += len(text)
                 totals["words"] += codec.words_in_text(text)
             for name, tok in named.items():
-                ids = tok.encode_to_array(batch, threads=threads, disallowed_special=())
-                batch_counts = codec.count_ids(ids, tok.model.vocab_size)
+                if spm.is_sentencepiece(tok):
+                    batch_counts = spm.count_batch(tok, batch)
+                else:
+                    ids = tok.encode_to_array(batch, threads=threads, disallowed_special=())
+                    batch_counts = codec.count_ids(ids, tok.model.vocab_size)
                 if counts[name] is None:
                     counts[name] = batch_counts
                 else:
@@ -276,7 +294,8 @@ def _count_samples(named: dict, sample_list: list[Sample], threads):
                             total[token] += n
         for name, tok in named.items():
             if counts[name] is None:  # a sample without texts
-                counts[name] = array("q", bytes(8 * tok.model.vocab_size))
+                size = len(tok) if spm.is_sentencepiece(tok) else tok.model.vocab_size
+                counts[name] = array("q", bytes(8 * size))
         out.append((totals, counts))
     return out
 
@@ -409,8 +428,12 @@ def render(table: Evaluation) -> Iterable[str]:
     renyi = f"renyi{table.renyi.get('power', metrics.RENYI_POWER):g}"
     for model in table.models:
         name = model["name"]
-        yield (f"model {name}: vocabulary {model['vocab_size']} (256 bytes + {model['merges']} "
-               f"merges + {model['special_tokens']} special)")
+        if model.get("kind") == "sentencepiece":
+            yield (f"model {name}: vocabulary {model['vocab_size']} (sentencepiece BPE pieces, "
+                   f"{model['special_tokens']} of them control pieces)")
+        else:
+            yield (f"model {name}: vocabulary {model['vocab_size']} (256 bytes + "
+                   f"{model['merges']} merges + {model['special_tokens']} special)")
         rows = [r for r in table.rows if r["model"] == name]
         if rows:
             yield from _table(
@@ -422,10 +445,15 @@ def render(table: Evaluation) -> Iterable[str]:
                   _number(r["renyi"]), str(r["unused_count"])] for r in rows])
             tok = table.tokenizers.get(name)
             for r in rows:
-                learned = [t for t in r["unused"] if t >= BYTE_TOKENS]
+                if spm.is_sentencepiece(tok):
+                    learned = [t for t in r["unused"] if tok.pieces[t][2] == NORMAL]
+                    entry, what = spm.token_entry, "pieces"
+                else:
+                    learned = [t for t in r["unused"] if t >= BYTE_TOKENS]
+                    entry, what = _token_entry, "learned tokens"
                 if r["vocab_size"] == model["vocab_size"] and learned and tok is not None:
-                    yield (f"learned tokens never produced on {r['sample']}: {len(learned)}: "
-                           + _shown([_token_entry(tok, t) for t in learned[:SHOWN]], len(learned)))
+                    yield (f"{what} never produced on {r['sample']}: {len(learned)}: "
+                           + _shown([entry(tok, t) for t in learned[:SHOWN]], len(learned)))
         parity = [p for p in table.parity if p["model"] == name]
         if parity:
             labels = list(parity[0]["parity"])

@@ -99,7 +99,13 @@ def load(path: str | os.PathLike, *, trust_pattern: bool = False, max_bytes: int
         (``<ranks file>.special_tokens.json``).
     """
     path = _model_file(path)
-    if pattern is None and special_tokens is None and _sentencepiece_file(path):
+    if _sentencepiece_file(path):
+        if pattern is not None or special_tokens is not None:
+            argument, what = ("pattern", "a pattern") if pattern is not None else \
+                ("special_tokens", "special tokens from outside")
+            raise _NotForThisFile(argument, f": only a tiktoken ranks file takes {what}, and "
+                                            f"{os.fspath(path)!r} is a sentencepiece model (its "
+                                            "normaliser and pieces are in the file)")
         return _sentencepiece(path)
     text = _read_text(path, max_bytes)
     if pattern is not None or special_tokens is not None or looks_like_tiktoken(text):

@@ -80,6 +80,38 @@ def tokenizer_json(model: SentencePieceModel) -> dict:
     }
 
 
+def sentencepiece_roles(model: SentencePieceModel, *, eos: str | None = None,
+                        bos: str | None = None, pad: str | None = None,
+                        unk: str | None = None) -> dict[str, str]:
+    """Role (``"eos_token"``, ...) -> piece, for ``transformers``.
+
+    By default the unknown piece is ``unk_token``, and the trainer spec's bos, eos and pad
+    pieces (``<s>``, ``</s>``, ``<pad>`` unless trained otherwise) take their roles when the
+    model has them as control pieces. A piece named for a role must be a control, unknown
+    or user-defined piece (ValueError naming the role otherwise).
+    """
+    spec = model.trainer_spec
+    named = {piece: kind for piece, _, kind in model.pieces
+             if kind in (CONTROL, UNKNOWN, USER_DEFINED)}
+    defaults = {"bos": spec.get("bos_piece", "<s>"), "eos": spec.get("eos_piece", "</s>"),
+                "pad": spec.get("pad_piece", "<pad>"),
+                "unk": model.pieces[model.unk_id][0] if model.unk_id >= 0 else None}
+    given = {"bos": bos, "eos": eos, "unk": unk, "pad": pad}
+    roles = {}
+    for role in ("bos", "eos", "unk", "pad"):
+        piece = given[role]
+        if piece is None:
+            piece = defaults[role]
+            if named.get(piece) not in (CONTROL, UNKNOWN):
+                continue
+        elif piece not in named:
+            known = ", ".join(map(repr, named)) or "none"
+            raise ValueError(f"{role}: {piece!r} is not a control, unknown or user-defined piece "
+                             f"of this model (they are: {known})")
+        roles[f"{role}_token"] = piece
+    return roles
+
+
 def export_sentencepiece(model: SentencePieceModel, path: str | os.PathLike) -> None:
     """Write ``model`` as a ``tokenizer.json`` to ``path``, whole or not at all."""
     write_atomically(path, json.dumps(tokenizer_json(model), ensure_ascii=False, indent=1))

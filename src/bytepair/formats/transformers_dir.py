@@ -14,6 +14,7 @@ from pathlib import Path
 
 from bytepair.formats.export import as_tokenizer, tokenizers_json
 from bytepair.model.models import ByteModel
+from bytepair.model.spm_model import SentencePieceModel
 from bytepair.model.tokenizer import Tokenizer
 
 #: The roles a special token can take, as ``transformers`` names them.
@@ -47,7 +48,7 @@ def transformers_roles(tokenizer: Tokenizer | ByteModel, *, eos: str | None = No
     return roles
 
 
-def to_transformers(tokenizer: Tokenizer | ByteModel, directory: str | os.PathLike, *, eos: str | None = None,
+def to_transformers(tokenizer: Tokenizer | ByteModel | SentencePieceModel, directory: str | os.PathLike, *, eos: str | None = None,
                     bos: str | None = None, pad: str | None = None, unk: str | None = None,
                     model_max_length: int | None = None) -> None:
     """Write a directory for ``transformers.AutoTokenizer.from_pretrained(directory)``.
@@ -66,6 +67,11 @@ def to_transformers(tokenizer: Tokenizer | ByteModel, directory: str | os.PathLi
         model_max_length: the longest input the model takes, written for
             ``transformers`` (which otherwise assumes no limit).
 
+    A sentencepiece BPE model (:class:`bytepair.model.spm_model.SentencePieceModel`) is
+    written with its tokenizer.json (:mod:`bytepair.formats.spm_export`) and its roles from
+    its pieces (:func:`bytepair.formats.spm_export.sentencepiece_roles`): it gives the IDs of
+    ``SentencePieceProcessor.encode``.
+
     The tokenizer loads as ``PreTrainedTokenizerFast`` and gives the IDs of
     ``tokenizer.encode(text, allowed_special="all")``; decoding gives the text
     back exactly (``clean_up_tokenization_spaces`` is off). What the
@@ -80,14 +86,20 @@ def to_transformers(tokenizer: Tokenizer | ByteModel, directory: str | os.PathLi
     >>> sorted(os.listdir(out))
     ['special_tokens_map.json', 'tokenizer.json', 'tokenizer_config.json']
     """
-    tokenizer = as_tokenizer(tokenizer)
-    roles = transformers_roles(tokenizer, eos=eos, bos=bos, pad=pad, unk=unk)
+    if isinstance(tokenizer, SentencePieceModel):
+        document, roles, added = _sentencepiece_parts(tokenizer, eos=eos, bos=bos, pad=pad, unk=unk)
+    else:
+        tokenizer = as_tokenizer(tokenizer)
+        roles = transformers_roles(tokenizer, eos=eos, bos=bos, pad=pad, unk=unk)
+        added = [(token, token_id, True) for token, token_id in tokenizer.special_tokens.items()]
+        document = None
     if model_max_length is not None and (not isinstance(model_max_length, int)
                                          or isinstance(model_max_length, bool)
                                          or model_max_length < 1):
         raise ValueError(f"model_max_length must be a positive int, got {model_max_length!r}")
     target = _check_directory(directory)
-    document = tokenizers_json(tokenizer)
+    if document is None:
+        document = tokenizers_json(tokenizer)
     config = {
         "tokenizer_class": "PreTrainedTokenizerFast",
         # Decoding must give the text back as it was: no spaces removed before punctuation.
@@ -95,8 +107,8 @@ def to_transformers(tokenizer: Tokenizer | ByteModel, directory: str | os.PathLi
         **roles,
         "added_tokens_decoder": {
             str(token_id): {"content": token, "lstrip": False, "normalized": False,
-                            "rstrip": False, "single_word": False, "special": True}
-            for token, token_id in tokenizer.special_tokens.items()
+                            "rstrip": False, "single_word": False, "special": special}
+            for token, token_id, special in added
         },
     }
     if model_max_length is not None:
@@ -108,6 +120,17 @@ def to_transformers(tokenizer: Tokenizer | ByteModel, directory: str | os.PathLi
     }
     _write_directory(target, {name: json.dumps(value, ensure_ascii=False, indent=2) + "\n"
                               for name, value in texts.items()})
+
+
+def _sentencepiece_parts(model: SentencePieceModel, **roles) -> tuple[dict, dict, list]:
+    """A sentencepiece BPE model's tokenizer.json document, roles and added tokens (its
+    control and unknown pieces, special, and user-defined symbols, not special)."""
+    from bytepair.formats.spm_export import sentencepiece_roles, tokenizer_json
+
+    roles = sentencepiece_roles(model, **roles)
+    document = tokenizer_json(model)
+    added = [(token["content"], token["id"], token["special"]) for token in document["added_tokens"]]
+    return document, roles, added
 
 
 def _check_directory(directory: str | os.PathLike) -> Path:

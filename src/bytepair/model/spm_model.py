@@ -135,26 +135,59 @@ class SentencePieceModel:
         return [s for s in symbols if s]
 
     def decode(self, ids: list[int]) -> str:
-        """The text of ``ids``, as ``SentencePieceProcessor.decode`` writes it."""
+        """The text of ``ids``, as ``SentencePieceProcessor.decode`` writes it. O(len(ids)).
+
+        A run of byte pieces is decoded a character at a time, each byte that starts no
+        valid character as U+FFFD; their text is not unescaped (a ``▁`` made of bytes stays).
+        Control pieces write nothing, the unknown piece `` ⁇ ``. Until some text is written,
+        a piece's leading ``▁`` is the dummy prefix and is dropped (with ``add_dummy_prefix``
+        or ``remove_extra_whitespaces``; without the latter, only once).
+        """
         out: list[str] = []
         pending = bytearray()
+        strip = self.flag("add_dummy_prefix") or self.flag("remove_extra_whitespaces")
+        at_start, stripped = True, False
         for at in ids:
             piece, _, kind = self.pieces[at]
             if kind == BYTE:
                 pending.append(int(_BYTE.fullmatch(piece).group(1), 16))
                 continue
             if pending:
-                out.append(pending.decode("utf-8", "replace"))
+                out.append(_bytes_text(pending))
                 pending.clear()
+            if stripped or any(out):
+                at_start = False
+            stripped = False
             if kind == CONTROL:
                 continue
-            out.append(" \u2047 " if kind == UNKNOWN else piece)
+            if kind == UNKNOWN:
+                out.append(self.trainer_spec.get("unk_surface", " \u2047 "))
+                continue
+            if at_start and strip and piece.startswith(SPACE):
+                piece = piece[1:]
+                stripped = not self.flag("remove_extra_whitespaces")
+            out.append(piece.replace(SPACE, " "))
         if pending:
-            out.append(pending.decode("utf-8", "replace"))
-        text = "".join(out).replace(SPACE, " ")
-        if self.flag("add_dummy_prefix") and text.startswith(" "):
-            text = text[1:]
-        return text
+            out.append(_bytes_text(pending))
+        return "".join(out)
+
+
+def _bytes_text(data: bytearray) -> str:
+    """``data`` decoded a character at a time, each byte that starts no valid UTF-8 character
+    as U+FFFD (sentencepiece's decoding of byte pieces; Python's ``"replace"`` would write one
+    U+FFFD for a cut character of several bytes)."""
+    out, at = [], 0
+    while at < len(data):
+        lead = data[at]
+        size = 1 if lead < 0x80 else 2 if 0xC2 <= lead <= 0xDF else 3 if 0xE0 <= lead <= 0xEF \
+            else 4 if 0xF0 <= lead <= 0xF4 else 0
+        try:
+            out.append(bytes(data[at:at + size]).decode("utf-8") if size else "\ufffd")
+        except UnicodeDecodeError:
+            size = 0
+            out.append("\ufffd")
+        at += size or 1
+    return "".join(out)
 
 
 def _normalizer_of(options) -> dict:

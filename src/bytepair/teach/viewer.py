@@ -26,6 +26,9 @@ Actions (``handle(action, payload)``):
 ``tree``
     ``{"model": name, "id": int}`` -> the merge tree of that token.
 
+A sentencepiece BPE model is shown as sentencepiece encodes (:mod:`bytepair.teach.spm_view`):
+alone, with no merge tree.
+
 Bad input raises :class:`ViewerError` (a ValueError) with one line for the page.
 """
 
@@ -44,6 +47,7 @@ from bytepair.formats.imports import looks_like_tiktoken
 from bytepair.formats.load import load
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
+from bytepair.teach import spm_view
 from bytepair.teach.provenance import Provenance, token_text
 
 #: The most models compared on one text.
@@ -66,11 +70,13 @@ class Viewer:
     def __init__(self, models: dict[str, Tokenizer], curves: dict | None = None):
         self.models = dict(models)
         self.curves = curves
-        self._provenance = {name: Provenance(tok) for name, tok in self.models.items()}
+        self._provenance = {name: Provenance(tok) for name, tok in self.models.items()
+                            if not spm_view.is_sentencepiece(tok)}
         # How each token seen so far is shown, by model: a keystroke re-sends the same tokens.
         self._pieces: dict[str, dict[int, tuple]] = {name: {} for name in self.models}
         self._special_ids = {name: frozenset(tok.special_tokens.values())
-                             for name, tok in self.models.items()}
+                             for name, tok in self.models.items()
+                             if not spm_view.is_sentencepiece(tok)}
         self._token_lengths: dict[str, array] = {}
         self._lock = threading.Lock()
         self._last: _Encoded | None = None
@@ -88,6 +94,8 @@ class Viewer:
                                _whole(payload, "limit", WINDOW, 1, MAX_WINDOW))
         if action == "tree":
             name = _model(payload.get("model"), self.models)
+            if spm_view.is_sentencepiece(self.models[name]):
+                raise ViewerError(f"tree: {spm_view.NO_TREE}")
             try:
                 return {"model": name, "tree": self._provenance[name].tree(payload.get("id"))}
             except ValueError as exc:
@@ -97,6 +105,9 @@ class Viewer:
     def info(self) -> dict:
         models = []
         for name, tok in self.models.items():
+            if spm_view.is_sentencepiece(tok):
+                models.append(spm_view.info(name, tok))
+                continue
             stages = tok.model.stages
             models.append({
                 "name": name, "vocab_size": tok.vocab_size, "merges": len(tok.merges),
@@ -122,8 +133,10 @@ class Viewer:
             for token in set(window):
                 piece = known.get(token)
                 if piece is None:
-                    piece = known[token] = _piece(self.models[name], token,
-                                                  self._special_ids[name])
+                    tok = self.models[name]
+                    piece = known[token] = spm_view.piece(tok, token) \
+                        if spm_view.is_sentencepiece(tok) else \
+                        _piece(tok, token, self._special_ids[name])
                 pieces[token] = piece[:2]
             result = {"model": name, "tokens": len(ids), "start": start, "ids": window.tolist(),
                       "pieces": pieces}
@@ -142,8 +155,13 @@ class Viewer:
                 return last
             self._last = None  # the last text's arrays go before the next are made
         ids = []
+        if len(names) > 1 and any(spm_view.is_sentencepiece(self.models[n]) for n in names):
+            raise ViewerError(f"models: {spm_view.ALONE}")
         for name in names:
             tok = self.models[name]
+            if spm_view.is_sentencepiece(tok):
+                ids.append(spm_view.ids(tok, text))
+                continue
             dtype = "uint16" if tok.vocab_size <= 1 << 16 else "uint32"
             ids.append(tok.encode_to_array([text], dtype=dtype, threads=1,
                                            allowed_special="all"))
@@ -368,7 +386,7 @@ def load_viewer_model(spec: str, *, pattern: str | None = None, special_tokens=N
         raise ValueError(f"MODEL: {exc}") from None
     if isinstance(model, ByteModel):
         model = Tokenizer(model)
-    if not isinstance(model, Tokenizer):
+    if not isinstance(model, Tokenizer) and not spm_view.is_sentencepiece(model):
         raise ValueError(f"MODEL: {path!r} is a word-mode model, which has no token IDs to show")
     return name, model
 
