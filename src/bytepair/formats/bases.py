@@ -174,7 +174,8 @@ class Base:
         inner, offsets = encode_spans(_Spans(self._encoder()), data, array("q", starts),
                                       threads)
         outer = self._inner[2]
-        ids = array("I", map(outer.__getitem__, inner))
+        ids = inner if outer == list(range(len(outer))) else array("I", map(outer.__getitem__,
+                                                                          inner))
         if self.ignore_merges:
             ids, offsets = self._looked_up(data, starts, ids, offsets)
         return ids, offsets

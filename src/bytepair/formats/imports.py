@@ -302,7 +302,9 @@ def _from_ranks(tokens: list[bytes], source: str | None, special_tokens) -> Toke
                      [inner[rights[rank]] for rank in joined],
                      range(BYTE_TOKENS, BYTE_TOKENS + len(joined)), repeat(0), repeat(0)))
     outer += joined
-    model = ByteModel(rules, pattern=source)
+    # Sound by construction: rule r has rank r and token 256 + r, and joins two tokens of lower
+    # rank, so made before it; distinct tokens have distinct bytes, so distinct pairs.
+    model = ByteModel.trusted(rules, source)
     found = first_not_itself(model, [tokens[rank] for rank in joined])
     if found is not None:
         raise ImportRefused(
