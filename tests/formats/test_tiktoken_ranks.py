@@ -8,9 +8,14 @@
 * The file read whole against the file read line by line.
 * The checks in one call of the encoder (:func:`first_not_itself`, lookup first in
   :class:`Base`) against one encode per token or per piece.
+* Ctrl-C stops the compiled loop on a hostile file at once.
 """
 
 import base64
+import signal
+import subprocess
+import sys
+import time
 from array import array
 from itertools import accumulate
 
@@ -66,6 +71,31 @@ def test_splits_of_a_long_token_and_a_repeat():
             splits(b"ab", array("q", [1, 2]))
         with pytest.raises(ValueError, match="empty"):
             splits(b"ab", array("q", [0, 0, 2]))
+
+
+HOSTILE = """
+from array import array
+from bytepair.formats._ranks import tiktoken_splits
+print("START", flush=True)
+n = 1_000_000  # a million bytes joined pair by pair: minutes of merge loop
+tiktoken_splits(b"a" + b"aa" + b"a" * n, array("q", [0, 1, 3, 3 + n]))
+"""
+
+
+@pytest.mark.skipif(len(SPLITS) < 2, reason="the compiled loop is not built")
+def test_ctrl_c_stops_the_compiled_loop_at_once():
+    process = subprocess.Popen([sys.executable, "-c", HOSTILE], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "START"
+        time.sleep(0.3)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        waited = time.monotonic() - started
+    finally:
+        process.kill()
+    assert "KeyboardInterrupt" in err and waited < 5, (waited, err)
 
 
 def old_from_tiktoken(ranks: dict[bytes, int]):

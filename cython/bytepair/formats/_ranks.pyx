@@ -12,6 +12,7 @@ L bytes; no Python object per token.
 
 from array import array
 
+from cpython.exc cimport PyErr_CheckSignals
 from libc.stdint cimport int64_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memmove
@@ -20,6 +21,9 @@ from bytepair.model._hashing cimport hash_bytes
 
 #: A part or pair that is no token (ranked below the limit).
 cdef uint32_t NONE = 0xFFFFFFFFu
+#: Steps of the merge loops between two looks at pending signals (Ctrl-C, SIGTERM): a
+#: hostile file's token of a million bytes takes minutes, and must still stop at once.
+cdef Py_ssize_t CHECK_EVERY = 1 << 22
 
 
 cdef struct Slot:
@@ -76,10 +80,12 @@ cdef inline uint32_t pair_rank(const Table* t, const unsigned char* s, const Py_
 
 
 cdef Py_ssize_t merge_token(const Table* t, uint32_t k, const uint32_t* byte_rank,
-                            Py_ssize_t* bound, uint32_t* part, uint32_t* pair) noexcept nogil:
+                            Py_ssize_t* bound, uint32_t* part, uint32_t* pair,
+                            Py_ssize_t* work) except -1 nogil:
     """tiktoken's loop on token ``k``'s bytes with the tokens ranked below ``k``: join the
     adjacent pair whose bytes are the lowest-ranked token, the leftmost among equals, until
-    none is. Leaves the parts' ranks in ``part`` and returns how many there are."""
+    none is. Leaves the parts' ranks in ``part`` and returns how many there are; raises
+    what a pending signal's handler raises (``work`` counts the steps since the last look)."""
     cdef const unsigned char* s = t.data + t.starts[k]
     cdef Py_ssize_t n = t.starts[k + 1] - t.starts[k], m = n, i, where
     cdef uint32_t best
@@ -90,6 +96,11 @@ cdef Py_ssize_t merge_token(const Table* t, uint32_t k, const uint32_t* byte_ran
     for i in range(n - 1):
         pair[i] = pair_rank(t, s, bound, i, k)
     while m > 1:
+        work[0] += m
+        if work[0] >= CHECK_EVERY:
+            work[0] = 0
+            with gil:
+                PyErr_CheckSignals()
         best, where = NONE, -1
         for i in range(m - 1):
             if pair[i] < best:  # strictly: the leftmost of equal ranks
@@ -124,7 +135,7 @@ def tiktoken_splits(data, starts):
     """
     cdef const unsigned char[::1] view = data
     cdef const int64_t[::1] at = starts
-    cdef Py_ssize_t count = at.shape[0] - 1, k, longest = 1, m, capacity = 4
+    cdef Py_ssize_t count = at.shape[0] - 1, k, longest = 1, m, capacity = 4, work = 0
     cdef Table table
     cdef uint32_t byte_rank[256]
     cdef unsigned char byte
@@ -157,7 +168,7 @@ def tiktoken_splits(data, starts):
                 byte = <unsigned char>m
                 byte_rank[m] = find(&table, &byte, 1)
             for k in range(count):
-                m = merge_token(&table, <uint32_t>k, byte_rank, bound, part, pair)
+                m = merge_token(&table, <uint32_t>k, byte_rank, bound, part, pair, &work)
                 parts_out[k] = <uint32_t>m
                 if m == 2:
                     lefts_out[k] = part[0]
