@@ -74,6 +74,9 @@ class Base:
             self._lookup = {data: token_id for token_id, data in sorted(self.tokens.items(),
                                                                         reverse=True)}
         self._inner = _inner_rules(self.tokens, self.merges)
+        # IDs that are bytepair's own need no mapping (a base bytepair wrote, say).
+        self._same_ids = self._inner is not None and self._inner[2] == list(
+            range(len(self._inner[2])))
 
     @property
     def ids(self) -> set[int]:
@@ -174,8 +177,7 @@ class Base:
         inner, offsets = encode_spans(_Spans(self._encoder()), data, array("q", starts),
                                       threads)
         outer = self._inner[2]
-        ids = inner if outer == list(range(len(outer))) else array("I", map(outer.__getitem__,
-                                                                          inner))
+        ids = inner if self._same_ids else array("I", map(outer.__getitem__, inner))
         if self.ignore_merges:
             ids, offsets = self._looked_up(data, starts, ids, offsets)
         return ids, offsets
