@@ -41,6 +41,7 @@ from libc.string cimport memchr, memcmp, memcpy, memmove, memset
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
+from bytepair.model._hashing cimport hash_bytes
 from bytepair.split._split cimport piece_end, utf8_error
 
 from bytepair.split._split import PATTERN_IDS
@@ -187,25 +188,6 @@ cdef struct CacheSlot:
     uint32_t ids_len
     unsigned char key[INLINE_KEY]   # the piece, or its arena offset (8 bytes)
     uint32_t ids[INLINE_IDS]        # its IDs, or their arena offset (8 bytes)
-
-
-cdef inline uint64_t hash_bytes(const unsigned char* s, Py_ssize_t n) noexcept nogil:
-    cdef uint64_t h = GOLDEN ^ <uint64_t>n
-    cdef uint64_t word
-    while n >= 8:
-        memcpy(&word, s, 8)
-        h = (h ^ word) * GOLDEN
-        h ^= h >> 29
-        s += 8
-        n -= 8
-    word = 0
-    if n:
-        memcpy(&word, s, n)
-        h = (h ^ word) * GOLDEN
-        h ^= h >> 29
-    h *= 0xBF58476D1CE4E5B9u
-    h ^= h >> 31
-    return h | 1  # never 0, the free-slot mark
 
 
 cdef struct CacheState:

@@ -23,11 +23,13 @@ import re
 import unicodedata
 from array import array
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from bytepair.formats import foreign
 from bytepair.formats.common import ImportRefused, bytes_to_unicode, read_pattern, steps_of
 from bytepair.formats.imports import check_model, looks_like_tiktoken
+from bytepair.learn.incremental import gc_paused
 from bytepair.model.codec import new_encoder
 from bytepair.model.models import BYTE_TOKENS
 from bytepair.model.spans import encode_spans
@@ -67,9 +69,14 @@ class Base:
     _inner: tuple | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self):
-        self._lookup = {data: token_id for token_id, data in sorted(self.tokens.items(),
-                                                                    reverse=True)}
+        self._lookup = {data: token_id for token_id, data in self.tokens.items()}
+        if len(self._lookup) < len(self.tokens):  # bytes spelled twice: the smallest ID
+            self._lookup = {data: token_id for token_id, data in sorted(self.tokens.items(),
+                                                                        reverse=True)}
         self._inner = _inner_rules(self.tokens, self.merges)
+        # IDs that are bytepair's own need no mapping (a base bytepair wrote, say).
+        self._same_ids = self._inner is not None and self._inner[2] == list(
+            range(len(self._inner[2])))
 
     @property
     def ids(self) -> set[int]:
@@ -170,14 +177,18 @@ class Base:
         inner, offsets = encode_spans(_Spans(self._encoder()), data, array("q", starts),
                                       threads)
         outer = self._inner[2]
-        ids = array("I", map(outer.__getitem__, inner))
+        ids = inner if self._same_ids else array("I", map(outer.__getitem__, inner))
         if self.ignore_merges:
             ids, offsets = self._looked_up(data, starts, ids, offsets)
         return ids, offsets
 
     def _looked_up(self, data, starts, ids, offsets) -> tuple[array, array]:
-        """Pieces that spell a token, as that token (``ignore_merges``)."""
-        lookup, out, at = self._lookup, array("I"), array("q", [0])
+        """Pieces that spell a token, as that token (``ignore_merges``). Only a piece that
+        the merges leave in several tokens changes, so only the spellings of
+        :meth:`_apart` are looked up, and with none (every tiktoken base) no piece is."""
+        lookup, out, at = self._apart(), array("I"), array("q", [0])
+        if not lookup:
+            return ids, offsets
         for k in range(len(starts) - 1):
             lo, hi = offsets[k], offsets[k + 1]
             found = lookup.get(data[starts[k]:starts[k + 1]]) if hi - lo > 1 else None
@@ -187,6 +198,19 @@ class Base:
                 out.append(found)
             at.append(len(out))
         return out, at
+
+    def _apart(self) -> dict[bytes, int]:
+        """Each spelling of a token that the merges encode as several tokens, with the ID
+        that lookup first gives it. O(total bytes of the tokens x log), once."""
+        apart = getattr(self, "_apart_spellings", None)
+        if apart is None:
+            spelled = [data for data in self._lookup if len(data) > 1]
+            _, at = encode_spans(_Spans(self._encoder()), b"".join(spelled),
+                                 array("q", [0, *accumulate(map(len, spelled))]), 1)
+            apart = self._apart_spellings = {
+                data: self._lookup[data] for k, data in enumerate(spelled)
+                if at[k + 1] - at[k] > 1}
+        return apart
 
     def _encoder(self):
         encoder = getattr(self, "_compiled", None)
@@ -307,12 +331,13 @@ def from_tokenizer(tokenizer, kind: str = "bytepair") -> Base:
         tokenizer = Tokenizer(tokenizer)
     model = tokenizer.model
     outer = tokenizer.ids or list(range(tokenizer.vocab_size))
-    tokens = {outer[i]: model.token_bytes(i) for i in range(model.vocab_size)}
-    merges = [(outer[m.left], outer[m.right], outer[m.token_id]) for m in model.merges]
-    added = [(special, outer[model.vocab_size + k])
-             for k, special in enumerate(tokenizer.special_tokens)]
-    return Base(kind, tokens, merges, added, model.pattern, ignore_merges=kind == "tiktoken",
-                source=tokenizer)
+    with gc_paused():  # a tuple per merge: collections would walk them again and again
+        tokens = dict(zip(outer, model.all_token_bytes()))
+        merges = [(outer[m.left], outer[m.right], outer[m.token_id]) for m in model.merges]
+        added = [(special, outer[model.vocab_size + k])
+                 for k, special in enumerate(tokenizer.special_tokens)]
+        return Base(kind, tokens, merges, added, model.pattern,
+                    ignore_merges=kind == "tiktoken", source=tokenizer)
 
 
 def from_tokenizers_document(document: dict, *, trust_pattern: bool = False) -> Base:

@@ -8,8 +8,11 @@ cannot reproduce exactly.
 
 from __future__ import annotations
 
+from array import array
+from itertools import accumulate
+
 from bytepair._util.errors import ArgumentError, InputError
-from bytepair.model.models import ByteModel
+from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.split.dialects import HF_PATTERNS, regex_constructs
 from bytepair.split.pretokenize import PATTERNS, check_custom_pattern
@@ -33,6 +36,25 @@ class LikeRefused(ArgumentError, ImportRefused):
 
     def __reduce__(self):
         return (type(self), self.parts)
+
+
+def first_not_itself(model: ByteModel, spelled: list[bytes]) -> tuple[int, list[int]] | None:
+    """The first learned token that does not encode, alone and unsplit, to itself: ``(k, its
+    IDs)`` for token ``256 + k`` (its bytes are ``spelled[k]``), None when every one does.
+    All of them in one call of the encoder. O(their total bytes x log).
+
+    >>> from bytepair.learn.rules import Merge
+    >>> a, b, c = b"abc"  # (b, c), (a, b), (ab, c): "abc" encodes as a, bc
+    >>> model = ByteModel([Merge(0, b, c, 256, 1, 1), Merge(1, a, b, 257, 1, 1),
+    ...                    Merge(2, 257, c, 258, 1, 1)])
+    >>> first_not_itself(model, [b"bc", b"ab", b"abc"])
+    (2, [97, 256])
+    """
+    encoded, at = model.encode_spans(b"".join(spelled), [0, *accumulate(map(len, spelled))])
+    if encoded == array("I", range(BYTE_TOKENS, BYTE_TOKENS + len(spelled))):
+        return None
+    return next((k, encoded[at[k]:at[k + 1]].tolist()) for k in range(len(spelled))
+                if encoded[at[k]:at[k + 1]] != array("I", [BYTE_TOKENS + k]))
 
 
 def bytes_to_unicode() -> dict[int, str]:

@@ -27,7 +27,7 @@ import os
 from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import write_atomically
-from bytepair.formats.common import as_tokenizer, bytes_to_unicode
+from bytepair.formats.common import as_tokenizer, bytes_to_unicode, first_not_itself
 from bytepair.formats.from_tokenizers import (bpe_trainer_pipeline, like_pipeline,
                                               numbered_as_bpe_trainer)
 from bytepair.split import dialects
@@ -73,9 +73,12 @@ def _ranks(model: ByteModel, target: str) -> dict[bytes, int]:
 
     O(V) for V tokens.
     """
-    ranks: dict[bytes, int] = {}
-    for token_id in range(model.vocab_size):
-        data = model.token_bytes(token_id)
+    spelled = model.all_token_bytes()
+    ranks = dict(zip(spelled, range(len(spelled))))
+    if len(ranks) == len(spelled):
+        return ranks
+    ranks = {}  # some bytes stand twice: name the first such pair
+    for token_id, data in enumerate(spelled):
         first = ranks.setdefault(data, token_id)
         if first != token_id:
             raise ValueError(
@@ -155,19 +158,17 @@ def check_tiktoken_exact(tokenizer) -> None:
     ValueError: cannot export to tiktoken exactly: token 258 (b'abc', rule (257, 99)) encodes to [97, 256] on its own, ...
     """
     model, _ = _parts(tokenizer)
-    _ranks(model, "tiktoken")
-    encode = model.encode_piece
-    for token_id in range(BYTE_TOKENS, model.vocab_size):
-        data = model.token_bytes(token_id)
-        ids = encode(data)
-        if ids != [token_id]:
-            raise ValueError(
-                f"cannot export to tiktoken exactly: token {token_id} ({data!r}, rule "
-                f"{_rule(model, token_id)}) encodes to {ids} on its own, but tiktoken returns "
-                f"a piece that spells a token as that token, and merges any two adjacent parts "
-                f"that spell a token, so it would encode differently from bytepair (models "
-                f"learned by training never have this; this rule table was made or edited by hand)"
-            )
+    spelled = list(_ranks(model, "tiktoken"))[BYTE_TOKENS:]  # distinct, by ID
+    found = first_not_itself(model, spelled)
+    if found is not None:
+        k, ids = found
+        token_id = BYTE_TOKENS + k
+        raise ValueError(
+            f"cannot export to tiktoken exactly: token {token_id} ({spelled[k]!r}, rule "
+            f"{_rule(model, token_id)}) encodes to {ids} on its own, but tiktoken returns "
+            f"a piece that spells a token as that token, and merges any two adjacent parts "
+            f"that spell a token, so it would encode differently from bytepair (models "
+            f"learned by training never have this; this rule table was made or edited by hand)")
 
 
 def tiktoken_pattern(pattern: str | regex.Pattern | None) -> str:
@@ -206,7 +207,7 @@ def tiktoken_ranks(tokenizer: Tokenizer | ByteModel) -> dict[bytes, int]:
     if any(a >= b for a, b in zip(learned, learned[1:])):
         raise ValueError("cannot export to tiktoken: this tokenizer's IDs do not follow the "
                          "order of its rules, and tiktoken merges in the order of the IDs")
-    return {model.token_bytes(i): outer[i] for i in range(model.vocab_size)}
+    return dict(zip(model.all_token_bytes(), outer))
 
 
 def to_tiktoken(tokenizer: Tokenizer | ByteModel, path: str | os.PathLike) -> None:

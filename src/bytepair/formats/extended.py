@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from itertools import repeat
 from pathlib import Path
 
 from bytepair._util.atomic import write_atomically
 from bytepair.formats.bases import Base
 from bytepair.formats.export import token_string
+from bytepair.learn.incremental import gc_paused
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
@@ -140,11 +142,12 @@ class Extension:
             raise ValueError(f"the base's token {base.tokens[token_id]!r} (ID {token_id}) is "
                              f"made by no merge; a bytepair model holds only tokens its merges "
                              f"make")
-        rules = [Merge(r, left, right, BYTE_TOKENS + r, 0, 0)
-                 for r, (left, right) in enumerate(zip(lefts, rights))]
         ids = outer + [token_id for _, token_id in base.added]
-        return Tokenizer(ByteModel(rules, pattern=base.pattern),
-                         [content for content, _ in base.added], ids=ids)
+        with gc_paused():  # a Merge per rule: collections would walk them again and again
+            rules = list(map(Merge, range(len(lefts)), lefts, rights,
+                             range(BYTE_TOKENS, BYTE_TOKENS + len(lefts)), repeat(0), repeat(0)))
+            return Tokenizer(ByteModel(rules, pattern=base.pattern),
+                             [content for content, _ in base.added], ids=ids)
 
     # -- writing ---------------------------------------------------------------
 
@@ -189,11 +192,9 @@ class Extension:
         elif to == "transformers":
             self._save_directory(Path(path))
         elif to == "tiktoken":
-            from bytepair.formats.export import check_tiktoken_exact, to_tiktoken
+            from bytepair.formats.export import to_tiktoken
 
-            tokenizer = self.tokenizer()
-            check_tiktoken_exact(tokenizer)
-            to_tiktoken(tokenizer, path)
+            to_tiktoken(self.tokenizer(), path)  # refused unless tiktoken encodes it exactly
         else:
             self.tokenizer().save(path)
         return to

@@ -18,10 +18,16 @@ import binascii
 import json
 import os
 import re
+from array import array
+from itertools import accumulate, repeat
 
+from bytepair._util.backend import extensions_wanted
 from bytepair._util.validate import check_special_tokens
+from bytepair.formats import _ranks_py
 from bytepair.formats.common import (ImportRefused, bytes_to_unicode, check_decoder,
-                                     check_normalizer, check_post_processor, read_pattern, short)
+                                     check_normalizer, check_post_processor, first_not_itself,
+                                     read_pattern, short)
+from bytepair.learn.incremental import gc_paused
 from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
@@ -30,8 +36,18 @@ from bytepair.split.pretokenize import PATTERNS, resolve_pattern
 
 #: One line of a tiktoken ranks file: a base64 token, a space, its rank.
 TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")
+#: A whole ranks file of such lines and nothing else (no blank line, no spaces around).
+_PLAIN_RANKS = re.compile(r"(?:[A-Za-z0-9+/]+={0,2} \d+\n)*(?:[A-Za-z0-9+/]+={0,2} \d+)?")
 _CHAR_BYTE = {char: byte for byte, char in bytes_to_unicode().items()}
 _BYTE_CHAR = bytes_to_unicode()
+
+#: Each token's split by tiktoken's merge loop: compiled, or the plain Python twin.
+tiktoken_splits = _ranks_py.tiktoken_splits
+if extensions_wanted():
+    try:
+        from bytepair.formats._ranks import tiktoken_splits
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        pass
 
 
 def looks_like_tiktoken(text: str) -> bool:
@@ -259,6 +275,90 @@ def from_tiktoken(text: str, pattern, special_tokens=None) -> Tokenizer:
     IDs after the ranks in that order.
     """
     source = tiktoken_pattern_source(pattern)
+    with gc_paused():  # a Merge per token: collections would walk them again and again
+        return _from_ranks(_tiktoken_tokens(text), source, special_tokens)
+
+
+def _from_ranks(tokens: list[bytes], source: str | None, special_tokens) -> Tokenizer:
+    """:func:`from_tiktoken` of the tokens by rank, checked as :func:`_tiktoken_tokens` does."""
+    parts, lefts, rights = tiktoken_splits(b"".join(tokens),
+                                           array("q", [0, *accumulate(map(len, tokens))]))
+    inner = array("I", bytes(4 * len(tokens)))  # bytepair's ID of each rank
+    outer = [0] * BYTE_TOKENS  # the rank of each of bytepair's IDs
+    joined = []  # the ranks of the tokens longer than a byte
+    for rank, token in enumerate(tokens):
+        if len(token) == 1:
+            inner[rank], outer[token[0]] = token[0], rank
+        else:
+            inner[rank] = BYTE_TOKENS + len(joined)
+            joined.append(rank)
+    for rank in joined:
+        if parts[rank] != 2:
+            raise ImportRefused(
+                f"the token {tokens[rank]!r} (rank {rank}) is not made by joining two tokens of "
+                f"lower rank (tiktoken's merges stop at {parts[rank]} parts); tiktoken returns it "
+                f"only as a whole piece, and bytepair's rules cannot hold it")
+    rules = list(map(Merge, range(len(joined)), [inner[lefts[rank]] for rank in joined],
+                     [inner[rights[rank]] for rank in joined],
+                     range(BYTE_TOKENS, BYTE_TOKENS + len(joined)), repeat(0), repeat(0)))
+    outer += joined
+    # Sound by construction: rule r has rank r and token 256 + r, and joins two tokens of lower
+    # rank, so made before it; distinct tokens have distinct bytes, so distinct pairs.
+    model = ByteModel.trusted(rules, source)
+    found = first_not_itself(model, [tokens[rank] for rank in joined])
+    if found is not None:
+        raise ImportRefused(
+            f"the token {tokens[joined[found[0]]]!r} (rank {joined[found[0]]}) does not encode "
+            f"to itself by the rules derived from the ranks, so tiktoken and bytepair could "
+            f"encode it differently")
+    specials = _tiktoken_specials(special_tokens, len(outer))
+    return Tokenizer(model, list(specials), ids=outer + list(specials.values()))
+
+
+def _tiktoken_tokens(text: str) -> list[bytes]:
+    """The tokens of a ranks file by rank, once the ranks are checked to be ``0..n-1`` over
+    distinct non-empty tokens that hold every single byte (else ImportRefused naming the
+    first line at fault)."""
+    tokens = _plain_tokens(text)
+    if tokens is not None:
+        distinct = set(tokens)
+    else:
+        ranks = _ranks_by_line(text)
+        distinct = ranks.keys()
+    missing = [b for b in range(BYTE_TOKENS) if bytes([b]) not in distinct]
+    if missing:
+        raise ImportRefused(f"the ranks lack {len(missing)} of the 256 single bytes (first: "
+                            f"{bytes([missing[0]])!r}); bytepair encodes every byte")
+    if tokens is not None:
+        return tokens
+    if sorted(ranks.values()) != list(range(len(ranks))):
+        gap = min(set(range(len(ranks) + 1)) - set(ranks.values()))
+        raise ImportRefused(f"the ranks are not 0..{len(ranks) - 1} without repeats (no token "
+                            f"has rank {gap}); bytepair numbers its tokens without gaps")
+    tokens = [b""] * len(ranks)
+    for token, rank in ranks.items():
+        tokens[rank] = token
+    return tokens
+
+
+def _plain_tokens(text: str) -> list[bytes] | None:
+    """The tokens of a plain file (lines ``base64 rank`` with one space and ``\\n`` line
+    ends, ranks ``0, 1, 2, ...`` in order, distinct non-empty tokens), read whole at C speed;
+    None for any other file, to be read line by line and refused by name."""
+    if not _PLAIN_RANKS.fullmatch(text):
+        return None
+    fields = text.split()
+    try:
+        tokens = [binascii.a2b_base64(encoded, strict_mode=True) for encoded in fields[::2]]
+    except binascii.Error:
+        return None
+    in_order = list(map(int, fields[1::2])) == list(range(len(tokens)))
+    return tokens if in_order and all(tokens) and len(set(tokens)) == len(tokens) else None
+
+
+def _ranks_by_line(text: str) -> dict[bytes, int]:
+    """The ranks of a file, line by line (blank lines skipped, spaces around a line
+    allowed); ImportRefused names the first line that is not a token and its rank."""
     ranks: dict[bytes, int] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
@@ -275,40 +375,7 @@ def from_tiktoken(text: str, pattern, special_tokens=None) -> Tokenizer:
         if not token:
             raise ImportRefused(f"line {number}: an empty token")
         ranks[token] = int(rank)
-    missing = [b for b in range(BYTE_TOKENS) if bytes([b]) not in ranks]
-    if missing:
-        raise ImportRefused(f"the ranks lack {len(missing)} of the 256 single bytes (first: "
-                            f"{bytes([missing[0]])!r}); bytepair encodes every byte")
-    if sorted(ranks.values()) != list(range(len(ranks))):
-        gap = min(set(range(len(ranks) + 1)) - set(ranks.values()))
-        raise ImportRefused(f"the ranks are not 0..{len(ranks) - 1} without repeats (no token "
-                            f"has rank {gap}); bytepair numbers its tokens without gaps")
-    inner = {bytes([b]): b for b in range(BYTE_TOKENS)}
-    outer = [ranks[bytes([b])] for b in range(BYTE_TOKENS)]
-    rules = []
-    for token, rank in sorted(ranks.items(), key=lambda item: item[1]):
-        if len(token) == 1:
-            continue
-        parts = _tiktoken_parts(token, ranks, rank)
-        if len(parts) != 2:
-            raise ImportRefused(
-                f"the token {token!r} (rank {rank}) is not made by joining two tokens of lower "
-                f"rank (tiktoken's merges stop at {len(parts)} parts); tiktoken returns it only "
-                f"as a whole piece, and bytepair's rules cannot hold it")
-        token_id = BYTE_TOKENS + len(rules)
-        rules.append(Merge(len(rules), inner[parts[0]], inner[parts[1]], token_id, 0, 0))
-        inner[token] = token_id
-        outer.append(rank)
-    model = ByteModel(rules, pattern=source)
-    for token_id in range(BYTE_TOKENS, model.vocab_size):
-        data = model.token_bytes(token_id)
-        if model.encode_piece(data) != [token_id]:
-            raise ImportRefused(
-                f"the token {data!r} (rank {outer[token_id]}) does not encode to itself by the "
-                f"rules derived from the ranks, so tiktoken and bytepair could encode it "
-                f"differently")
-    specials = _tiktoken_specials(special_tokens, len(outer))
-    return Tokenizer(model, list(specials), ids=outer + list(specials.values()))
+    return ranks
 
 
 def _tiktoken_specials(special_tokens, first: int) -> dict[str, int]:
@@ -349,18 +416,3 @@ def read_special_tokens(path) -> dict[str, int]:
                             f"special token -> ID, as tiktoken.Encoding takes special_tokens")
     return data
 
-
-def _tiktoken_parts(token: bytes, ranks: dict[bytes, int], below: int) -> list[bytes]:
-    """tiktoken's merge loop on ``token`` with the tokens ranked below ``below``: at each
-    step the adjacent pair whose joined bytes have the smallest rank, leftmost first."""
-    parts = [token[i:i + 1] for i in range(len(token))]
-    while len(parts) > 1:
-        best, where = below, -1
-        for i in range(len(parts) - 1):
-            rank = ranks.get(parts[i] + parts[i + 1], below)
-            if rank < best:
-                best, where = rank, i
-        if where < 0:
-            break
-        parts[where:where + 2] = [parts[where] + parts[where + 1]]
-    return parts

@@ -146,6 +146,11 @@ class ByteModel:
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
         return self._codec.token_bytes(token_id)
 
+    def all_token_bytes(self) -> list[bytes]:
+        """Every token's bytes, by ID: ``token_bytes`` of each, without a check per ID. O(their
+        total length)."""
+        return list(map(self._codec.token_bytes, range(self.vocab_size)))
+
     def token_length(self, token_id: int) -> int:
         """The number of bytes the token ``token_id`` stands for, O(1)."""
         token_id = check_int(token_id, "token_id", maximum=self.vocab_size - 1)
