@@ -3,6 +3,7 @@ binary training arrays."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -17,10 +18,14 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, integer,
                                  load_model, load_tokenizer, read_input, read_stdin, text_argument,
                                  write_bytes)
-from bytepair.formats.tokenfile import (DTYPES, check_dtype, encode_bytes_to_array, read_token_file,
-                                        resolve_append, write_token_file)
+from bytepair.formats.tokenfile import (DTYPES, LINE_BLOCK_BYTES, check_dtype, encode_bytes_to_array,
+                                        read_token_file, resolve_append, write_token_file,
+                                        write_token_parts)
+from bytepair.model.lines import encode_lines, encodes_lines
 from bytepair.model.models import WordModel
 from bytepair.read.corpus import files_named
+from bytepair.read.paths import reads_in_blocks
+from bytepair.read.text import decode_lines
 
 
 def run_encode(args) -> None:
@@ -111,14 +116,18 @@ def run_encode_files(args) -> None:
     # A line keeps its newline unless asked: the array then decodes to the text itself,
     # with the --append tokens between the lines.
     keep = not args.strip_newlines
+    options = {"allowed_special": "all"} if args.allow_special else (
+        {"disallowed_special": ()} if args.ordinary else {})
+    if inputs and args.per_line and text and tokenizer.ids is None and encodes_lines(
+            tokenizer.model) and all(reads_in_blocks(path) for path in corpus.paths):
+        _write_lines(args, output, corpus, tokenizer, append, keep, options)
+        return
     if inputs:
         documents = corpus.documents(text, keep_line_ends=keep)
     else:
         data = read_stdin()
         lines = _lines(data, keep) if args.per_line else [data]
         documents = (_stdin_text(line) for line in lines) if text else iter(lines)
-    options = {"allowed_special": "all"} if args.allow_special else (
-        {"disallowed_special": ()} if args.ordinary else {})
     if text:
         def encode_array(batch):
             return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
@@ -134,18 +143,50 @@ def run_encode_files(args) -> None:
                 if append is not None:
                     ids.append(append)
             return ids
+    _report(args, output, "characters" if text else "bytes",
+            lambda bar: write_token_file(output, documents, encode_array, progress=bar))
+
+
+def _write_lines(args, output, corpus, tokenizer, append: int | None, keep: bool,
+                 options: dict) -> None:
+    """Per-line plain or gzip files of a named pattern: blocks of lines read here and encoded
+    from their bytes on ``--threads`` threads meanwhile (no Python object per line). A block
+    holding special-token text or bad UTF-8 is read as text lines, for the errors and
+    special tokens of :meth:`Tokenizer.encode_to_array`."""
+    typecode, itemsize = DTYPES[args.dtype]
+    skip = () if args.ordinary else tuple(tokenizer.special_tokens)
+    threads = args.threads or os.cpu_count() or 1
+
+    def encode_part(block):
+        path, offset, data, _ = block
+        done = encode_lines(tokenizer.model, data, itemsize, append, skip=skip, keep_ends=keep)
+        ids = array(typecode)
+        if done is not None:
+            ids.frombytes(done[0])
+            return ids, done[1], done[2]
+        lines = decode_lines(data, path, offset, keep)
+        ids = tokenizer.encode_to_array(lines, dtype=args.dtype, append=append, threads=1,
+                                        **options)
+        return ids, len(lines), sum(map(len, lines))
+
+    blocks = corpus.blocks(LINE_BLOCK_BYTES, cut_documents=False)
+    _report(args, output, "characters", lambda bar: write_token_parts(
+        output, blocks, encode_part, threads=threads, progress=bar))
+
+
+def _report(args, output, unit: str, write) -> None:
+    """Run ``write(progress bar or None)``, then say what it wrote (unless ``--quiet``)."""
     bar = None
     if not args.quiet and sys.stderr.isatty():
-        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
+        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if unit == "characters" else "B",
                    unit_scale=True, dynamic_ncols=True)
     started = time.perf_counter()
     try:
-        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
+        count, tokens, size = write(bar)
     finally:
         if bar is not None:
             bar.close()
     if not args.quiet:
-        unit = "characters" if text else "bytes"
         ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
         print(f"bytepair: wrote {str(output)!r}: {tokens:,} tokens ({args.dtype}) from "
               f"{plural(count, 'document')}, {size:,} {unit}, {ratio} "
