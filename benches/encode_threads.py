@@ -15,7 +15,9 @@ The text is the held-out English of ``benches.encode`` (the bytes that
 follow the model's 10 MB of training text), one document per line; the model
 is ``benches.encode``'s 32,768-token one. In-process cases: ``encode_batch``
 of a freshly loaded tokenizer (``cold``: empty piece caches) and of one that
-has encoded the text once (``warm``), and ``encode_to_array`` warm. The CLI
+has encoded the text once (``warm``), and ``encode_to_array`` warm; beside them
+``reference_sha256``, hashlib on the same threads, shows what a second thread
+could give at that moment (its speedup is the ceiling under the load). The CLI
 case is the whole process (start, model load, read, encode, write) of
 ``bytepair encode MODEL --file F --per-line --dtype uint16 -o OUT``.
 
@@ -67,7 +69,23 @@ def child(model_path: str, text_path: str, threads: int, rounds: int) -> dict:
                 rows.append(_timed(lambda: tok.encode_batch(lines, threads=threads)))
         out[name] = min(rows, key=lambda row: row["wall_s"])
         out[name]["cpu_s_median"] = statistics.median(row["cpu_s"] for row in rows)
+    data = "".join(lines).encode("utf-8") * 8
+    rows = [_timed(lambda: _hash_on_threads(data, threads)) for _ in range(rounds)]
+    out["reference_sha256"] = min(rows, key=lambda row: row["wall_s"])
+    out["reference_sha256"]["cpu_s_median"] = statistics.median(row["cpu_s"] for row in rows)
     return out
+
+
+def _hash_on_threads(data: bytes, threads: int) -> list[bytes]:
+    """The machine's ceiling at this moment: SHA-256 of ``data`` (8 copies of the text) cut in
+    ``threads`` parts hashed at once (hashlib runs without the GIL)."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    step = -(-len(data) // threads)
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda k: hashlib.sha256(data[k:k + step]).digest(),
+                             range(0, len(data), step)))
 
 
 def run_cli(model_path: str, text_path: str, threads: int) -> dict:
