@@ -82,9 +82,9 @@ def _hash_on_threads(data: bytes, threads: int) -> list[bytes]:
     import hashlib
     from concurrent.futures import ThreadPoolExecutor
 
-    step = -(-len(data) // threads)
+    step, view = -(-len(data) // threads), memoryview(data)  # slices of a view: no copies
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda k: hashlib.sha256(data[k:k + step]).digest(),
+        return list(pool.map(lambda k: hashlib.sha256(view[k:k + step]).digest(),
                              range(0, len(data), step)))
 
 
