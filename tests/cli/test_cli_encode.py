@@ -7,6 +7,7 @@ the other; bad input ends with one error line, exit code 2 and no file.
 from __future__ import annotations
 
 import json
+import re
 from array import array
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import pyarrow.parquet as parquet
 import pytest
 
 import bytepair
+import bytepair.model.lines
 from bytepair.split.pretokenize import PATTERNS
 from helpers import assert_bad_input, run
 
@@ -179,3 +181,57 @@ def test_output_through_a_symlink_replaces_the_target(capsys, tmp_path, model, c
     assert run(capsys, "encode", model, corpus, "--dtype", "uint32", "-o", link, "-q")[0] == 0
     assert link.is_symlink()
     assert read_ids(target, "I") == bytepair.load(model).encode(corpus.read_text())
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+@pytest.mark.parametrize("strip", [False, True])
+def test_per_line_blocks_on_threads_equal_the_python_ids(capsys, monkeypatch, tmp_path, model,
+                                                         threads, strip):
+    # Small blocks: many of them, encoded on several threads, written in order; CRLF,
+    # a lone CR, empty lines, multi-byte UTF-8, a last line without a newline, and a
+    # block holding special-token text (read as text lines, allowed here).
+    from bytepair.cli import encoding
+
+    monkeypatch.setattr(encoding, "LINE_BLOCK_BYTES", 64)
+    encoded = []  # the blocks encoded from their bytes (not read as text lines)
+    monkeypatch.setattr(encoding, "encode_lines", lambda *a, **k: encoded.append(
+        bytepair.model.lines.encode_lines(*a, **k)) or encoded[-1])
+    documents = ["aaaa aaaa\r\n", "\n", "Привет 🙂 мир\n", f"one{END}two\n", "x\ry\r\n",
+                 "    \n", "ab" * 50 + "\n", "tail"] * 7
+    path = tmp_path / "docs.txt"
+    path.write_bytes("".join(documents).encode("utf-8"))
+    out = tmp_path / "out.bin"
+    code, _, err = run(capsys, "encode", model, path, "--per-line", "--dtype", "uint32",
+                       "--append", END, "-o", out, "--allow-special", "--threads", threads,
+                       *(["--strip-newlines"] if strip else []))
+    assert code == 0, err
+    tok = bytepair.load(model)
+    lines = re.findall(r"[^\n]*\n|[^\n]+", "".join(documents))  # cut after each \n only
+    if strip:
+        lines = [line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line
+                 for line in lines]
+    expected = [i for line in lines
+                for i in tok.encode(line, allowed_special="all") + [tok.special_tokens[END]]]
+    assert read_ids(out, "I") == expected
+    assert f"from {len(lines):,} documents, {sum(map(len, lines)):,} characters" in err
+    assert sum(block is not None for block in encoded) >= 5 and None in encoded
+
+
+def test_per_line_blocks_name_the_offset_of_bad_utf8(capsys, monkeypatch, tmp_path, model):
+    from bytepair.cli import encoding
+
+    monkeypatch.setattr(encoding, "LINE_BLOCK_BYTES", 16)
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"fine line\n" * 10 + b"ok \xff\n")
+    out = tmp_path / "out.bin"
+    assert_bad_input(capsys, tmp_path, ["encode", model, path, "--per-line", "--dtype",
+                                        "uint16", "-o", out, "--threads", "2"],
+                     "bad.txt", "invalid UTF-8 at byte offset 103")
+
+
+def test_per_line_blocks_refuse_special_token_text(capsys, tmp_path, model):
+    path = tmp_path / "docs.txt"
+    path.write_text("fine\n" * 1000 + f"one{END}two\n")
+    out = tmp_path / "out.bin"
+    assert_bad_input(capsys, tmp_path, ["encode", model, path, "--per-line", "--dtype", "uint16",
+                                        "-o", out, "--threads", "2"], "special token")

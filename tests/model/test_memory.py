@@ -141,3 +141,42 @@ def test_piece_cache_stays_within_its_byte_bound_while_encoding_many_distinct_pi
         print((peak() - before) / cache.budget)
     """)
     assert float(out) < 3, f"peak RSS grew by {float(out):.1f}x the cache budget"
+
+
+def test_memory_does_not_grow_across_many_threaded_calls_beyond_the_caches():
+    # 120 calls on 2 threads, each with 20,000 pieces never seen before: the model keeps
+    # one cache per thread that ran at the same time, each within its byte budget. The
+    # caches fill, are emptied when the text moves on, and fill again (about every 15
+    # calls). Peak RSS grows by the two caches and the allocator's slack (threads get
+    # their own arenas), and in the last 60 calls by less than three quarters of one.
+    out = run_child(f"""
+        from bytepair.model import codec, tokenizer
+        text = open({str(DATA / 'kjv-genesis-exodus.txt')!r}).read()
+        tok = bytepair.train([text[:100_000]], merges=300, pretokenize="gpt2", progress=False)
+        tokenizer.THREAD_MIN_CHARS = 1
+
+        def batch(call):
+            return [" ".join(f"w{{call:03d}}{{i:05d}}x" for i in range(k, k + 1000))
+                    for k in range(0, 20_000, 1000)]
+
+        def calls(first, last):
+            for call in range(first, last):
+                if call % 4:
+                    tok.encode_batch(batch(call), threads=2)
+                else:
+                    tok.encode_to_array(batch(call), threads=2)
+
+        calls(0, 1)
+        before = peak()
+        calls(1, 60)
+        settled = peak()
+        calls(60, 120)
+        pool = tok.model._caches
+        caches = [pool.take() for _ in range(pool._free.qsize())]
+        assert 1 <= len(caches) <= 2, len(caches)
+        assert all(c.nbytes <= c.budget == codec.CACHE_BYTES for c in caches)
+        print((settled - before) / codec.CACHE_BYTES, (peak() - settled) / codec.CACHE_BYTES)
+    """)
+    filling, full = map(float, out.split())
+    assert filling + full < 3, f"peak RSS grew by {filling + full:.2f}x a cache's budget"
+    assert full < 0.75, f"peak RSS grew by {full:.2f}x a cache's budget in the last 60 calls"

@@ -594,6 +594,21 @@ cdef vector[string] needles(tuple specials) except *:
     return out
 
 
+cdef bytes id_bytes(vector[uint32_t]* ids, int itemsize):
+    """``ids`` as raw native unsigned ints of ``itemsize`` bytes (2: each must fit)."""
+    cdef Py_ssize_t i, total = ids.size()
+    cdef uint16_t* narrow
+    cdef uint32_t* wide = ids.data()
+    if itemsize == 4:
+        return PyBytes_FromStringAndSize(<char*>wide, total * 4)
+    result = PyBytes_FromStringAndSize(NULL, total * 2)
+    narrow = <uint16_t*>PyBytes_AS_STRING(result)
+    with nogil:
+        for i in range(total):
+            narrow[i] = <uint16_t>wide[i]
+    return result
+
+
 cdef class Encoder:
     """The rules of a byte-mode model in compiled form: encode, decode, token bytes.
 
@@ -1075,7 +1090,6 @@ cdef class Encoder:
         cdef BatchError error
         cdef Py_ssize_t i, total, not_encoded
         cdef uint32_t most = 0
-        cdef uint16_t* narrow
         cdef CacheState* state = &cache.state if cache is not None else NULL
         if itemsize != 2 and itemsize != 4:
             raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
@@ -1100,14 +1114,69 @@ cdef class Encoder:
             return None
         if itemsize == 2 and most > 0xFFFF:
             raise ValueError(f"ID {most} does not fit in 16 bits")
-        if itemsize == 4:
-            return PyBytes_FromStringAndSize(<char*>ids.data(), total * 4)
-        result = PyBytes_FromStringAndSize(NULL, total * 2)
-        narrow = <uint16_t*>PyBytes_AS_STRING(result)
+        return id_bytes(&ids, itemsize)
+
+    def encode_lines_array(self, data, int pattern=-1, PieceCache cache=None,
+                           long long append=-1, int itemsize=4, tuple skip=(),
+                           bint keep_ends=True):
+        """The IDs of every line of ``data`` (UTF-8 bytes), line after line, ``append`` after each.
+
+        A line ends after each ``\\n``; the last one may have none. Without
+        ``keep_ends`` a line's ``\\n`` or ``\\r\\n`` is left out (a lone ``\\r`` is
+        text). Returns ``(raw IDs, lines, characters)``, the IDs as in
+        :meth:`encode_batch_array`, or None when a line holds one of ``skip``
+        or is not UTF-8 (the caller then reads the lines one by one, for their
+        errors and special tokens). The GIL is held only to take ``data``'s
+        buffer: cutting the lines runs without it too, so threads given
+        blocks of lines run in parallel and no Python object is made per
+        line. O(len(data)) beside the merges.
+        """
+        cdef const unsigned char[::1] view = data
+        cdef Py_ssize_t n = view.shape[0], p = 0, end, size, total, i, not_encoded = 0
+        cdef Py_ssize_t characters = 0
+        cdef const unsigned char* s = &view[0] if n else <const unsigned char*>b""
+        cdef const unsigned char* found
+        cdef vector[Text] items
+        cdef Text line
+        cdef vector[string] specials = needles(skip)
+        cdef vector[uint32_t] ids
+        cdef vector[Py_ssize_t] ends
+        cdef vector[char] skipped
+        cdef BatchError error
+        cdef uint32_t most = 0
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        if itemsize != 2 and itemsize != 4:
+            raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
+        if append > 0xFFFFFFFF:
+            raise ValueError(f"append: {append} is not a 32-bit token ID")
+        error.text = -1
+        error.what = 0
+        line.kind = KIND_BYTES
         with nogil:
-            for i in range(total):
-                narrow[i] = <uint16_t>ids[i]
-        return result
+            while p < n:
+                found = <const unsigned char*>memchr(s + p, 10, n - p)
+                end = n if found == NULL else found - s + 1
+                size = end - p
+                if not keep_ends and found != NULL:
+                    size -= 2 if size >= 2 and s[end - 2] == 13 else 1
+                line.data = s + p
+                line.n = size
+                items.push_back(line)
+                for i in range(p, p + size):
+                    characters += (s[i] & 0xC0) != 0x80  # not a continuation byte
+                p = end
+            not_encoded = self.encode_texts(&items, pattern, state, &specials, append, &ids,
+                                            &ends, &skipped, &error, True)
+            total = ids.size()
+            if itemsize == 2 and not not_encoded and error.what == 0:
+                for i in range(total):
+                    if ids[i] > most:
+                        most = ids[i]
+        if not_encoded or error.what != 0:
+            return None
+        if itemsize == 2 and most > 0xFFFF:
+            raise ValueError(f"ID {most} does not fit in 16 bits")
+        return id_bytes(&ids, itemsize), <Py_ssize_t>items.size(), characters
 
     cdef void byte_joins(self, unsigned char* joins) noexcept nogil:
         """Mark ``joins[a << 8 | b]`` for each byte pair ``a b`` that lies inside some token.

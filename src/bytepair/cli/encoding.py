@@ -3,6 +3,7 @@ binary training arrays."""
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 import time
@@ -19,10 +20,14 @@ from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokeni
                                  write_bytes)
 from bytepair.cli.spm_models import (DECODE_REFUSED, ENCODE_REFUSED, append_id, array_encoder,
                                      decoded, is_sentencepiece, refuse, text_of)
-from bytepair.formats.tokenfile import (DTYPES, check_dtype, encode_bytes_to_array, read_token_file,
-                                        resolve_append, write_token_file)
+from bytepair.formats.tokenfile import (DTYPES, LINE_BLOCK_BYTES, check_dtype, encode_bytes_to_array,
+                                        read_token_file, resolve_append, write_token_file,
+                                        write_token_parts)
+from bytepair.model.lines import encode_lines, encodes_lines
 from bytepair.model.models import WordModel
 from bytepair.read.corpus import files_named
+from bytepair.read.paths import reads_in_blocks
+from bytepair.read.text import decode_lines
 
 
 def run_encode(args) -> None:
@@ -123,6 +128,13 @@ def run_encode_files(args) -> None:
     # A line keeps its newline unless asked: the array then decodes to the text itself,
     # with the --append tokens between the lines.
     keep = not args.strip_newlines
+    options = {"allowed_special": "all"} if args.allow_special else (
+        {"disallowed_special": ()} if args.ordinary else {})
+    if (inputs and args.per_line and text and tokenizer is not None and tokenizer.ids is None
+            and encodes_lines(tokenizer.model)
+            and all(reads_in_blocks(path) for path in corpus.paths)):
+        _write_lines(args, output, corpus, tokenizer, append, keep, options)
+        return
     if inputs:
         documents = corpus.documents(text, keep_line_ends=keep)
     else:
@@ -132,29 +144,13 @@ def run_encode_files(args) -> None:
     if tokenizer is None:
         encode_array = array_encoder(model, args.dtype, append)
     else:
-        encode_array = _array_encoder(args, tokenizer, text, append)
-    bar = None
-    if not args.quiet and sys.stderr.isatty():
-        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if text else "B",
-                   unit_scale=True, dynamic_ncols=True)
-    started = time.perf_counter()
-    try:
-        count, tokens, size = write_token_file(output, documents, encode_array, progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
-    if not args.quiet:
-        unit = "characters" if text else "bytes"
-        ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
-        print(f"bytepair: wrote {str(output)!r}: {tokens:,} tokens ({args.dtype}) from "
-              f"{plural(count, 'document')}, {size:,} {unit}, {ratio} "
-              f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+        encode_array = _array_encoder(args, tokenizer, text, append, options)
+    _report(args, output, "characters" if text else "bytes",
+            lambda bar: write_token_file(output, documents, encode_array, progress=bar))
 
 
-def _array_encoder(args, tokenizer, text: bool, append: int | None):
+def _array_encoder(args, tokenizer, text: bool, append: int | None, options: dict):
     """``encode_array`` for :func:`write_token_file`: a batch of documents to one array."""
-    options = {"allowed_special": "all"} if args.allow_special else (
-        {"disallowed_special": ()} if args.ordinary else {})
     if text:
         def encode_array(batch):
             return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
@@ -171,6 +167,52 @@ def _array_encoder(args, tokenizer, text: bool, append: int | None):
                     ids.append(append)
             return ids
     return encode_array
+
+
+def _write_lines(args, output, corpus, tokenizer, append: int | None, keep: bool,
+                 options: dict) -> None:
+    """Per-line plain or gzip files of a named pattern: blocks of lines read here and encoded
+    from their bytes on ``--threads`` threads meanwhile (no Python object per line). A block
+    holding special-token text or bad UTF-8 is read as text lines, for the errors and
+    special tokens of :meth:`Tokenizer.encode_to_array`."""
+    typecode, itemsize = DTYPES[args.dtype]
+    skip = () if args.ordinary else tuple(tokenizer.special_tokens)
+    threads = args.threads or os.cpu_count() or 1
+
+    def encode_part(block):
+        path, offset, data, _ = block
+        done = encode_lines(tokenizer.model, data, itemsize, append, skip=skip, keep_ends=keep)
+        ids = array(typecode)
+        if done is not None:
+            ids.frombytes(done[0])
+            return ids, done[1], done[2]
+        lines = decode_lines(data, path, offset, keep)
+        ids = tokenizer.encode_to_array(lines, dtype=args.dtype, append=append, threads=1,
+                                        **options)
+        return ids, len(lines), sum(map(len, lines))
+
+    blocks = corpus.blocks(LINE_BLOCK_BYTES, cut_documents=False)
+    _report(args, output, "characters", lambda bar: write_token_parts(
+        output, blocks, encode_part, threads=threads, progress=bar))
+
+
+def _report(args, output, unit: str, write) -> None:
+    """Run ``write(progress bar or None)``, then say what it wrote (unless ``--quiet``)."""
+    bar = None
+    if not args.quiet and sys.stderr.isatty():
+        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if unit == "characters" else "B",
+                   unit_scale=True, dynamic_ncols=True)
+    started = time.perf_counter()
+    try:
+        count, tokens, size = write(bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    if not args.quiet:
+        ratio = f"{size / tokens:.3f} {unit} per token" if tokens else "no tokens"
+        print(f"bytepair: wrote {str(output)!r}: {tokens:,} tokens ({args.dtype}) from "
+              f"{plural(count, 'document')}, {size:,} {unit}, {ratio} "
+              f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
 
 
 def _lines(data: bytes, keep_ends: bool) -> list[bytes]:

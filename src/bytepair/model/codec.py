@@ -24,7 +24,9 @@ if extensions_wanted():
 backend = _compiled if _compiled is not None else _encode_py
 #: The pattern code of "no split: the whole input is one piece".
 PATTERN_NONE = backend.PATTERN_NONE
-#: Byte budget of each piece cache (table and arenas together).
+#: Byte budget of each piece cache, table and arenas together: 16 MiB. A model keeps one
+#: cache per encode that ran at the same time (one per thread), never more, so its caches
+#: take at most ``CACHE_BYTES`` per thread however many calls there are.
 CACHE_BYTES = 1 << 24
 
 

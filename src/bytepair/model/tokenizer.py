@@ -292,7 +292,8 @@ class Tokenizer:
         to build the lists: UTF-8, the special-token search, splitting and
         merging run without it, so threads run in parallel. The result is the
         same for any number of threads. Texts are handed out in contiguous
-        chunks of about equal size. The lists of IDs are left out of the
+        chunks of about equal size. Each thread has a piece cache of 16 MiB
+        at most (``codec.CACHE_BYTES``), kept across calls. The lists of IDs are left out of the
         cyclic garbage collector (they hold only ints; a million of them would
         slow every collection): a reference cycle that a caller builds through
         one of them is not collected.

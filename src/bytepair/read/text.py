@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import io
 import json
 import zlib
 from pathlib import Path
@@ -115,6 +116,17 @@ def lines_from(handle, offset: int, end: int | None) -> Iterator[tuple[int, byte
             return
         yield offset, line
         offset += len(line)
+
+
+def decode_lines(data: bytes, path: Path, offset: int, keep_line_ends: bool) -> list[str]:
+    r"""The lines of a block of ``path`` that starts at byte ``offset``, as :func:`read_file`
+    gives them with ``per_line``: invalid UTF-8 raises ValueError naming the file and offset.
+
+    >>> decode_lines(b"a\r\nb", Path("f"), 0, False)
+    ['a', 'b']
+    """
+    return [decode_text(line if keep_line_ends else strip_line_end(line), path, at)
+            for at, line in lines_from(io.BytesIO(data), offset, None)]
 
 
 def _line_number(path: Path, offset: int) -> int:

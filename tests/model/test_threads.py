@@ -1,0 +1,73 @@
+"""Encoding on threads gives the IDs of encoding one text at a time.
+
+``Tokenizer.encode_batch`` and ``encode_to_array`` hand contiguous ranges of
+texts to threads, each with its own piece cache; ``bytepair.model.lines``
+encodes blocks of lines from their bytes, as ``bytepair encode --per-line``
+does on its threads. The texts are drawn from a tiny alphabet so that ties and
+runs (``aaaa``) are the common case, with multi-byte UTF-8, special-token text,
+empty and repeated texts.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.model import codec
+from bytepair.model import tokenizer as tokenizer_module
+from bytepair.model.lines import encode_lines, encodes_lines
+
+SPECIALS = ["<|end|>", "<pad>"]
+PIECES = ["a", "aa", "aaaa", "ab", "b", " ", "  ", "\n", "\r\n", "\r", "é", "日本", "🙂", "'s", "12",
+          *SPECIALS, ""]
+TEXTS = st.lists(st.lists(st.sampled_from(PIECES), max_size=12).map("".join), max_size=20)
+
+
+@pytest.fixture(scope="module")
+def tok():
+    corpus = ["aaaa abab aa ab ba", "é日本 é日本 🙂🙂", "ab\r\nab\n\n  a", "12 12 's 's"] * 3
+    return bytepair.train(corpus, merges=40, pretokenize="cl100k", special_tokens=SPECIALS,
+                          progress=False)
+
+
+@given(texts=TEXTS, threads=st.integers(1, 3), allow=st.booleans())
+def test_hyp_encode_batch_on_threads_equals_one_by_one(tok, texts, threads, allow):
+    special = {"allowed_special": "all"} if allow else {"disallowed_special": ()}
+    one_by_one = [tok.encode(text, **special) for text in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)  # threads even on tiny batches
+        assert tok.encode_batch(texts, threads=threads, **special) == one_by_one
+        flat = tok.encode_to_array(texts, threads=threads, append=0, **special)
+    assert flat.tolist() == [i for ids in one_by_one for i in [*ids, 0]]
+
+
+@pytest.mark.skipif(not encodes_lines(bytepair.train(["a"], merges=0, progress=False).model),
+                    reason="the compiled encoder is not in use (BYTEPAIR_NO_EXTENSIONS)")
+@given(texts=TEXTS, keep=st.booleans(), itemsize=st.sampled_from([2, 4]))
+def test_hyp_lines_from_bytes_equal_one_by_one(tok, texts, keep, itemsize):
+    data = "".join(texts).encode("utf-8")
+    lines = re.findall(r"[^\n]*\n|[^\n]+", "".join(texts))  # cut after each \n only
+    if not keep:
+        lines = [re.sub(r"\r?\n\Z", "", line) for line in lines]
+    done = encode_lines(tok.model, data, itemsize, append=1, skip=tuple(SPECIALS), keep_ends=keep)
+    if any(special in line for line in lines for special in SPECIALS):
+        assert done is None  # left to the caller, who reads them as text
+        return
+    raw, count, characters = done
+    ids = array("H" if itemsize == 2 else "I")
+    ids.frombytes(raw)
+    assert ids.tolist() == [i for line in lines for i in [*tok.encode_ordinary(line), 1]]
+    assert (count, characters) == (len(lines), sum(map(len, lines)))
+
+
+def test_lines_that_are_not_utf8_are_left_to_the_caller(tok):
+    if not codec.compiled():
+        pytest.skip("the compiled encoder is not in use")
+    assert encode_lines(tok.model, b"fine\nbad \xff\n", 4) is None
+    assert encode_lines(tok.model, b"", 4) == (b"", 0, 0)
+    assert encode_lines(bytepair.train_bytes(["aa"], 1), b"aa\n", 4) is None  # no pattern
