@@ -143,12 +143,14 @@ def test_piece_cache_stays_within_its_byte_bound_while_encoding_many_distinct_pi
     assert float(out) < 3, f"peak RSS grew by {float(out):.1f}x the cache budget"
 
 
+@pytest.mark.slow
 def test_memory_does_not_grow_across_many_threaded_calls_beyond_the_caches():
     # 120 calls on 2 threads, each with 20,000 pieces never seen before: the model keeps
     # one cache per thread that ran at the same time, each within its byte budget. The
     # caches fill, are emptied when the text moves on, and fill again (about every 15
     # calls). Peak RSS grows by the two caches and the allocator's slack (threads get
-    # their own arenas), and in the last 60 calls by less than three quarters of one.
+    # their own arenas), and in the last 60 calls by less than one (the allocator's noise
+    # reached 0.71 of one; growing with the text would be many: 1.2 million new pieces).
     out = run_child(f"""
         from bytepair.model import codec, tokenizer
         text = open({str(DATA / 'kjv-genesis-exodus.txt')!r}).read()
@@ -179,4 +181,4 @@ def test_memory_does_not_grow_across_many_threaded_calls_beyond_the_caches():
     """)
     filling, full = map(float, out.split())
     assert filling + full < 3, f"peak RSS grew by {filling + full:.2f}x a cache's budget"
-    assert full < 0.75, f"peak RSS grew by {full:.2f}x a cache's budget in the last 60 calls"
+    assert full < 1, f"peak RSS grew by {full:.2f}x a cache's budget in the last 60 calls"
