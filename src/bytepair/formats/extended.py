@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import Iterable
 from itertools import repeat
 from pathlib import Path
 
@@ -98,7 +99,7 @@ class Extension:
             self._extended = self.as_base()
         return self._extended.encode(text)
 
-    def decode(self, ids, errors: str = "replace") -> str:
+    def decode(self, ids: Iterable[int], errors: str = "replace") -> str:
         """The text of ``ids`` (base, added and new tokens); bytes that are not UTF-8 follow
         ``errors``, as ``bytes.decode``. O(IDs + bytes)."""
         spelled = self.base.spellings()
