@@ -72,3 +72,35 @@ def test_hypothesis_naive_fast_and_spm_train(texts, options):
         return
     assert fast_pieces(lines, **options) == expected
     assert spm_naive.train(lines, naive_options(**options)) == expected
+
+
+#: Spaces, a literal ``▁`` (U+2581, sentencepiece's own space mark) and letters.
+SPACEY = st.lists(st.sampled_from(["a", "b", " ", "  ", "\u2581", "\u2581\u2581"]),
+                  min_size=1, max_size=12).map("".join)
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@pytest.mark.parametrize("rule", ["identity", "nmt_nfkc"])
+@given(lines=st.lists(SPACEY, min_size=1, max_size=6), remove=st.booleans())
+@example(lines=["a\u2581", "\u2581", "a \u2581 ", "\u2581a"], remove=True)
+def test_words_of_spaces_and_marks_equal_sentencepieces_normaliser(compiled, rule, lines, remove):
+    """sentencepiece strips every trailing ``▁`` of a normalised sentence, one of the input
+    too ("a▁" is "▁a"), and only spaces at its start."""
+    from collections import Counter
+
+    import sentencepiece as spm
+    from bytepair.counts.spm_words import count_block, count_identity
+    from bytepair.split.spm_text import SentenceText, TextRules
+
+    if compiled and (rule != "identity" or count_identity is None):
+        pytest.skip("the compiled counter reads the identity rule only")
+    normalizer = spm.SentencePieceNormalizer(rule_name=rule, add_dummy_prefix=True,
+                                             escape_whitespaces=True,
+                                             remove_extra_whitespaces=remove)
+    rules = TextRules(normalization_rule_name=rule, remove_extra_whitespaces=remove,
+                      split_by_whitespace=True)
+    expected = Counter(word for line in lines
+                       for word in rules.sentence_words(normalizer.normalize(line)))
+    table, _ = count_block("".join(line + "\n" for line in lines).encode(), SentenceText(rules),
+                           compiled=compiled)
+    assert dict(table) == dict(expected)

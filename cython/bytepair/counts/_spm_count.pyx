@@ -85,6 +85,11 @@ cdef void _normalize(const unsigned char* line, size_t n, cbool remove_extra, cb
             out.push_back(<char>line[i])
             previous_space = False
         i += 1
+    if remove_extra:  # every trailing ▁ goes, a ▁ of the line too, as sentencepiece's normaliser does
+        while (out.size() >= 3 and <unsigned char>out[out.size() - 3] == 0xE2
+               and <unsigned char>out[out.size() - 2] == 0x96
+               and <unsigned char>out[out.size() - 1] == 0x81):
+            out.resize(out.size() - 3)
     if suffix:
         out.append(SPM_SPACE, 3)
 

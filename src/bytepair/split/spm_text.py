@@ -53,6 +53,7 @@ _SPACES = re.compile(" {2,}")
 _EDGE_SPACE = re.compile("^ | $", re.M)
 _LINE_START = re.compile("^(?=.)", re.M)
 _LINE_END = re.compile("(?<=.)$", re.M)
+_TRAILING_SPACES = re.compile(f"{SPACE}+$", re.M)
 
 
 def sentencepiece_module():
@@ -150,9 +151,18 @@ class SentenceText:
                 text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
             if rules.add_dummy_prefix and not suffix:
                 text = _LINE_START.sub(" ", text)
-        if suffix:
-            text = _LINE_END.sub(" ", text)
         text = text.replace(" ", SPACE)
+        if rules.remove_extra_whitespaces and (SPACE + "\n" in text or text.endswith(SPACE)):
+            # sentencepiece strips every trailing ▁ of a normalised sentence, a ▁ of its input
+            # too; the suffix's ▁ comes after, even when nothing else is left.
+            if suffix:
+                text = "\n".join([line.rstrip(SPACE) + SPACE if line else line
+                                  for line in text.split("\n")])
+                suffix = False
+            else:
+                text = _TRAILING_SPACES.sub("", text)
+        if suffix:
+            text = _LINE_END.sub(SPACE, text)
         if self._meta is not None and any(first in text for first in self._meta_starts):
             text = self._meta.sub(BOUNDARY, text)
         return text
