@@ -107,8 +107,8 @@ def test_sides_are_read_whole():
         ("0", "1"), ("('b', 'a')", "('a', 'a')")]
 
 
-# Each mutation runs a whole check (seconds): the default run tries two, CI all five.
-@pytest.mark.parametrize("mutation", sampled(list(MUTATIONS), keep={"skip the last pair", "unsorted ties"}))
+# Each mutation runs a whole check (seconds): the default run tries one, CI all five.
+@pytest.mark.parametrize("mutation", sampled(list(MUTATIONS), keep={"unsorted ties"}))
 # The check runs Hypothesis inside (its own seeded search): a nested search, on purpose.
 @settings(max_examples=2, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(spelling=SPELLINGS)
