@@ -7,6 +7,7 @@ Hypothesis profile ``fast``, and the Python twin of the pair engine only in the 
 """
 
 import os
+import signal
 
 import pytest
 from hypothesis import settings
@@ -20,6 +21,11 @@ settings.register_profile("fast", max_examples=40, deadline=None)
 settings.register_profile("thorough", max_examples=200, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fast"))
 
+# A shell's background job (``cmd &``, ``nohup``) starts with SIGINT ignored, and every process
+# a test starts would inherit that: the tests that stop one with Ctrl-C need the default back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 BACKENDS = ["compiled", "python"]
 if os.environ.get("BYTEPAIR_SKIP_COMPILED"):
     BACKENDS.remove("compiled")
@@ -28,6 +34,19 @@ if os.environ.get("BYTEPAIR_SKIP_COMPILED"):
 def thorough() -> bool:
     """Whether this run is CI's thorough one."""
     return settings.get_current_profile_name() == "thorough"
+
+
+@pytest.fixture(autouse=True)
+def signals_left_as_found():
+    """A test leaves SIGINT and SIGTERM as it found them: an ignored SIGINT would be inherited
+    by every process the later tests of its worker start, and no Ctrl-C would stop them."""
+    before = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    yield
+    after = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    if after != before:
+        signal.signal(signal.SIGINT, before[0])
+        signal.signal(signal.SIGTERM, before[1])
+        pytest.fail(f"the test changed the signal handlers (SIGINT, SIGTERM) from {before} to {after}")
 
 
 @pytest.fixture(params=BACKENDS)
