@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import bytepair
 
 INIT = Path(bytepair.__file__)
@@ -41,3 +43,10 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "no_such_name" in str(error)
     else:
         raise AssertionError("no AttributeError")
+
+
+def test_a_bad_argument_is_caught_as_the_public_error():
+    with pytest.raises(bytepair.ArgumentError, match="merges must be") as caught:
+        bytepair.train_bytes([b"abc"], -1)
+    assert isinstance(caught.value, bytepair.InputError)
+    assert isinstance(caught.value, ValueError)

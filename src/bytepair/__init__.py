@@ -14,10 +14,12 @@ be counted shard by shard, on other machines or on a Dask cluster, and added.
 # type checkers read this spelling the same way.
 TYPE_CHECKING = False
 
-#: Where each public name lives, in pipeline order: documents, counts, rules,
+#: Where each public name lives, in pipeline order: the errors, documents, counts, rules,
 #: models, files, evaluation, then the entry points. The stages are imported
 #: at first use, so ``import bytepair`` (and ``bytepair --help``) stays cheap.
 _HOMES = {
+    "InputError": "bytepair._util.errors",
+    "ArgumentError": "bytepair._util.errors",
     "Files": "bytepair.read.corpus",
     "CountsFormatError": "bytepair.counts.piece_counts",
     "PieceCounts": "bytepair.counts.piece_counts",
@@ -59,6 +61,7 @@ _HOMES = {
 }
 
 if TYPE_CHECKING:  # what static tools and IDEs see
+    from bytepair._util.errors import ArgumentError, InputError
     from bytepair.counts.piece_counts import CountsFormatError, PieceCounts
     from bytepair.evaluation.report import Evaluation, evaluate
     from bytepair.formats.export import (tiktoken_encoding, tiktoken_pattern, tiktoken_ranks,
@@ -98,6 +101,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ArgumentError",
     "ByteModel",
     "CheckpointOptions",
     "CountOptions",
@@ -105,6 +109,7 @@ __all__ = [
     "Evaluation",
     "Extension",
     "Files",
+    "InputError",
     "MemoryLimitError",
     "Merge",
     "ModelFormatError",

@@ -112,12 +112,12 @@ def run_train(args) -> None:
 
 def _write_models(trained, outputs: dict, requested: dict, args, seconds: float) -> None:
     """Each size's model to its file (a smaller size truncates the largest), and a summary."""
-    for size, output in outputs.items():
+    for vocab_size, output in outputs.items():
         # A smaller size is the first rules of the largest; where training
         # stopped early, a separate run would have stopped at the same rule. The largest is
         # the model trained (a copy would hold its tables twice, past a memory limit).
-        smaller = size is not None and size < trained.vocab_size
-        tokenizer = trained.truncate(size) if smaller else trained
+        smaller = vocab_size is not None and vocab_size < trained.vocab_size
+        tokenizer = trained.truncate(vocab_size) if smaller else trained
         tokenizer.save(output)
         if args.quiet:
             continue
@@ -128,16 +128,16 @@ def _write_models(trained, outputs: dict, requested: dict, args, seconds: float)
             f"({seconds:.1f} s)",
             file=sys.stderr,
         )
-        if requested[size] == 0:
+        if requested[vocab_size] == 0:
             print(f"bytepair: warning: {output!r} has no merges: a vocabulary of "
                   f"{tokenizer.vocab_size:,} is the 256 bytes"
                   + (" and the special tokens" if tokenizer.special_tokens else "")
                   + " alone, so it encodes each byte as itself; give "
                   + ("a larger --vocab-size" if args.vocab_size is not None else "--merges N")
                   + " to learn merges", file=sys.stderr)
-        elif learned < requested[size]:
+        elif learned < requested[vocab_size]:
             print(
-                f"bytepair: stopped after {learned:,} of {plural(requested[size], 'merge')}: no pair "
+                f"bytepair: stopped after {learned:,} of {plural(requested[vocab_size], 'merge')}: no pair "
                 f"left that is seen at least {plural(args.min_frequency, 'time')}",
                 file=sys.stderr,
             )
@@ -202,8 +202,8 @@ def _run_parity(args, outputs: dict) -> None:
                         superbpe=args.superbpe, max_memory=args.max_memory,
                         **_checkpoint_options(args), **pattern, **numbers)
     seconds = time.perf_counter() - start
-    for size, output in outputs.items():
-        tokenizer = trained if size is None else trained.truncate(min(size, trained.vocab_size))
+    for vocab_size, output in outputs.items():
+        tokenizer = trained if vocab_size is None else trained.truncate(min(vocab_size, trained.vocab_size))
         tokenizer.save(output)
         if not args.quiet:
             print(f"bytepair: wrote {output!r}: vocabulary {tokenizer.vocab_size:,} = 256 bytes + "

@@ -16,7 +16,7 @@ called, on the summed table.
 
 from __future__ import annotations
 
-from bytepair.read.corpus import Files, RemoteFile, portable_name
+from bytepair.read.corpus import Files, portable_name
 from bytepair.counts.counting import count_part
 from bytepair.counts.piece_counts import PieceCounts
 

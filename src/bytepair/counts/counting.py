@@ -39,7 +39,7 @@ from bytepair.read.corpus import Files, RemoteFile, file_of, read_file, reads_in
 from bytepair.split import fastsplit
 from bytepair.counts.spill import Spill
 from bytepair.counts.workers import process_pool, start_worker, unordered
-from bytepair.split.pretokenize import PATTERNS, splitter
+from bytepair.split.pretokenize import PATTERNS, splitter  # noqa: F401 (PATTERNS: doctests)
 from bytepair.counts.piece_counts import PieceCounts
 
 #: Documents are counted in batches of about this many characters.

@@ -32,7 +32,7 @@ from bytepair.learn.rules import Merge
 from bytepair.model.models import BYTE_TOKENS, ByteModel
 from bytepair.model.tokenizer import Tokenizer
 from bytepair.split.patterns import TIKTOKEN_NAMES
-from bytepair.split.pretokenize import PATTERNS, resolve_pattern
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern  # noqa: F401 (PATTERNS: doctests)
 
 #: One line of a tiktoken ranks file: a base64 token, a space, its rank.
 TIKTOKEN_LINE = re.compile(r"[A-Za-z0-9+/]*={0,2} \d+")

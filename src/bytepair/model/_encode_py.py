@@ -8,8 +8,6 @@ lazily, so memory stays linear in the number of rules.
 
 from __future__ import annotations
 
-from array import array
-
 import heapq
 import operator
 import sys

@@ -141,7 +141,7 @@ def header(table: bytes, version: str) -> str:
     """C header text holding ``table`` as runs and the bits, for the compiled splitters."""
     pairs = runs(table)
     lines = [
-        f"/* The code-point class table of bytepair.split._split, made by setup.py with",
+        "/* The code-point class table of bytepair.split._split, made by setup.py with",
         f"   regex {version} (bytepair/split/charclasses.py): do not edit. */",
         "#ifndef BYTEPAIR_CHARCLASSES_H",
         "#define BYTEPAIR_CHARCLASSES_H",

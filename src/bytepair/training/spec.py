@@ -26,7 +26,7 @@ from bytepair._util.errors import Advice, ArgumentError
 from bytepair._util.validate import (MAX_BYTE_MERGES, check_int, check_size, check_special_tokens,
                                      merges_for_vocab_size, parse_memory)
 from bytepair.read.corpus import Files
-from bytepair.split.pretokenize import PATTERNS, resolve_pattern
+from bytepair.split.pretokenize import PATTERNS, resolve_pattern  # noqa: F401 (PATTERNS: doctests)
 from bytepair.counts.checkpoint import corpus_identity
 from bytepair.counts.piece_counts import PieceCounts
 from bytepair.learn.rules import BYTE_TOKENS
