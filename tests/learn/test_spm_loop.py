@@ -26,4 +26,3 @@ def test_zero_frequency_pairs_stay_candidates():
     # "ca" loses its count when "at" merges first, and still comes before "el" when nothing is left.
     words = {"\u2581cat": 2, "\u2581hel": 1}
     assert spm_loop.learn_pieces(words, 20, compiled=True) == spm_loop.learn_pieces(words, 20, compiled=False)
-
