@@ -21,7 +21,7 @@ from sentencepiece import sentencepiece_model_pb2 as pb2  # noqa: E402
 
 import bytepair  # noqa: E402
 from bytepair.learn.spm_pieces import PieceRules  # noqa: E402
-from bytepair.learn.spm_loop import learn_from_pieces  # noqa: E402
+from bytepair.learn.spm_loop import SpmLoop, learn_from_pieces  # noqa: E402
 from bytepair.training.spm_extend import extend_sentencepiece  # noqa: E402
 from bytepair.model.spm_model import SentencePieceModel  # noqa: E402
 from helpers import assert_bad_input, examples, run  # noqa: E402
@@ -29,6 +29,8 @@ from spm_helpers import DATA, LLAMA, write_lines  # noqa: E402
 import spm_naive  # noqa: E402
 
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, BYTE = 1, 2, 3, 4, 6
+#: The loops to hold equal: the Python one, and the compiled one when it is built.
+LOOPS = [False] + ([True] if SpmLoop is not None else [])
 BASES = {
     "defaults": dict(vocab_size=400, user_defined_symbols=["<tag>"], control_symbols=["<ctl>"]),
     "llama": dict(vocab_size=700, user_defined_symbols=["<tag>"], **LLAMA),
@@ -149,7 +151,7 @@ def test_equal_to_the_naive_reference(bases, tmp_path, lines, extra, coverage, n
     new_chars = sum(1 for p, _, t in reference[size:] if len(p) == 1)
     vocab = size + new_chars + extra
     reference = naive_extension(path, lines, vocab, coverage)
-    for compiled in (False, True):
+    for compiled in LOOPS:
         model = extended(path, lines, tmp_path, vocab_size=vocab, character_coverage=coverage,
                          compiled=compiled)
         assert model.pieces == reference
@@ -170,16 +172,15 @@ TAKEN = st.sets(st.sampled_from(["aa", "abab", "aba", "\u2581ab", "bb", "日ひ"
 def test_loop_from_pieces_equals_the_naive_loop(words, merges, rules, taken):
     pieces = {piece for word in words for piece in word if len(piece) > 1}  # pieces already
     naive = spm_naive.learn([list(w) for w in words], list(words.values()), merges, rules, taken | pieces)
-    python = learn_from_pieces(words, merges, rules, taken=taken, compiled=False)
-    assert python == naive
-    assert learn_from_pieces(words, merges, rules, taken=taken, compiled=True) == naive
+    for compiled in LOOPS:
+        assert learn_from_pieces(words, merges, rules, taken=taken, compiled=compiled) == naive
 
 
 def test_two_splits_of_one_string_tie_to_the_shorter_left_side():
     # (a, bc) and (ab, c) both spell "abc", as often: the shorter left side is merged, and
     # "ab c" is then dropped as made already.
     words = {("ab", "c", "xz"): 1, ("a", "bc", "yz"): 1}
-    for compiled in (False, True):
+    for compiled in LOOPS:
         assert learn_from_pieces(words, 2, compiled=compiled) == ["abc", "cxz"]
 
 
@@ -190,7 +191,7 @@ def test_a_pair_that_spells_a_base_piece_is_dropped(tmp_path):
               ("abcd", -4.0, NORMAL)] + [(c, -5.0 - i, NORMAL) for i, c in enumerate("abcd")]
     base = SentencePieceModel(pieces, normalizer={"name": "identity", "add_dummy_prefix": False})
     assert base.encode_pieces("abcd") == ["a", "bc", "d"]
-    for compiled in (False, True):
+    for compiled in LOOPS:
         model = extended(base, ["abcd"] * 3, tmp_path, vocab_size=11, compiled=compiled)
         assert [p for p, _, _ in model.pieces[9:]] == ["abc", "bcd"]
     bytepair.save_sentencepiece(model, tmp_path / "m.model")
@@ -277,7 +278,7 @@ def test_extend_takes_a_sentencepiece_base(bases, tmp_path):
         bytepair.extend(bases["defaults"], corpus, vocab_size=405, pattern="gpt2")
 
 
-def test_bad_input_is_one_clear_line(bases, tmp_path):
+def test_bad_input_is_one_clear_line(bases, tmp_path, capsys):
     corpus = write_lines([b"some text"], str(tmp_path))
     with pytest.raises(ValueError, match="must be larger than the 400 pieces"):
         extend_sentencepiece(bases["defaults"], corpus, vocab_size=399)
@@ -285,11 +286,14 @@ def test_bad_input_is_one_clear_line(bases, tmp_path):
         extend_sentencepiece(bases["defaults"], write_lines(["жизнь".encode()], str(tmp_path)),
                              vocab_size=401, character_coverage=1.0)
     prefix = tmp_path / "uni"
-    with open("/dev/null", "w") as quiet:
+    with open("/dev/null", "w") as quiet, capsys.disabled():
         sentencepiece.SentencePieceTrainer.train(input=corpus, model_prefix=str(prefix), model_type="unigram",
                                                  vocab_size=12, logstream=quiet, hard_vocab_limit=False)
     with pytest.raises(ValueError, match="type unigram, which bytepair does not read"):
         extend_sentencepiece(f"{prefix}.model", corpus, vocab_size=100)
+    (tmp_path / "out").mkdir()
+    assert_bad_input(capsys, tmp_path / "out", ["extend", f"{prefix}.model", corpus, "--vocab-size", "100",
+                                                "-o", str(tmp_path / "out" / "x.model")], "type unigram")
 
 
 def test_command_line(bases, tmp_path, capsys):
@@ -312,3 +316,9 @@ def test_command_line(bases, tmp_path, capsys):
     assert_bad_input(capsys, tmp_path, ["extend", str(bases["llama"]), corpus, "--vocab-size", "800",
                                         "-o", str(tmp_path / "x.model"), "--min-frequency", "3"],
                      "--min-frequency")
+    assert_bad_input(capsys, tmp_path, ["extend", str(bases["llama"]), corpus, "--vocab-size", "800",
+                                        "-o", str(tmp_path / "x.model"), "--eval", str(tmp_path / "none.txt")],
+                     "--eval", "none.txt")
+    code, out, err = run(capsys, "extend", str(bases["llama"]), corpus, "--vocab-size", "1200", "-o",
+                         str(tmp_path / "e.model"), "--eval", f"{corpus}=multi")
+    assert code == 0 and out.startswith("multi: ") and "bytes per token" in out, err

@@ -55,6 +55,7 @@ def run_extend_sentencepiece(args) -> None:
         check_target(args.output, "-o")
     if not args.files:
         raise ValueError("CORPUS: give text files to learn from, one sentence a line")
+    samples = [_sample(spec) for spec in args.eval or []]  # read first: a bad one writes nothing
     say = (lambda line: None) if args.quiet else (lambda line: print(f"bytepair: {line}", file=sys.stderr))
     start = time.perf_counter()
     base = load_sentencepiece(args.base)
@@ -68,11 +69,12 @@ def run_extend_sentencepiece(args) -> None:
     say(f"wrote {args.output!r} ({to}): {len(base):,} + {plural(added, 'new piece')} = "
         f"{len(model):,}; the embedding matrix needs {len(model):,} rows "
         f"({time.perf_counter() - start:.1f} s)")
-    for spec in args.eval or []:
-        path, label = spec, spec
-        if "=" in spec and not os.path.exists(spec):
-            path, label = spec.rsplit("=", 1)
-        _report_eval(label, path, base, model)
+    for label, lines in samples:
+        size = sum(len(line.encode()) for line in lines)
+        before = sum(len(base.encode(line)) for line in lines)
+        after = sum(len(model.encode(line)) for line in lines)
+        print(f"{label}: {size / max(before, 1):.3f} -> {size / max(after, 1):.3f} bytes per token "
+              f"({before:,} -> {after:,} tokens)")
 
 
 def _write(model, output: str, to: str) -> None:
@@ -90,17 +92,16 @@ def _write(model, output: str, to: str) -> None:
         to_transformers(model, output)
 
 
-def _report_eval(label: str, path: str, base, model) -> None:
-    """Bytes per piece of one sample (a text file, one sentence a line), before and after."""
+def _sample(spec: str) -> tuple[str, list[str]]:
+    """``--eval FILE[=LABEL]``: the label and the lines of the sample (UTF-8 text)."""
+    path, label = spec, spec
+    if "=" in spec and not os.path.exists(spec):
+        path, label = spec.rsplit("=", 1)
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"--eval: cannot read {path!r} as UTF-8 text: {exc}") from None
-    size = sum(len(line.encode()) for line in lines)
-    before = sum(len(base.encode(line)) for line in lines)
-    after = sum(len(model.encode(line)) for line in lines)
-    if not before:
+    if not any(lines):
         raise ValueError(f"--eval: {path!r} holds no text")
-    print(f"{label}: {size / before:.3f} -> {size / max(after, 1):.3f} bytes per token "
-          f"({before:,} -> {after:,} tokens)")
+    return label, lines
