@@ -36,6 +36,10 @@ BASES = {
     "llama": dict(vocab_size=700, user_defined_symbols=["<tag>"], **LLAMA),
     "rules": dict(vocab_size=400, normalization_rule_name="identity", split_by_unicode_script=False,
                   split_by_number=False, max_sentencepiece_length=4, character_coverage=1.0),
+    "suffix": dict(vocab_size=400, normalization_rule_name="nfkc_cf", treat_whitespace_as_suffix=True,
+                   allow_whitespace_only_pieces=True),
+    "suffix-identity": dict(vocab_size=400, normalization_rule_name="identity", treat_whitespace_as_suffix=True,
+                            remove_extra_whitespaces=False),
 }
 # Mixed scripts, digits, runs of spaces, tabs, emoji, a combining mark, rare characters, and
 # the text of meta pieces (which become boundaries).
@@ -78,7 +82,7 @@ def naive_extension(path: Path, lines: list[str], vocab_size: int, coverage: flo
     (None when no line holds text)."""
     proto = proto_of(path)
     o = options_of(proto)
-    normalizer = sentencepiece.SentencePieceNormalizer(model_file=str(path))
+    normalizer = sentencepiece.SentencePieceProcessor(model_file=str(path))  # ▁ as a suffix too
     metas = sorted({p.piece for p in proto.pieces if p.type != NORMAL}, key=len, reverse=True)
     sentences = []
     for line in lines:
@@ -247,10 +251,22 @@ def test_characters_outside_the_coverage_never_merge(bases, tmp_path):
     assert {"ж", "и", "з", "н", "ь"} <= {piece for piece, _, _ in model.pieces[400:]}
 
 
-@settings(max_examples=examples(50), deadline=None)
-@given(text=TEXT)
-def test_sentencepiece_encodes_the_extension_as_bytepair_does(llama_extended, text):
-    _, out = llama_extended
+@pytest.fixture(scope="module")
+def every_extended(bases, tmp_path_factory) -> dict[str, Path]:
+    """Each base extended on multilingual text, as .model files."""
+    out = {}
+    for name, path in bases.items():
+        model = extend_sentencepiece(path, DATA / "multilingual-sample.txt",
+                                     vocab_size=len(proto_of(path).pieces) + 600)
+        out[name] = tmp_path_factory.mktemp(name) / "extended.model"
+        bytepair.save_sentencepiece(model, out[name])
+    return out
+
+
+@settings(max_examples=examples(100), deadline=None)
+@given(text=TEXT, name=st.sampled_from(sorted(BASES)))
+def test_sentencepiece_encodes_the_extension_as_bytepair_does(every_extended, text, name):
+    out = every_extended[name]
     ours = bytepair.load(out)
     theirs = sentencepiece.SentencePieceProcessor(model_file=str(out))
     assert ours.encode(text) == theirs.encode(text)
