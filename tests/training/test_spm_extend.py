@@ -38,8 +38,8 @@ BASES = {
                   split_by_number=False, max_sentencepiece_length=4, character_coverage=1.0),
     "suffix": dict(vocab_size=400, normalization_rule_name="nfkc_cf", treat_whitespace_as_suffix=True,
                    allow_whitespace_only_pieces=True),
-    "suffix-identity": dict(vocab_size=400, normalization_rule_name="identity", treat_whitespace_as_suffix=True,
-                            remove_extra_whitespaces=False),
+    "suffix-identity": dict(vocab_size=400, normalization_rule_name="identity",
+                            treat_whitespace_as_suffix=True, remove_extra_whitespaces=False),
 }
 # Mixed scripts, digits, runs of spaces, tabs, emoji, a combining mark, rare characters, and
 # the text of meta pieces (which become boundaries).
@@ -50,7 +50,7 @@ TEXT = st.lists(st.sampled_from(["a", "ab", "the", "e", " ", "  ", "\t", "1", "2
 
 def train_base(directory: Path, **options) -> Path:
     lines = (DATA / "kjv-genesis-exodus.txt").read_bytes().split(b"\n")[:400]
-    lines += [line.encode() for line in ("the 12 apples, ひらがな, 日本語 and жизнь", "emoji 😀 <tag> ok")]
+    lines += ["the 12 apples, ひらがな, 日本語 and жизнь".encode(), "emoji 😀 <tag> ok".encode()]
     corpus = write_lines(lines, str(directory))
     prefix = directory / "base"
     with open("/dev/null", "w") as quiet:
@@ -319,7 +319,8 @@ def test_command_line(bases, tmp_path, capsys):
     assert code == 0, err
     assert "700 + 500 new pieces = 1,200" in err
     theirs = sentencepiece.SentencePieceProcessor(model_file=str(out))
-    assert theirs.vocab_size() == 1200 and theirs.id_to_piece(699) == proto_of(bases["llama"]).pieces[699].piece
+    assert theirs.vocab_size() == 1200
+    assert theirs.id_to_piece(699) == proto_of(bases["llama"]).pieces[699].piece
     code, _, err = run(capsys, "extend", str(bases["llama"]), str(DATA / "multilingual-sample.txt"),
                        "--vocab-size", "1200", "-o", str(tmp_path / "out.json"), "--to", "tokenizers")
     assert code == 0, err
@@ -333,7 +334,8 @@ def test_command_line(bases, tmp_path, capsys):
                                         "-o", str(tmp_path / "x.model"), "--min-frequency", "3"],
                      "--min-frequency")
     assert_bad_input(capsys, tmp_path, ["extend", str(bases["llama"]), corpus, "--vocab-size", "800",
-                                        "-o", str(tmp_path / "x.model"), "--eval", str(tmp_path / "none.txt")],
+                                        "-o", str(tmp_path / "x.model"), "--eval",
+                                        str(tmp_path / "none.txt")],
                      "--eval", "none.txt")
     code, out, err = run(capsys, "extend", str(bases["llama"]), corpus, "--vocab-size", "1200", "-o",
                          str(tmp_path / "e.model"), "--eval", f"{corpus}=multi")

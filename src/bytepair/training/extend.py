@@ -27,13 +27,14 @@ from bytepair.training.spec import CountOptions, ReadOptions, count_identity
 if TYPE_CHECKING:  # for annotations only
     import tokenizers
 
+    from bytepair.model.spm_model import SentencePieceModel
     from bytepair.model.tokenizer import Tokenizer
 
 #: Bytes read at a time when looking for added tokens in plain text files.
 SCAN_BYTES = 1 << 24
 
 
-def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
+def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base | SentencePieceModel,
            corpus: str | os.PathLike | Files | Iterable[str | bytes] | PieceCounts
            | Sequence[PieceCounts], *, vocab_size: int, min_frequency: int = 1,
            per_line: bool = False, jsonl_field: str | None = None, text_column: str | None = None,
@@ -41,7 +42,7 @@ def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
            max_memory: int | str | None = None, checkpoint: str | os.PathLike | None = None,
            resume: bool = False, pattern: str | None = None,
            special_tokens: dict[str, int] | Sequence[str] | str | os.PathLike | None = None,
-           trust_pattern: bool = False, backend: str | None = None) -> Extension:
+           trust_pattern: bool = False, backend: str | None = None) -> Extension | SentencePieceModel:
     """Extend ``base`` to ``vocab_size`` tokens on ``corpus``, keeping every ID it has.
 
     ``base``: a path (``tokenizer.json``, a ``transformers`` directory, a tiktoken ranks file
