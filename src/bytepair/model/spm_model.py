@@ -79,11 +79,16 @@ class SentencePieceModel:
     def normalize(self, text: str) -> str:
         """``text`` as the model's normaliser writes it (``▁`` for spaces)."""
         if self._normalize is None:
-            suffix = self.trainer_spec.get("treat_whitespace_as_suffix")
-            if suffix is None and self.options is not None:
-                suffix = self.options.treat_whitespace_as_suffix
-            self._normalize = _normalizer(self.normalizer, bool(suffix))
+            self._normalize = _normalizer(self.normalizer, self.whitespace_suffix)
         return self._normalize(text)
+
+    @property
+    def whitespace_suffix(self) -> bool:
+        """Whether the model treats whitespace as a suffix: the dummy ``▁`` goes last."""
+        suffix = self.trainer_spec.get("treat_whitespace_as_suffix")
+        if suffix is None and self.options is not None:
+            suffix = self.options.treat_whitespace_as_suffix
+        return bool(suffix)
 
     def encode(self, text: str) -> list[int]:
         """The IDs of ``text``, equal to ``SentencePieceProcessor.encode``'s. O(n log n) in its length."""
