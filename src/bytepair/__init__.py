@@ -58,6 +58,7 @@ _HOMES = {
     "save_sentencepiece": "bytepair.formats.spm_file",
     "export_sentencepiece": "bytepair.formats.spm_export",
     "train_sentencepiece": "bytepair.training.sentencepiece",
+    "extend_sentencepiece": "bytepair.training.spm_extend",
 }
 
 if TYPE_CHECKING:  # what static tools and IDEs see
@@ -83,6 +84,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see
     from bytepair.formats.spm_file import save_sentencepiece
     from bytepair.formats.spm_export import export_sentencepiece
     from bytepair.training.sentencepiece import train_sentencepiece
+    from bytepair.training.spm_extend import extend_sentencepiece
 
 
 def __getattr__(name: str):
@@ -141,5 +143,6 @@ __all__ = [
     "save_sentencepiece",
     "train_sentencepiece",
     "export_sentencepiece",
+    "extend_sentencepiece",
 ]
 __version__ = "0.1.0"

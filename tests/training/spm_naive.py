@@ -94,14 +94,7 @@ def train(lines: list[bytes], o: dict) -> list[tuple[str, float, int]]:
             s = s.replace(piece, BOUNDARY) if piece in s else s
         if s:
             sentences.append(s)
-    chars = Counter(c for s in sentences for c in s if c != "\0")
-    total, done, kept = sum(chars.values()), 0, {}
-    for c, n in sorted(chars.items(), key=lambda cn: (-cn[1], cn[0])):
-        if float32(done / total) >= float32(o["character_coverage"]):
-            break
-        done += n
-        if c != BOUNDARY:
-            kept[c] = n
+    kept = kept_chars(sentences, o["character_coverage"])
     words = Counter()
     for s in sentences:
         s = "".join(c if c in kept else UNK_CHAR for c in s)
@@ -116,7 +109,22 @@ def train(lines: list[bytes], o: dict) -> list[tuple[str, float, int]]:
     return [(p, -float(final.index(p)) if t == NORMAL else s, t) for p, s, t in out]
 
 
-def learn(words: list[list[str]], counts: list[int], merges: int, rules: PieceRules) -> list[str]:
+def kept_chars(sentences: list[str], coverage: float) -> dict[str, int]:
+    """The characters kept, with their counts, in the order spm_train sorts them."""
+    chars = Counter(c for s in sentences for c in s if c != "\0")
+    total, done, kept = sum(chars.values()), 0, {}
+    for c, n in sorted(chars.items(), key=lambda cn: (-cn[1], cn[0])):
+        if float32(done / total) >= float32(coverage):
+            break
+        done += n
+        if c != BOUNDARY:
+            kept[c] = n
+    return kept
+
+
+def learn(words: list[list[str]], counts: list[int], merges: int, rules: PieceRules,
+          taken: set[str] = frozenset()) -> list[str]:
+    """The merged pieces; a pair spelling a string of ``taken`` (or one made) is never a candidate."""
     def valid(a: str, b: str) -> bool:
         return UNK_CHAR not in (a, b) and rules.valid(a + b)
 
@@ -128,7 +136,7 @@ def learn(words: list[list[str]], counts: list[int], merges: int, rules: PieceRu
                     freq[a, b] += n
         return freq
 
-    seen, made, out = set(live()), set(), []
+    seen, made, out = set(live()), set(taken), []
     while len(out) < merges:
         freq = live()
         candidates = [p for p in seen if p[0] + p[1] not in made]

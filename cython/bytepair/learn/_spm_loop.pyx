@@ -45,6 +45,9 @@ cdef extern from *:
             if (ca != cb) return ca > cb;
             int c = compare(a.pair, b.pair);
             if (c != 0) return c > 0;
+            // Two splits of one string: the shorter left side first.
+            size_t la = (*pieces)[(*left)[a.pair]].size(), lb = (*pieces)[(*left)[b.pair]].size();
+            if (la != lb) return la > lb;
             return a.pair > b.pair;
         }
     };
@@ -134,6 +137,8 @@ cdef class SpmLoop:
     # the words as read: code points, word starts, counts
     cdef vector[int32_t] text, starts
     cdef vector[int64_t] counts
+    # strings no merge may make (the pieces of a base being extended)
+    cdef unordered_set[string] taken
 
     def __init__(self, rules):
         self.max_length = rules.max_sentencepiece_length
@@ -165,11 +170,11 @@ cdef class SpmLoop:
         seen[0] = 0
         return {chr(c): seen[c] for c in range(0x110000) if seen[c]}
 
-    def lay_out(self, list chars, list scripts, list space, list digit, list bad):
-        """Lay the words out over the kept characters ``chars`` (with their classes); any other is unknown."""
-        cdef Py_ssize_t i, w, n, start, end
+    cdef void characters(self, list chars, list scripts, list space, list digit, list bad):
+        """Character IDs 0..n-1 for ``chars`` (with their classes), n for the unknown one, each
+        also the symbol of its one character."""
+        cdef Py_ssize_t i
         cdef vector[int32_t] one
-        cdef vector[int32_t] ids = vector[int32_t](0x110000, <int32_t>len(chars))
         for i in range(len(chars) + 1):
             self.char_script.push_back(scripts[i] if i < len(chars) else 0)
             self.char_space.push_back(space[i] if i < len(chars) else 0)
@@ -181,8 +186,22 @@ cdef class SpmLoop:
             piece = (chars[i] if i < len(chars) else "\u2585").encode("utf-8", "surrogatepass")
             self.sym_piece.push_back(piece)
             self.sym_of[piece] = <int32_t>i
-            if i < len(chars):
-                ids[ord(chars[i])] = <int32_t>i
+
+    cdef void pairs_of_words(self) noexcept nogil:
+        """Every adjacent pair of the laid-out words counted, and queued."""
+        cdef Py_ssize_t i
+        for i in range(<Py_ssize_t>self.sym.size() - 1):
+            if self.nxt[i] >= 0:
+                self.add(<int32_t>i, self.sym[i], self.sym[i + 1])
+        self.flush()
+
+    def lay_out(self, list chars, list scripts, list space, list digit, list bad):
+        """Lay the words out over the kept characters ``chars`` (with their classes); any other is unknown."""
+        cdef Py_ssize_t i, w, n, start, end
+        cdef vector[int32_t] ids = vector[int32_t](0x110000, <int32_t>len(chars))
+        self.characters(chars, scripts, space, digit, bad)
+        for i in range(len(chars)):
+            ids[ord(chars[i])] = <int32_t>i
         with nogil:
             for w in range(<Py_ssize_t>self.counts.size()):
                 start = self.starts[w]
@@ -194,10 +213,39 @@ cdef class SpmLoop:
                     self.nxt.push_back(<int32_t>(start + i + 1) if i + 1 < n else -1)
                     self.weight.push_back(self.counts[w])
             vector[int32_t]().swap(self.text)
-            for i in range(<Py_ssize_t>self.sym.size() - 1):
-                if self.nxt[i] >= 0:
-                    self.add(<int32_t>i, self.sym[i], self.sym[i + 1])
-            self.flush()
+            self.pairs_of_words()
+
+    def lay_out_pieces(self, list chars, list scripts, list space, list digit, list bad,
+                       list pieces, const int32_t[:] symbols, const int64_t[:] starts,
+                       const int64_t[:] counts, taken):
+        """Lay out words that start as pieces: symbols 0..n-1 are the characters ``chars``
+        (with their classes), n the unknown one, n+1... the ``pieces`` (strings of several
+        of ``chars``); word w is ``symbols[starts[w]:starts[w + 1]]``, seen ``counts[w]``
+        times. No merge makes a string of ``taken``."""
+        cdef Py_ssize_t i, w, n, start
+        cdef vector[int32_t] one
+        self.characters(chars, scripts, space, digit, bad)
+        index = {char: at for at, char in enumerate(chars)}
+        for piece in pieces:
+            one.clear()
+            for char in piece:
+                one.push_back(<int32_t>index[char])
+            data = piece.encode("utf-8", "surrogatepass")
+            self.sym_of[data] = <int32_t>self.sym_piece.size()
+            self.sym_chars.push_back(one)
+            self.sym_piece.push_back(data)
+        for piece in taken:
+            self.taken.insert(piece.encode("utf-8", "surrogatepass"))
+        with nogil:
+            for w in range(counts.shape[0]):
+                start = starts[w]
+                n = starts[w + 1] - start
+                for i in range(n):
+                    self.sym.push_back(symbols[start + i])
+                    self.prv.push_back(<int32_t>(start + i - 1) if i else -1)
+                    self.nxt.push_back(<int32_t>(start + i + 1) if i + 1 < n else -1)
+                    self.weight.push_back(counts[w])
+            self.pairs_of_words()
 
     cdef cbool misplaced(self, int pos, int last) noexcept nogil:
         if self.suffix:
@@ -355,7 +403,7 @@ cdef class SpmLoop:
                 if best < 0:
                     break
                 piece = self.sym_piece[self.pair_left[best]] + self.sym_piece[self.pair_right[best]]
-                if self.sym_of.count(piece):  # made already, from another split
+                if self.sym_of.count(piece) or self.taken.count(piece):  # made already, or a base's
                     self.active[best] = 0
                     vector[int32_t]().swap(self.positions[best])
                     continue

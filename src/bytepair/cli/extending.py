@@ -13,13 +13,24 @@ from bytepair.cli.common import (add_trust_pattern, corpus_options, files_of, in
 from bytepair.counts.piece_counts import PieceCounts
 
 #: The formats ``--to`` writes (:data:`bytepair.formats.extended.FORMATS`; the command's
-#: modules are imported when it runs, not when the parser is built).
+#: modules are imported when it runs, not when the parser is built). A sentencepiece base
+#: takes ``sentencepiece`` too (:data:`bytepair.cli.spm_extending.FORMATS`).
 FORMATS = ("tokenizers", "transformers", "tiktoken", "bytepair")
 
 
 def run_extend(args) -> None:
-    from bytepair.training.extend import as_base, extend  # at first use: see FORMATS
+    from bytepair.training.extend import as_base, extend, is_sentencepiece_base  # see FORMATS
 
+    if is_sentencepiece_base(args.base):
+        from bytepair.cli.spm_extending import run_extend_sentencepiece
+
+        run_extend_sentencepiece(args)
+        return
+    if args.character_coverage is not None:
+        raise ValueError("--character-coverage: only for a sentencepiece base (.model)")
+    if args.to == "sentencepiece":
+        raise ValueError("--to sentencepiece: only for a sentencepiece base (.model); this base's "
+                         "tokens are byte-level")
     sizes = args.vocab_size
     if len(sizes) != 1:
         raise ValueError("--vocab-size: give one size (the whole vocabulary after extending)")
@@ -102,9 +113,11 @@ def add_commands(commands) -> None:
         "new text: every token keeps its ID, every merge its rank, and new merges are learned "
         "on the text cut by the base's own pipeline, each piece starting as the base encodes "
         "it. The result is written in the base's format (or --to), and loads wherever the "
-        "base did.",
+        "base did. A sentencepiece BPE base (.model) goes on with spm_train's loop on the "
+        "lines of CORPUS, normalised by its own normaliser, and is written as a .model.",
     )
-    command.add_argument("base", metavar="BASE", help="the tokenizer to extend")
+    command.add_argument("base", metavar="BASE", help="the tokenizer to extend (or a sentencepiece "
+                         "BPE .model)")
     command.add_argument("files", nargs="*", metavar="CORPUS",
                          help="corpus files, directories, globs or fsspec URLs (or --counts)")
     command.add_argument("--counts", nargs="+", metavar="COUNTS",
@@ -113,8 +126,12 @@ def add_commands(commands) -> None:
     command.add_argument("--vocab-size", type=vocab_sizes, required=True, metavar="N",
                          help="the whole vocabulary after extending: every distinct ID, added "
                          "tokens included")
-    command.add_argument("--to", choices=FORMATS, default=None,
+    command.add_argument("--to", choices=FORMATS + ("sentencepiece",), default=None,
                          help="the format to write (default: the base's own)")
+    command.add_argument("--character-coverage", type=float, default=None, metavar="X",
+                         help="sentencepiece base only: the characters of CORPUS within this "
+                         "coverage that the base lacks become pieces (default: the base's own "
+                         "character_coverage; 0 adds none)")
     command.add_argument("--min-frequency", type=integer, default=1, metavar="N",
                          help="stop when the best pair is seen fewer than N times (1)")
     command.add_argument("--workers", type=integer, default=None, metavar="N",

@@ -49,7 +49,7 @@ def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None
     rules = text.rules
     if compiled is None:
         compiled = count_identity is not None
-    if compiled and rules.normalization_rule_name == "identity":
+    if compiled and rules.identity:
         firsts = bytes(sorted({piece.encode()[0] for piece in rules.meta_pieces if piece}))
         table, too_long, lines = count_identity(
             data, rules.max_sentence_length, rules.remove_extra_whitespaces, rules.add_dummy_prefix,

@@ -1,7 +1,8 @@
 """Files of other tools given where a model belongs: what they are, and what to pass instead.
 
 ``bytepair.load`` reads its own model files, a Hugging Face ``tokenizer.json``
-(or the directory that holds one) and a tiktoken ranks file. People also try
+(or the directory that holds one), a tiktoken ranks file and a sentencepiece BPE
+``.model`` (which is not a byte-level base: ``bytepair.extend`` takes it on its own path). People also try
 the other files that sit beside a tokenizer; each gets one line that names the
 kind of file and says what to pass, or that bytepair does not read that
 format, instead of a JSON or UTF-8 error about its first byte.
@@ -31,9 +32,9 @@ def binary_file(data: bytes) -> str | None:
         return ("is a Parquet file, not a model; to train on it: "
                 "bytepair train FILE.parquet --text-column NAME")
     if is_sentencepiece(data):
-        return ("is a sentencepiece model (.model), which bytepair does not read: its pieces "
-                "carry scores, not byte-pair merge ranks; bytepair reads its own models, a "
-                "Hugging Face tokenizer.json and tiktoken ranks files")
+        return ("is a sentencepiece model (.model), not a byte-level tokenizer: its pieces "
+                "carry scores, not byte-pair merge ranks; bytepair.load reads it (BPE models), "
+                "and bytepair.extend extends it into a .model")
     return None
 
 

@@ -2,9 +2,10 @@
 
 * **Normaliser:** sentencepiece's precompiled character map (``Precompiled``; none for
   ``identity``), then extra spaces removed when the model removes them.
-  Then ``▁`` put first (the dummy prefix) and written for each space, as ``Prepend`` and
-  ``Replace`` (``Metaspace`` would not put a second ``▁`` before a leading space); no
-  pre-tokenizer: sentencepiece encodes the whole sentence.
+  Then ``▁`` put first (the dummy prefix; last with ``treat_whitespace_as_suffix``) and
+  written for each space, as ``Prepend`` (a ``Replace`` of the end) and ``Replace``
+  (``Metaspace`` would not put a second ``▁`` before a leading space); no pre-tokenizer:
+  sentencepiece encodes the whole sentence.
 * **Model:** BPE with the pieces' IDs, byte fallback as the model has it, runs of unknown
   characters fused, and merges made from the pieces: each piece's splits into two pieces,
   ranked by the piece's ID (its score), so the highest-scoring piece is merged first.
@@ -44,7 +45,9 @@ def _normalizer(model: SentencePieceModel) -> dict:
     if model.flag("remove_extra_whitespaces"):
         steps.append({"type": "Replace", "pattern": {"Regex": "^ +| +$"}, "content": ""})
         steps.append({"type": "Replace", "pattern": {"Regex": " {2,}"}, "content": " "})
-    if model.flag("add_dummy_prefix"):
+    if model.flag("add_dummy_prefix") and model.whitespace_suffix:
+        steps.append({"type": "Replace", "pattern": {"Regex": "$"}, "content": "\u2581"})
+    elif model.flag("add_dummy_prefix"):
         steps.append({"type": "Prepend", "prepend": "\u2581"})
     steps.append({"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"})
     return {"type": "Sequence", "normalizers": steps}

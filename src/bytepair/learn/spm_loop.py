@@ -7,9 +7,10 @@ spm_train's (0.2.3, ``bpe_model_trainer.cc``):
   ones included (``aaa`` holds ``a a`` twice);
 * the candidates are the valid pairs (:class:`~bytepair.learn.spm_pieces.PieceRules`)
   that were ever adjacent, even if their frequency has fallen to 0; the best has the
-  greatest frequency, then the fewest characters, then the smallest UTF-8 string
-  (:func:`order`);
-* a pair whose string was already made from another split is dropped, unmerged;
+  greatest frequency, then the fewest characters, then the smallest UTF-8 string, then
+  (two splits of one string) the shorter left side (:func:`order`);
+* a pair whose string was already made from another split is dropped, unmerged (and so
+  is one whose string is ``taken``: the pieces of a base being extended);
 * the best pair is replaced left to right in each word it occurs in.
 
 Each word's symbols sit in one flat list with links to the previous and next live
@@ -25,7 +26,8 @@ no longer the pair's. O(total characters + sum over merges of their occurrences 
 from __future__ import annotations
 
 import heapq
-from typing import Mapping
+from array import array
+from typing import Iterable, Mapping
 
 from bytepair._util.backend import extensions_wanted
 from bytepair.learn.spm_pieces import BOUNDARY, SPACE, UNKNOWN_CHAR, PieceRules, is_decimal_digit, script
@@ -38,9 +40,10 @@ except ImportError:  # a pure-Python install: the loop below
     SpmLoop = None
 
 
-def order(freq: int, chars: int, piece: bytes) -> tuple:
-    """The sort key of a candidate: greatest frequency, then fewest characters, then UTF-8 order."""
-    return (-freq, chars, piece)
+def order(freq: int, chars: int, piece: bytes, left: int = 0) -> tuple:
+    """The sort key of a candidate: greatest frequency, then fewest characters, then UTF-8
+    order, then the shorter left side (``left``: its UTF-8 length)."""
+    return (-freq, chars, piece, left)
 
 
 class _Loop:
@@ -58,7 +61,7 @@ class _Loop:
         self.pair_sides: list[tuple[int, int]] = []
         self.freq: list[int] = []
         self.positions: list[list[int] | None] = []
-        self.keys: list[tuple] = []       # pair ID -> (chars, UTF-8 piece)
+        self.keys: list[tuple] = []       # pair ID -> (chars, UTF-8 piece, UTF-8 left side)
         self.active: list[bool] = []
         self.heap: list[tuple] = []
         self.changed: set[int] = set()
@@ -102,7 +105,7 @@ class _Loop:
                 self.pair_sides.append(key)
                 self.freq.append(0)
                 self.positions.append([])
-                self.keys.append((len(piece), piece.encode()))
+                self.keys.append((len(piece), piece.encode(), len(self.pieces[left].encode())))
                 self.active.append(True)
             self.pair_ids[key] = found
         return found
@@ -121,14 +124,14 @@ class _Loop:
             self.changed.add(pair)
 
     def push(self, pair: int) -> None:
-        chars, piece = self.keys[pair]
-        heapq.heappush(self.heap, (-self.freq[pair], chars, piece, pair))
+        chars, piece, left = self.keys[pair]
+        heapq.heappush(self.heap, (-self.freq[pair], chars, piece, left, pair))
 
     def best(self) -> int:
         """The best active pair (popped), or -1 when none is left."""
         heap, freq, active = self.heap, self.freq, self.active
         while heap:
-            negative, _, _, pair = heapq.heappop(heap)
+            negative, _, _, _, pair = heapq.heappop(heap)
             if active[pair] and -negative == freq[pair]:
                 return pair
         return -1
@@ -179,8 +182,45 @@ def learn_pieces(words: Mapping[str, int], merges: int, rules: PieceRules | None
         compiled = SpmLoop is not None
     if compiled:
         return _learn_compiled(words, merges, rules)
+    return _learn_python(words, merges, rules, set())
+
+
+def learn_from_pieces(words: Mapping[tuple[str, ...], int], merges: int, rules: PieceRules | None = None,
+                      *, taken: Iterable[str] = (), compiled: bool | None = None) -> list[str]:
+    """The loop of :func:`learn_pieces` on words that start as pieces rather than characters.
+
+    ``words``: ``{(piece, piece, ...): count}``, a U+2585 piece standing for a position that
+    never merges. ``taken``: strings no merge may make (the pieces of a base being extended):
+    a pair that spells one, or one of the pieces the words start with, is dropped unmerged,
+    as a piece made already from another split.
+
+    >>> learn_from_pieces({("\u2581", "ab", "c"): 2, ("\u2581", "a", "bc"): 2}, 2, taken=["abc"])
+    ['\u2581a', '\u2581ab']
+    """
+    rules = rules or PieceRules()
+    if compiled is None:
+        compiled = SpmLoop is not None
+    if not compiled:
+        made = set(taken).union(*({piece for piece in word if len(piece) > 1} for word in words))
+        return _learn_python(words, merges, rules, made)
+    chars = sorted({char for word in words for piece in word for char in piece})
+    ids = {char: at for at, char in enumerate(chars)}
+    ids[UNKNOWN_CHAR] = len(chars)
+    pieces = sorted({piece for word in words for piece in word if len(piece) > 1})
+    ids.update((piece, len(chars) + 1 + at) for at, piece in enumerate(pieces))
+    symbols, starts, counts = array("i"), array("q", [0]), array("q")
+    for word, count in words.items():
+        symbols.extend([ids[piece] for piece in word])
+        starts.append(len(symbols))
+        counts.append(count)
+    loop = SpmLoop(rules)
+    loop.lay_out_pieces(chars, *_classes(chars), pieces, symbols, starts, counts, list(taken))
+    return [piece.decode("utf-8", "surrogatepass") for piece in loop.learn(merges)]
+
+
+def _learn_python(words: Mapping, merges: int, rules: PieceRules, made: set[str]) -> list[str]:
+    """The loop in Python; ``made``: strings no merge may make (grows with the pieces made)."""
     loop = _Loop(words, rules)
-    made: set[str] = set()
     out: list[str] = []
     while len(out) < merges:
         best = loop.best()
@@ -207,16 +247,20 @@ class CompiledWords:
 
     def learn(self, kept: list[str], merges: int) -> list[str]:
         """The pieces made from the kept characters ``kept`` (any other is unknown). Once only."""
-        names: dict[str, int] = {}
-        scripts = []
-        for char in kept:
-            name = script(char)
-            scripts.append(-2 if name == "Inherited" else names.setdefault(name, len(names)))
-        self._loop.lay_out(kept, scripts, [char == SPACE for char in kept],
-                           [is_decimal_digit(char) for char in kept],
-                           [char in (UNKNOWN_CHAR, "\0", BOUNDARY, " ") or "\ud800" <= char <= "\udfff"
-                            for char in kept])
+        self._loop.lay_out(kept, *_classes(kept))
         return [piece.decode("utf-8", "surrogatepass") for piece in self._loop.learn(merges)]
+
+
+def _classes(chars: list[str]) -> tuple[list, list, list, list]:
+    """What the compiled loop's validity check reads of each character: its script (a
+    number, -2 for Inherited), whether it is ``▁``, a digit, or never allowed in a piece."""
+    names: dict[str, int] = {}
+    scripts = []
+    for char in chars:
+        name = script(char)
+        scripts.append(-2 if name == "Inherited" else names.setdefault(name, len(names)))
+    return (scripts, [char == SPACE for char in chars], [is_decimal_digit(char) for char in chars],
+            [char in (UNKNOWN_CHAR, "\0", BOUNDARY, " ") or "\ud800" <= char <= "\udfff" for char in chars])
 
 
 def _learn_compiled(words: Mapping[str, int], merges: int, rules: PieceRules) -> list[str]:

@@ -79,8 +79,16 @@ class SentencePieceModel:
     def normalize(self, text: str) -> str:
         """``text`` as the model's normaliser writes it (``▁`` for spaces)."""
         if self._normalize is None:
-            self._normalize = _normalizer(self.normalizer)
+            self._normalize = _normalizer(self.normalizer, self.whitespace_suffix)
         return self._normalize(text)
+
+    @property
+    def whitespace_suffix(self) -> bool:
+        """Whether the model treats whitespace as a suffix: the dummy ``▁`` goes last."""
+        suffix = self.trainer_spec.get("treat_whitespace_as_suffix")
+        if suffix is None and self.options is not None:
+            suffix = self.options.treat_whitespace_as_suffix
+        return bool(suffix)
 
     def encode(self, text: str) -> list[int]:
         """The IDs of ``text``, equal to ``SentencePieceProcessor.encode``'s. O(n log n) in its length."""
@@ -216,8 +224,17 @@ def charsmap(rule: str) -> bytes:
     return spec.precompiled_charsmap
 
 
-def _normalizer(spec: dict):
-    """A function normalising text as a model with normaliser ``spec`` does."""
+def _normalizer(spec: dict, suffix: bool = False):
+    """A function normalising text as a model with normaliser ``spec`` does (``suffix``: the
+    model treats whitespace as a suffix, so the dummy ``▁`` goes last)."""
+    if suffix and spec.get("add_dummy_prefix", True):
+        inner = _normalizer(dict(spec, add_dummy_prefix=False))
+        space = SPACE if spec.get("escape_whitespaces", True) else " "
+
+        def with_suffix(text: str) -> str:
+            text = inner(text)
+            return text + space if text else text
+        return with_suffix
     prefix = spec.get("add_dummy_prefix", True)
     extra = spec.get("remove_extra_whitespaces", True)
     escape = spec.get("escape_whitespaces", True)

@@ -79,6 +79,15 @@ class TextRules:
     max_sentence_length: int = 4192
     #: Meta pieces (unk, bos, eos, pad, control, user-defined, bytes): boundaries in the text.
     meta_pieces: tuple[str, ...] = ()
+    #: A model's own character map, used instead of the rule's when given (a base being extended).
+    precompiled_charsmap: bytes | None = None
+
+    @property
+    def identity(self) -> bool:
+        """Whether no character map applies (only spaces are handled)."""
+        if self.precompiled_charsmap is not None:
+            return not self.precompiled_charsmap
+        return self.normalization_rule_name == "identity"
 
     def sentence_words(self, sentences: str) -> list[str]:
         """Normalised sentences (one a line) cut into words (whole sentences without ``split_by_whitespace``)."""
@@ -94,7 +103,16 @@ class SentenceText:
     def __init__(self, rules: TextRules):
         self.rules = rules
         self._normalizer = None
-        if rules.normalization_rule_name != "identity":
+        if rules.precompiled_charsmap:
+            from sentencepiece import sentencepiece_model_pb2
+
+            spec = sentencepiece_model_pb2.NormalizerSpec(
+                name=rules.normalization_rule_name, precompiled_charsmap=rules.precompiled_charsmap,
+                add_dummy_prefix=rules.add_dummy_prefix and not rules.treat_whitespace_as_suffix,
+                escape_whitespaces=False, remove_extra_whitespaces=rules.remove_extra_whitespaces)
+            self._normalizer = sentencepiece_module().SentencePieceNormalizer(
+                normalizer_spec=spec.SerializeToString())
+        elif not rules.identity:
             if rules.normalization_rule_name not in RULES:
                 raise ValueError(f"normalization_rule_name: {rules.normalization_rule_name!r} is not one of "
                                  f"{', '.join(RULES)}")

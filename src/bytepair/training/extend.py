@@ -27,13 +27,14 @@ from bytepair.training.spec import CountOptions, ReadOptions, count_identity
 if TYPE_CHECKING:  # for annotations only
     import tokenizers
 
+    from bytepair.model.spm_model import SentencePieceModel
     from bytepair.model.tokenizer import Tokenizer
 
 #: Bytes read at a time when looking for added tokens in plain text files.
 SCAN_BYTES = 1 << 24
 
 
-def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
+def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base | SentencePieceModel,
            corpus: str | os.PathLike | Files | Iterable[str | bytes] | PieceCounts
            | Sequence[PieceCounts], *, vocab_size: int, min_frequency: int = 1,
            per_line: bool = False, jsonl_field: str | None = None, text_column: str | None = None,
@@ -41,7 +42,7 @@ def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
            max_memory: int | str | None = None, checkpoint: str | os.PathLike | None = None,
            resume: bool = False, pattern: str | None = None,
            special_tokens: dict[str, int] | Sequence[str] | str | os.PathLike | None = None,
-           trust_pattern: bool = False, backend: str | None = None) -> Extension:
+           trust_pattern: bool = False, backend: str | None = None) -> Extension | SentencePieceModel:
     """Extend ``base`` to ``vocab_size`` tokens on ``corpus``, keeping every ID it has.
 
     ``base``: a path (``tokenizer.json``, a ``transformers`` directory, a tiktoken ranks file
@@ -62,12 +63,27 @@ def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
     ``ignore_merges``); the greatest pair count wins, ties to the smallest ``(left, right)``
     in the base's IDs; a pair that spells a token the base has takes that token's ID.
 
+    A sentencepiece BPE base (a ``.model`` file, or a
+    :class:`~bytepair.model.spm_model.SentencePieceModel`) is extended by
+    :func:`bytepair.training.spm_extend.extend_sentencepiece`, which returns the extended
+    ``SentencePieceModel``; of the options above it takes ``workers`` (and ``per_line``,
+    which it always is).
+
     >>> import bytepair
     >>> tok = bytepair.train(["low lower lowest"] * 3, vocab_size=260)
     >>> ext = extend(tok, ["newer newest"] * 4, vocab_size=262)
     >>> ext.added, ext.tokenizer().encode("low") == tok.encode("low")
     (2, True)
     """
+    if is_sentencepiece_base(base):
+        from bytepair.training.spm_extend import extend_sentencepiece
+
+        _refuse_for_sentencepiece(min_frequency=min_frequency != 1, jsonl_field=jsonl_field,
+                                  text_column=text_column, max_memory=max_memory,
+                                  checkpoint=checkpoint, resume=resume, pattern=pattern,
+                                  special_tokens=special_tokens, trust_pattern=trust_pattern,
+                                  backend=backend)
+        return extend_sentencepiece(base, corpus, vocab_size=vocab_size, workers=workers or 1)
     base = as_base(base, pattern=pattern, special_tokens=special_tokens,
                    trust_pattern=trust_pattern)
     check_int(vocab_size, "vocab_size", minimum=1)
@@ -89,6 +105,27 @@ def extend(base: str | os.PathLike | Tokenizer | tokenizers.Tokenizer | Base,
                          min_frequency=min_frequency, first_rank=len(base.merges),
                          backend=backend, hooks=[MemoryHook(limit), ProgressHook(progress)])
     return Extension(base, rules, {m.token_id: table.spelled(m.token_id) for m in rules})
+
+
+def is_sentencepiece_base(base) -> bool:
+    """Whether ``base`` is a sentencepiece model: in memory, or a file that opens as one."""
+    from bytepair.formats.foreign import is_sentencepiece
+    from bytepair.model.spm_model import SentencePieceModel
+
+    if isinstance(base, SentencePieceModel):
+        return True
+    if not isinstance(base, (str, os.PathLike)) or not os.path.isfile(base):
+        return False
+    with open(base, "rb") as handle:
+        return is_sentencepiece(handle.read(1 << 16))
+
+
+def _refuse_for_sentencepiece(**given) -> None:
+    """One line naming the first option given that a sentencepiece base does not take."""
+    for name, value in given.items():
+        if value not in (None, False):
+            raise ValueError(f"{name}: not an option for a sentencepiece base (it is extended on "
+                             f"text files, one sentence a line, by spm_train's loop)")
 
 
 def as_base(base, *, pattern=None, special_tokens=None, trust_pattern: bool = False) -> Base:

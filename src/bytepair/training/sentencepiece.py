@@ -114,7 +114,7 @@ class SentencePieceOptions:
         return meta
 
     def text_rules(self) -> TextRules:
-        names = {f.name for f in fields(TextRules)} - {"meta_pieces"}
+        names = {f.name for f in fields(TextRules)} - {"meta_pieces", "precompiled_charsmap"}
         metas = tuple(piece for piece, _ in self.meta_pieces().values())
         return TextRules(**{n: getattr(self, n) for n in names}, meta_pieces=metas)
 
