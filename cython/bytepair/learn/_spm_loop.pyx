@@ -1,8 +1,20 @@
 # distutils: language = c++
 """The compiled twin of :mod:`bytepair.learn.spm_loop`: sentencepiece's BPE merge loop in C++.
 
-Same rules, same state (symbols in a flat array with links, pairs with their positions
-and exact frequencies, a lazy priority queue), same result; see the Python module.
+Same rules, same result as the Python module; the state is laid out for memory:
+
+* the words sit one after another in one int32 array, each after a marker that holds its
+  count; a merged symbol keeps its first position, the others read DEAD. The next or
+  previous symbol is a scan past DEAD positions (at most a piece's length), a position's
+  word count a scan back to its marker, cut short at 64 positions by a block index. Four
+  bytes a character, where links and a count per position took twenty;
+* each pair keeps its exact frequency and the ascending positions it was seen at;
+  merge() prefetches the words ahead of it in that list;
+* within one merge the neighbour pairs of the merged symbols are memoised by the other
+  symbol, so that the pair map is read once per neighbour, not once per occurrence;
+* a lazy priority queue: a pair is pushed when it is made (only pairs with the new symbol
+  rise) and pushed back at its count when a fallen entry reaches the top.
+
 Piece validity runs here on per-character classes (script, ``▁``, digit, forbidden)
 that the Python side computes with :class:`bytepair.learn.spm_pieces.PieceRules`.
 """
@@ -81,6 +93,24 @@ cdef extern from *:
                 if (old_keys[j] != ~0ULL) { size_t i = slot(old_keys[j]); keys[i] = old_keys[j]; values[i] = old_values[j]; }
         }
     };
+    #include <sys/mman.h>
+    // One merge's memo of pair IDs by the other symbol: (x, fixed) or (fixed, x) -> pair ID
+    // (-1 invalid), so that the pair map is read once per neighbour symbol, not per occurrence.
+    struct SpmMemo {
+        std::vector<int32_t> value, touched;
+        int32_t get(int32_t symbol) const { return (size_t)symbol < value.size() ? value[symbol] : -3; }
+        void put(int32_t symbol, int32_t pair) {
+            if ((size_t)symbol >= value.size()) value.resize(symbol + 1024, -3);
+            value[symbol] = pair; touched.push_back(symbol);
+        }
+        void clear() { for (int32_t s : touched) value[s] = -3; touched.clear(); }
+    };
+    // Asks for huge pages over a large array read at random (fewer TLB misses); a hint only.
+    static void spm_huge_pages(void* start, size_t bytes) {
+        const uintptr_t huge = 1 << 21;
+        uintptr_t from = ((uintptr_t)start + huge - 1) & ~(huge - 1), to = ((uintptr_t)start + bytes) & ~(huge - 1);
+        if (to > from) madvise((void*)from, to - from, MADV_HUGEPAGE);
+    }
     static void spm_push(std::vector<SpmEntry>& heap, SpmEntry e, const SpmLess& less) {
         heap.push_back(e); std::push_heap(heap.begin(), heap.end(), less);
     }
@@ -97,14 +127,24 @@ cdef extern from *:
         const vector[int32_t]* left
         const vector[int32_t]* right
         const vector[string]* pieces
+    cdef cppclass SpmMemo:
+        int32_t get(int32_t symbol) nogil
+        void put(int32_t symbol, int32_t pair) nogil
+        void clear() nogil
     cdef cppclass SpmPairMap:
         int32_t find(uint64_t key) nogil
         void insert(uint64_t key, int32_t value) nogil
+    void __builtin_prefetch(const void* address) nogil
+    void spm_huge_pages(void* start, size_t bytes) nogil
     void spm_push(vector[SpmEntry]& heap, SpmEntry e, const SpmLess& less) nogil
     SpmEntry spm_pop(vector[SpmEntry]& heap, const SpmLess& less) nogil
 
 DEF ANY = -1
 DEF INHERITED = -2
+DEF DEAD = -1        # a position inside a merged symbol
+DEF BLOCK_SHIFT = 6  # one entry of the block index per 64 positions
+DEF BIG = 0x7FFFFFFF  # -BIG marks a word whose count is in SpmLoop.big
+DEF AHEAD = 16        # merge() prefetches the position this many occurrences ahead
 
 
 cdef class SpmLoop:
@@ -118,22 +158,23 @@ cdef class SpmLoop:
     cdef vector[vector[int32_t]] sym_chars
     cdef vector[string] sym_piece
     cdef unordered_map[string, int32_t] sym_of
-    # positions
-    cdef vector[int32_t] sym, nxt, prv
-    cdef vector[int64_t] weight
+    # The words, one after another, each after a marker: seq[p] is the symbol that starts at
+    # position p, DEAD inside a merged symbol, -2 - count at a word's marker (BIG when the count
+    # is too large for it: then in ``big``). Code points until lay_out. A final marker (count 0)
+    # closes the last word.
+    cdef vector[int32_t] seq
+    cdef vector[int64_t] block_count  # p >> BLOCK_SHIFT -> the count of the word holding p & ~63
+    cdef unordered_map[int64_t, int64_t] big  # marker position -> count, for counts of 2**31 - 3 and over
     # pairs
     cdef SpmPairMap pair_of
     cdef vector[int32_t] pair_left, pair_right, pair_chars
     cdef vector[int64_t] freq
     cdef vector[vector[int32_t]] positions
-    cdef vector[uint8_t] active, changed_flag
-    cdef vector[int32_t] changed
+    cdef vector[uint8_t] active
     cdef vector[SpmEntry] heap
     cdef SpmLess less
-
-    # the words as read: code points, word starts, counts
-    cdef vector[int32_t] text, starts
-    cdef vector[int64_t] counts
+    # merge(): pair IDs of (x, left), (right, x), (x, new), (new, x) by x
+    cdef SpmMemo with_left, with_right, to_new, from_new
 
     def __init__(self, rules):
         self.max_length = rules.max_sentencepiece_length
@@ -153,21 +194,38 @@ cdef class SpmLoop:
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word
         cdef Py_UCS4 char
-        cdef int64_t count
+        cdef int64_t count, size = 1
+        for word in words:
+            size += 1 + len(word)
+        self.seq.reserve(size)  # exactly: no copy while the words' table is still held
+        spm_huge_pages(self.seq.data(), size * sizeof(int32_t))
         for word, number in words.items():
             count = number
-            self.starts.push_back(<int32_t>self.text.size())
-            self.counts.push_back(count)
+            self.mark(count)
             for char in word:
-                self.text.push_back(<int32_t>char)
+                self.seq.push_back(<int32_t>char)
                 seen[char] += count
-        self.starts.push_back(<int32_t>self.text.size())
+        self.mark(0)
         seen[0] = 0
         return {chr(c): seen[c] for c in range(0x110000) if seen[c]}
 
+    cdef void mark(self, int64_t count) noexcept nogil:
+        """Start a word of count ``count``."""
+        if count >= BIG - 2 or count < 0:
+            self.big[<int64_t>self.seq.size()] = count
+            self.seq.push_back(-BIG)
+        else:
+            self.seq.push_back(<int32_t>(-2 - count))
+
+    cdef inline int64_t marked(self, int64_t p) noexcept nogil:
+        """The count at the marker at ``p``."""
+        if self.seq[p] == -BIG:
+            return self.big[p]
+        return -2 - <int64_t>self.seq[p]
+
     def lay_out(self, list chars, list scripts, list space, list digit, list bad):
         """Lay the words out over the kept characters ``chars`` (with their classes); any other is unknown."""
-        cdef Py_ssize_t i, w, n, start, end
+        cdef Py_ssize_t i
         cdef vector[int32_t] one
         cdef vector[int32_t] ids = vector[int32_t](0x110000, <int32_t>len(chars))
         for i in range(len(chars) + 1):
@@ -184,20 +242,46 @@ cdef class SpmLoop:
             if i < len(chars):
                 ids[ord(chars[i])] = <int32_t>i
         with nogil:
-            for w in range(<Py_ssize_t>self.counts.size()):
-                start = self.starts[w]
-                end = self.starts[w + 1]
-                n = end - start
-                for i in range(n):
-                    self.sym.push_back(ids[self.text[start + i]])
-                    self.prv.push_back(<int32_t>(start + i - 1) if i else -1)
-                    self.nxt.push_back(<int32_t>(start + i + 1) if i + 1 < n else -1)
-                    self.weight.push_back(self.counts[w])
-            vector[int32_t]().swap(self.text)
-            for i in range(<Py_ssize_t>self.sym.size() - 1):
-                if self.nxt[i] >= 0:
-                    self.add(<int32_t>i, self.sym[i], self.sym[i + 1])
-            self.flush()
+            self.index(ids)
+            self.first_pairs()
+
+    cdef void index(self, const vector[int32_t]& ids) noexcept nogil:
+        """Code points -> character IDs in place, and the block index."""
+        cdef size_t p, n = self.seq.size()
+        cdef int64_t count = 0
+        self.block_count.resize((n >> BLOCK_SHIFT) + 1)
+        for p in range(n):
+            if self.seq[p] >= 0:
+                self.seq[p] = ids[self.seq[p]]
+            else:
+                count = self.marked(p)
+            if (p & ((1 << BLOCK_SHIFT) - 1)) == 0:
+                self.block_count[p >> BLOCK_SHIFT] = count
+
+    cdef void first_pairs(self) noexcept nogil:
+        """Every adjacent pair counted, then its positions stored in lists of exact size."""
+        cdef size_t p, n = self.seq.size()
+        cdef int32_t pair
+        cdef int64_t count = 0
+        cdef vector[int32_t] sizes
+        for p in range(n - 1):
+            if self.seq[p] < 0:
+                count = self.marked(p)
+            elif self.seq[p + 1] >= 0:
+                pair = self.pair(self.seq[p], self.seq[p + 1])
+                if pair >= 0:
+                    self.freq[pair] += count
+                    if <size_t>pair >= sizes.size():
+                        sizes.resize(pair + 1, 0)
+                    sizes[pair] += 1
+        for pair in range(<int32_t>sizes.size()):
+            self.positions[pair].reserve(sizes[pair])
+        for p in range(n - 1):
+            if self.seq[p] >= 0 and self.seq[p + 1] >= 0:
+                pair = self.pair_of.find((<uint64_t>self.seq[p] << 32) | <uint32_t>self.seq[p + 1])
+                if pair >= 0:
+                    self.positions[pair].push_back(<int32_t>p)
+        self.flush(0)
 
     cdef cbool misplaced(self, int pos, int last) noexcept nogil:
         if self.suffix:
@@ -242,6 +326,7 @@ cdef class SpmLoop:
         return True
 
     cdef int32_t pair(self, int32_t left, int32_t right) noexcept nogil:
+        """The pair ID of (left, right), made at first sight; -1 when it may not merge."""
         cdef uint64_t key = (<uint64_t>left << 32) | <uint32_t>right
         cdef int32_t known = self.pair_of.find(key)
         if known != -2:
@@ -256,39 +341,63 @@ cdef class SpmLoop:
             self.freq.push_back(0)
             self.positions.push_back(none)
             self.active.push_back(1)
-            self.changed_flag.push_back(0)
         self.pair_of.insert(key, found)
         return found
 
-    cdef inline void touch(self, int32_t pair) noexcept nogil:
-        if not self.changed_flag[pair]:
-            self.changed_flag[pair] = 1
-            self.changed.push_back(pair)
+    cdef inline int32_t after(self, int32_t p) noexcept nogil:
+        """The live position after ``p`` in its word, or -1 at the word's end (O(symbol length))."""
+        p += 1
+        while self.seq[p] == DEAD:
+            p += 1
+        return p if self.seq[p] >= 0 else -1
 
-    cdef void add(self, int32_t position, int32_t left, int32_t right) noexcept nogil:
-        cdef int32_t pair = self.pair(left, right)
+    cdef inline int32_t before(self, int32_t p) noexcept nogil:
+        p -= 1
+        while self.seq[p] == DEAD:
+            p -= 1
+        return p if self.seq[p] >= 0 else -1
+
+    cdef inline int64_t weight(self, int32_t p) noexcept nogil:
+        """The count of the word holding position ``p`` (O(64)): its marker, or the block index."""
+        cdef int32_t q = p - 1, low = p & ~((1 << BLOCK_SHIFT) - 1)
+        while q >= low:
+            if self.seq[q] < DEAD:
+                return self.marked(q)
+            q -= 1
+        return self.block_count[p >> BLOCK_SHIFT]
+
+    cdef inline int32_t memo(self, SpmMemo* memo, int32_t x, int32_t left, int32_t right,
+                             cbool make) noexcept nogil:
+        """The pair ID of (left, right), one of which is ``x``, through ``memo``."""
+        cdef int32_t pair = memo.get(x)
+        if pair == -3:
+            if make:
+                pair = self.pair(left, right)
+            else:
+                pair = max(-1, self.pair_of.find((<uint64_t>left << 32) | <uint32_t>right))
+            memo.put(x, pair)
+        return pair
+
+    cdef inline void add(self, int32_t pair, int32_t position, int64_t count) noexcept nogil:
         if pair >= 0 and self.active[pair]:
-            self.freq[pair] += self.weight[position]
+            self.freq[pair] += count
             self.positions[pair].push_back(position)
-            self.touch(pair)
 
-    cdef void remove(self, int32_t position, int32_t left, int32_t right, int32_t best) noexcept nogil:
-        cdef uint64_t key = (<uint64_t>left << 32) | <uint32_t>right
-        cdef int32_t pair = self.pair_of.find(key)
+    cdef inline void remove(self, int32_t pair, int32_t best, int64_t count) noexcept nogil:
         if pair >= 0 and pair != best and self.active[pair]:
             # No entry is pushed for a fall: the pair's entry above its count is pushed
             # again, with the count, when it reaches the top (best()).
-            self.freq[pair] -= self.weight[position]
+            self.freq[pair] -= count
 
-    cdef void flush(self) noexcept nogil:
+    cdef void flush(self, int32_t first) noexcept nogil:
+        """Push the pairs made since pair ``first``: only new pairs (with the new symbol) rise."""
         cdef SpmEntry entry
-        for pair in self.changed:
-            self.changed_flag[pair] = 0
+        cdef int32_t pair
+        for pair in range(first, <int32_t>self.freq.size()):
             if self.active[pair]:
                 entry.freq = self.freq[pair]
                 entry.pair = pair
                 spm_push(self.heap, entry, self.less)
-        self.changed.clear()
 
     cdef int32_t best(self) noexcept nogil:
         cdef SpmEntry entry
@@ -317,32 +426,49 @@ cdef class SpmLoop:
         return new
 
     cdef void merge(self, int32_t best) noexcept nogil:
+        """Replace every live occurrence of ``best``, left to right (its positions are ascending)."""
         cdef int32_t left = self.pair_left[best], right = self.pair_right[best]
-        cdef int32_t new = self.symbol(left, right)
-        cdef int32_t p, r, before, after
+        cdef int32_t new = self.symbol(left, right), first = <int32_t>self.freq.size()
+        cdef int32_t p, r, before, after, x, y, pair
+        cdef int64_t count
         cdef vector[int32_t] seen
+        cdef size_t i
         seen.swap(self.positions[best])
-        for p in seen:
-            r = self.nxt[p]
-            if self.sym[p] != left or r < 0 or self.sym[r] != right:
+        for i in range(seen.size()):
+            if i + AHEAD < seen.size():  # the symbols and, most often, the word's marker
+                __builtin_prefetch(&self.seq[seen[i + AHEAD]])
+                __builtin_prefetch(&self.seq[seen[i + AHEAD] - 15])
+            p = seen[i]
+            if self.seq[p] != left:
+                continue  # stale: merged away since it was seen
+            r = self.after(p)
+            if r < 0 or self.seq[r] != right:
                 continue
-            before = self.prv[p]
-            after = self.nxt[r]
+            before = self.before(p)
+            after = self.after(r)
+            count = self.weight(p)
             if before >= 0:
-                self.remove(before, self.sym[before], left, best)
+                x = self.seq[before]
+                if x == new:  # (new, left) made in this merge: not memoised before it was
+                    pair = max(-1, self.pair_of.find((<uint64_t>new << 32) | <uint32_t>left))
+                else:
+                    pair = self.memo(&self.with_left, x, x, left, False)
+                self.remove(pair, best, count)
             if after >= 0:
-                self.remove(r, right, self.sym[after], best)
-            self.sym[p] = new
-            self.sym[r] = -1
-            self.nxt[p] = after
-            if after >= 0:
-                self.prv[after] = p
+                y = self.seq[after]
+                self.remove(self.memo(&self.with_right, y, right, y, False), best, count)
+            self.seq[p] = new
+            self.seq[r] = DEAD
             if before >= 0:
-                self.add(before, self.sym[before], new)
+                self.add(self.memo(&self.to_new, x, x, new, True), before, count)
             if after >= 0:
-                self.add(p, new, self.sym[after])
+                self.add(self.memo(&self.from_new, y, new, y, True), p, count)
         self.active[best] = 0
-        self.flush()
+        self.with_left.clear()
+        self.with_right.clear()
+        self.to_new.clear()
+        self.from_new.clear()
+        self.flush(first)
 
     def learn(self, int merges):
         """The pieces made, in order (UTF-8 bytes)."""
@@ -362,3 +488,33 @@ cdef class SpmLoop:
                 out.push_back(best)
                 self.merge(best)
         return [self.sym_piece[self.pair_left[p]] + self.sym_piece[self.pair_right[p]] for p in out]
+
+    def _check(self):
+        """Recount every pair from the words and compare with the kept frequencies (tests call it)."""
+        cdef dict found = {}
+        cdef size_t p
+        cdef int32_t pair, q
+        cdef int64_t count = 0
+        for p in range(self.seq.size()):
+            if self.seq[p] < DEAD:
+                count = self.marked(p)
+            elif self.seq[p] >= 0:
+                assert self.weight(<int32_t>p) == count, f"position {p}: weight"
+                q = self.after(<int32_t>p)
+                if q >= 0:
+                    pair = self.pair_of.find((<uint64_t>self.seq[p] << 32) | <uint32_t>self.seq[q])
+                    if pair >= 0 and self.active[pair]:
+                        found[pair] = found.get(pair, 0) + count
+        for pair in range(<int32_t>self.freq.size()):
+            if self.active[pair]:
+                assert self.freq[pair] == found.get(pair, 0), f"pair {pair}: {self.freq[pair]} != recount"
+        return len(self.freq), self.seq.size()
+
+    def stats(self):
+        """Sizes of the state: pairs made, positions held in pair lists, heap entries, positions."""
+        cdef size_t held = 0, capacity = 0, i
+        for i in range(self.positions.size()):
+            held += self.positions[i].size()
+            capacity += self.positions[i].capacity()
+        return {"pairs": self.freq.size(), "held": held, "capacity": capacity,
+                "heap": self.heap.size(), "positions": self.seq.size()}

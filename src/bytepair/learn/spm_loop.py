@@ -207,6 +207,11 @@ class CompiledWords:
 
     def learn(self, kept: list[str], merges: int) -> list[str]:
         """The pieces made from the kept characters ``kept`` (any other is unknown). Once only."""
+        self.lay_out(kept)
+        return [piece.decode("utf-8", "surrogatepass") for piece in self._loop.learn(merges)]
+
+    def lay_out(self, kept: list[str]) -> None:
+        """Hand the kept characters and their classes to the compiled loop, which lays the words out."""
         names: dict[str, int] = {}
         scripts = []
         for char in kept:
@@ -216,7 +221,6 @@ class CompiledWords:
                            [is_decimal_digit(char) for char in kept],
                            [char in (UNKNOWN_CHAR, "\0", BOUNDARY, " ") or "\ud800" <= char <= "\udfff"
                             for char in kept])
-        return [piece.decode("utf-8", "surrogatepass") for piece in self._loop.learn(merges)]
 
 
 def _learn_compiled(words: Mapping[str, int], merges: int, rules: PieceRules) -> list[str]:
