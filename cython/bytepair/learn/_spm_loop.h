@@ -4,6 +4,24 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+// What piece validity needs of a symbol, so that a pair is checked in O(1): its length in
+// characters, the first and last script of its characters that have one (-1 a digit without
+// split_by_number, -3 none), and flags.
+enum { SPM_BAD = 1, SPM_DIGIT = 2, SPM_ALL_SPACE = 4, SPM_SPACE_FIRST = 8, SPM_SPACE_LAST = 16,
+       SPM_SPACE_ANY = 32, SPM_SPACE_NOT_FIRST = 64, SPM_SPACE_NOT_LAST = 128 };
+struct SpmShape { int32_t chars, first, last; uint8_t flags; };
+// The shape of the piece left + right.
+static inline SpmShape spm_join(const SpmShape& l, const SpmShape& r) {
+    SpmShape out;
+    out.chars = l.chars + r.chars;
+    out.first = l.first != -3 ? l.first : r.first;
+    out.last = r.last != -3 ? r.last : l.last;
+    uint8_t any = (l.flags | r.flags) & (SPM_BAD | SPM_DIGIT | SPM_SPACE_ANY);
+    out.flags = any | (l.flags & r.flags & SPM_ALL_SPACE) | (l.flags & SPM_SPACE_FIRST) | (r.flags & SPM_SPACE_LAST)
+        | ((l.flags & SPM_SPACE_NOT_FIRST) || (r.flags & SPM_SPACE_ANY) ? SPM_SPACE_NOT_FIRST : 0)
+        | ((l.flags & SPM_SPACE_ANY) || (r.flags & SPM_SPACE_NOT_LAST) ? SPM_SPACE_NOT_LAST : 0);
+    return out;
+}
 struct SpmEntry { long long freq; int pair; };
 struct SpmLess {
     const std::vector<int32_t>* chars;
@@ -50,7 +68,7 @@ struct SpmPairMap {
         return keys[i] == key ? values[i] : -2;
     }
     void insert(uint64_t key, int32_t value) {
-        if (2 * (used + 1) > keys.size()) grow();
+        if (4 * (used + 1) > 3 * keys.size()) grow();  // at most 3/4 full
         size_t i = slot(key);
         if (keys[i] != key) { keys[i] = key; ++used; }
         values[i] = value;

@@ -27,6 +27,13 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp cimport bool as cbool
 
 cdef extern from "_spm_loop.h":
+    enum:
+        SPM_BAD, SPM_DIGIT, SPM_ALL_SPACE, SPM_SPACE_FIRST, SPM_SPACE_LAST, SPM_SPACE_ANY
+        SPM_SPACE_NOT_FIRST, SPM_SPACE_NOT_LAST
+    cdef struct SpmShape:
+        int32_t chars, first, last
+        uint8_t flags
+    SpmShape spm_join(const SpmShape& left, const SpmShape& right) nogil
     cdef struct SpmEntry:
         long long freq
         int pair
@@ -40,6 +47,8 @@ cdef extern from "_spm_loop.h":
         void put(int32_t symbol, int32_t pair) nogil
         void clear() nogil
     cdef cppclass SpmPairMap:
+        vector[uint64_t] keys
+        size_t used
         int32_t find(uint64_t key) nogil
         void insert(uint64_t key, int32_t value) nogil
     void __builtin_prefetch(const void* address) nogil
@@ -59,11 +68,8 @@ cdef class SpmLoop:
     # rules
     cdef int max_length
     cdef cbool by_script, by_number, by_whitespace, split_digits, suffix, whitespace_only
-    # per character: class arrays (indexed by character ID)
-    cdef vector[int32_t] char_script
-    cdef vector[uint8_t] char_space, char_digit, char_bad
     # symbols
-    cdef vector[vector[int32_t]] sym_chars
+    cdef vector[SpmShape] sym_shape
     cdef vector[string] sym_piece
     cdef unordered_map[string, int32_t] sym_of
     # The words, one after another, each after a marker: seq[p] is the symbol that starts at
@@ -134,16 +140,12 @@ cdef class SpmLoop:
     def lay_out(self, list chars, list scripts, list space, list digit, list bad):
         """Lay the words out over the kept characters ``chars`` (with their classes); any other is unknown."""
         cdef Py_ssize_t i
-        cdef vector[int32_t] one
         cdef vector[int32_t] ids = vector[int32_t](0x110000, <int32_t>len(chars))
         for i in range(len(chars) + 1):
-            self.char_script.push_back(scripts[i] if i < len(chars) else 0)
-            self.char_space.push_back(space[i] if i < len(chars) else 0)
-            self.char_digit.push_back(digit[i] if i < len(chars) else 0)
-            self.char_bad.push_back(bad[i] if i < len(chars) else 1)
-            one.clear()
-            one.push_back(<int32_t>i)
-            self.sym_chars.push_back(one)
+            if i < len(chars):
+                self.sym_shape.push_back(self.char_shape(scripts[i], space[i], digit[i], bad[i]))
+            else:
+                self.sym_shape.push_back(self.char_shape(0, False, False, True))
             piece = (chars[i] if i < len(chars) else "\u2585").encode("utf-8", "surrogatepass")
             self.sym_piece.push_back(piece)
             self.sym_of[piece] = <int32_t>i
@@ -176,7 +178,7 @@ cdef class SpmLoop:
             if self.seq[p] < 0:
                 count = self.marked(p)
             elif self.seq[p + 1] >= 0:
-                pair = self.pair(self.seq[p], self.seq[p + 1])
+                pair = self.pair(self.seq[p], self.seq[p + 1], True)
                 if pair >= 0:
                     self.freq[pair] += count
                     if <size_t>pair >= sizes.size():
@@ -191,50 +193,49 @@ cdef class SpmLoop:
                     self.positions[pair].push_back(<int32_t>p)
         self.flush(0)
 
-    cdef cbool misplaced(self, int pos, int last) noexcept nogil:
-        if self.suffix:
-            if self.by_whitespace:
-                return pos < last
-            return pos < last and pos == 0
-        if self.by_whitespace:
-            return pos > 0
-        return pos > 0 and pos == last
+    cdef SpmShape char_shape(self, int32_t script, cbool space, cbool digit, cbool bad) noexcept:
+        cdef SpmShape shape
+        shape.chars = 1
+        shape.first = shape.last = -3 if space or script == INHERITED else (ANY if digit and not self.by_number
+                                                                           else script)
+        shape.flags = (SPM_BAD if bad else 0) | (SPM_DIGIT if digit else 0)
+        if space:
+            shape.flags |= SPM_ALL_SPACE | SPM_SPACE_FIRST | SPM_SPACE_LAST | SPM_SPACE_ANY
+        return shape
 
     cdef cbool valid(self, int32_t left, int32_t right) noexcept nogil:
-        cdef vector[int32_t]* a = &self.sym_chars[left]
-        cdef vector[int32_t]* b = &self.sym_chars[right]
-        cdef int n = a.size() + b.size()
-        cdef int pos, c, s, previous = ANY
-        cdef cbool all_space = True
-        if n > self.max_length:
-            return False
-        for pos in range(n):
-            c = a[0][pos] if pos < <int>a.size() else b[0][pos - a.size()]
-            if not self.char_space[c]:
-                all_space = False
-                break
-        for pos in range(n):
-            c = a[0][pos] if pos < <int>a.size() else b[0][pos - a.size()]
-            if self.char_bad[c]:
-                return False
-            if self.char_space[c]:
-                if not (self.whitespace_only and all_space) and self.misplaced(pos, n - 1):
-                    return False
-                continue
-            s = self.char_script[c]
-            if s == INHERITED:
-                s = previous
-            if self.char_digit[c] and not self.by_number:
-                s = ANY
-            if self.char_digit[c] and self.split_digits and n > 1:
-                return False
-            if self.by_script and s != ANY and previous != ANY and s != previous:
-                return False
-            previous = s
-        return True
+        """Whether the piece left + right may be made, in O(1) from the two symbols' shapes.
 
-    cdef int32_t pair(self, int32_t left, int32_t right) noexcept nogil:
-        """The pair ID of (left, right), made at first sight; -1 when it may not merge."""
+        Exact when both are valid pieces themselves (characters and merged symbols are):
+        an inherited character takes the script before it, so the two scripts that meet at
+        the join are the only ones not checked already; a digit without split_by_number
+        matches any script.
+        """
+        cdef SpmShape* a = &self.sym_shape[left]
+        cdef SpmShape* b = &self.sym_shape[right]
+        cdef uint8_t both = a.flags | b.flags
+        if a.chars + b.chars > self.max_length or both & SPM_BAD or (self.split_digits and both & SPM_DIGIT):
+            return False
+        if not (self.whitespace_only and a.flags & b.flags & SPM_ALL_SPACE):
+            if self.suffix and self.by_whitespace:  # a ▁ only last
+                if a.flags & SPM_SPACE_ANY or b.flags & SPM_SPACE_NOT_LAST:
+                    return False
+            elif self.suffix:  # not first
+                if a.flags & SPM_SPACE_FIRST:
+                    return False
+            elif self.by_whitespace:  # only first
+                if a.flags & SPM_SPACE_NOT_FIRST or b.flags & SPM_SPACE_ANY:
+                    return False
+            elif b.flags & SPM_SPACE_LAST:  # not last
+                return False
+        return not (self.by_script and a.last >= 0 and b.first >= 0 and a.last != b.first)
+
+    cdef int32_t pair(self, int32_t left, int32_t right, cbool keep_invalid=False) noexcept nogil:
+        """The pair ID of (left, right), made at first sight; -1 when it may not merge.
+
+        The map keeps the valid pairs only (an invalid one is found again in O(1)), but for
+        ``keep_invalid`` (the first layout: pairs of characters, met again and again).
+        """
         cdef uint64_t key = (<uint64_t>left << 32) | <uint32_t>right
         cdef int32_t known = self.pair_of.find(key)
         if known != -2:
@@ -245,11 +246,12 @@ cdef class SpmLoop:
             found = <int32_t>self.freq.size()
             self.pair_left.push_back(left)
             self.pair_right.push_back(right)
-            self.pair_chars.push_back(<int32_t>(self.sym_chars[left].size() + self.sym_chars[right].size()))
+            self.pair_chars.push_back(self.sym_shape[left].chars + self.sym_shape[right].chars)
             self.freq.push_back(0)
             self.positions.push_back(none)
             self.active.push_back(1)
-        self.pair_of.insert(key, found)
+        if found >= 0 or keep_invalid:
+            self.pair_of.insert(key, found)
         return found
 
     cdef inline int32_t after(self, int32_t p) noexcept nogil:
@@ -326,9 +328,7 @@ cdef class SpmLoop:
         if it != self.sym_of.end():
             return deref(it).second
         cdef int32_t new = <int32_t>self.sym_piece.size()
-        cdef vector[int32_t] chars = self.sym_chars[left]
-        chars.insert(chars.end(), self.sym_chars[right].begin(), self.sym_chars[right].end())
-        self.sym_chars.push_back(chars)
+        self.sym_shape.push_back(spm_join(self.sym_shape[left], self.sym_shape[right]))
         self.sym_piece.push_back(piece)
         self.sym_of[piece] = new
         return new
@@ -425,4 +425,5 @@ cdef class SpmLoop:
             held += self.positions[i].size()
             capacity += self.positions[i].capacity()
         return {"pairs": self.freq.size(), "held": held, "capacity": capacity,
-                "heap": self.heap.size(), "positions": self.seq.size()}
+                "heap": self.heap.size(), "positions": self.seq.size(),
+                "keys": self.pair_of.used, "slots": self.pair_of.keys.size()}
