@@ -103,25 +103,38 @@ cdef class SpmLoop:
         self.less.right = &self.pair_right
         self.less.pieces = &self.sym_piece
 
-    def read_words(self, words):
-        """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``."""
+    def read_words(self, words, release=False):
+        """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``.
+
+        ``release``: empty ``words`` while reading it, each word freed once it is held here,
+        so that the table and this copy of it are not both whole at once.
+        """
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word
-        cdef Py_UCS4 char
-        cdef int64_t count, size = 1
+        cdef int64_t size = 1
         for word in words:
             size += 1 + len(word)
         self.seq.reserve(size)  # exactly: no copy while the words' table is still held
         spm_huge_pages(self.seq.data(), size * sizeof(int32_t))
-        for word, number in words.items():
-            count = number
-            self.mark(count)
-            for char in word:
-                self.seq.push_back(<int32_t>char)
-                seen[char] += count
+        if release:
+            while words:
+                word, number = words.popitem()
+                self.hold(word, number, seen)
+            words.clear()  # its table too
+        else:
+            for word, number in words.items():
+                self.hold(word, number, seen)
         self.mark(0)
         seen[0] = 0
         return {chr(c): seen[c] for c in range(0x110000) if seen[c]}
+
+    cdef void hold(self, str word, object number, vector[int64_t]& seen):
+        cdef Py_UCS4 char
+        cdef int64_t count = number
+        self.mark(count)
+        for char in word:
+            self.seq.push_back(<int32_t>char)
+            seen[char] += count
 
     cdef void mark(self, int64_t count) noexcept nogil:
         """Start a word of count ``count``."""

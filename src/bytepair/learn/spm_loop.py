@@ -200,10 +200,11 @@ def learn_pieces(words: Mapping[str, int], merges: int, rules: PieceRules | None
 class CompiledWords:
     """Words held by the compiled loop: their characters counted once, then laid out over the kept ones."""
 
-    def __init__(self, words: Mapping[str, int], rules: PieceRules):
+    def __init__(self, words: Mapping[str, int], rules: PieceRules, *, release: bool = False):
+        """``release``: empty ``words`` (a dict) while it is read, its memory freed as the loop takes it."""
         self._loop = SpmLoop(rules)
         #: ``{character: count}`` over the words, NUL left out.
-        self.char_counts = self._loop.read_words(words)
+        self.char_counts = self._loop.read_words(words, release)
 
     def learn(self, kept: list[str], merges: int) -> list[str]:
         """The pieces made from the kept characters ``kept`` (any other is unknown). Once only."""
