@@ -60,3 +60,12 @@ def test_counts_too_large_for_a_marker(count):
     held.lay_out(sorted(held.char_counts))
     held._loop._check()
     assert spm_loop.learn_pieces(words, 10, compiled=True) == spm_loop.learn_pieces(words, 10, compiled=False)
+
+
+@given(words=st.dictionaries(st.one_of(WORD, LONG), st.integers(1, 5), max_size=10))
+def test_release_empties_the_table_and_changes_nothing(words):
+    table = dict(words)
+    held = spm_loop.CompiledWords(table, PieceRules(), release=True)
+    assert table == {}
+    kept = sorted(held.char_counts)
+    assert held.learn(kept, 40) == spm_loop.CompiledWords(words, PieceRules()).learn(kept, 40)
