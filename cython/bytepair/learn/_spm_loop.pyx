@@ -61,6 +61,7 @@ DEF INHERITED = -2
 DEF DEAD = -1        # a position inside a merged symbol
 DEF BLOCK_SHIFT = 6  # one entry of the block index per 64 positions
 DEF BIG = 0x7FFFFFFF  # -BIG marks a word whose count is in SpmLoop.big
+DEF DENSE = 1024      # first_pairs() looks pairs of up to this many characters up in a square table
 DEF AHEAD = 16        # merge() prefetches the position this many occurrences ahead
 
 
@@ -182,16 +183,22 @@ cdef class SpmLoop:
                 self.block_count[p >> BLOCK_SHIFT] = count
 
     cdef void first_pairs(self) noexcept nogil:
-        """Every adjacent pair counted, then its positions stored in lists of exact size."""
+        """Every adjacent pair counted, then its positions stored in lists of exact size.
+
+        Pairs of characters are looked up in a square table when the characters are few
+        (at most DENSE), in the pair map otherwise.
+        """
         cdef size_t p, n = self.seq.size()
-        cdef int32_t pair
+        cdef int32_t pair, chars = <int32_t>self.sym_shape.size()
         cdef int64_t count = 0
-        cdef vector[int32_t] sizes
+        cdef vector[int32_t] sizes, table
+        if chars <= DENSE:
+            table.resize(chars * chars, -2)
         for p in range(n - 1):
             if self.seq[p] < 0:
                 count = self.marked(p)
             elif self.seq[p + 1] >= 0:
-                pair = self.pair(self.seq[p], self.seq[p + 1], True)
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
                 if pair >= 0:
                     self.freq[pair] += count
                     if <size_t>pair >= sizes.size():
@@ -201,10 +208,19 @@ cdef class SpmLoop:
             self.positions[pair].reserve(sizes[pair])
         for p in range(n - 1):
             if self.seq[p] >= 0 and self.seq[p + 1] >= 0:
-                pair = self.pair_of.find((<uint64_t>self.seq[p] << 32) | <uint32_t>self.seq[p + 1])
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
                 if pair >= 0:
                     self.positions[pair].push_back(<int32_t>p)
         self.flush(0)
+
+    cdef inline int32_t first_pair(self, int32_t left, int32_t right, vector[int32_t]& table,
+                                   int32_t chars) noexcept nogil:
+        if table.empty():
+            return self.pair(left, right, True)
+        cdef int32_t* cell = &table[left * chars + right]
+        if cell[0] == -2:
+            cell[0] = self.pair(left, right, True)
+        return cell[0]
 
     cdef SpmShape char_shape(self, int32_t script, cbool space, cbool digit, cbool bad) noexcept:
         cdef SpmShape shape
@@ -350,15 +366,17 @@ cdef class SpmLoop:
         """Replace every live occurrence of ``best``, left to right (its positions are ascending)."""
         cdef int32_t left = self.pair_left[best], right = self.pair_right[best]
         cdef int32_t new = self.symbol(left, right), first = <int32_t>self.freq.size()
-        cdef int32_t p, r, before, after, x, y, pair
+        cdef int32_t p, r, before, after, x, y, pair, ahead
         cdef int64_t count
         cdef vector[int32_t] seen
         cdef size_t i
         seen.swap(self.positions[best])
         for i in range(seen.size()):
-            if i + AHEAD < seen.size():  # the symbols and, most often, the word's marker
-                __builtin_prefetch(&self.seq[seen[i + AHEAD]])
-                __builtin_prefetch(&self.seq[seen[i + AHEAD] - 15])
+            if i + AHEAD < seen.size():  # the symbols, the word's marker or its block's count
+                ahead = seen[i + AHEAD]
+                __builtin_prefetch(self.seq.data() + ahead)
+                __builtin_prefetch(self.seq.data() + max(0, ahead - 15))
+                __builtin_prefetch(self.block_count.data() + (ahead >> BLOCK_SHIFT))
             p = seen[i]
             if self.seq[p] != left:
                 continue  # stale: merged away since it was seen
