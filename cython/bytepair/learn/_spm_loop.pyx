@@ -450,7 +450,8 @@ cdef class SpmLoop:
         return len(self.freq), self.seq.size()
 
     def stats(self):
-        """Sizes of the state: pairs made, positions held in pair lists, heap entries, positions."""
+        """Sizes of the state: pairs made, positions in their lists (held, capacity), heap entries,
+        positions of the words, keys and slots of the pair map (the loop bench records them)."""
         cdef size_t held = 0, capacity = 0, i
         for i in range(self.positions.size()):
             held += self.positions[i].size()
