@@ -67,6 +67,13 @@ struct SpmPairMap {
         size_t i = slot(key);
         return keys[i] == key ? values[i] : -2;
     }
+    // Where key is, or the empty slot where it would go.
+    size_t at(uint64_t key) const { return slot(key); }
+    // Puts a key that is absent in the empty slot at(key) gave.
+    void put(size_t i, uint64_t key, int32_t value) {
+        keys[i] = key; values[i] = value; ++used;
+        if (4 * used > 3 * keys.size()) grow();  // at most 3/4 full
+    }
     void insert(uint64_t key, int32_t value) {
         if (4 * (used + 1) > 3 * keys.size()) grow();  // at most 3/4 full
         size_t i = slot(key);

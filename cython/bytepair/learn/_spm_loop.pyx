@@ -48,7 +48,10 @@ cdef extern from "_spm_loop.h":
         void clear() nogil
     cdef cppclass SpmPairMap:
         vector[uint64_t] keys
+        vector[int32_t] values
         size_t used
+        size_t at(uint64_t key) nogil
+        void put(size_t at, uint64_t key, int32_t value) nogil
         int32_t find(uint64_t key) nogil
         void insert(uint64_t key, int32_t value) nogil
     void __builtin_prefetch(const void* address) nogil
@@ -216,10 +219,10 @@ cdef class SpmLoop:
     cdef inline int32_t first_pair(self, int32_t left, int32_t right, vector[int32_t]& table,
                                    int32_t chars) noexcept nogil:
         if table.empty():
-            return self.pair(left, right, True)
+            return self.pair(left, right)
         cdef int32_t* cell = &table[left * chars + right]
         if cell[0] == -2:
-            cell[0] = self.pair(left, right, True)
+            cell[0] = self.pair(left, right)
         return cell[0]
 
     cdef SpmShape char_shape(self, int32_t script, cbool space, cbool digit, cbool bad) noexcept:
@@ -259,28 +262,26 @@ cdef class SpmLoop:
                 return False
         return not (self.by_script and a.last >= 0 and b.first >= 0 and a.last != b.first)
 
-    cdef int32_t pair(self, int32_t left, int32_t right, cbool keep_invalid=False) noexcept nogil:
+    cdef int32_t pair(self, int32_t left, int32_t right) noexcept nogil:
         """The pair ID of (left, right), made at first sight; -1 when it may not merge.
 
-        The map keeps the valid pairs only (an invalid one is found again in O(1)), but for
-        ``keep_invalid`` (the first layout: pairs of characters, met again and again).
+        Validity comes first, in O(1): the map holds valid pairs only, read once.
         """
+        if not self.valid(left, right):
+            return -1
         cdef uint64_t key = (<uint64_t>left << 32) | <uint32_t>right
-        cdef int32_t known = self.pair_of.find(key)
-        if known != -2:
-            return known
-        cdef int32_t found = -1
+        cdef size_t at = self.pair_of.at(key)
+        if self.pair_of.keys[at] == key:
+            return self.pair_of.values[at]
+        cdef int32_t found = <int32_t>self.freq.size()
         cdef vector[int32_t] none
-        if self.valid(left, right):
-            found = <int32_t>self.freq.size()
-            self.pair_left.push_back(left)
-            self.pair_right.push_back(right)
-            self.pair_chars.push_back(self.sym_shape[left].chars + self.sym_shape[right].chars)
-            self.freq.push_back(0)
-            self.positions.push_back(none)
-            self.active.push_back(1)
-        if found >= 0 or keep_invalid:
-            self.pair_of.insert(key, found)
+        self.pair_left.push_back(left)
+        self.pair_right.push_back(right)
+        self.pair_chars.push_back(self.sym_shape[left].chars + self.sym_shape[right].chars)
+        self.freq.push_back(0)
+        self.positions.push_back(none)
+        self.active.push_back(1)
+        self.pair_of.put(at, key, found)
         return found
 
     cdef inline int32_t after(self, int32_t p) noexcept nogil:
