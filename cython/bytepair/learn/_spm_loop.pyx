@@ -118,6 +118,9 @@ cdef class SpmLoop:
         cdef int64_t size = 1
         for word in words:
             size += 1 + len(word)
+        if size >= BIG:
+            raise ValueError(f"words: {size:,} characters and words in all, more than the loop's "
+                             f"{BIG - 1:,} positions")
         self.seq.reserve(size)  # exactly: no copy while the words' table is still held
         spm_huge_pages(self.seq.data(), size * sizeof(int32_t))
         if release:
