@@ -37,7 +37,8 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
                 [f"cython/bytepair/{stage}/{name}.pyx"],
                 language="c++",
                 extra_compile_args=["-O3", "-std=c++17"],
-                depends=[CLASSES_HEADER] if name == "_split" else [],
+                depends={"_split": [CLASSES_HEADER],
+                         "_spm_loop": ["cython/bytepair/learn/_spm_loop.h"]}.get(name, []),
             )
             # Each compiled module sits in its pipeline stage, as the Python modules do.
             for stage, name in (("split", "_split"), ("split", "_wordsplit"), ("counts", "_runs"),

@@ -106,11 +106,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worker", choices=["bytepair", "spm_train"])
     parser.add_argument("--output")
     parser.add_argument("--results", default=str(RESULTS))
+    parser.add_argument("--note", default="", help="what this run measures (kept with the results)")
     args = parser.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.corpus, args.output, args.vocab_size, args.config)))
         return
     result = run(args.corpus, args.vocab_size, args.config)
+    if args.note:
+        result["note"] = args.note
     path = Path(args.results)
     runs = json.loads(path.read_text()) if path.exists() else []
     runs.append(result)

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from bytepair.learn import spm_loop
 from bytepair.learn.spm_pieces import PieceRules
+from helpers import examples
 
 pytestmark = pytest.mark.skipif(spm_loop.SpmLoop is None, reason="the compiled loop is not built")
 
@@ -26,3 +27,45 @@ def test_zero_frequency_pairs_stay_candidates():
     # "ca" loses its count when "at" merges first, and still comes before "el" when nothing is left.
     words = {"\u2581cat": 2, "\u2581hel": 1}
     assert spm_loop.learn_pieces(words, 20, compiled=True) == spm_loop.learn_pieces(words, 20, compiled=False)
+
+
+# Long words of few letters: runs like "aaaa", words longer than the loop's 64-position blocks.
+LONG = st.lists(st.sampled_from(list("aab\u2581") + ["aaaa", "ab" * 8, "\u2581" * 3]), max_size=40).map("".join)
+
+
+@settings(max_examples=examples(30), deadline=None)
+@given(words=st.dictionaries(st.one_of(WORD, LONG), st.integers(1, 5), max_size=10), rules=RULES)
+def test_state_holds_after_every_merge(words, rules):
+    """After each merge the kept frequencies equal a recount from the words (``_check``), and
+    the pieces made one at a time equal the Python loop's."""
+    held = spm_loop.CompiledWords(words, rules)
+    held.lay_out(sorted(held.char_counts))
+    held._loop._check()
+    made = []
+    for _ in range(80):
+        step = held._loop.learn(1)
+        if not step:
+            break
+        made += step
+        held._loop._check()
+    python = spm_loop.learn_pieces(words, 80, rules, compiled=False)
+    assert [piece.decode("utf-8", "surrogatepass") for piece in made] == python
+
+
+@pytest.mark.parametrize("count", [2**31 - 4, 2**31 - 3, 2**31 - 2, 2**40])
+def test_counts_too_large_for_a_marker(count):
+    # A word's count sits in its marker while it is below 2**31 - 2, in a side table above.
+    words = {"\u2581ab": count, "\u2581ba": count - 1, "\u2581" + "ab" * 40: 3}
+    held = spm_loop.CompiledWords(words, PieceRules())
+    held.lay_out(sorted(held.char_counts))
+    held._loop._check()
+    assert spm_loop.learn_pieces(words, 10, compiled=True) == spm_loop.learn_pieces(words, 10, compiled=False)
+
+
+@given(words=st.dictionaries(st.one_of(WORD, LONG), st.integers(1, 5), max_size=10))
+def test_release_empties_the_table_and_changes_nothing(words):
+    table = dict(words)
+    held = spm_loop.CompiledWords(table, PieceRules(), release=True)
+    assert table == {}
+    kept = sorted(held.char_counts)
+    assert held.learn(kept, 40) == spm_loop.CompiledWords(words, PieceRules()).learn(kept, 40)

@@ -1,10 +1,20 @@
 # distutils: language = c++
 """The compiled twin of :mod:`bytepair.learn.spm_loop`: sentencepiece's BPE merge loop in C++.
 
-Same rules, same state (symbols in a flat array with links, pairs with their positions
-and exact frequencies, a lazy priority queue), same result; see the Python module.
-Piece validity runs here on per-character classes (script, ``▁``, digit, forbidden)
-that the Python side computes with :class:`bytepair.learn.spm_pieces.PieceRules`.
+Same rules, same result as the Python module; the state is laid out for memory:
+
+* the words sit one after another in one int32 array, each after a marker holding its
+  count; a merged symbol keeps its first position, the others read DEAD (neighbours are a
+  scan past DEAD, a position's count a scan back to its marker cut short by a block
+  index): four bytes a character, where links and a count per position took twenty;
+* each pair keeps its exact frequency and its ascending positions, which merge()
+  prefetches ahead; within one merge the neighbour pairs are memoised by the other symbol;
+* a lazy priority queue: pairs are pushed when made (only pairs with the new symbol rise)
+  and pushed back at their count when a fallen entry reaches the top.
+
+Piece validity runs in O(1) on per-symbol shapes built from per-character classes (script,
+``▁``, digit, forbidden) that the Python side computes with
+:class:`bytepair.learn.spm_pieces.PieceRules`.
 """
 
 from cython.operator cimport dereference as deref
@@ -15,83 +25,14 @@ from libcpp.unordered_map cimport unordered_map
 from libcpp.unordered_set cimport unordered_set
 from libcpp cimport bool as cbool
 
-cdef extern from *:
-    """
-    #include <algorithm>
-    #include <cstdint>
-    #include <string>
-    #include <vector>
-    struct SpmEntry { long long freq; int pair; };
-    struct SpmLess {
-        const std::vector<int32_t>* chars;
-        const std::vector<int32_t>* left;
-        const std::vector<int32_t>* right;
-        const std::vector<std::string>* pieces;
-        // Compares the joined strings of two pairs, byte by byte, without joining them.
-        int compare(int a, int b) const {
-            const std::string& a1 = (*pieces)[(*left)[a]]; const std::string& a2 = (*pieces)[(*right)[a]];
-            const std::string& b1 = (*pieces)[(*left)[b]]; const std::string& b2 = (*pieces)[(*right)[b]];
-            size_t na = a1.size() + a2.size(), nb = b1.size() + b2.size();
-            for (size_t i = 0; i < na && i < nb; ++i) {
-                unsigned char x = i < a1.size() ? a1[i] : a2[i - a1.size()];
-                unsigned char y = i < b1.size() ? b1[i] : b2[i - b1.size()];
-                if (x != y) return x < y ? -1 : 1;
-            }
-            return na < nb ? -1 : (na > nb ? 1 : 0);
-        }
-        bool operator()(const SpmEntry& a, const SpmEntry& b) const {
-            if (a.freq != b.freq) return a.freq < b.freq;
-            int ca = (*chars)[a.pair], cb = (*chars)[b.pair];
-            if (ca != cb) return ca > cb;
-            int c = compare(a.pair, b.pair);
-            if (c != 0) return c > 0;
-            // Two splits of one string: the shorter left side first.
-            size_t la = (*pieces)[(*left)[a.pair]].size(), lb = (*pieces)[(*left)[b.pair]].size();
-            if (la != lb) return la > lb;
-            return a.pair > b.pair;
-        }
-    };
-    // (left, right) -> pair ID, open addressing with linear probing; never shrinks, no removal.
-    struct SpmPairMap {
-        std::vector<uint64_t> keys;
-        std::vector<int32_t> values;
-        size_t used = 0;
-        int shift = 64 - 16;
-        SpmPairMap() : keys(1 << 16, ~0ULL), values(1 << 16, 0) {}
-        size_t slot(uint64_t key) const {
-            size_t mask = keys.size() - 1;
-            size_t i = (size_t)((key * 0x9E3779B97F4A7C15ULL) >> shift);
-            while (keys[i] != key && keys[i] != ~0ULL) i = (i + 1) & mask;
-            return i;
-        }
-        // The value of key, or -2 when it is absent.
-        int32_t find(uint64_t key) const {
-            size_t i = slot(key);
-            return keys[i] == key ? values[i] : -2;
-        }
-        void insert(uint64_t key, int32_t value) {
-            if (2 * (used + 1) > keys.size()) grow();
-            size_t i = slot(key);
-            if (keys[i] != key) { keys[i] = key; ++used; }
-            values[i] = value;
-        }
-        void grow() {
-            std::vector<uint64_t> old_keys(keys.size() * 2, ~0ULL);
-            std::vector<int32_t> old_values(values.size() * 2, 0);
-            old_keys.swap(keys); old_values.swap(values);
-            --shift;
-            for (size_t j = 0; j < old_keys.size(); ++j)
-                if (old_keys[j] != ~0ULL) { size_t i = slot(old_keys[j]); keys[i] = old_keys[j]; values[i] = old_values[j]; }
-        }
-    };
-    static void spm_push(std::vector<SpmEntry>& heap, SpmEntry e, const SpmLess& less) {
-        heap.push_back(e); std::push_heap(heap.begin(), heap.end(), less);
-    }
-    static SpmEntry spm_pop(std::vector<SpmEntry>& heap, const SpmLess& less) {
-        std::pop_heap(heap.begin(), heap.end(), less);
-        SpmEntry e = heap.back(); heap.pop_back(); return e;
-    }
-    """
+cdef extern from "_spm_loop.h":
+    enum:
+        SPM_BAD, SPM_DIGIT, SPM_ALL_SPACE, SPM_SPACE_FIRST, SPM_SPACE_LAST, SPM_SPACE_ANY
+        SPM_SPACE_NOT_FIRST, SPM_SPACE_NOT_LAST
+    cdef struct SpmShape:
+        int32_t chars, first, last
+        uint8_t flags
+    SpmShape spm_join(const SpmShape& left, const SpmShape& right) nogil
     cdef struct SpmEntry:
         long long freq
         int pair
@@ -100,43 +41,57 @@ cdef extern from *:
         const vector[int32_t]* left
         const vector[int32_t]* right
         const vector[string]* pieces
+    cdef cppclass SpmMemo:
+        int32_t get(int32_t symbol) nogil
+        void put(int32_t symbol, int32_t pair) nogil
+        void clear() nogil
     cdef cppclass SpmPairMap:
+        vector[uint64_t] keys
+        vector[int32_t] values
+        size_t used
+        size_t at(uint64_t key) nogil
+        void put(size_t at, uint64_t key, int32_t value) nogil
         int32_t find(uint64_t key) nogil
         void insert(uint64_t key, int32_t value) nogil
+    void __builtin_prefetch(const void* address) nogil
+    void spm_huge_pages(void* start, size_t bytes) nogil
     void spm_push(vector[SpmEntry]& heap, SpmEntry e, const SpmLess& less) nogil
     SpmEntry spm_pop(vector[SpmEntry]& heap, const SpmLess& less) nogil
 
 DEF ANY = -1
 DEF INHERITED = -2
+DEF DEAD = -1        # a position inside a merged symbol
+DEF BLOCK_SHIFT = 6  # one entry of the block index per 64 positions
+DEF BIG = 0x7FFFFFFF  # -BIG marks a word whose count is in SpmLoop.big
+DEF DENSE = 1024      # first_pairs() looks pairs of up to this many characters up in a square table
+DEF AHEAD = 16        # merge() prefetches the position this many occurrences ahead
 
 
 cdef class SpmLoop:
     # rules
     cdef int max_length
     cdef cbool by_script, by_number, by_whitespace, split_digits, suffix, whitespace_only
-    # per character: class arrays (indexed by character ID)
-    cdef vector[int32_t] char_script
-    cdef vector[uint8_t] char_space, char_digit, char_bad
     # symbols
-    cdef vector[vector[int32_t]] sym_chars
+    cdef vector[SpmShape] sym_shape
     cdef vector[string] sym_piece
     cdef unordered_map[string, int32_t] sym_of
-    # positions
-    cdef vector[int32_t] sym, nxt, prv
-    cdef vector[int64_t] weight
+    # The words, one after another, each after a marker: seq[p] is the symbol that starts at
+    # position p, DEAD inside a merged symbol, -2 - count at a word's marker (BIG when the count
+    # is too large for it: then in ``big``). Code points until lay_out. A final marker (count 0)
+    # closes the last word.
+    cdef vector[int32_t] seq
+    cdef vector[int64_t] block_count  # p >> BLOCK_SHIFT -> the count of the word holding p & ~63
+    cdef unordered_map[int64_t, int64_t] big  # marker position -> count, for counts of 2**31 - 3 and over
     # pairs
     cdef SpmPairMap pair_of
     cdef vector[int32_t] pair_left, pair_right, pair_chars
     cdef vector[int64_t] freq
     cdef vector[vector[int32_t]] positions
-    cdef vector[uint8_t] active, changed_flag
-    cdef vector[int32_t] changed
+    cdef vector[uint8_t] active
     cdef vector[SpmEntry] heap
     cdef SpmLess less
-
-    # the words as read: code points, word starts, counts
-    cdef vector[int32_t] text, starts
-    cdef vector[int64_t] counts
+    # merge(): pair IDs of (x, left), (right, x), (x, new), (new, x) by x
+    cdef SpmMemo with_left, with_right, to_new, from_new
     # strings no merge may make (the pieces of a base being extended)
     cdef unordered_set[string] taken
 
@@ -153,190 +108,272 @@ cdef class SpmLoop:
         self.less.right = &self.pair_right
         self.less.pieces = &self.sym_piece
 
-    def read_words(self, words):
-        """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``."""
+    def read_words(self, words, release=False):
+        """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``.
+
+        ``release``: empty ``words`` while reading it, each word freed once it is held here,
+        so that the table and this copy of it are not both whole at once.
+        """
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word
-        cdef Py_UCS4 char
-        cdef int64_t count
-        for word, number in words.items():
-            count = number
-            self.starts.push_back(<int32_t>self.text.size())
-            self.counts.push_back(count)
-            for char in word:
-                self.text.push_back(<int32_t>char)
-                seen[char] += count
-        self.starts.push_back(<int32_t>self.text.size())
+        cdef int64_t size = 1
+        for word in words:
+            size += 1 + len(word)
+        if size >= BIG:
+            raise ValueError(f"words: {size:,} characters and words in all, more than the loop's "
+                             f"{BIG - 1:,} positions")
+        self.seq.reserve(size)  # exactly: no copy while the words' table is still held
+        spm_huge_pages(self.seq.data(), size * sizeof(int32_t))
+        if release:
+            while words:
+                word, number = words.popitem()
+                self.hold(word, number, seen)
+            words.clear()  # its table too
+        else:
+            for word, number in words.items():
+                self.hold(word, number, seen)
+        self.mark(0)
         seen[0] = 0
         return {chr(c): seen[c] for c in range(0x110000) if seen[c]}
 
+    cdef void hold(self, str word, object number, vector[int64_t]& seen):
+        cdef Py_UCS4 char
+        cdef int64_t count = number
+        self.mark(count)
+        for char in word:
+            self.seq.push_back(<int32_t>char)
+            seen[char] += count
+
+    cdef void mark(self, int64_t count) noexcept nogil:
+        """Start a word of count ``count``."""
+        if count >= BIG - 2 or count < 0:
+            self.big[<int64_t>self.seq.size()] = count
+            self.seq.push_back(-BIG)
+        else:
+            self.seq.push_back(<int32_t>(-2 - count))
+
+    cdef inline int64_t marked(self, int64_t p) noexcept nogil:
+        """The count at the marker at ``p``."""
+        if self.seq[p] == -BIG:
+            return self.big[p]
+        return -2 - <int64_t>self.seq[p]
+
     cdef void characters(self, list chars, list scripts, list space, list digit, list bad):
-        """Character IDs 0..n-1 for ``chars`` (with their classes), n for the unknown one, each
-        also the symbol of its one character."""
+        """Symbols 0..n-1 for the characters ``chars`` (with their classes), n for the unknown one."""
         cdef Py_ssize_t i
-        cdef vector[int32_t] one
         for i in range(len(chars) + 1):
-            self.char_script.push_back(scripts[i] if i < len(chars) else 0)
-            self.char_space.push_back(space[i] if i < len(chars) else 0)
-            self.char_digit.push_back(digit[i] if i < len(chars) else 0)
-            self.char_bad.push_back(bad[i] if i < len(chars) else 1)
-            one.clear()
-            one.push_back(<int32_t>i)
-            self.sym_chars.push_back(one)
+            if i < len(chars):
+                self.sym_shape.push_back(self.char_shape(scripts[i], space[i], digit[i], bad[i]))
+            else:
+                self.sym_shape.push_back(self.char_shape(0, False, False, True))
             piece = (chars[i] if i < len(chars) else "\u2585").encode("utf-8", "surrogatepass")
             self.sym_piece.push_back(piece)
             self.sym_of[piece] = <int32_t>i
 
-    cdef void pairs_of_words(self) noexcept nogil:
-        """Every adjacent pair of the laid-out words counted, and queued."""
-        cdef Py_ssize_t i
-        for i in range(<Py_ssize_t>self.sym.size() - 1):
-            if self.nxt[i] >= 0:
-                self.add(<int32_t>i, self.sym[i], self.sym[i + 1])
-        self.flush()
-
     def lay_out(self, list chars, list scripts, list space, list digit, list bad):
         """Lay the words out over the kept characters ``chars`` (with their classes); any other is unknown."""
-        cdef Py_ssize_t i, w, n, start, end
         cdef vector[int32_t] ids = vector[int32_t](0x110000, <int32_t>len(chars))
         self.characters(chars, scripts, space, digit, bad)
-        for i in range(len(chars)):
-            ids[ord(chars[i])] = <int32_t>i
+        for at, char in enumerate(chars):
+            ids[ord(char)] = <int32_t>at
         with nogil:
-            for w in range(<Py_ssize_t>self.counts.size()):
-                start = self.starts[w]
-                end = self.starts[w + 1]
-                n = end - start
-                for i in range(n):
-                    self.sym.push_back(ids[self.text[start + i]])
-                    self.prv.push_back(<int32_t>(start + i - 1) if i else -1)
-                    self.nxt.push_back(<int32_t>(start + i + 1) if i + 1 < n else -1)
-                    self.weight.push_back(self.counts[w])
-            vector[int32_t]().swap(self.text)
-            self.pairs_of_words()
+            self.index(&ids)
+            self.first_pairs()
 
     def lay_out_pieces(self, list chars, list scripts, list space, list digit, list bad,
                        list pieces, const int32_t[:] symbols, const int64_t[:] starts,
                        const int64_t[:] counts, taken):
-        """Lay out words that start as pieces: symbols 0..n-1 are the characters ``chars``
-        (with their classes), n the unknown one, n+1... the ``pieces`` (strings of several
-        of ``chars``); word w is ``symbols[starts[w]:starts[w + 1]]``, seen ``counts[w]``
-        times. No merge makes a string of ``taken``."""
-        cdef Py_ssize_t i, w, n, start
-        cdef vector[int32_t] one
+        """Lay out words that start as pieces: symbols are ``chars``, the unknown one, then
+        ``pieces`` (valid pieces of ``chars``); word w is ``symbols[starts[w]:starts[w + 1]]``,
+        seen ``counts[w]`` times. No merge makes a string of ``taken``."""
+        cdef Py_ssize_t i, w
+        cdef SpmShape shape
         self.characters(chars, scripts, space, digit, bad)
         index = {char: at for at, char in enumerate(chars)}
         for piece in pieces:
-            one.clear()
-            for char in piece:
-                one.push_back(<int32_t>index[char])
+            shape = self.sym_shape[index[piece[0]]]
+            for char in piece[1:]:
+                shape = spm_join(shape, self.sym_shape[index[char]])
             data = piece.encode("utf-8", "surrogatepass")
             self.sym_of[data] = <int32_t>self.sym_piece.size()
-            self.sym_chars.push_back(one)
+            self.sym_shape.push_back(shape)
             self.sym_piece.push_back(data)
         for piece in taken:
             self.taken.insert(piece.encode("utf-8", "surrogatepass"))
+        if symbols.shape[0] + counts.shape[0] + 1 >= BIG:
+            raise ValueError(f"words: more symbols and words than the loop's {BIG - 1:,} positions")
         with nogil:
+            self.seq.reserve(symbols.shape[0] + counts.shape[0] + 1)
             for w in range(counts.shape[0]):
-                start = starts[w]
-                n = starts[w + 1] - start
-                for i in range(n):
-                    self.sym.push_back(symbols[start + i])
-                    self.prv.push_back(<int32_t>(start + i - 1) if i else -1)
-                    self.nxt.push_back(<int32_t>(start + i + 1) if i + 1 < n else -1)
-                    self.weight.push_back(counts[w])
-            self.pairs_of_words()
+                self.mark(counts[w])
+                for i in range(starts[w], starts[w + 1]):
+                    self.seq.push_back(symbols[i])
+            self.mark(0)
+            self.index(NULL)
+            self.first_pairs()
 
-    cdef cbool misplaced(self, int pos, int last) noexcept nogil:
-        if self.suffix:
-            if self.by_whitespace:
-                return pos < last
-            return pos < last and pos == 0
-        if self.by_whitespace:
-            return pos > 0
-        return pos > 0 and pos == last
+    cdef void index(self, const vector[int32_t]* ids) noexcept nogil:
+        """Code points -> character IDs in place (unless ``ids`` is NULL), and the block index."""
+        cdef size_t p, n = self.seq.size()
+        cdef int64_t count = 0
+        self.block_count.resize((n >> BLOCK_SHIFT) + 1)
+        for p in range(n):
+            if self.seq[p] >= 0:
+                if ids != NULL:
+                    self.seq[p] = deref(ids)[self.seq[p]]
+            else:
+                count = self.marked(p)
+            if (p & ((1 << BLOCK_SHIFT) - 1)) == 0:
+                self.block_count[p >> BLOCK_SHIFT] = count
+
+    cdef void first_pairs(self) noexcept nogil:
+        """Every adjacent pair counted, then its positions stored in lists of exact size (pairs
+        of at most DENSE symbols are looked up in a square table, others in the pair map)."""
+        cdef size_t p, n = self.seq.size()
+        cdef int32_t pair, chars = <int32_t>self.sym_shape.size()
+        cdef int64_t count = 0
+        cdef vector[int32_t] sizes, table
+        if chars <= DENSE:
+            table.resize(chars * chars, -2)
+        for p in range(n - 1):
+            if self.seq[p] < 0:
+                count = self.marked(p)
+            elif self.seq[p + 1] >= 0:
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
+                if pair >= 0:
+                    self.freq[pair] += count
+                    if <size_t>pair >= sizes.size():
+                        sizes.resize(pair + 1, 0)
+                    sizes[pair] += 1
+        for pair in range(<int32_t>sizes.size()):
+            self.positions[pair].reserve(sizes[pair])
+        for p in range(n - 1):
+            if self.seq[p] >= 0 and self.seq[p + 1] >= 0:
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
+                if pair >= 0:
+                    self.positions[pair].push_back(<int32_t>p)
+        self.flush(0)
+
+    cdef inline int32_t first_pair(self, int32_t left, int32_t right, vector[int32_t]& table,
+                                   int32_t chars) noexcept nogil:
+        if table.empty():
+            return self.pair(left, right)
+        cdef int32_t* cell = &table[left * chars + right]
+        if cell[0] == -2:
+            cell[0] = self.pair(left, right)
+        return cell[0]
+
+    cdef SpmShape char_shape(self, int32_t script, cbool space, cbool digit, cbool bad) noexcept:
+        cdef SpmShape shape
+        shape.chars = 1
+        shape.first = shape.last = -3 if space or script == INHERITED else (ANY if digit and not self.by_number
+                                                                           else script)
+        shape.flags = (SPM_BAD if bad else 0) | (SPM_DIGIT if digit else 0)
+        if space:
+            shape.flags |= SPM_ALL_SPACE | SPM_SPACE_FIRST | SPM_SPACE_LAST | SPM_SPACE_ANY
+        return shape
 
     cdef cbool valid(self, int32_t left, int32_t right) noexcept nogil:
-        cdef vector[int32_t]* a = &self.sym_chars[left]
-        cdef vector[int32_t]* b = &self.sym_chars[right]
-        cdef int n = a.size() + b.size()
-        cdef int pos, c, s, previous = ANY
-        cdef cbool all_space = True
-        if n > self.max_length:
+        """Whether the piece left + right may be made, in O(1) from the two symbols' shapes.
+
+        Exact when both are valid pieces themselves (characters and merged symbols are):
+        an inherited character takes the script before it, so the two scripts that meet at
+        the join are the only ones not checked already; a digit without split_by_number
+        matches any script.
+        """
+        cdef SpmShape* a = &self.sym_shape[left]
+        cdef SpmShape* b = &self.sym_shape[right]
+        cdef uint8_t both = a.flags | b.flags
+        if a.chars + b.chars > self.max_length or both & SPM_BAD or (self.split_digits and both & SPM_DIGIT):
             return False
-        for pos in range(n):
-            c = a[0][pos] if pos < <int>a.size() else b[0][pos - a.size()]
-            if not self.char_space[c]:
-                all_space = False
-                break
-        for pos in range(n):
-            c = a[0][pos] if pos < <int>a.size() else b[0][pos - a.size()]
-            if self.char_bad[c]:
-                return False
-            if self.char_space[c]:
-                if not (self.whitespace_only and all_space) and self.misplaced(pos, n - 1):
+        if not (self.whitespace_only and a.flags & b.flags & SPM_ALL_SPACE):
+            if self.suffix and self.by_whitespace:  # a ▁ only last
+                if a.flags & SPM_SPACE_ANY or b.flags & SPM_SPACE_NOT_LAST:
                     return False
-                continue
-            s = self.char_script[c]
-            if s == INHERITED:
-                s = previous
-            if self.char_digit[c] and not self.by_number:
-                s = ANY
-            if self.char_digit[c] and self.split_digits and n > 1:
+            elif self.suffix:  # not first
+                if a.flags & SPM_SPACE_FIRST:
+                    return False
+            elif self.by_whitespace:  # only first
+                if a.flags & SPM_SPACE_NOT_FIRST or b.flags & SPM_SPACE_ANY:
+                    return False
+            elif b.flags & SPM_SPACE_LAST:  # not last
                 return False
-            if self.by_script and s != ANY and previous != ANY and s != previous:
-                return False
-            previous = s
-        return True
+        return not (self.by_script and a.last >= 0 and b.first >= 0 and a.last != b.first)
 
     cdef int32_t pair(self, int32_t left, int32_t right) noexcept nogil:
+        """The pair ID of (left, right), made at first sight; -1 when it may not merge (checked
+        first, in O(1): the map holds valid pairs only)."""
+        if not self.valid(left, right):
+            return -1
         cdef uint64_t key = (<uint64_t>left << 32) | <uint32_t>right
-        cdef int32_t known = self.pair_of.find(key)
-        if known != -2:
-            return known
-        cdef int32_t found = -1
+        cdef size_t at = self.pair_of.at(key)
+        if self.pair_of.keys[at] == key:
+            return self.pair_of.values[at]
+        cdef int32_t found = <int32_t>self.freq.size()
         cdef vector[int32_t] none
-        if self.valid(left, right):
-            found = <int32_t>self.freq.size()
-            self.pair_left.push_back(left)
-            self.pair_right.push_back(right)
-            self.pair_chars.push_back(<int32_t>(self.sym_chars[left].size() + self.sym_chars[right].size()))
-            self.freq.push_back(0)
-            self.positions.push_back(none)
-            self.active.push_back(1)
-            self.changed_flag.push_back(0)
-        self.pair_of.insert(key, found)
+        self.pair_left.push_back(left)
+        self.pair_right.push_back(right)
+        self.pair_chars.push_back(self.sym_shape[left].chars + self.sym_shape[right].chars)
+        self.freq.push_back(0)
+        self.positions.push_back(none)
+        self.active.push_back(1)
+        self.pair_of.put(at, key, found)
         return found
 
-    cdef inline void touch(self, int32_t pair) noexcept nogil:
-        if not self.changed_flag[pair]:
-            self.changed_flag[pair] = 1
-            self.changed.push_back(pair)
+    cdef inline int32_t after(self, int32_t p) noexcept nogil:
+        """The live position after ``p`` in its word, or -1 at the word's end (O(symbol length))."""
+        p += 1
+        while self.seq[p] == DEAD:
+            p += 1
+        return p if self.seq[p] >= 0 else -1
 
-    cdef void add(self, int32_t position, int32_t left, int32_t right) noexcept nogil:
-        cdef int32_t pair = self.pair(left, right)
+    cdef inline int32_t before(self, int32_t p) noexcept nogil:
+        p -= 1
+        while self.seq[p] == DEAD:
+            p -= 1
+        return p if self.seq[p] >= 0 else -1
+
+    cdef inline int64_t weight(self, int32_t p) noexcept nogil:
+        """The count of the word holding position ``p`` (O(64)): its marker, or the block index."""
+        cdef int32_t q = p - 1, low = p & ~((1 << BLOCK_SHIFT) - 1)
+        while q >= low:
+            if self.seq[q] < DEAD:
+                return self.marked(q)
+            q -= 1
+        return self.block_count[p >> BLOCK_SHIFT]
+
+    cdef inline int32_t memo(self, SpmMemo* memo, int32_t x, int32_t left, int32_t right,
+                             cbool make) noexcept nogil:
+        """The pair ID of (left, right), one of which is ``x``, through ``memo``."""
+        cdef int32_t pair = memo.get(x)
+        if pair == -3:
+            if make:
+                pair = self.pair(left, right)
+            else:
+                pair = max(-1, self.pair_of.find((<uint64_t>left << 32) | <uint32_t>right))
+            memo.put(x, pair)
+        return pair
+
+    cdef inline void add(self, int32_t pair, int32_t position, int64_t count) noexcept nogil:
         if pair >= 0 and self.active[pair]:
-            self.freq[pair] += self.weight[position]
+            self.freq[pair] += count
             self.positions[pair].push_back(position)
-            self.touch(pair)
 
-    cdef void remove(self, int32_t position, int32_t left, int32_t right, int32_t best) noexcept nogil:
-        cdef uint64_t key = (<uint64_t>left << 32) | <uint32_t>right
-        cdef int32_t pair = self.pair_of.find(key)
+    cdef inline void remove(self, int32_t pair, int32_t best, int64_t count) noexcept nogil:
         if pair >= 0 and pair != best and self.active[pair]:
             # No entry is pushed for a fall: the pair's entry above its count is pushed
             # again, with the count, when it reaches the top (best()).
-            self.freq[pair] -= self.weight[position]
+            self.freq[pair] -= count
 
-    cdef void flush(self) noexcept nogil:
+    cdef void flush(self, int32_t first) noexcept nogil:
+        """Push the pairs made since pair ``first``: only new pairs (with the new symbol) rise."""
         cdef SpmEntry entry
-        for pair in self.changed:
-            self.changed_flag[pair] = 0
+        cdef int32_t pair
+        for pair in range(first, <int32_t>self.freq.size()):
             if self.active[pair]:
                 entry.freq = self.freq[pair]
                 entry.pair = pair
                 spm_push(self.heap, entry, self.less)
-        self.changed.clear()
 
     cdef int32_t best(self) noexcept nogil:
         cdef SpmEntry entry
@@ -357,40 +394,57 @@ cdef class SpmLoop:
         if it != self.sym_of.end():
             return deref(it).second
         cdef int32_t new = <int32_t>self.sym_piece.size()
-        cdef vector[int32_t] chars = self.sym_chars[left]
-        chars.insert(chars.end(), self.sym_chars[right].begin(), self.sym_chars[right].end())
-        self.sym_chars.push_back(chars)
+        self.sym_shape.push_back(spm_join(self.sym_shape[left], self.sym_shape[right]))
         self.sym_piece.push_back(piece)
         self.sym_of[piece] = new
         return new
 
     cdef void merge(self, int32_t best) noexcept nogil:
+        """Replace every live occurrence of ``best``, left to right (its positions are ascending)."""
         cdef int32_t left = self.pair_left[best], right = self.pair_right[best]
-        cdef int32_t new = self.symbol(left, right)
-        cdef int32_t p, r, before, after
+        cdef int32_t new = self.symbol(left, right), first = <int32_t>self.freq.size()
+        cdef int32_t p, r, before, after, x, y, pair, ahead
+        cdef int64_t count
         cdef vector[int32_t] seen
+        cdef size_t i
         seen.swap(self.positions[best])
-        for p in seen:
-            r = self.nxt[p]
-            if self.sym[p] != left or r < 0 or self.sym[r] != right:
+        for i in range(seen.size()):
+            if i + AHEAD < seen.size():  # the symbols, the word's marker or its block's count
+                ahead = seen[i + AHEAD]
+                __builtin_prefetch(self.seq.data() + ahead)
+                __builtin_prefetch(self.seq.data() + max(0, ahead - 15))
+                __builtin_prefetch(self.block_count.data() + (ahead >> BLOCK_SHIFT))
+            p = seen[i]
+            if self.seq[p] != left:
+                continue  # stale: merged away since it was seen
+            r = self.after(p)
+            if r < 0 or self.seq[r] != right:
                 continue
-            before = self.prv[p]
-            after = self.nxt[r]
+            before = self.before(p)
+            after = self.after(r)
+            count = self.weight(p)
             if before >= 0:
-                self.remove(before, self.sym[before], left, best)
+                x = self.seq[before]
+                if x == new:  # (new, left) made in this merge: not memoised before it was
+                    pair = max(-1, self.pair_of.find((<uint64_t>new << 32) | <uint32_t>left))
+                else:
+                    pair = self.memo(&self.with_left, x, x, left, False)
+                self.remove(pair, best, count)
             if after >= 0:
-                self.remove(r, right, self.sym[after], best)
-            self.sym[p] = new
-            self.sym[r] = -1
-            self.nxt[p] = after
-            if after >= 0:
-                self.prv[after] = p
+                y = self.seq[after]
+                self.remove(self.memo(&self.with_right, y, right, y, False), best, count)
+            self.seq[p] = new
+            self.seq[r] = DEAD
             if before >= 0:
-                self.add(before, self.sym[before], new)
+                self.add(self.memo(&self.to_new, x, x, new, True), before, count)
             if after >= 0:
-                self.add(p, new, self.sym[after])
+                self.add(self.memo(&self.from_new, y, new, y, True), p, count)
         self.active[best] = 0
-        self.flush()
+        self.with_left.clear()
+        self.with_right.clear()
+        self.to_new.clear()
+        self.from_new.clear()
+        self.flush(first)
 
     def learn(self, int merges):
         """The pieces made, in order (UTF-8 bytes)."""
@@ -410,3 +464,34 @@ cdef class SpmLoop:
                 out.push_back(best)
                 self.merge(best)
         return [self.sym_piece[self.pair_left[p]] + self.sym_piece[self.pair_right[p]] for p in out]
+
+    def _check(self):
+        """Recount every pair from the words and compare with the kept frequencies (tests call it)."""
+        cdef dict found = {}
+        cdef size_t p
+        cdef int32_t pair, q
+        cdef int64_t count = 0
+        for p in range(self.seq.size()):
+            if self.seq[p] < DEAD:
+                count = self.marked(p)
+            elif self.seq[p] >= 0:
+                assert self.weight(<int32_t>p) == count, f"position {p}: weight"
+                q = self.after(<int32_t>p)
+                if q >= 0:
+                    pair = self.pair_of.find((<uint64_t>self.seq[p] << 32) | <uint32_t>self.seq[q])
+                    if pair >= 0 and self.active[pair]:
+                        found[pair] = found.get(pair, 0) + count
+        for pair in range(<int32_t>self.freq.size()):
+            if self.active[pair]:
+                assert self.freq[pair] == found.get(pair, 0), f"pair {pair}: {self.freq[pair]} != recount"
+        return len(self.freq), self.seq.size()
+
+    def stats(self):
+        """Sizes of the state (pairs, positions held, heap, pair map), as the loop bench records them."""
+        cdef size_t held = 0, capacity = 0, i
+        for i in range(self.positions.size()):
+            held += self.positions[i].size()
+            capacity += self.positions[i].capacity()
+        return {"pairs": self.freq.size(), "held": held, "capacity": capacity,
+                "heap": self.heap.size(), "positions": self.seq.size(),
+                "keys": self.pair_of.used, "slots": self.pair_of.keys.size()}

@@ -240,15 +240,20 @@ def _learn_python(words: Mapping, merges: int, rules: PieceRules, made: set[str]
 class CompiledWords:
     """Words held by the compiled loop: their characters counted once, then laid out over the kept ones."""
 
-    def __init__(self, words: Mapping[str, int], rules: PieceRules):
+    def __init__(self, words: Mapping[str, int], rules: PieceRules, *, release: bool = False):
+        """``release``: empty ``words`` (a dict) while it is read, its memory freed as the loop takes it."""
         self._loop = SpmLoop(rules)
         #: ``{character: count}`` over the words, NUL left out.
-        self.char_counts = self._loop.read_words(words)
+        self.char_counts = self._loop.read_words(words, release)
 
     def learn(self, kept: list[str], merges: int) -> list[str]:
         """The pieces made from the kept characters ``kept`` (any other is unknown). Once only."""
-        self._loop.lay_out(kept, *_classes(kept))
+        self.lay_out(kept)
         return [piece.decode("utf-8", "surrogatepass") for piece in self._loop.learn(merges)]
+
+    def lay_out(self, kept: list[str]) -> None:
+        """Hand the kept characters and their classes to the compiled loop, which lays the words out."""
+        self._loop.lay_out(kept, *_classes(kept))
 
 
 def _classes(chars: list[str]) -> tuple[list, list, list, list]:

@@ -126,10 +126,10 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
                       release: bool = False) -> list[tuple[str, float, int]]:
     """The model's ``(piece, score, type)`` list from the normalised word counts.
 
-    ``release`` empties ``words`` once the loop holds them (its memory is then free for the loop).
+    ``release`` empties ``words`` as the loop takes them in (its memory is then free for the loop).
     """
     meta = options.meta_pieces()
-    held = CompiledWords(words, options.piece_rules()) if SpmLoop is not None else None
+    held = CompiledWords(words, options.piece_rules(), release=release) if SpmLoop is not None else None
     counts = held.char_counts if held is not None else char_counts(words)
     kept = required_chars(words, options.character_coverage, counts)
     room = options.vocab_size - len(meta) - len(kept)
