@@ -1,9 +1,17 @@
-"""Counting sentencepiece's words: files -> lines -> ``{normalised word: count}``, on worker processes.
+"""Counting sentencepiece's words: files -> lines -> ``{normalised word: count}``.
 
-Each file is cut at line ends into parts (:meth:`bytepair.Files.parts`); each part's
-lines are normalised and cut into words (:class:`bytepair.split.spm_text.SentenceText`)
-and counted; the tables are added. The table does not depend on how the work was split.
-Memory follows the distinct words, not the corpus: no sentence is kept.
+With the compiled modules, each file is read in blocks that end at line ends (mapped pages,
+or gzip read in turn), and ``workers`` threads normalise, cut and count the blocks' lines
+in compiled code without the GIL (:class:`bytepair.counts._spm_count.SentenceCounter`), each
+into a piece table of its own (``bytepair.split._split.PieceTable``); the tables are summed
+into flat arrays, then made one ``{word: count}``. Nothing is pickled, no sentence is kept:
+memory follows the distinct words. With ``count_memory`` a table that passes its share is
+written to disk as a sorted run and the runs are merged at the end
+(:mod:`bytepair.counts.spill`). The table does not depend on how the work was split.
+
+Without them (a pure-Python install), each file is cut into parts that worker processes
+count with :class:`bytepair.split.spm_text.SentenceText`, the reference the compiled counter
+is tested against.
 
 >>> import tempfile, pathlib
 >>> from bytepair.split.spm_text import TextRules
@@ -18,51 +26,104 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 from collections import Counter
 from pathlib import Path
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from bytepair.read.corpus import Files
-from bytepair.read.blocks import open_binary
+from bytepair.read.blocks import file_blocks, open_binary
+from bytepair.split import fastsplit
 from bytepair.split.spm_text import SentenceText, TextRules
+from bytepair.counts import counting
+from bytepair.counts.spill import Spill
 from bytepair.counts.workers import process_pool, unordered
 from bytepair._util.backend import extensions_wanted
 
 try:
-    if not extensions_wanted():
+    if not (extensions_wanted() and fastsplit.available()):
         raise ImportError("BYTEPAIR_NO_EXTENSIONS is set")
-    from bytepair.counts._spm_count import count_identity
+    from bytepair.counts import _spm_count
 except ImportError:  # a pure-Python install: SentenceText counts every line
-    count_identity = None
+    _spm_count = None
 
-#: Files are counted in parts of about this many bytes.
+#: The compiled counter reads files in blocks of about this many bytes.
+BLOCK_BYTES = 1 << 22
+#: The Python path counts files in parts of about this many bytes.
 PART_BYTES = 1 << 23
+
+
+def compiled_counter(text: SentenceText):
+    """The compiled :class:`~bytepair.counts._spm_count.SentenceCounter` of ``text``'s rules, or
+    None without the compiled modules."""
+    if _spm_count is None:
+        return None
+    rules = text.rules
+    return _spm_count.SentenceCounter(
+        text.charsmap(), rules.max_sentence_length, rules.remove_extra_whitespaces,
+        rules.add_dummy_prefix, rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces,
+        rules.split_by_whitespace, [piece.encode("utf-8", "surrogatepass") for piece in rules.meta_pieces])
 
 
 def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None) -> tuple[dict, int]:
     """Word counts of a buffer of lines and how many lines were too long. O(len(data)).
 
-    With the ``identity`` rule the compiled counter reads the lines (``compiled``:
-    default when it is built); the lines it hands back (not UTF-8, or holding the start
-    of a meta piece) and every line under other rules go through ``text``.
+    ``compiled`` (default: when it is built) counts with the compiled counter, else with
+    ``text`` (the reference).
     """
-    rules = text.rules
     if compiled is None:
-        compiled = count_identity is not None
-    if compiled and rules.normalization_rule_name == "identity":
-        firsts = bytes(sorted({piece.encode()[0] for piece in rules.meta_pieces if piece}))
-        table, too_long, lines = count_identity(
-            data, rules.max_sentence_length, rules.remove_extra_whitespaces, rules.add_dummy_prefix,
-            rules.treat_whitespace_as_suffix, rules.allow_whitespace_only_pieces,
-            rules.split_by_whitespace, firsts)
-        if lines:
-            for word in text.block_words(lines):
-                table[word] = table.get(word, 0) + 1
-        return table, too_long
+        compiled = _spm_count is not None
+    if compiled:
+        table = fastsplit.table()
+        too_long = compiled_counter(text).count(table, data)
+        return _spm_count.words_dict(*table.arrays()), too_long
     lines = data.split(b"\n")
-    limit = rules.max_sentence_length
+    limit = text.rules.max_sentence_length
     too_long = sum(1 for line in lines if len(line) > limit)
     return Counter(text.block_words(lines)), too_long
+
+
+def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRules, *, workers: int = 1,
+                              count_memory: int | None = None,
+                              block_bytes: int = BLOCK_BYTES) -> tuple[dict[str, int], int]:
+    """``({word: count}, lines skipped as too long)`` of the lines of ``paths``.
+
+    ``workers``: threads that count (processes without the compiled modules).
+    ``count_memory`` (bytes; None: no bound) bounds the counting tables: one that passes
+    its share is spilled to a temporary file and merged back at the end, with the same
+    result. O(total bytes); memory: the distinct words plus a block per worker.
+    """
+    files = Files(*paths, per_line=True)
+    text = SentenceText(rules)
+    workers = max(1, workers)
+    if _spm_count is None:
+        return _count_in_processes(files, rules, workers)
+    counter = compiled_counter(text)
+    too_long: list[int] = []
+    lock = threading.Lock()
+
+    def count(table, job: tuple) -> counting.Partial:
+        data, progress = job
+        skipped = counter.count(table, data)
+        with lock:
+            too_long.append(skipped)
+        return counting.Partial(None, progress, os.getpid(), threading.get_ident())
+
+    with Spill(count_memory, workers + 1) as spill:
+        add = counting._collector(Counter(), None, None, spill)
+        tables = counting._on_threads(count, _blocks(files, block_bytes), workers, add, spill)
+        counts = counting._piece_counts(Counter(), tables, None, spill)
+    data, starts, numbers = counts.flat()
+    counts.release()
+    return _spm_count.words_dict(data, starts, numbers), sum(too_long)
+
+
+def _blocks(files: Files, block_bytes: int) -> Iterator[tuple]:
+    """``(block, bytes)`` of every file read as lines, whatever its suffix (as spm_train reads it)."""
+    for path in files.paths:
+        for _, data, progress in file_blocks(path, 0, None, per_line=True, cut_documents=False,
+                                             block_bytes=block_bytes, mapped=True):
+            yield data, progress
 
 
 def _read_part(path: Path, start: int, end: int | None) -> bytes:
@@ -73,16 +134,13 @@ def _read_part(path: Path, start: int, end: int | None) -> bytes:
 
 def _count_part(job: tuple) -> tuple[dict, int]:
     path, start, end, rules = job
-    return count_block(_read_part(path, start, end), SentenceText(rules))
+    return count_block(_read_part(path, start, end), SentenceText(rules), compiled=False)
 
 
-def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRules, *,
-                              workers: int = 1, part_bytes: int = PART_BYTES) -> tuple[Counter, int]:
-    """``({word: count}, lines skipped as too long)`` of the lines of ``paths``, on ``workers`` processes."""
-    files = Files(*paths, per_line=True)
-    # Few large parts: each part's table is sent back and added here, in Python.
+def _count_in_processes(files: Files, rules: TextRules, workers: int) -> tuple[dict[str, int], int]:
+    """The Python path: parts of the files counted on ``workers`` processes, the tables added."""
     total_bytes = sum(path.stat().st_size for path in files.paths)
-    part_bytes = max(part_bytes, total_bytes // (2 * max(1, workers)) + 1)
+    part_bytes = max(PART_BYTES, total_bytes // (2 * workers) + 1)
     jobs = [(path, start, end, rules) for path, start, end in files.parts(part_bytes)]
     total: Counter = Counter()
     too_long = 0
@@ -93,9 +151,6 @@ def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRul
         else:
             results = map(_count_part, jobs)
         for counts, skipped in results:
-            if not total:
-                total, counts = Counter(counts), None  # the first table is taken as it is
-            else:
-                total.update(counts)
+            total.update(counts)
             too_long += skipped
-    return total, too_long
+    return dict(total), too_long

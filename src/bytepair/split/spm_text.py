@@ -116,12 +116,19 @@ class SentenceText:
             return "reserved"
         return None
 
+    def charsmap(self) -> bytes:
+        """The rule's precompiled character map, as sentencepiece ships it (``b""`` for ``identity``)."""
+        if self._normalizer is None:
+            return b""
+        from sentencepiece import sentencepiece_model_pb2
+
+        spec = sentencepiece_model_pb2.NormalizerSpec()
+        spec.ParseFromString(self._normalizer.serialized_normalizer_spec())
+        return spec.precompiled_charsmap
+
     def normalize(self, line: bytes) -> str:
         """The normalised sentence of one line (without its line end); ``""`` when nothing is left."""
-        text = line.decode("utf-8", "surrogateescape")
-        if _SURROGATE.search(text):
-            text = _SURROGATE.sub("\ufffd", text)
-        return self._normalized(text)
+        return self._normalized(self._decoded([line]))
 
     def words(self, line: bytes) -> list[str]:
         """The words of one line, or ``[]`` when spm_train skips it or nothing is left."""
@@ -131,22 +138,28 @@ class SentenceText:
         """The words of many lines (ends removed), skipped lines left out. O(total characters)."""
         limit = self.rules.max_sentence_length
         lines = [line for line in lines if line and len(line) <= limit]
-        data = b"\n".join(lines)
-        if _UNKNOWN_BYTES in data:
-            data = b"\n".join(line for line in lines if _UNKNOWN_BYTES not in line)
-        text = data.decode("utf-8", "surrogateescape")
-        if _SURROGATE.search(text):  # each malformed byte is one U+FFFD, as sentencepiece reads it
-            text = _SURROGATE.sub("\ufffd", text)
-        return self.rules.sentence_words(self._normalized(text))
+        if any(_UNKNOWN_BYTES in line for line in lines):
+            lines = [line for line in lines if _UNKNOWN_BYTES not in line]
+        return self.rules.sentence_words(self._normalized(self._decoded(lines)))
 
-    def _normalized(self, text: str) -> str:
-        """Sentences (one a line) normalised; ``▁`` for spaces, meta pieces made boundaries."""
-        rules = self.rules
-        suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
+    def _decoded(self, lines: list[bytes]) -> str:
+        """Lines as one text, one a line: as the rule's map normalises them (the normaliser reads
+        the bytes), or decoded for ``identity``. Each malformed byte is one U+FFFD, as
+        sentencepiece reads it; the map never sees it (a U+FFFD of the text it maps)."""
         if self._normalizer is not None:  # the dummy prefix, if any, is the normaliser's
             normalize = self._normalizer.normalize
-            text = "\n".join([normalize(line) for line in text.split("\n")])
-        else:
+            return b"\n".join([normalize(line) for line in lines]).decode("utf-8")
+        text = b"\n".join(lines).decode("utf-8", "surrogateescape")
+        if _SURROGATE.search(text):
+            text = _SURROGATE.sub("\ufffd", text)
+        return text
+
+    def _normalized(self, text: str) -> str:
+        """Sentences (one a line, already through the rule's map) normalised; ``▁`` for spaces,
+        meta pieces made boundaries."""
+        rules = self.rules
+        suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
+        if self._normalizer is None:
             if rules.remove_extra_whitespaces and " " in text:
                 text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
             if rules.add_dummy_prefix and not suffix:
