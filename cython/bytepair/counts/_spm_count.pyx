@@ -18,7 +18,7 @@ each into a table of its own.
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport int64_t, uint32_t
-from libc.string cimport memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 from libcpp cimport bool as cbool
@@ -98,6 +98,8 @@ cdef class SentenceCounter:
     cdef vector[uint32_t] units
     cdef string replacements
     cdef cbool direct[256]      # no rule starts with this (ASCII) byte: it is kept as it is
+    cdef cbool plain[256]       # direct, and not a space
+    cdef int meta_byte          # the first byte of every meta piece, when they share it; else -1
     cdef cbool meta_first[256]
     cdef vector[string] metas    # longest first
     cdef long long limit
@@ -121,11 +123,14 @@ cdef class SentenceCounter:
         for k in range(256):
             b = <unsigned char>k
             self.direct[k] = k < 0x80 and not self.starts_rule(b)
+            self.plain[k] = self.direct[k] and k != 32
             self.meta_first[k] = False
         for piece in sorted(set(metas), key=lambda p: (-len(p), p)):
             if piece:
                 self.metas.push_back(piece)
                 self.meta_first[(<bytes>piece)[0]] = True
+        firsts = {piece[0] for piece in metas if piece}
+        self.meta_byte = firsts.pop() if len(firsts) == 1 else -1
         self.limit = limit
         self.remove_extra = remove_extra
         self.prefix = add_dummy_prefix and not treat_whitespace_as_suffix
@@ -198,7 +203,7 @@ cdef class SentenceCounter:
 
     cdef void normalize(self, const unsigned char* line, size_t n, string& out) noexcept nogil:
         # Normalizer::Normalize of one line, appended to out (nothing when it is all spaces).
-        cdef size_t i = 0, used, got, k, floor = out.size()
+        cdef size_t i = 0, j, used, got, k, floor = out.size()
         cdef const char* piece
         cdef cbool previous_space
         if self.remove_extra:
@@ -213,6 +218,14 @@ cdef class SentenceCounter:
             out.append(SPM_SPACE, 3)
         previous_space = self.remove_extra
         while i < n:
+            j = i
+            while j < n and self.plain[line[j]]:  # a run kept as it is, no space in it
+                j += 1
+            if j > i:
+                out.append(<const char*>line + i, j - i)
+                previous_space = False
+                i = j
+                continue
             used = self.step(line + i, n - i, &piece, &got)
             k = 0
             if previous_space:
@@ -240,9 +253,12 @@ cdef class SentenceCounter:
         cdef size_t i = floor, n = s.size(), m, length
         cdef const unsigned char* p = <const unsigned char*>s.data()
         cdef cbool found = False
-        while i < n and not found:
-            found = self.meta_first[p[i]]
-            i += 1
+        if self.meta_byte >= 0:
+            found = memchr(p + i, self.meta_byte, n - i) != NULL
+        else:
+            while i < n and not found:
+                found = self.meta_first[p[i]]
+                i += 1
         if not found:
             return
         scratch.assign(s, floor, n - floor)
@@ -254,7 +270,8 @@ cdef class SentenceCounter:
             if self.meta_first[p[i]]:
                 for m in range(self.metas.size()):
                     length = self.metas[m].size()
-                    if length <= n - i and memcmp(p + i, self.metas[m].data(), length) == 0:
+                    if (length <= n - i and (length == 1 or p[i + 1] == <unsigned char>self.metas[m][1])
+                            and memcmp(p + i, self.metas[m].data(), length) == 0):
                         s.append(SPM_BOUNDARY, 1)
                         i += length
                         break
@@ -272,7 +289,21 @@ cdef class SentenceCounter:
         cdef size_t i = start, n = s.size(), step
         cdef const unsigned char* p = <const unsigned char*>s.data()
         cdef cbool space, in_space = False
+        cdef const unsigned char* at
         if not self.by_whitespace:
+            ends.push_back(n)
+            return
+        if not self.ws_suffix:  # a word starts at each ▁ (with ws_only, at each run of them)
+            while True:
+                at = <const unsigned char*>memchr(p + i, 0xE2, n - i)
+                if at == NULL:
+                    break
+                i = <size_t>(at - p)
+                if is_space_at(p, n, i) and i > start and not (
+                        self.ws_only and i - start >= 3 and is_space_at(p, n, i - 3)):
+                    ends.push_back(i)
+                    start = i
+                i += 1
             ends.push_back(n)
             return
         while i < n:
@@ -301,11 +332,15 @@ cdef class SentenceCounter:
 
     cdef cbool skipped(self, const unsigned char* line, size_t n) noexcept nogil:
         # A line spm_train leaves out for holding U+2585 (its mark of an unknown character).
-        cdef size_t k
-        for k in range(n - 2 if n >= 2 else 0):
-            if line[k] == 0xE2 and line[k + 1] == 0x96 and line[k + 2] == 0x85:
+        cdef const unsigned char* at = line
+        cdef const unsigned char* end = line + n
+        while True:
+            at = <const unsigned char*>memchr(at, 0xE2, end - at)
+            if at == NULL or at + 2 >= end:
+                return False
+            if at[1] == 0x96 and at[2] == 0x85:
                 return True
-        return False
+            at += 1
 
     cdef int flush(self, PieceTable table, string& text, vector[size_t]& ends) except -1 nogil:
         cdef Ring ring
@@ -369,10 +404,6 @@ cdef class SentenceCounter:
         if not self.metas.empty():
             self.replace_metas(text, 0, scratch)
         return <bytes>text
-
-
-cdef extern from "<string.h>":
-    const void* memchr(const void* s, int c, size_t n) noexcept nogil
 
 
 def words_dict(data, starts, counts):
