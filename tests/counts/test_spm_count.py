@@ -109,3 +109,20 @@ def test_the_python_path_on_processes_equals_the_compiled_one(tmp_path, monkeypa
     monkeypatch.setattr(spm_words, "PART_BYTES", 1 << 10)
     assert spm_words.count_sentencepiece_words([path], rules, workers=2) == compiled
     assert compiled[1] == 50
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+@pytest.mark.parametrize("options", [dict(treat_whitespace_as_suffix=True, remove_extra_whitespaces=False),
+                                     dict(treat_whitespace_as_suffix=True), dict()], ids=["suffix", "suffix-extra", "defaults"])
+def test_lines_the_map_empties_and_malformed_bytes_give_spm_trains_pieces(tmp_path, monkeypatch, compiled, options):
+    """Under nmt_nfkc a line of U+001F (the map deletes it) is still a sentence: as a suffix, a
+    ``▁`` of its own; a malformed byte is U+FFFD, kept, while a U+FFFD of the text becomes a space."""
+    from spm_helpers import spm_pieces
+    from bytepair.training.sentencepiece import SentencePieceOptions, pieces_from_words
+
+    lines = [b"\x1f"] * 50 + [b"qqqq"] * 10 + [b"ab\xffcd ef", b"xy\xef\xbf\xbdzw", b"\xe3\x80\x80 \xe3\x80\x80"] * 20
+    if not compiled:
+        monkeypatch.setattr(spm_words, "_spm_count", None)
+    o = SentencePieceOptions.of(vocab_size=30, hard_vocab_limit=False, **options)
+    words, _ = spm_words.count_sentencepiece_words([_corpus(tmp_path, lines)], o.text_rules())
+    assert pieces_from_words(words, o) == spm_pieces(lines, vocab_size=30, hard_vocab_limit=False, **options)

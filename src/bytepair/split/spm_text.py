@@ -93,7 +93,7 @@ class SentenceText:
 
     def __init__(self, rules: TextRules):
         self.rules = rules
-        self._normalizer = None
+        self._normalizer = self._plain = None
         if rules.normalization_rule_name != "identity":
             if rules.normalization_rule_name not in RULES:
                 raise ValueError(f"normalization_rule_name: {rules.normalization_rule_name!r} is not one of "
@@ -128,7 +128,7 @@ class SentenceText:
 
     def normalize(self, line: bytes) -> str:
         """The normalised sentence of one line (without its line end); ``""`` when nothing is left."""
-        return self._normalized(self._decoded([line]))
+        return self._boundaries(self._sentences([line]))
 
     def words(self, line: bytes) -> list[str]:
         """The words of one line, or ``[]`` when spm_train skips it or nothing is left."""
@@ -140,30 +140,48 @@ class SentenceText:
         lines = [line for line in lines if line and len(line) <= limit]
         if any(_UNKNOWN_BYTES in line for line in lines):
             lines = [line for line in lines if _UNKNOWN_BYTES not in line]
-        return self.rules.sentence_words(self._normalized(self._decoded(lines)))
+        return self.rules.sentence_words(self._boundaries(self._sentences(lines)))
 
-    def _decoded(self, lines: list[bytes]) -> str:
-        """Lines as one text, one a line: as the rule's map normalises them (the normaliser reads
-        the bytes), or decoded for ``identity``. Each malformed byte is one U+FFFD, as
-        sentencepiece reads it; the map never sees it (a U+FFFD of the text it maps)."""
-        if self._normalizer is not None:  # the dummy prefix, if any, is the normaliser's
-            normalize = self._normalizer.normalize
-            return b"\n".join([normalize(line) for line in lines]).decode("utf-8")
+    def _sentences(self, lines: list[bytes]) -> str:
+        """Non-empty lines as normalised sentences (``▁`` for spaces), one a line."""
+        if self._normalizer is not None:
+            return "\n".join([self._mapped(line) for line in lines])
         text = b"\n".join(lines).decode("utf-8", "surrogateescape")
-        if _SURROGATE.search(text):
+        if _SURROGATE.search(text):  # each malformed byte is one U+FFFD, as sentencepiece reads it
             text = _SURROGATE.sub("\ufffd", text)
+        return self._identity(text)
+
+    def _mapped(self, line: bytes) -> str:
+        """One line through the rule's map (sentencepiece's normaliser reads its bytes: a malformed
+        byte is a U+FFFD that the map never sees), the dummy prefix its, the rest here."""
+        rules = self.rules
+        text = self._normalizer.normalize(line).decode("utf-8").replace(" ", SPACE)
+        if rules.remove_extra_whitespaces:
+            text = text.rstrip(SPACE)  # the normaliser strips trailing spaces, sentencepiece ▁ too
+        # The suffix comes after, even when nothing else is left, unless the line was all
+        # spaces that leading-space removal took (then sentencepiece stops before the suffix).
+        if rules.add_dummy_prefix and rules.treat_whitespace_as_suffix and (
+                text or not rules.remove_extra_whitespaces or not self._all_spaces(line)):
+            text += SPACE
         return text
 
-    def _normalized(self, text: str) -> str:
-        """Sentences (one a line, already through the rule's map) normalised; ``▁`` for spaces,
-        meta pieces made boundaries."""
+    def _all_spaces(self, line: bytes) -> bool:
+        """Whether each character of ``line`` is mapped to one space (U+3000, NBSP, ...)."""
+        if self._plain is None:
+            self._plain = sentencepiece_module().SentencePieceNormalizer(
+                rule_name=self.rules.normalization_rule_name, add_dummy_prefix=False,
+                escape_whitespaces=False, remove_extra_whitespaces=False)
+        text = line.decode("utf-8", "surrogateescape")
+        return not _SURROGATE.search(text) and all(self._plain.normalize(char) == " " for char in text)
+
+    def _identity(self, text: str) -> str:
+        """Sentences (one a line) under ``identity``: spaces removed, dummy ``▁``, ``▁`` for spaces."""
         rules = self.rules
         suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
-        if self._normalizer is None:
-            if rules.remove_extra_whitespaces and " " in text:
-                text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
-            if rules.add_dummy_prefix and not suffix:
-                text = _LINE_START.sub(" ", text)
+        if rules.remove_extra_whitespaces and " " in text:
+            text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
+        if rules.add_dummy_prefix and not suffix:
+            text = _LINE_START.sub(" ", text)
         text = text.replace(" ", SPACE)
         if rules.remove_extra_whitespaces and (SPACE + "\n" in text or text.endswith(SPACE)):
             # sentencepiece strips every trailing ▁ of a normalised sentence, a ▁ of its input
@@ -176,6 +194,10 @@ class SentenceText:
                 text = _TRAILING_SPACES.sub("", text)
         if suffix:
             text = _LINE_END.sub(SPACE, text)
+        return text
+
+    def _boundaries(self, text: str) -> str:
+        """Every meta piece in ``text`` made the boundary U+001F, the longest first."""
         if self._meta is not None and any(first in text for first in self._meta_starts):
             text = self._meta.sub(BOUNDARY, text)
         return text
