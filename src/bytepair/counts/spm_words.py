@@ -49,6 +49,8 @@ except ImportError:  # a pure-Python install: SentenceText counts every line
 
 #: The compiled counter reads files in blocks of about this many bytes.
 BLOCK_BYTES = 1 << 22
+#: ... and of at least this many under a tight ``count_memory``.
+MIN_BLOCK_BYTES = 1 << 14
 #: The Python path counts files in parts of about this many bytes.
 PART_BYTES = 1 << 23
 
@@ -109,6 +111,10 @@ def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRul
             too_long.append(skipped)
         return counting.Partial(None, progress, os.getpid(), threading.get_ident())
 
+    if count_memory is not None:
+        # A block adds at most a few distinct words per 32 bytes of text (one in ~128 bytes of
+        # table each): smaller blocks under a tight bound, so that no table passes it by much.
+        block_bytes = min(block_bytes, max(MIN_BLOCK_BYTES, count_memory // (32 * (workers + 1))))
     with Spill(count_memory, workers + 1) as spill:
         add = counting._collector(Counter(), None, None, spill)
         tables = counting._on_threads(count, _blocks(files, block_bytes), workers, add, spill)
