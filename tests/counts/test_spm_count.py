@@ -104,7 +104,8 @@ def test_the_python_path_on_processes_equals_the_compiled_one(tmp_path, monkeypa
     lines = [b"a b\tc \xff", b"\xe2\x96\x85 skipped", b"<s> ok", b"x" * 5000] * 50
     rules = TextRules(meta_pieces=("<s>",))
     path = _corpus(tmp_path, lines)
-    compiled = spm_words.count_sentencepiece_words([path], rules, workers=2)
+    words, skipped = spm_words.count_sentencepiece_words([path], rules, workers=2)
+    compiled = dict(words), skipped
     monkeypatch.setattr(spm_words, "_spm_count", None)
     monkeypatch.setattr(spm_words, "PART_BYTES", 1 << 10)
     assert spm_words.count_sentencepiece_words([path], rules, workers=2) == compiled

@@ -16,14 +16,16 @@ into words as ``SplitIntoWords`` does. The words are counted into a
 each into a table of its own.
 """
 
-from cpython.unicode cimport PyUnicode_DecodeUTF8
-from libc.stdint cimport int64_t, uint32_t
+from cpython.unicode cimport PyUnicode_DecodeASCII
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memchr, memcmp, memcpy
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 from libcpp cimport bool as cbool
 
-from bytepair.split._split cimport PieceTable, Ring
+from bytepair.split._split cimport PieceTable, Ring, utf8_error as _utf8_error
+
+from array import array
 
 cdef extern from *:
     """
@@ -406,15 +408,119 @@ cdef class SentenceCounter:
         return <bytes>text
 
 
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    void* PyUnicode_DATA(object o)
+
+
+cdef int check_flat(Py_ssize_t size, const int64_t[::1] at, Py_ssize_t words) except -1:
+    # Offsets that stay inside the data and never go back, one more than the words.
+    cdef Py_ssize_t i
+    if at.shape[0] != words + 1 or (words >= 0 and (at[0] < 0 or at[words] > size)):
+        raise ValueError("flat words: starts must hold one offset a word, then the end")
+    for i in range(words):
+        if at[i + 1] < at[i]:
+            raise ValueError("flat words: starts go back")
+    return 0
+
+
+cdef object decoded(const unsigned char* s, Py_ssize_t n):
+    # The str of s[0:n], a part of valid UTF-8 (as the counter writes it) cut at character
+    # ends, made in two passes over the bytes: its length and largest character, then the
+    # characters at their width.
+    cdef Py_ssize_t i = 0, length = 0, k = 0
+    cdef Py_UCS4 top = 0, c
+    cdef unsigned char b
+    while i < n:
+        b = s[i]
+        if 0x80 <= b < 0xC0 or i + (1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4) > n:
+            raise ValueError("words_dict: a word is cut inside a character")
+        if b < 0x80:
+            c = b
+            i += 1
+        elif b < 0xE0:
+            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
+            i += 2
+        elif b < 0xF0:
+            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+            i += 3
+        else:
+            c = ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+            i += 4
+        top = c if c > top else top
+        length += 1
+    if length == n:
+        return PyUnicode_DecodeASCII(<const char*>s, n, NULL)
+    text = PyUnicode_New(length, top)
+    cdef void* out = PyUnicode_DATA(text)
+    i = 0
+    while i < n:
+        b = s[i]
+        if b < 0x80:
+            c = b
+            i += 1
+        elif b < 0xE0:
+            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
+            i += 2
+        elif b < 0xF0:
+            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+            i += 3
+        else:
+            c = ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+            i += 4
+        if top < 0x100:
+            (<uint8_t*>out)[k] = <uint8_t>c
+        elif top < 0x10000:
+            (<uint16_t*>out)[k] = <uint16_t>c
+        else:
+            (<Py_UCS4*>out)[k] = c
+        k += 1
+    return text
+
+
 def words_dict(data, starts, counts):
     """``{word: count}`` of flat arrays of UTF-8 words (``PieceTable.arrays()``'s layout), with one
-    ``str`` per word made straight from its bytes. O(total bytes)."""
+    ``str`` per word made straight from its bytes (valid UTF-8, as the counter writes it; a
+    table of other bytes is refused). O(total bytes).
+
+    >>> words_dict("\u2581a\u2581".encode(), array("q", [0, 4, 7]), array("q", [2, 1]))
+    {'\u2581a': 2, '\u2581': 1}
+    """
     cdef const unsigned char[::1] view = data
     cdef const int64_t[::1] at = starts
     cdef const int64_t[::1] number = counts
     cdef Py_ssize_t i
     cdef dict out = {}
     cdef const char* base = <const char*>&view[0] if view.shape[0] else NULL
+    if _utf8_error(<const unsigned char*>base, view.shape[0]) >= 0:
+        raise ValueError("words_dict: the words are not UTF-8")
+    check_flat(view.shape[0], at, number.shape[0])
     for i in range(number.shape[0]):
-        out[PyUnicode_DecodeUTF8(base + at[i], at[i + 1] - at[i], "surrogatepass")] = number[i]
+        out[decoded(<const unsigned char*>base + at[i], at[i + 1] - at[i])] = number[i]
     return out
+
+
+def iter_words(data, starts, counts=None):
+    """Each word of flat arrays (as :func:`words_dict` reads them) as a ``str``, in table order;
+    with ``counts``, ``(word, count)`` pairs. One word made at a time: no table of them is held.
+
+    >>> list(iter_words("\u2581a\u2581".encode(), array("q", [0, 4, 7]), array("q", [2, 1])))
+    [('\u2581a', 2), ('\u2581', 1)]
+    """
+    cdef const unsigned char[::1] view = data
+    cdef const int64_t[::1] at = starts
+    cdef const int64_t[::1] number
+    cdef Py_ssize_t i, words = at.shape[0] - 1
+    cdef const unsigned char* base = &view[0] if view.shape[0] else NULL
+    if _utf8_error(base, view.shape[0]) >= 0:
+        raise ValueError("iter_words: the words are not UTF-8")
+    check_flat(view.shape[0], at, words)
+    if counts is None:
+        for i in range(words):
+            yield decoded(base + at[i], at[i + 1] - at[i])
+        return
+    number = counts
+    if number.shape[0] != words:
+        raise ValueError("iter_words: one count a word")
+    for i in range(words):
+        yield decoded(base + at[i], at[i + 1] - at[i]), number[i]

@@ -27,7 +27,9 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from array import array
 from collections import Counter
+from collections.abc import ItemsView, Mapping
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -87,8 +89,9 @@ def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None
 
 def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRules, *, workers: int = 1,
                               count_memory: int | None = None,
-                              block_bytes: int = BLOCK_BYTES) -> tuple[dict[str, int], int]:
-    """``({word: count}, lines skipped as too long)`` of the lines of ``paths``.
+                              block_bytes: int = BLOCK_BYTES) -> tuple[Mapping[str, int], int]:
+    """``({word: count}, lines skipped as too long)`` of the lines of ``paths``: a
+    :class:`WordTable` with the compiled modules, else a dict.
 
     ``workers``: threads that count (processes without the compiled modules).
     ``count_memory`` (bytes; None: no bound) bounds the counting tables: one that passes
@@ -119,9 +122,58 @@ def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRul
         add = counting._collector(Counter(), None, None, spill)
         tables = counting._on_threads(count, _blocks(files, block_bytes), workers, add, spill)
         counts = counting._piece_counts(Counter(), tables, None, spill)
-    data, starts, numbers = counts.flat()
+    table = WordTable(*counts.flat())
     counts.release()
-    return _spm_count.words_dict(data, starts, numbers), sum(too_long)
+    return table, sum(too_long)
+
+
+class WordTable(Mapping):
+    """``{word: count}`` read from flat arrays (``data``, ``starts`` with the end last, ``counts``),
+    in no particular order. Iterating makes one ``str`` at a time and keeps none: the merge
+    loop reads the words through it without a dict of them (a hash table of a million words
+    costs more than counting them). A lookup builds the dict once.
+
+    >>> from array import array
+    >>> table = WordTable("▁a▁".encode(), array("q", [0, 4, 7]), array("q", [2, 1]))
+    >>> len(table), dict(table.items()) == {"▁a": 2, "▁": 1}, table["▁"]
+    (2, True, 1)
+    """
+
+    def __init__(self, data: bytes, starts, counts):
+        self._flat = (data, starts, counts)
+        self._dict: dict | None = None
+
+    def __len__(self) -> int:
+        return len(self._flat[2])
+
+    def __iter__(self) -> Iterator[str]:
+        return _words(*self._flat[:2])
+
+    def items(self) -> ItemsView:
+        return _Items(self)
+
+    def __getitem__(self, word: str) -> int:
+        if self._dict is None:
+            self._dict = dict(_words(*self._flat))
+        return self._dict[word]
+
+    def clear(self) -> None:
+        """Let the arrays go (training does, once the merge loop holds the words)."""
+        self._flat = (b"", array("q", [0]), array("q"))
+        self._dict = None
+
+
+class _Items(ItemsView):
+    def __iter__(self):
+        return _words(*self._mapping._flat)
+
+
+def _words(data: bytes, starts, counts=None) -> Iterator:
+    """The words of flat arrays as ``str`` (with ``counts``: ``(word, count)``), made one at a time."""
+    if _spm_count is not None:
+        return _spm_count.iter_words(data, starts, counts)
+    words = (data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, starts[1:]))
+    return words if counts is None else zip(words, counts)
 
 
 def _blocks(files: Files, block_bytes: int) -> Iterator[tuple]:
