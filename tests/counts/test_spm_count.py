@@ -127,3 +127,16 @@ def test_lines_the_map_empties_and_malformed_bytes_give_spm_trains_pieces(tmp_pa
     o = SentencePieceOptions.of(vocab_size=30, hard_vocab_limit=False, **options)
     words, _ = spm_words.count_sentencepiece_words([_corpus(tmp_path, lines)], o.text_rules())
     assert pieces_from_words(words, o) == spm_pieces(lines, vocab_size=30, hard_vocab_limit=False, **options)
+
+
+def test_files_one_gzip_count_as_their_lines_joined(tmp_path):
+    import gzip
+
+    first, second = [b"a b", b"c\xe3\x80\x80d"] * 300, [b"e  f", b"\xff g"] * 300
+    (tmp_path / "one.txt").write_bytes(b"\n".join(first) + b"\n")
+    (tmp_path / "two.txt.gz").write_bytes(gzip.compress(b"\n".join(second)))
+    rules = TextRules()
+    words, skipped = spm_words.count_sentencepiece_words([tmp_path / "one.txt", tmp_path / "two.txt.gz"], rules,
+                                                         workers=2, block_bytes=1 << 10)
+    expected = spm_words.count_block(b"\n".join(first + second), SentenceText(rules), compiled=False)
+    assert (dict(words), skipped) == (dict(expected[0]), expected[1])

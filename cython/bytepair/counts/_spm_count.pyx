@@ -424,29 +424,34 @@ cdef int check_flat(Py_ssize_t size, const int64_t[::1] at, Py_ssize_t words) ex
     return 0
 
 
+cdef inline Py_UCS4 next_char(const unsigned char* s, Py_ssize_t* i) noexcept nogil:
+    # The character of valid UTF-8 at s[i[0]]; moves i past it.
+    cdef unsigned char b = s[i[0]]
+    if b < 0x80:
+        i[0] += 1
+        return b
+    if b < 0xE0:
+        i[0] += 2
+        return ((b & 0x1F) << 6) | (s[i[0] - 1] & 0x3F)
+    if b < 0xF0:
+        i[0] += 3
+        return ((b & 0x0F) << 12) | ((s[i[0] - 2] & 0x3F) << 6) | (s[i[0] - 1] & 0x3F)
+    i[0] += 4
+    return ((b & 0x07) << 18) | ((s[i[0] - 3] & 0x3F) << 12) | ((s[i[0] - 2] & 0x3F) << 6) | (s[i[0] - 1] & 0x3F)
+
+
 cdef object decoded(const unsigned char* s, Py_ssize_t n):
     # The str of s[0:n], a part of valid UTF-8 (as the counter writes it) cut at character
     # ends, made in two passes over the bytes: its length and largest character, then the
-    # characters at their width.
+    # characters at their width (faster than the codec, which guesses the width and widens).
     cdef Py_ssize_t i = 0, length = 0, k = 0
     cdef Py_UCS4 top = 0, c
     cdef unsigned char b
     while i < n:
         b = s[i]
         if 0x80 <= b < 0xC0 or i + (1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4) > n:
-            raise ValueError("words_dict: a word is cut inside a character")
-        if b < 0x80:
-            c = b
-            i += 1
-        elif b < 0xE0:
-            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        elif b < 0xF0:
-            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            i += 3
-        else:
-            c = ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
-            i += 4
+            raise ValueError("flat words: a word is cut inside a character")
+        c = next_char(s, &i)
         top = c if c > top else top
         length += 1
     if length == n:
@@ -455,19 +460,7 @@ cdef object decoded(const unsigned char* s, Py_ssize_t n):
     cdef void* out = PyUnicode_DATA(text)
     i = 0
     while i < n:
-        b = s[i]
-        if b < 0x80:
-            c = b
-            i += 1
-        elif b < 0xE0:
-            c = ((b & 0x1F) << 6) | (s[i + 1] & 0x3F)
-            i += 2
-        elif b < 0xF0:
-            c = ((b & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
-            i += 3
-        else:
-            c = ((b & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
-            i += 4
+        c = next_char(s, &i)
         if top < 0x100:
             (<uint8_t*>out)[k] = <uint8_t>c
         elif top < 0x10000:
@@ -478,31 +471,10 @@ cdef object decoded(const unsigned char* s, Py_ssize_t n):
     return text
 
 
-def words_dict(data, starts, counts):
-    """``{word: count}`` of flat arrays of UTF-8 words (``PieceTable.arrays()``'s layout), with one
-    ``str`` per word made straight from its bytes (valid UTF-8, as the counter writes it; a
-    table of other bytes is refused). O(total bytes).
-
-    >>> words_dict("\u2581a\u2581".encode(), array("q", [0, 4, 7]), array("q", [2, 1]))
-    {'\u2581a': 2, '\u2581': 1}
-    """
-    cdef const unsigned char[::1] view = data
-    cdef const int64_t[::1] at = starts
-    cdef const int64_t[::1] number = counts
-    cdef Py_ssize_t i
-    cdef dict out = {}
-    cdef const char* base = <const char*>&view[0] if view.shape[0] else NULL
-    if _utf8_error(<const unsigned char*>base, view.shape[0]) >= 0:
-        raise ValueError("words_dict: the words are not UTF-8")
-    check_flat(view.shape[0], at, number.shape[0])
-    for i in range(number.shape[0]):
-        out[decoded(<const unsigned char*>base + at[i], at[i + 1] - at[i])] = number[i]
-    return out
-
-
 def iter_words(data, starts, counts=None):
-    """Each word of flat arrays (as :func:`words_dict` reads them) as a ``str``, in table order;
-    with ``counts``, ``(word, count)`` pairs. One word made at a time: no table of them is held.
+    """Each word of flat arrays of UTF-8 words (``PieceTable.arrays()``'s layout) as a ``str``, in
+    table order; with ``counts``, ``(word, count)`` pairs. One word made at a time: no table of
+    them is held. Words that are not UTF-8 are refused.
 
     >>> list(iter_words("\u2581a\u2581".encode(), array("q", [0, 4, 7]), array("q", [2, 1])))
     [('\u2581a', 2), ('\u2581', 1)]

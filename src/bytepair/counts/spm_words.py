@@ -80,7 +80,7 @@ def count_block(data: bytes, text: SentenceText, *, compiled: bool | None = None
     if compiled:
         table = fastsplit.table()
         too_long = compiled_counter(text).count(table, data)
-        return _spm_count.words_dict(*table.arrays()), too_long
+        return dict(_words(*table.arrays())), too_long
     lines = data.split(b"\n")
     limit = text.rules.max_sentence_length
     too_long = sum(1 for line in lines if len(line) > limit)
