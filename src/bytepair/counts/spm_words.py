@@ -102,7 +102,7 @@ def count_sentencepiece_words(paths: Sequence[str | os.PathLike], rules: TextRul
     text = SentenceText(rules)
     workers = max(1, workers)
     if _spm_count is None:
-        return _count_in_processes(files, rules, workers)
+        return _count_in_processes(files, rules, workers, count_memory)
     counter = compiled_counter(text)
     too_long: list[int] = []
     lock = threading.Lock()
@@ -195,20 +195,29 @@ def _count_part(job: tuple) -> tuple[dict, int]:
     return count_block(_read_part(path, start, end), SentenceText(rules), compiled=False)
 
 
-def _count_in_processes(files: Files, rules: TextRules, workers: int) -> tuple[dict[str, int], int]:
-    """The Python path: parts of the files counted on ``workers`` processes, the tables added."""
+def _count_in_processes(files: Files, rules: TextRules, workers: int,
+                        count_memory: int | None) -> tuple[WordTable, int]:
+    """The Python path: parts of the files counted on ``workers`` processes, the tables added
+    here (and spilled past ``count_memory``, as the compiled path spills)."""
     total_bytes = sum(path.stat().st_size for path in files.paths)
     part_bytes = max(PART_BYTES, total_bytes // (2 * workers) + 1)
+    if count_memory is not None:  # the sum is looked at after each part
+        part_bytes = min(part_bytes, max(MIN_BLOCK_BYTES, count_memory // 32))
     jobs = [(path, start, end, rules) for path, start, end in files.parts(part_bytes)]
     total: Counter = Counter()
     too_long = 0
     with contextlib.ExitStack() as stack:
+        spill = stack.enter_context(Spill(count_memory))
+        add = counting._collector(total, None, None, spill)
         if workers > 1 and len(jobs) > 1:
             pool = stack.enter_context(process_pool(min(workers, len(jobs))))
             results = unordered(pool, _count_part, iter(jobs), 2 * workers, lambda job: str(job[0]))
         else:
             results = map(_count_part, jobs)
         for counts, skipped in results:
-            total.update(counts)
+            # Spilled runs hold bytes, in byte order: the words as UTF-8.
+            add(counting.Partial(Counter({word.encode("utf-8", "surrogatepass"): n for word, n in counts.items()}),
+                                 0, os.getpid(), 0))
             too_long += skipped
-    return dict(total), too_long
+        table = counting._piece_counts(total, [], None, spill)
+    return WordTable(*table.flat()), too_long
