@@ -140,3 +140,24 @@ def test_files_one_gzip_count_as_their_lines_joined(tmp_path):
                                                          workers=2, block_bytes=1 << 10)
     expected = spm_words.count_block(b"\n".join(first + second), SentenceText(rules), compiled=False)
     assert (dict(words), skipped) == (dict(expected[0]), expected[1])
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "python"])
+def test_a_dask_cluster_counts_the_same_words(tmp_path, monkeypatch, compiled):
+    distributed = pytest.importorskip("distributed")
+    lines = [b"%d a b  c" % (i % 97) + b" \xe6\x97\xa5\xff" * (i % 3) + b"x" * (i % 50) for i in range(3000)]
+    rules = TextRules(max_sentence_length=60, meta_pieces=("<s>",))
+    path = _corpus(tmp_path, lines)
+    words, skipped = spm_words.count_sentencepiece_words([path], rules)
+    expected = dict(words), skipped
+    if not compiled:
+        monkeypatch.setattr(spm_words, "_spm_count", None)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        words, skipped = spm_words.count_sentencepiece_on_cluster(client, [path], rules, part_bytes=1 << 14)
+        assert (dict(words), skipped) == expected and skipped > 0
+        if compiled:
+            from bytepair.training.sentencepiece import train_sentencepiece
+
+            assert (train_sentencepiece(path, vocab_size=200, client=client).pieces
+                    == train_sentencepiece(path, vocab_size=200).pieces)

@@ -25,11 +25,13 @@ is tested against.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import threading
 from array import array
 from collections import Counter
 from collections.abc import ItemsView, Mapping
+from itertools import accumulate
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -38,6 +40,7 @@ from bytepair.read.blocks import file_blocks, open_binary
 from bytepair.split import fastsplit
 from bytepair.split.spm_text import SentenceText, TextRules
 from bytepair.counts import counting
+from bytepair.counts.piece_counts import PieceCounts
 from bytepair.counts.spill import Spill
 from bytepair.counts.workers import process_pool, unordered
 from bytepair._util.backend import extensions_wanted
@@ -174,6 +177,48 @@ def _words(data: bytes, starts, counts=None) -> Iterator:
         return _spm_count.iter_words(data, starts, counts)
     words = (data[a:b].decode("utf-8", "surrogatepass") for a, b in zip(starts, starts[1:]))
     return words if counts is None else zip(words, counts)
+
+
+def count_sentencepiece_on_cluster(client, paths: Sequence[str | os.PathLike], rules: TextRules, *,
+                                   part_bytes: int | None = None, progress_bar=None) -> tuple[WordTable, int]:
+    """:func:`count_sentencepiece_words` on the workers of a Dask ``client``: each part of the
+    files (:meth:`bytepair.Files.parts`, cut at line ends) is counted by a task, the tables are
+    summed on the cluster and only the total comes back (:mod:`bytepair.counts.cluster`). The
+    workers must see the files at the same paths. The same words as counting here.
+    """
+    from bytepair.counts.cluster import count_on_cluster
+
+    files = Files(*paths, per_line=True)
+    counts = count_on_cluster(client, files, None, part_bytes=part_bytes, progress_bar=progress_bar,
+                              count=functools.partial(_cluster_part, rules))
+    data, starts, numbers = counts.flat()
+    counts.release()
+    # The lines too long travel as the empty word (no word is empty).
+    empty = next((i for i in range(len(numbers)) if starts[i] == starts[i + 1]), None)
+    skipped = 0
+    if empty is not None:
+        skipped = numbers.pop(empty)
+        starts.pop(empty)
+    return WordTable(data, starts, numbers), skipped
+
+
+def _cluster_part(rules: TextRules, path: str, start: int, end: int | None) -> PieceCounts:
+    """One part's words as UTF-8, the lines too long as the count of the empty word; on a worker."""
+    text = SentenceText(rules)
+    data = _read_part(Path(path), start, end)
+    if _spm_count is not None:
+        table = fastsplit.table()
+        too_long = compiled_counter(text).count(table, data)
+        words, starts, counts = table.arrays()
+    else:
+        table, too_long = count_block(data, text, compiled=False)
+        pieces = [word.encode("utf-8", "surrogatepass") for word in table]
+        words, starts, counts = b"".join(pieces), array("q", [0]), array("q", table.values())
+        starts.extend(accumulate(map(len, pieces)))
+    if too_long:
+        starts.append(starts[-1])
+        counts.append(too_long)
+    return PieceCounts.trusted_arrays(words, starts, counts, None)
 
 
 def _blocks(files: Files, block_bytes: int) -> Iterator[tuple]:
