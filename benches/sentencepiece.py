@@ -1,11 +1,11 @@
 """sentencepiece BPE: bytepair against spm_train on the same text, equal pieces, time and peak RSS.
 
 Each trainer runs in a fresh process (``python -m benches.sentencepiece --worker NAME``),
-back to back, with 2 threads (spm_train's ``num_threads``) or 2 counting processes
-(bytepair's ``workers``). The time is the training call (reading, normalising,
-counting, merging, writing the ``.model``); the peak RSS is the worker's own plus the
-largest of its children's (bytepair's counting processes; an upper bound of their
-sum while they run together). The load average is recorded before and after each.
+back to back, with 2 threads each (spm_train's ``num_threads``, bytepair's ``workers``).
+The time is the training call (reading, normalising, counting, merging, writing the
+``.model``), with bytepair's counting stage (files -> word table) timed apart
+(``count_seconds``, and the peak RSS when it ends); the peak RSS is the worker's own plus
+the largest of its children's (a pure-Python install counts on processes). The load average is recorded before and after each.
 The two ``.model`` files are compared piece for piece (piece, score, type).
 
     python -m benches.sentencepiece --corpus ~/.cache/bytepair-bench/english-v1-100000000.txt \\
@@ -49,19 +49,38 @@ def _train(name: str, corpus: str, output: str, vocab_size: int, options: dict) 
         save_sentencepiece(train_sentencepiece(corpus, vocab_size=vocab_size, workers=2, **options), output)
 
 
+def _timed_counting(stages: dict) -> None:
+    """Time bytepair's counting stage (files -> word table) inside the training call."""
+    from bytepair.counts import spm_words
+
+    count = spm_words.count_sentencepiece_words
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return count(*args, **kwargs)
+        finally:
+            stages["count_seconds"] = round(time.perf_counter() - start, 2)
+            stages["count_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+    spm_words.count_sentencepiece_words = timed
+
+
 def worker(name: str, corpus: str, output: str, vocab_size: int, config: str) -> dict:
+    stages: dict = {}
     if name == "spm_train":
         import sentencepiece  # noqa: F401  (loaded before the clock, as bytepair's modules are)
     else:
         import bytepair.formats.spm_file  # noqa: F401
         import bytepair.training.sentencepiece  # noqa: F401
+        _timed_counting(stages)
     start = time.perf_counter()
     _train(name, corpus, output, vocab_size, CONFIGS[config])
     seconds = time.perf_counter() - start
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     return {"seconds": round(seconds, 2), "peak_rss_mib": round(own + children, 1),
-            "own_peak_rss_mib": round(own, 1), "children_peak_rss_mib": round(children, 1)}
+            "own_peak_rss_mib": round(own, 1), "children_peak_rss_mib": round(children, 1), **stages}
 
 
 def _pieces(path: str) -> list[tuple]:

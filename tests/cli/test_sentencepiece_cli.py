@@ -31,6 +31,44 @@ def test_cli_model_equals_spm_train(tmp_path, capfd):
     assert (tmp_path / "tokenizer.json").exists()
 
 
+def test_a_spilled_count_on_threads_gives_spm_trains_model(tmp_path, capfd, monkeypatch):
+    """spm's defaults (nmt_nfkc) with malformed bytes, counted on two threads in tables held to
+    64 KiB: the tables spill to disk, and the pieces are spm_train's all the same."""
+    from bytepair.counts import spill
+
+    written = []
+    real = spill.Spill.write
+    monkeypatch.setattr(spill.Spill, "write", lambda self, table: written.append(len(table)) or real(self, table))
+    lines = (sample_lines("multilingual-sample.txt", 400) + sample_lines("kjv-genesis-exodus.txt", 1500)
+             + [b"ab\xffcd ef \xef\xbf\xbd gh", b"\xc3( \xe2\x96 x"] * 30)
+    corpus = write_lines(lines, str(tmp_path))
+    code = main(["train", corpus, "--sentencepiece", "--vocab-size", "2000", "--workers", "2",
+                 "--count-memory", "64KiB", "-q", "-o", str(tmp_path / "m.model")])
+    assert code == 0, capfd.readouterr().err
+    assert len(written) > 2
+    expected = spm_model(lines, vocab_size=2000)
+    ours = spm.SentencePieceProcessor(model_file=str(tmp_path / "m.model"))
+    assert [ours.id_to_piece(i) for i in range(ours.vocab_size())] == [p.piece for p in expected.pieces]
+
+
+def test_scheduler_counts_on_the_cluster_and_gives_the_local_model(tmp_path, capfd, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    from bytepair.counts import spm_words
+
+    corpus = write_lines(sample_lines("kjv-genesis-exodus.txt", 800), str(tmp_path))
+    local = spm_words.count_sentencepiece_words
+    monkeypatch.setattr(spm_words, "count_sentencepiece_words", None)  # counted there, not here
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+                                  dashboard_address=None) as dask:
+        code = main(["train", corpus, "--sentencepiece", "--vocab-size", "600", "--scheduler",
+                     dask.scheduler_address, "-q", "-o", str(tmp_path / "cluster.model")])
+        assert code == 0, capfd.readouterr().err
+    monkeypatch.setattr(spm_words, "count_sentencepiece_words", local)
+    assert main(["train", corpus, "--sentencepiece", "--vocab-size", "600", "-q", "-o",
+                 str(tmp_path / "local.model")]) == 0
+    assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()
+
+
 @pytest.mark.parametrize("argv, words", [
     (["--input-sentence-size", "100"], "--input-sentence-size: an spm_train option bytepair does not support"),
     (["--model_type=unigram"], "--model-type: an spm_train option bytepair does not support"),

@@ -111,8 +111,8 @@ cdef class SpmLoop:
     def read_words(self, words, release=False):
         """Keep ``{word: count}``; return each character's count (NUL left out), as ``{char: count}``.
 
-        ``release``: empty ``words`` while reading it, each word freed once it is held here,
-        so that the table and this copy of it are not both whole at once.
+        ``release``: empty ``words`` as it is read (a dict word by word, a table of flat arrays
+        at the end), so that the table and this copy of it are not both whole at once.
         """
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word
@@ -124,14 +124,15 @@ cdef class SpmLoop:
                              f"{BIG - 1:,} positions")
         self.seq.reserve(size)  # exactly: no copy while the words' table is still held
         spm_huge_pages(self.seq.data(), size * sizeof(int32_t))
-        if release:
+        if release and isinstance(words, dict):
             while words:
                 word, number = words.popitem()
                 self.hold(word, number, seen)
-            words.clear()  # its table too
-        else:
+        else:  # a table of flat arrays (counts.spm_words.WordTable) lets them go at once
             for word, number in words.items():
                 self.hold(word, number, seen)
+        if release:
+            words.clear()
         self.mark(0)
         seen[0] = 0
         return {chr(c): seen[c] for c in range(0x110000) if seen[c]}

@@ -14,7 +14,7 @@ import time
 from dataclasses import fields
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import Parser, integer, size
+from bytepair.cli.common import Parser, cluster, integer, memory_size, size
 
 #: spm_train options with no counterpart here (refused by name, not as a typo).
 UNSUPPORTED = ("input-sentence-size", "shuffle-input-sentence", "seed-sentencepiece-size",
@@ -53,7 +53,13 @@ def parser() -> Parser:
     command.add_argument("--vocab-size", type=size, required=True, metavar="N")
     command.add_argument("-o", "--output", required=True, metavar="FILE.model")
     command.add_argument("--workers", "--num-threads", type=integer, default=1, metavar="N",
-                         help="processes that count the words (default 1)")
+                         help="threads that count the words (default 1)")
+    command.add_argument("--count-memory", type=memory_size, default=None, metavar="SIZE",
+                         help="keep the word-counting tables within SIZE (4GiB, 512MiB): past it "
+                         "they spill to TMPDIR and are merged back (the model is the same)")
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help="count the words on the Dask cluster at ADDRESS (tcp://host:8786); "
+                         "its workers must see the FILEs at the same paths")
     command.add_argument("--tokenizer-json", metavar="FILE",
                          help="also write a Hugging Face tokenizer.json of the model")
     command.add_argument("-q", "--quiet", action="store_true")
@@ -94,8 +100,9 @@ def run_train_sentencepiece(args) -> None:
     options = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
     say = (lambda line: None) if args.quiet else (lambda line: print(f"bytepair: {line}", file=sys.stderr))
     start = time.perf_counter()
-    model = train_sentencepiece(args.files, vocab_size=args.vocab_size, workers=args.workers,
-                                report=say, **options)
+    with cluster(args.scheduler) as client:
+        model = train_sentencepiece(args.files, vocab_size=args.vocab_size, workers=args.workers,
+                                    report=say, count_memory=args.count_memory, client=client, **options)
     save_sentencepiece(model, args.output)
     if args.tokenizer_json:
         from bytepair.formats.spm_export import export_sentencepiece

@@ -16,6 +16,8 @@ called, on the summed table.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from bytepair.read.corpus import Files, portable_name
 from bytepair.counts.counting import count_part
 from bytepair.counts.piece_counts import PieceCounts
@@ -79,13 +81,16 @@ def cluster_parts(client, files: Files, part_bytes: int | None = None) -> list[t
 
 
 def count_on_cluster(client, files: Files, source: str | None, *,
-                     part_bytes: int | None = None, progress_bar=None) -> PieceCounts:
+                     part_bytes: int | None = None, progress_bar=None,
+                     count: Callable[[str, int, int | None], PieceCounts] | None = None) -> PieceCounts:
     """The piece counts of ``files``, counted by the workers of ``client``.
 
     Parts hold at least ``part_bytes`` bytes (default :data:`PART_BYTES`), and about four per worker thread
     on large inputs. ``progress_bar`` advances by each part's size (bytes, or
     row groups' share of the file for Parquet) as its task finishes. The
     result equals local counting: the sum does not depend on the split.
+    ``count(path, start, end)``, a picklable callable, counts a part instead of
+    :func:`count_part_task` (sentencepiece's words count so).
     """
     distributed = _distributed()
     parts = cluster_parts(client, files, part_bytes)
@@ -97,7 +102,7 @@ def count_on_cluster(client, files: Files, source: str | None, *,
     run = uuid.uuid4().hex[:12]
     keys = {f"bytepair-count-{run}-{i}": part for i, part in enumerate(parts)}
     try:
-        return _count_parts(client, distributed, files, source, parts, run, progress_bar)
+        return _count_parts(client, distributed, files, source, parts, run, progress_bar, count)
     except (OSError, ValueError, TypeError, ImportError, MemoryError):
         raise  # bytepair's own errors name the file; lost connections are OSError
     except CancelledError as exc:
@@ -113,13 +118,17 @@ def count_on_cluster(client, files: Files, source: str | None, *,
 
 
 def _count_parts(client, distributed, files: Files, source: str | None, parts: list, run: str,
-                 progress_bar) -> PieceCounts:
+                 progress_bar, count: Callable | None) -> PieceCounts:
     """Submit one task per part and the reduction tree; wait for the total."""
-    counted = [
-        client.submit(count_part_task, portable_name(path), start, end, source, files.per_line,
-                      files.jsonl_field, files.text_column, key=f"bytepair-count-{run}-{i}")
-        for i, (path, start, end) in enumerate(parts)
-    ]
+    if count is None:
+        counted = [
+            client.submit(count_part_task, portable_name(path), start, end, source, files.per_line,
+                          files.jsonl_field, files.text_column, key=f"bytepair-count-{run}-{i}")
+            for i, (path, start, end) in enumerate(parts)
+        ]
+    else:
+        counted = [client.submit(count, portable_name(path), start, end, key=f"bytepair-count-{run}-{i}")
+                   for i, (path, start, end) in enumerate(parts)]
     # The reduction tree is submitted at once; the scheduler runs each sum as
     # soon as its two inputs exist, while other parts are still being counted.
     level, depth = counted, 0

@@ -102,24 +102,13 @@ class SentenceText:
 
     def __init__(self, rules: TextRules):
         self.rules = rules
-        self._normalizer = None
-        if rules.precompiled_charsmap:
-            from sentencepiece import sentencepiece_model_pb2
-
-            spec = sentencepiece_model_pb2.NormalizerSpec(
-                name=rules.normalization_rule_name, precompiled_charsmap=rules.precompiled_charsmap,
-                add_dummy_prefix=rules.add_dummy_prefix and not rules.treat_whitespace_as_suffix,
-                escape_whitespaces=False, remove_extra_whitespaces=rules.remove_extra_whitespaces)
-            self._normalizer = sentencepiece_module().SentencePieceNormalizer(
-                normalizer_spec=spec.SerializeToString())
-        elif not rules.identity:
-            if rules.normalization_rule_name not in RULES:
+        self._normalizer = self._plain = None
+        if not rules.identity:
+            if rules.precompiled_charsmap is None and rules.normalization_rule_name not in RULES:
                 raise ValueError(f"normalization_rule_name: {rules.normalization_rule_name!r} is not one of "
                                  f"{', '.join(RULES)}")
-            self._normalizer = sentencepiece_module().SentencePieceNormalizer(
-                rule_name=rules.normalization_rule_name,
-                add_dummy_prefix=rules.add_dummy_prefix and not rules.treat_whitespace_as_suffix,
-                escape_whitespaces=False, remove_extra_whitespaces=rules.remove_extra_whitespaces)
+            self._normalizer = self._made_normalizer(rules.add_dummy_prefix and not rules.treat_whitespace_as_suffix,
+                                                     rules.remove_extra_whitespaces)
         pieces = sorted(set(rules.meta_pieces), key=lambda p: (-len(p), p))
         self._meta = re.compile("|".join(map(re.escape, pieces))) if pieces else None
         self._meta_starts = {piece[0] for piece in pieces}
@@ -134,12 +123,35 @@ class SentenceText:
             return "reserved"
         return None
 
+    def _made_normalizer(self, dummy_prefix: bool, remove_extra_whitespaces: bool):
+        """sentencepiece's normaliser of the rules' map (the model's own map when given)."""
+        options = dict(add_dummy_prefix=dummy_prefix, escape_whitespaces=False,
+                       remove_extra_whitespaces=remove_extra_whitespaces)
+        if self.rules.precompiled_charsmap is None:
+            return sentencepiece_module().SentencePieceNormalizer(
+                rule_name=self.rules.normalization_rule_name, **options)
+        from sentencepiece import sentencepiece_model_pb2
+
+        spec = sentencepiece_model_pb2.NormalizerSpec(
+            name=self.rules.normalization_rule_name, precompiled_charsmap=self.rules.precompiled_charsmap,
+            **options)
+        return sentencepiece_module().SentencePieceNormalizer(normalizer_spec=spec.SerializeToString())
+
+    def charsmap(self) -> bytes:
+        """The precompiled character map, as sentencepiece ships it (``b""`` for ``identity``)."""
+        if self._normalizer is None:
+            return b""
+        if self.rules.precompiled_charsmap is not None:
+            return self.rules.precompiled_charsmap
+        from sentencepiece import sentencepiece_model_pb2
+
+        spec = sentencepiece_model_pb2.NormalizerSpec()
+        spec.ParseFromString(self._normalizer.serialized_normalizer_spec())
+        return spec.precompiled_charsmap
+
     def normalize(self, line: bytes) -> str:
         """The normalised sentence of one line (without its line end); ``""`` when nothing is left."""
-        text = line.decode("utf-8", "surrogateescape")
-        if _SURROGATE.search(text):
-            text = _SURROGATE.sub("\ufffd", text)
-        return self._normalized(text)
+        return self._boundaries(self._sentences([line]))
 
     def words(self, line: bytes) -> list[str]:
         """The words of one line, or ``[]`` when spm_train skips it or nothing is left."""
@@ -149,26 +161,48 @@ class SentenceText:
         """The words of many lines (ends removed), skipped lines left out. O(total characters)."""
         limit = self.rules.max_sentence_length
         lines = [line for line in lines if line and len(line) <= limit]
-        data = b"\n".join(lines)
-        if _UNKNOWN_BYTES in data:
-            data = b"\n".join(line for line in lines if _UNKNOWN_BYTES not in line)
-        text = data.decode("utf-8", "surrogateescape")
+        if any(_UNKNOWN_BYTES in line for line in lines):
+            lines = [line for line in lines if _UNKNOWN_BYTES not in line]
+        return self.rules.sentence_words(self._boundaries(self._sentences(lines)))
+
+    def _sentences(self, lines: list[bytes]) -> str:
+        """Non-empty lines as normalised sentences (``▁`` for spaces), one a line."""
+        if self._normalizer is not None:
+            return "\n".join([self._mapped(line) for line in lines])
+        text = b"\n".join(lines).decode("utf-8", "surrogateescape")
         if _SURROGATE.search(text):  # each malformed byte is one U+FFFD, as sentencepiece reads it
             text = _SURROGATE.sub("\ufffd", text)
-        return self.rules.sentence_words(self._normalized(text))
+        return self._identity(text)
 
-    def _normalized(self, text: str) -> str:
-        """Sentences (one a line) normalised; ``▁`` for spaces, meta pieces made boundaries."""
+    def _mapped(self, line: bytes) -> str:
+        """One line through the rule's map (sentencepiece's normaliser reads its bytes: a malformed
+        byte is a U+FFFD that the map never sees), the dummy prefix its, the rest here."""
+        rules = self.rules
+        text = self._normalizer.normalize(line).decode("utf-8").replace(" ", SPACE)
+        if rules.remove_extra_whitespaces:
+            text = text.rstrip(SPACE)  # the normaliser strips trailing spaces, sentencepiece ▁ too
+        # The suffix comes after, even when nothing else is left, unless the line was all
+        # spaces that leading-space removal took (then sentencepiece stops before the suffix).
+        if rules.add_dummy_prefix and rules.treat_whitespace_as_suffix and (
+                text or not rules.remove_extra_whitespaces or not self._all_spaces(line)):
+            text += SPACE
+        return text
+
+    def _all_spaces(self, line: bytes) -> bool:
+        """Whether each character of ``line`` is mapped to one space (U+3000, NBSP, ...)."""
+        if self._plain is None:
+            self._plain = self._made_normalizer(False, False)
+        text = line.decode("utf-8", "surrogateescape")
+        return not _SURROGATE.search(text) and all(self._plain.normalize(char) == " " for char in text)
+
+    def _identity(self, text: str) -> str:
+        """Sentences (one a line) under ``identity``: spaces removed, dummy ``▁``, ``▁`` for spaces."""
         rules = self.rules
         suffix = rules.add_dummy_prefix and rules.treat_whitespace_as_suffix
-        if self._normalizer is not None:  # the dummy prefix, if any, is the normaliser's
-            normalize = self._normalizer.normalize
-            text = "\n".join([normalize(line) for line in text.split("\n")])
-        else:
-            if rules.remove_extra_whitespaces and " " in text:
-                text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
-            if rules.add_dummy_prefix and not suffix:
-                text = _LINE_START.sub(" ", text)
+        if rules.remove_extra_whitespaces and " " in text:
+            text = _EDGE_SPACE.sub("", _SPACES.sub(" ", text))
+        if rules.add_dummy_prefix and not suffix:
+            text = _LINE_START.sub(" ", text)
         text = text.replace(" ", SPACE)
         if rules.remove_extra_whitespaces and (SPACE + "\n" in text or text.endswith(SPACE)):
             # sentencepiece strips every trailing ▁ of a normalised sentence, a ▁ of its input
@@ -181,6 +215,10 @@ class SentenceText:
                 text = _TRAILING_SPACES.sub("", text)
         if suffix:
             text = _LINE_END.sub(SPACE, text)
+        return text
+
+    def _boundaries(self, text: str) -> str:
+        """Every meta piece in ``text`` made the boundary U+001F, the longest first."""
         if self._meta is not None and any(first in text for first in self._meta_starts):
             text = self._meta.sub(BOUNDARY, text)
         return text

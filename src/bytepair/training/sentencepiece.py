@@ -1,7 +1,7 @@
 """Training a sentencepiece BPE model exactly as spm_train (sentencepiece 0.2.3) does.
 
-:func:`train_sentencepiece` reads like the pipeline: lines -> words (normalised, counted
-on worker processes; :mod:`bytepair.counts.spm_words`) -> the kept characters
+:func:`train_sentencepiece` reads like the pipeline: lines -> words (normalised and counted
+on threads; :mod:`bytepair.counts.spm_words`) -> the kept characters
 (:mod:`bytepair.learn.spm_chars`) -> the merge loop (:mod:`bytepair.learn.spm_loop`) ->
 a :class:`~bytepair.model.spm_model.SentencePieceModel` (meta pieces, merged pieces,
 characters), which writes the ``.model`` file sentencepiece loads.
@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Callable, Iterable
 
+from bytepair._util.validate import parse_memory
 from bytepair.split.spm_text import RULES, TextRules
 from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
 from bytepair.learn.spm_loop import CompiledWords, SpmLoop, learn_pieces
@@ -162,22 +163,32 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
 
 def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int,
                         workers: int = 1, report: Callable[[str], object] | None = None,
+                        count_memory: int | str | None = None, client=None,
                         **options: object) -> SentencePieceModel:
     """A sentencepiece BPE model trained on text files, equal to spm_train's with the same options.
 
     ``corpus`` is a file or a list of files, one sentence a line. ``vocab_size``: the number
     of pieces, meta pieces included, as spm_train's (fewer only without
-    ``hard_vocab_limit``). ``workers``: the processes that count the lines. ``options`` are
-    spm_train's (:class:`SentencePieceOptions`); an option of spm_train's that bytepair lacks
-    is refused.
+    ``hard_vocab_limit``). ``workers``: the threads that count the lines (processes in a
+    pure-Python install). ``count_memory`` (bytes, or a size such as ``"1GiB"``; None: no
+    bound) bounds the word-counting tables: past it they are spilled to TMPDIR and merged
+    back, with the same model. ``client``: a Dask ``distributed.Client`` whose workers count
+    the words instead (they must see the files at the same paths). ``options`` are spm_train's (:class:`SentencePieceOptions`);
+    an option of spm_train's that bytepair lacks is refused.
     ``report``: a callable given a message (a ``str``) saying how many lines were skipped as
     too long, when any were.
     """
-    from bytepair.counts.spm_words import count_sentencepiece_words
+    from bytepair.counts.spm_words import count_sentencepiece_on_cluster, count_sentencepiece_words
 
     options = SentencePieceOptions.of(vocab_size=vocab_size, **options)
+    if count_memory is not None:
+        count_memory = parse_memory(count_memory, "count_memory")
     paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
-    words, skipped = count_sentencepiece_words(paths, options.text_rules(), workers=workers)
+    if client is not None:
+        words, skipped = count_sentencepiece_on_cluster(client, paths, options.text_rules())
+    else:
+        words, skipped = count_sentencepiece_words(paths, options.text_rules(), workers=workers,
+                                                   count_memory=count_memory)
     if report is not None and skipped:
         report(f"skipped {skipped} lines longer than max_sentence_length "
                f"({options.max_sentence_length} bytes), as spm_train does")
