@@ -456,14 +456,10 @@ cdef class PieceCache:
 # bytes merge to other tokens (``a + bc`` after ``ab``) is left out. The table
 # is built once per model and only read after, so every thread shares it.
 
-cdef struct WholeSlot:
-    uint64_t head       # the first 8 bytes of the token, zero-padded (head_of)
-    uint32_t key        # length << TOKEN_BITS | token; 0 when the slot is free
-    uint32_t tail       # offset in the flat buffer of the token's bytes after the 8th
-
-
 cdef enum:
-    # The whole-token table holds tokens below 2 ** TOKEN_BITS (others are merged).
+    # A slot of the whole-token table is the offset of the token's bytes in the flat
+    # buffer << 32 | length << TOKEN_BITS | token (0: free), so it holds tokens below
+    # 2 ** TOKEN_BITS whose bytes start below 4 GiB (others are merged).
     TOKEN_BITS = 25
     # Pieces split, looked up and merged together (see encode_into).
     BLOCK = 32
@@ -488,6 +484,16 @@ cdef inline uint64_t head_of(const unsigned char* s, Py_ssize_t n, Py_ssize_t ro
         return word
     memcpy(&word, s, n if n < 8 else 8)
     return word
+
+
+cdef inline bint same_bytes(const unsigned char* token, const unsigned char* s, Py_ssize_t n,
+                            uint64_t head) noexcept nogil:
+    """Whether the bytes at ``token`` (8 readable) are piece ``s[:n]``, whose head is ``head``."""
+    cdef uint64_t word
+    if n <= 8 and BYTEPAIR_LITTLE_ENDIAN:
+        memcpy(&word, token, 8)
+        return (word & (0xFFFFFFFFFFFFFFFFu >> (64 - 8 * n))) == head
+    return memcmp(token, s, n) == 0
 
 
 cdef inline uint64_t whole_hash(uint64_t head, const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -709,7 +715,7 @@ cdef class Encoder:
     cdef unsigned char* flat
     cdef object ints              # the int object of every ID, shared by all outputs
     cdef PyObject** int_items
-    cdef WholeSlot* whole         # the whole-token table (see its section above)
+    cdef uint64_t* whole          # the whole-token table (see its section above)
     cdef int whole_shift          # slot of hash h: h >> whole_shift
     cdef Py_ssize_t whole_mask
 
@@ -761,7 +767,7 @@ cdef class Encoder:
             self.pair_slots[h] = <uint32_t>(i + 1)
             if a < 256 and b < 256:
                 self.byte_rank[a * 256 + b] = <uint32_t>i
-        self.flat = <unsigned char*>malloc(flat_size)
+        self.flat = <unsigned char*>calloc(flat_size + 8, 1)  # 8 to spare: same_bytes reads 8
         if self.flat == NULL:
             raise MemoryError()
         for i in range(256):
@@ -791,11 +797,13 @@ cdef class Encoder:
         self.fill_whole()
 
     cdef int fill_whole(self) except -1:
-        """Build the whole-token table: 16 bytes a slot, at most half of them used.
+        """Build the whole-token table: 8 bytes a slot, at most half of them used.
 
         O(sum of L^2) for the L bytes of each token of at most WHOLE_MAX bytes,
-        each merged once (a few milliseconds for 32k tokens). The flat buffer
-        must be addressable with 32 bits (it is, below 2 ** 25 tokens).
+        each merged once (a few milliseconds for 32k tokens). A slot holds the
+        token, its length and where its bytes are in the flat buffer (in rank
+        order, so the bytes of the frequent, early, tokens lie together): 512 KiB
+        for 32k tokens, half of the core's own cache.
         """
         cdef uint32_t merged[SMALL_PIECE]
         cdef Py_ssize_t i, count = 0, capacity = 16, at, n
@@ -811,25 +819,23 @@ cdef class Encoder:
         self.whole_shift = 64
         while (<Py_ssize_t>1 << (64 - self.whole_shift)) < capacity:
             self.whole_shift -= 1
-        self.whole = <WholeSlot*>calloc(capacity, sizeof(WholeSlot))
+        self.whole = <uint64_t*>calloc(capacity, sizeof(uint64_t))
         if self.whole == NULL:
             raise MemoryError()
         with nogil:
             for i in range(self.n_rules):
                 t = <uint32_t>(256 + i)
                 n = <Py_ssize_t>self.length[t]
-                if n > WHOLE_MAX or t >> TOKEN_BITS:
+                if n > WHOLE_MAX or t >> TOKEN_BITS or self.flat_at[t] >> 32:
                     continue
                 s = self.flat + self.flat_at[t]
                 if self.merge_small(s, n, merged) != 1 or merged[0] != t:
                     continue
                 head = head_of(s, n, n)
                 at = <Py_ssize_t>(whole_hash(head, s, n) >> self.whole_shift)
-                while self.whole[at].key:
+                while self.whole[at]:
                     at = (at + 1) & self.whole_mask
-                self.whole[at].head = head
-                self.whole[at].key = (<uint32_t>n << TOKEN_BITS) | t
-                self.whole[at].tail = <uint32_t>(self.flat_at[t] + 8)
+                self.whole[at] = self.flat_at[t] << 32 | (<uint32_t>n << TOKEN_BITS) | t
         return 0
 
     def __dealloc__(self):
@@ -958,32 +964,20 @@ cdef class Encoder:
         free(heap.keys)
         return 0
 
-    cdef inline WholeSlot* whole_slot(self, Py_ssize_t n, uint64_t head, uint64_t h) noexcept nogil:
-        """The first slot at or after ``h``'s of a token of ``n`` bytes whose head is ``head``
-        (the free slot that ends the probe when there is none)."""
-        cdef Py_ssize_t at = <Py_ssize_t>(h >> self.whole_shift)
-        cdef WholeSlot* slot
-        cdef uint32_t length = <uint32_t>n
-        while True:
-            slot = &self.whole[at]
-            if slot.key == 0 or (slot.key >> TOKEN_BITS == length and slot.head == head):
-                return slot
-            at = (at + 1) & self.whole_mask
-
     cdef inline uint32_t whole_find(self, const unsigned char* s, Py_ssize_t n, uint64_t head,
                                     uint64_t h) noexcept nogil:
         """The token that piece ``s[:n]`` (2..WHOLE_MAX bytes, head ``head``, whole_hash
         ``h``) merges to alone, or NONE."""
         cdef Py_ssize_t at = <Py_ssize_t>(h >> self.whole_shift)
-        cdef WholeSlot* slot
+        cdef uint64_t slot
         cdef uint32_t length = <uint32_t>n
         while True:
-            slot = &self.whole[at]
-            if slot.key == 0:
+            slot = self.whole[at]
+            if slot == 0:
                 return NONE
-            if slot.key >> TOKEN_BITS == length and slot.head == head and (
-                    n <= 8 or memcmp(self.flat + slot.tail, s + 8, n - 8) == 0):
-                return slot.key & ((1u << TOKEN_BITS) - 1)
+            if (<uint32_t>slot) >> TOKEN_BITS == length and same_bytes(
+                    self.flat + (slot >> 32), s, n, head):
+                return (<uint32_t>slot) & ((1u << TOKEN_BITS) - 1)
             at = (at + 1) & self.whole_mask
 
     cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
@@ -1063,8 +1057,6 @@ cdef class Encoder:
             self.find_block(s, block, k, cache)
             for i in range(k):
                 piece = &block[i]
-                if piece.token == NONE and 8 < piece.n <= WHOLE_MAX and not piece.cached:
-                    piece.token = self.whole_find(s + piece.start, piece.n, piece.head, piece.h)
                 if piece.token != NONE:
                     out.push_back(piece.token)
                 else:
@@ -1102,23 +1094,28 @@ cdef class Encoder:
 
     cdef void find_block(self, const unsigned char* s, Piece* block, Py_ssize_t k,
                          CacheState* cache) noexcept nogil:
-        """The tokens of the block's whole pieces of at most 8 bytes; the bytes of the
-        candidates for longer ones prefetched, and the cache slots of the rest."""
+        """The tokens of the block's whole pieces; the cache slots of the others prefetched.
+
+        Two passes: the first reads each piece's slot (prefetched by
+        :meth:`split_block`) and prefetches the bytes of the token there, the
+        second compares them.
+        """
         cdef Py_ssize_t i
         cdef Piece* piece
-        cdef WholeSlot* slot
-        cdef uint64_t h
+        cdef uint64_t slot
         for i in range(k):
             piece = &block[i]
             if piece.token != NONE or piece.n > WHOLE_MAX:
                 continue
-            slot = self.whole_slot(piece.n, piece.head, piece.h)
-            if slot.key:
-                if piece.n <= 8:
-                    piece.token = slot.key & ((1u << TOKEN_BITS) - 1)
-                else:
-                    __builtin_prefetch(self.flat + slot.tail)
-            elif cache != NULL and cache.slots != NULL:
+            slot = self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)]
+            if slot:
+                __builtin_prefetch(self.flat + (slot >> 32))
+        for i in range(k):
+            piece = &block[i]
+            if piece.token != NONE or piece.n > WHOLE_MAX:
+                continue
+            piece.token = self.whole_find(s + piece.start, piece.n, piece.head, piece.h)
+            if piece.token == NONE and cache != NULL and cache.slots != NULL:
                 piece.cached = cache_hash(cache, s + piece.start, piece.n, piece.h)
                 __builtin_prefetch(&cache.slots[<Py_ssize_t>(piece.cached >> 7) & (cache.capacity - 1)])
 
