@@ -1157,6 +1157,9 @@ cdef class Encoder:
             if bad >= 0:
                 raise ValueError(f"data: invalid UTF-8 at byte offset {bad}")
         with nogil:
+            # Room for a token per three bytes (real text has about four a token): the
+            # IDs are then seldom copied to a larger buffer as they grow.
+            ids.reserve(n // 3 + 16)
             self.encode_into(s, n, pattern, state, &ids)
         return self.to_list(&ids)
 
