@@ -17,7 +17,7 @@ import bytepair
 from bytepair.model import _encode_py
 from bytepair.model import codec
 from bytepair.model import tokenizer as tokenizer_module
-from bytepair.split.pretokenize import splitter
+from bytepair.split.pretokenize import PATTERNS, splitter
 from bytepair.teach.demo import demo_documents
 from bytepair.learn.rules import Merge, replace_pair
 
@@ -92,6 +92,41 @@ def test_hyp_cached_pieces_equal_uncached(table, data):
     expected = [i for piece in pieces for i in replay(lefts, rights, piece)]
     assert encoder.encode_pieces(pieces, cache) == expected
     assert encoder.encode_pieces(pieces, cache) == expected  # now from the cache
+
+
+@st.composite
+def long_token_tables(draw):
+    """Rule tables over ``a b`` (UTF-8, so they can be split) whose rules mostly join
+    recent tokens: many tokens of more than 8 bytes, several with the same first 8."""
+    tokens = [ord("a"), ord("b"), ord(" ")]
+    lefts, rights, seen = [], [], set()
+    for _ in range(draw(st.integers(0, 40))):
+        side = st.sampled_from(tokens[-4:]) | st.sampled_from(tokens)
+        pair = (draw(side), draw(side))
+        if pair not in seen:
+            seen.add(pair)
+            lefts.append(pair[0])
+            rights.append(pair[1])
+            tokens.append(255 + len(lefts))
+    return lefts, rights
+
+
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+@given(table=long_token_tables(), data=st.data())
+def test_hyp_split_pieces_equal_replay_of_each_piece(pattern, table, data):
+    # Split text: most pieces are looked up as whole tokens, a block at a time, and
+    # the last piece's bytes end the buffer (read with no bytes after it).
+    lefts, rights = table
+    encoder = compiled.Encoder(lefts, rights)
+    words = [definition_bytes(lefts, rights, t) for t in range(256, 256 + len(lefts))]
+    text = data.draw(st.lists(st.sampled_from(words) if words else st.just(b"a")
+                              | inputs_over(b"a b"), max_size=80).map(b"".join))
+    split = splitter(PATTERNS[pattern])
+    expected = [i for piece in split(text.decode()) for i in replay(lefts, rights, piece.encode())]
+    cache = compiled.PieceCache()
+    for _ in range(2):  # the second time through the piece cache
+        assert encoder.encode(text, compiled.PATTERN_CODES[pattern], cache) == expected
+    assert encoder.encode(text, compiled.PATTERN_CODES[pattern]) == expected
 
 
 @given(rule_tables())
