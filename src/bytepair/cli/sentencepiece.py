@@ -54,6 +54,10 @@ def parser() -> Parser:
     command.add_argument("-o", "--output", required=True, metavar="FILE.model")
     command.add_argument("--workers", "--num-threads", type=integer, default=1, metavar="N",
                          help="threads that count the words (default 1)")
+    command.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
+                         help="keep the whole run within SIZE (4GiB, 512MiB): the counting tables "
+                         "get a third of it, and a merge loop that would not fit is refused "
+                         "before it starts (default: no limit)")
     command.add_argument("--count-memory", type=memory_size, default=None, metavar="SIZE",
                          help="keep the word-counting tables within SIZE (4GiB, 512MiB): past it "
                          "they spill to TMPDIR and are merged back (the model is the same)")
@@ -102,7 +106,8 @@ def run_train_sentencepiece(args) -> None:
     start = time.perf_counter()
     with cluster(args.scheduler) as client:
         model = train_sentencepiece(args.files, vocab_size=args.vocab_size, workers=args.workers,
-                                    report=say, count_memory=args.count_memory, client=client, **options)
+                                    report=say, count_memory=args.count_memory, max_memory=args.max_memory,
+                                    client=client, **options)
     save_sentencepiece(model, args.output)
     if args.tokenizer_json:
         from bytepair.formats.spm_export import export_sentencepiece

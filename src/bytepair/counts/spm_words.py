@@ -160,6 +160,10 @@ class WordTable(Mapping):
             self._dict = dict(_words(*self._flat))
         return self._dict[word]
 
+    def utf8_bytes(self) -> int:
+        """The UTF-8 bytes of all the words together (at least their characters). O(1)."""
+        return len(self._flat[0])
+
     def clear(self) -> None:
         """Let the arrays go (training does, once the merge loop holds the words)."""
         self._flat = (b"", array("q", [0]), array("q"))

@@ -15,11 +15,12 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Callable, Iterable
 
-from bytepair._util.validate import parse_memory
+from bytepair._util.validate import format_memory, parse_memory
 from bytepair.split.spm_text import RULES, TextRules
 from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
 from bytepair.learn.spm_loop import CompiledWords, SpmLoop, learn_pieces
 from bytepair.learn.spm_pieces import PieceRules
+from bytepair.learn.budget import MemoryLimitError, check_limit_now, resident_bytes
 from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel
 
 
@@ -163,8 +164,8 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
 
 def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int,
                         workers: int = 1, report: Callable[[str], object] | None = None,
-                        count_memory: int | str | None = None, client=None,
-                        **options: object) -> SentencePieceModel:
+                        count_memory: int | str | None = None, max_memory: int | str | None = None,
+                        client=None, **options: object) -> SentencePieceModel:
     """A sentencepiece BPE model trained on text files, equal to spm_train's with the same options.
 
     ``corpus`` is a file or a list of files, one sentence a line. ``vocab_size``: the number
@@ -173,8 +174,12 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
     pure-Python install). ``count_memory`` (bytes, or a size such as ``"1GiB"``; None: no
     bound) bounds the word-counting tables: past it they are spilled to TMPDIR and merged
     back, with the same model. ``client``: a Dask ``distributed.Client`` whose workers count
-    the words instead (they must see the files at the same paths). ``options`` are spm_train's (:class:`SentencePieceOptions`);
-    an option of spm_train's that bytepair lacks is refused.
+    the words instead (they must see the files at the same paths). ``max_memory`` (a size, or
+    None) keeps the whole run within it: the counting tables get a third of it (or
+    ``count_memory``, if smaller), and the merge loop's need is estimated from the words before
+    it starts, with :class:`~bytepair.MemoryLimitError` if it does not fit. ``options`` are
+    spm_train's (:class:`SentencePieceOptions`); an option of spm_train's that bytepair lacks is
+    refused.
     ``report``: a callable given a message (a ``str``) saying how many lines were skipped as
     too long, when any were.
     """
@@ -183,6 +188,10 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
     options = SentencePieceOptions.of(vocab_size=vocab_size, **options)
     if count_memory is not None:
         count_memory = parse_memory(count_memory, "count_memory")
+    limit = None if max_memory is None else parse_memory(max_memory, "max_memory")
+    check_limit_now(limit)
+    if limit is not None:
+        count_memory = min(limit // 3, count_memory or limit)
     paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     if client is not None:
         words, skipped = count_sentencepiece_on_cluster(client, paths, options.text_rules())
@@ -192,5 +201,31 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
     if report is not None and skipped:
         report(f"skipped {skipped} lines longer than max_sentence_length "
                f"({options.max_sentence_length} bytes), as spm_train does")
+    if limit is not None:
+        check_loop_memory(words, limit)
     return SentencePieceModel(pieces_from_words(words, options, release=True), options=options,
                               skipped_lines=skipped)
+
+
+#: What the compiled merge loop holds per position of the words (a character or a word's
+#: marker): 4 bytes of the words' array, the pairs' position lists (about a third of the
+#: positions, with their stale entries), and each pair's state (a pair per ~30 positions at
+#: 100 MB of English, ~100 bytes each). Measured with ``benches/spm_loop.py``, rounded up.
+LOOP_BYTES_PER_POSITION = 10
+
+
+def check_loop_memory(words, limit: int) -> None:
+    """Refuse, before the merge loop, words whose loop would take this process past ``limit``.
+
+    The positions are at most the words' UTF-8 bytes plus one marker each (a WordTable knows its
+    bytes; a dict is measured).
+    """
+    flat = getattr(words, "utf8_bytes", None)
+    characters = flat() if flat is not None else sum(len(word) for word in words)
+    need = LOOP_BYTES_PER_POSITION * (characters + len(words) + 1)
+    held = resident_bytes()
+    if held + need > limit:
+        raise MemoryLimitError("max_memory", f": the merge loop needs about {format_memory(need)} for "
+                               f"{len(words):,} distinct words on top of the {format_memory(held)} held, "
+                               f"more than {format_memory(limit)}")
+
