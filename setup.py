@@ -44,7 +44,7 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
             for stage, name in (("split", "_split"), ("split", "_wordsplit"), ("counts", "_runs"),
                                 ("learn", "_engine"), ("learn", "_parity"), ("learn", "_words"),
                                 ("learn", "_spm_loop"), ("counts", "_spm_count"),
-                                ("model", "_encode"), ("formats", "_ranks"))
+                                ("model", "_encode"), ("model", "_spm_encode"), ("formats", "_ranks"))
         ],
         include_path=["cython"],
         compiler_directives={"language_level": "3"},

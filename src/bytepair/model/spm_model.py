@@ -19,6 +19,16 @@ from __future__ import annotations
 
 import heapq
 import re
+from array import array
+
+from bytepair._util.backend import extensions_wanted
+
+_compiled = None
+if extensions_wanted():
+    try:
+        from bytepair.model import _spm_encode as _compiled
+    except ImportError:  # pragma: no cover - depends on how the package was installed
+        _compiled = None
 
 #: sentencepiece's piece types.
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
@@ -60,6 +70,7 @@ class SentencePieceModel:
         self._user = sorted((p for p, _, k in self.pieces if k == USER_DEFINED), key=len, reverse=True)
         self._user_pattern = re.compile("|".join(map(re.escape, self._user)) + "|.", re.S) if self._user else None
         self._normalize = None
+        self._encoder = None
 
     def __len__(self) -> int:
         return len(self.pieces)
@@ -90,8 +101,21 @@ class SentencePieceModel:
             suffix = self.options.treat_whitespace_as_suffix
         return bool(suffix)
 
-    def encode(self, text: str) -> list[int]:
-        """The IDs of ``text``, equal to ``SentencePieceProcessor.encode``'s. O(n log n) in its length."""
+    def encoder(self):
+        """The compiled encoder of this model (``bytepair.model._spm_encode.SpmEncoder``, built
+        on first use), or None when the compiled module is not in use."""
+        if self._encoder is None and _compiled is not None and "" not in self._user:
+            byte_ids = [self.ids.get(f"<0x{b:02X}>", -1) for b in range(256)]
+            self._encoder = _compiled.SpmEncoder(self.pieces, byte_ids, self.unk_id, self.byte_fallback)
+        return self._encoder
+
+    def encode(self, text: str, *, compiled: bool | None = None) -> list[int]:
+        """The IDs of ``text``, equal to ``SentencePieceProcessor.encode``'s. O(n log n) in its
+        length. ``compiled``: the compiled encoder (default: when built); False runs the
+        Python reference."""
+        encoder = self.encoder() if compiled is not False else None
+        if encoder is not None:
+            return encoder.encode(self.normalize(text))
         ids: list[int] = []
         previous_unknown = False
         for piece in self.encode_pieces(self.normalize(text)):
@@ -106,6 +130,28 @@ class SentencePieceModel:
             previous_unknown = False
             ids.append(at)
         return ids
+
+    def segment_words(self, words: list[str], *, compiled: bool | None = None) -> tuple[array, array]:
+        """The BPE pieces of each of ``words`` (strings already normalised) as IDs, all in one
+        ``array("i")``, and an ``array("q")`` of offsets: word ``k`` is
+        ``ids[offsets[k]:offsets[k + 1]]``. A piece is the first ID of its string, or ``-1 - c``
+        for a character of code point ``c`` that is no piece (no byte fallback, no unknown).
+        ``compiled``: the compiled encoder (default: when built). O(characters x log).
+
+        >>> model = SentencePieceModel([("<unk>", 0.0, UNKNOWN), ("ab", -1.0, NORMAL),
+        ...                             ("a", -2.0, NORMAL), ("b", -3.0, NORMAL)])
+        >>> ids, offsets = model.segment_words(["abab", "bz"])
+        >>> list(ids), list(offsets)
+        ([1, 1, 3, -123], [0, 2, 4])
+        """
+        encoder = self.encoder() if compiled is not False else None
+        if encoder is not None:
+            return encoder.segment_words(words)
+        ids, offsets = array("i"), array("q", [0])
+        for word in words:
+            ids.extend(self.ids.get(piece, -1 - ord(piece[0])) for piece in self.encode_pieces(word))
+            offsets.append(len(ids))
+        return ids, offsets
 
     def encode_pieces(self, normalized: str) -> list[str]:
         """The BPE pieces of ``normalized``, a string already normalised (see :meth:`normalize`);

@@ -8,7 +8,7 @@ It reads like training (:mod:`bytepair.training.sentencepiece`), with the base i
 2. the characters within ``character_coverage`` of the new text that the base lacks become
    new pieces, first (:func:`bytepair.learn.spm_chars.required_chars`); any other character
    the base lacks stays what the base makes of it (byte pieces, or unknown) and never merges;
-3. each word starts as the base encodes it (:meth:`SentencePieceModel.encode_pieces`);
+3. each word starts as the base encodes it (:meth:`SentencePieceModel.segment_words`);
 4. spm_train's merge loop goes on from there (:func:`bytepair.learn.spm_loop.learn_from_pieces`),
    under the base's own piece-validity rules, a pair that spells a base piece being dropped;
 5. the new pieces are appended after the base's last ID, their scores going on below its
@@ -80,12 +80,20 @@ def new_characters(words: Mapping[str, int], model: SentencePieceModel, coverage
 
 
 def as_base_pieces(words: Mapping[str, int], model: SentencePieceModel,
-                   usable: set[str]) -> dict[tuple[str, ...], int]:
+                   usable: set[str], compiled: bool | None = None) -> dict[tuple[str, ...], int]:
     """Each word as the base encodes it, a piece outside ``usable`` (the base's normal pieces
-    and the new characters) written U+2585: a position that never merges. O(characters x log)."""
+    and the new characters) written U+2585: a position that never merges. O(characters x log).
+    ``compiled``: the compiled encoder segments the words (default: when built)."""
+    names = [piece if piece in usable else UNKNOWN_CHAR for piece, _, _ in model.pieces]
+
+    def outside(at: int) -> str:
+        char = chr(-1 - at)
+        return char if char in usable else UNKNOWN_CHAR
+
+    ids, offsets = model.segment_words(list(words), compiled=compiled)
     out: dict[tuple[str, ...], int] = {}
-    for word, count in words.items():
-        pieces = tuple(piece if piece in usable else UNKNOWN_CHAR for piece in model.encode_pieces(word))
+    for k, count in enumerate(words.values()):
+        pieces = tuple([names[at] if at >= 0 else outside(at) for at in ids[offsets[k]:offsets[k + 1]]])
         out[pieces] = out.get(pieces, 0) + count
     return out
 
@@ -115,7 +123,8 @@ def extend_sentencepiece(base: str | os.PathLike | SentencePieceModel,
     characters of the corpus the base lacks become pieces (default: the base's own, as its
     trainer spec says; 0 adds none). ``workers``: processes counting the lines. ``report``:
     called with a message (a ``str``) when lines were skipped as too long or the loop ran out
-    of pairs before ``vocab_size``. ``compiled``: the compiled loop (default: when built).
+    of pairs before ``vocab_size``. ``compiled``: the compiled encoder and loop (default: when
+    built).
     """
     model = sentencepiece_base(base)
     check_int(vocab_size, "vocab_size", minimum=1)
@@ -141,7 +150,7 @@ def extend_sentencepiece(base: str | os.PathLike | SentencePieceModel,
                          f"character_coverage {coverage:g} that the base lacks; raise it or lower "
                          f"character_coverage")
     usable = {piece for piece, _, kind in model.pieces if kind == NORMAL} | set(chars)
-    segmented = as_base_pieces(words, model, usable)
+    segmented = as_base_pieces(words, model, usable, compiled)
     words.clear()
     merged = learn_from_pieces(segmented, room, piece_rules(model), taken=model.ids, compiled=compiled)
     new = chars + merged
