@@ -347,13 +347,20 @@ cdef inline Py_ssize_t gpt2_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t
 #           | ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
 # They differ only in the digit count and in \s++$ (which nanochat lacks).
 
+# 1 for the ASCII bytes that [^\r\n\p{L}\p{N}]?+ takes before a word (all but
+# letters, digits, "\r" and "\n"; and "'", which may start a contraction first).
+cdef unsigned char WORD_PREFIX[256]
+for _c in range(128):
+    WORD_PREFIX[_c] = not (chr(_c).isascii() and chr(_c).isalnum()) and chr(_c) not in "\r\n'"
+
+
 cdef inline Py_ssize_t gpt4_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p, int digits,
                                 bint to_end_first) noexcept nogil:
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
     cdef unsigned char c = s[p]
-    # Most pieces of most text: an ASCII word, with or without its space.
-    cdef Py_ssize_t q = p + (c == 32)
+    # Most pieces of most text: an ASCII word, after a space, a tab, "-", "_"... or not.
+    cdef Py_ssize_t q = p + WORD_PREFIX[c]
     if q < n and ascii_letter(s[q]):
         return letter_run(s, n, q + 1)
     end = contraction_end(s, n, p, True)
