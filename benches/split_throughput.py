@@ -52,7 +52,9 @@ from bytepair.split.pretokenize import PATTERNS, splitter
 
 from . import corpus
 
-NAMES = ("gpt2", "cl100k", "o200k", "nanochat", "whitespace")
+NAMES = ("gpt2", "cl100k", "o200k", "nanochat", "superbpe", "whitespace")
+#: Patterns whose matches do not cover the text: the text between matches is a piece too.
+ISOLATED = ("whitespace", "whitespace-split", "superbpe")
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -76,8 +78,8 @@ def _best(repeat: int, run) -> tuple[float, float, object]:
 
 def regex_counts(lines: list[str], name: str) -> Counter:
     """Piece counts of the lines with the regex module, as bytepair's training splits them."""
-    # For "whitespace" the white space between matches is a piece too.
-    split = splitter(PATTERNS[name]) if name == "whitespace" else regex.compile(PATTERNS[name]).findall
+    # For the isolated patterns the text between matches is a piece too.
+    split = splitter(PATTERNS[name]) if name in ISOLATED else regex.compile(PATTERNS[name]).findall
     counts: Counter = Counter()
     for line in lines:
         counts.update(split(line))
@@ -132,7 +134,7 @@ def measure(text: str, path: Path, repeat: int, names=NAMES) -> list[dict]:
                "regex_mb_per_cpu_s": round(mb / cpu_r, 2), "regex_mb_per_s": round(mb / wall_r, 2),
                "bytepair_mb_per_cpu_s": round(mb / cpu_b, 1), "bytepair_mb_per_s": round(mb / wall_b, 1),
                "bytepair_split_only_mb_per_cpu_s": round(mb / cpu_s, 1)}
-        rust = rustbpe_seconds(path, name, repeat)
+        rust = None if name in ISOLATED else rustbpe_seconds(path, name, repeat)  # it keeps matches only
         if rust is not None:
             row["rustbpe_mb_per_cpu_s"] = round(mb / rust[0], 2)
             row["rustbpe_mb_per_s"] = round(mb / rust[1], 2)
@@ -153,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     corpus.apply_fetch_option(args)
     names = [n for n in args.patterns.split(",") if n]
+    load_before = os.getloadavg()[0]
     rows = []
     for text in args.texts.split(","):
         path = (corpus.corpus_path(args.size) if text == "english"
@@ -164,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                     "python": platform.python_version(), "regex": regex.__version__},
         "unit": "MB (10^6 bytes) of input per CPU second, one thread; *_mb_per_s: wall clock",
+        "load_average_1min": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
         "rows": rows,
     }
     out = Path(args.out)

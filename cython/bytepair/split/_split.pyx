@@ -347,13 +347,20 @@ cdef inline Py_ssize_t gpt2_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t
 #           | ?[^\s\p{L}\p{N}]++[\r\n]*|\s*[\r\n]|\s+(?!\S)|\s+
 # They differ only in the digit count and in \s++$ (which nanochat lacks).
 
+# 1 for the ASCII bytes that [^\r\n\p{L}\p{N}]?+ takes before a word (all but
+# letters, digits, "\r" and "\n"; and "'", which may start a contraction first).
+cdef unsigned char WORD_PREFIX[256]
+for _c in range(128):
+    WORD_PREFIX[_c] = not (chr(_c).isascii() and chr(_c).isalnum()) and chr(_c) not in "\r\n'"
+
+
 cdef inline Py_ssize_t gpt4_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p, int digits,
                                 bint to_end_first) noexcept nogil:
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
     cdef unsigned char c = s[p]
-    # Most pieces of most text: an ASCII word, with or without its space.
-    cdef Py_ssize_t q = p + (c == 32)
+    # Most pieces of most text: an ASCII word, after a space, a tab, "-", "_"... or not.
+    cdef Py_ssize_t q = p + WORD_PREFIX[c]
     if q < n and ascii_letter(s[q]):
         return letter_run(s, n, q + 1)
     end = contraction_end(s, n, p, True)
@@ -415,10 +422,36 @@ cdef inline Py_ssize_t o200k_upper_from(const unsigned char* s, Py_ssize_t n, Py
     return run_of(s, n, u, LOWERISH)
 
 
+cdef inline Py_ssize_t o200k_ascii_word(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
+    # The letter piece at p when it is made of ASCII only and ends at an ASCII
+    # character or the end of the text, before its contraction; else -1 (the
+    # general scanner decides). In ASCII, U is A-Z, L is a-z and X? takes one
+    # character that is neither a letter, a digit, "\r" nor "\n". X?U*L+
+    # wants a-z after the A-Z run (giving back capitals cannot help: none is
+    # in L); failing that, X?U+L* takes the A-Z run alone.
+    cdef unsigned char c = s[p]
+    cdef Py_ssize_t a = p, u
+    if not ascii_letter(c):
+        if c >= 0x80 or p + 1 >= n or not ascii_letter(s[p + 1]) or CLASSES[c] & NUMBER or c == 13 or c == 10:
+            return -1
+        a = p + 1
+    u = a
+    while u < n and <unsigned char>(s[u] - 65) < 26:  # A-Z
+        u += 1
+    while u < n and <unsigned char>(s[u] - 97) < 26:  # a-z
+        u += 1
+    if u < n and s[u] >= 0x80:  # a letter or mark outside ASCII may go on with the run
+        return -1
+    return u
+
+
 cdef inline Py_ssize_t o200k_end(const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil:
     cdef Py_ssize_t width, width2, end
     cdef unsigned char k, k2
     cdef unsigned char c = s[p]
+    end = o200k_ascii_word(s, n, p)
+    if end >= 0:
+        return contraction_end(s, n, end, True)
     k = klass(s, p, &width)
     if k & LETTER:  # X? matches nothing here; one of the two letter forms matches
         end = o200k_lower_from(s, n, p)
@@ -817,6 +850,43 @@ cdef inline void reseat(Slot* slots, Py_ssize_t i, Py_ssize_t mask) noexcept nog
     slots[j] = moving
 
 
+cdef inline int count_one(PieceTable table, Piece* piece) except -1 nogil:
+    # add_prepared(piece, 1), with its most common case here, where it is
+    # inlined: a key of up to 16 bytes found in its home slot (most pieces
+    # of most text are the frequent ones, put in the table early).
+    cdef Slot* slot = &table.slots[home(fingerprint_of(piece.hash), table.capacity - 1)]
+    if (piece.n <= SHORT_KEY and slot.word[0] == piece.word[0] and slot.word[1] == piece.word[1]
+            and slot.length == piece.n and slot.fingerprint):  # 0: moved out by grow, a stale key
+        slot.count += 1
+        return 0
+    return table.add_prepared(piece, 1)
+
+
+cdef inline int queue_piece(PieceTable table, Ring* ring, const unsigned char* s, Py_ssize_t n) except -1 nogil:
+    # PieceTable.push. Each piece's slot is prefetched while the next AHEAD
+    # pieces are found, which hides most cache misses of a large table behind
+    # the scanning.
+    cdef Piece* piece
+    cdef uint64_t words[2]
+    if ring.found - ring.done == AHEAD:
+        count_one(table, &ring.pieces[ring.done % AHEAD])
+        ring.done += 1
+    piece = &ring.pieces[ring.found % AHEAD]
+    if n <= SHORT_KEY and s + 16 <= ring.limit and load16_over(s, n, words):
+        # Hashed from the words as loaded, not as stored in the ring: a load
+        # of half of a 16-byte store just made waits for the store to finish.
+        piece.s = s
+        piece.n = n
+        piece.hash = hash_short(words[0], words[1], n)
+        piece.word[0] = words[0]
+        piece.word[1] = words[1]
+        prefetch(&table.slots[home(fingerprint_of(piece.hash), table.capacity - 1)])
+    else:
+        table.prepare(piece, s, n)
+    ring.found += 1
+    return 0
+
+
 cdef class PieceTable:
     """Counts of pieces (UTF-8 bytes -> int), in an open-addressing hash table.
 
@@ -957,26 +1027,11 @@ cdef class PieceTable:
         return self.add_prepared(&piece, count)
 
     cdef int push(self, Ring* ring, const unsigned char* s, Py_ssize_t n) except -1 nogil:
-        # Each piece's slot is prefetched while the next AHEAD pieces are
-        # found, which hides most cache misses of a large table behind the scanning.
-        cdef Piece* piece
-        if ring.found - ring.done == AHEAD:
-            self.add_prepared(&ring.pieces[ring.done % AHEAD], 1)
-            ring.done += 1
-        piece = &ring.pieces[ring.found % AHEAD]
-        if n <= SHORT_KEY and s + 16 <= ring.limit and load16_over(s, n, piece.word):
-            piece.s = s
-            piece.n = n
-            piece.hash = hash_short(piece.word[0], piece.word[1], n)
-            prefetch(&self.slots[home(fingerprint_of(piece.hash), self.capacity - 1)])
-        else:
-            self.prepare(piece, s, n)
-        ring.found += 1
-        return 0
+        return queue_piece(self, ring, s, n)
 
     cdef int drain(self, Ring* ring) except -1 nogil:
         while ring.done < ring.found:
-            self.add_prepared(&ring.pieces[ring.done % AHEAD], 1)
+            count_one(self, &ring.pieces[ring.done % AHEAD])
             ring.done += 1
         return 0
 
@@ -988,7 +1043,7 @@ cdef class PieceTable:
             return 0
         while p < n:
             end = end_of(pattern, s, n, p)
-            self.push(ring, s + p, end - p)
+            queue_piece(self, ring, s + p, end - p)
             p = end
         return 0
 
