@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import random
+import re
+import string
+
 import pytest
 
 pytest.importorskip("sentencepiece")
 
 import bytepair  # noqa: E402
+from bytepair.learn import budget  # noqa: E402
 from bytepair.learn.budget import resident_bytes  # noqa: E402
 from bytepair.training import sentencepiece as training  # noqa: E402
 from helpers import assert_bad_input  # noqa: E402
@@ -52,3 +57,33 @@ def test_the_command_line_refuses_in_one_line_and_writes_nothing(corpus, tmp_pat
     assert_bad_input(capsys, tmp_path, ["train", corpus, "--sentencepiece", "--vocab-size", "600",
                                         "--max-memory", limit, "-o", str(tmp_path / "m.model")],
                      "--max-memory", "merge loop needs about")
+
+
+@pytest.fixture
+def random_words(tmp_path):
+    """Lines of random words: distinct words keep coming, as in web text."""
+    rng = random.Random(7)
+    path = tmp_path / "words.txt"
+    path.write_text("\n".join(" ".join("".join(rng.choices(string.ascii_lowercase, k=rng.randint(3, 12)))
+                                       for _ in range(12)) for _ in range(10000)))
+    return path
+
+
+@pytest.mark.skipif(training.SpmLoop is None, reason="the sample is counted by the compiled counter")
+def test_a_corpus_forecast_past_the_limit_is_refused_before_counting(random_words, monkeypatch):
+    monkeypatch.setattr(budget, "SAMPLE_BLOCKS", 16)
+    monkeypatch.setattr(budget, "SAMPLE_BLOCK", 2048)
+    monkeypatch.setattr(budget, "FORECAST_FROM", 1 << 17)
+    import bytepair.counts.spm_words as spm_words
+
+    counted = []
+    monkeypatch.setattr(spm_words, "count_sentencepiece_words", lambda *a, **k: counted.append(a))
+    words = len(set(random_words.read_text().split()))
+    # Room for the process and for a tenth of the words' need: the forecast says they need more.
+    limit = resident_bytes() + training.words_need(words * 8, words) // 10
+    with pytest.raises(bytepair.MemoryLimitError, match=r"^max_memory: training this corpus needs about"
+                       r" .* for about [\d,]+ distinct words .* nothing was counted$") as refused:
+        bytepair.train_sentencepiece(random_words, vocab_size=600, max_memory=limit)
+    assert counted == []
+    forecast = int(re.search(r"for about ([\d,]+) distinct", str(refused.value))[1].replace(",", ""))
+    assert 0.75 * words < forecast < 1.25 * words  # the growth law finds them from an eighth

@@ -185,11 +185,16 @@ def _sampled(files: Files, source: str | None) -> str | None | bool:
     """The compiled pattern name to sample ``files`` with (None: byte mode), or False when the
     input cannot be sampled by seeking: gzip, JSON Lines, Parquet, URLs, custom regexes, and
     byte mode with whole files as documents (each file one piece)."""
-    if not fastsplit.available() or not all(_plain(path) for path in files.paths):
+    if not can_sample(files):
         return False
     if source is None:
         return None if files.per_line else False
     return fastsplit.compiled_name(source) or False
+
+
+def can_sample(files: Files) -> bool:
+    """Whether ``files`` can be sampled by seeking (plain text files) and counted compiled."""
+    return fastsplit.available() and all(_plain(path) for path in files.paths)
 
 
 def _plain(path) -> bool:
@@ -249,6 +254,12 @@ def forecast(files: Files, source: str | None) -> Forecast | None:
     name = _sampled(files, source)
     if name is False:
         return None
+    return forecast_counted(files, lambda table, data: table.count(data, name, per_line=files.per_line))
+
+
+def forecast_counted(files: Files, count) -> Forecast | None:
+    """:func:`forecast` with ``count(table, data)`` counting each sampled block into a piece
+    table (sentencepiece's words count this way); None below :data:`FORECAST_FROM` bytes."""
     total = sum(path.stat().st_size for path in files.paths)
     if total < FORECAST_FROM:
         return None
@@ -260,7 +271,7 @@ def forecast(files: Files, source: str | None) -> Forecast | None:
     try:
         for part in (firsts[::2], firsts[1::2], seconds):
             for data in part:
-                table.count(data, name, per_line=files.per_line)
+                count(table, data)
             data, _, counts = table.arrays()
             stages.append((sum(map(len, part)), len(data), len(counts)))
     except fastsplit.InvalidUTF8:

@@ -20,7 +20,9 @@ from bytepair.split.spm_text import RULES, TextRules
 from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
 from bytepair.learn.spm_loop import CompiledWords, SpmLoop, learn_pieces
 from bytepair.learn.spm_pieces import PieceRules
-from bytepair.learn.budget import MemoryLimitError, check_limit_now, resident_bytes
+from bytepair.read.corpus import Files
+from bytepair.learn.budget import (FORECAST_ERROR, MemoryLimitError, can_sample, check_limit_now,
+                                   forecast_counted, resident_bytes)
 from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel
 
 
@@ -190,9 +192,11 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
         count_memory = parse_memory(count_memory, "count_memory")
     limit = None if max_memory is None else parse_memory(max_memory, "max_memory")
     check_limit_now(limit)
+    paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
     if limit is not None:
         count_memory = min(limit // 3, count_memory or limit)
-    paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+        if client is None:
+            check_words_forecast(paths, options.text_rules(), limit)
     if client is not None:
         words, skipped = count_sentencepiece_on_cluster(client, paths, options.text_rules())
     else:
@@ -228,4 +232,35 @@ def check_loop_memory(words, limit: int) -> None:
         raise MemoryLimitError("max_memory", f": the merge loop needs about {format_memory(need)} for "
                                f"{len(words):,} distinct words on top of the {format_memory(held)} held, "
                                f"more than {format_memory(limit)}")
+
+
+def words_need(utf8_bytes: int, words: int) -> int:
+    """What the counted words take at their peak: their table (the bytes, a start and a count
+    each), then the merge loop's copy of them."""
+    return utf8_bytes + 16 * words + LOOP_BYTES_PER_POSITION * (utf8_bytes + words + 1)
+
+
+def check_words_forecast(paths: list, rules, limit: int) -> None:
+    """Refuse at once, before any counting, a corpus whose words will not fit in ``limit``:
+    their distinct bytes and number forecast from a sample spread over the files (Heaps' law,
+    as :func:`bytepair.learn.budget.forecast`), unless the forecast could be that much too high."""
+    from bytepair.counts.spm_words import compiled_counter
+    from bytepair.split.spm_text import SentenceText
+
+    files = Files(*paths, per_line=True)
+    counter = compiled_counter(SentenceText(rules))
+    if counter is None or not can_sample(files):
+        return
+    seen = forecast_counted(files, counter.count)
+    if seen is None:
+        return
+    held = resident_bytes()
+    least = held + words_need(seen.positions[0], seen.pieces[0])
+    if least > limit:
+        expected = held + words_need(seen.positions[1], seen.pieces[1])
+        raise MemoryLimitError(
+            "max_memory", f": training this corpus needs about {format_memory(expected)} for about "
+            f"{seen.pieces[1]:,} distinct words (forecast from {format_memory(seen.sample)} read across its "
+            f"{format_memory(seen.total)}), more than the limit of {format_memory(limit)} even if the "
+            f"forecast is {FORECAST_ERROR:.0%} high; nothing was counted")
 
