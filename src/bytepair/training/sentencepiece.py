@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from bytepair._util.validate import format_memory, parse_memory
 from bytepair.split.spm_text import RULES, TextRules
@@ -24,6 +24,9 @@ from bytepair.read.corpus import Files
 from bytepair.learn.budget import (FORECAST_ERROR, MemoryLimitError, can_sample, check_limit_now,
                                    forecast_counted, resident_bytes)
 from bytepair.model.spm_model import BYTE, CONTROL, NORMAL, UNKNOWN, USER_DEFINED, SentencePieceModel
+
+if TYPE_CHECKING:  # for annotations only
+    import distributed
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
 def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int,
                         workers: int = 1, report: Callable[[str], object] | None = None,
                         count_memory: int | str | None = None, max_memory: int | str | None = None,
-                        client=None, **options: object) -> SentencePieceModel:
+                        client: distributed.Client | None = None, **options: object) -> SentencePieceModel:
     """A sentencepiece BPE model trained on text files, equal to spm_train's with the same options.
 
     ``corpus`` is a file or a list of files, one sentence a line. ``vocab_size``: the number
