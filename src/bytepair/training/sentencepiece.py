@@ -265,5 +265,6 @@ def check_words_forecast(paths: list, rules, limit: int) -> None:
             "max_memory", f": training this corpus needs about {format_memory(expected)} for about "
             f"{seen.pieces[1]:,} distinct words (forecast from {format_memory(seen.sample)} read across its "
             f"{format_memory(seen.total)}), more than the limit of {format_memory(limit)} even if the "
-            f"forecast is {FORECAST_ERROR:.0%} high; nothing was counted")
+            f"forecast is {FORECAST_ERROR:.0%} high; nothing was counted (a corpus that repeats its own "
+            f"text is forecast too high: count_memory bounds the counting alone, with no forecast)")
 
