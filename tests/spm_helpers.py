@@ -55,3 +55,16 @@ def fast_pieces(lines: list[bytes], **options) -> list[tuple[str, float, int]]:
 
 def sample_lines(name: str, count: int, start: int = 0) -> list[bytes]:
     return (DATA / name).read_bytes().split(b"\n")[start:start + count]
+
+
+def train_model_file(folder: Path, name: str, verses: int, multilingual: int, **options) -> str:
+    """spm_train's model (``options``) of ``verses`` KJV lines and ``multilingual`` multilingual
+    lines, written as ``folder/name.model``; its path."""
+    lines = sample_lines("kjv-genesis-exodus.txt", verses) + sample_lines("multilingual-sample.txt",
+                                                                          multilingual)
+    corpus = write_lines(lines, str(folder))
+    with open("/dev/null", "w") as quiet:
+        spm.SentencePieceTrainer.train(input=corpus, model_prefix=str(Path(folder) / name),
+                                       num_threads=1, logstream=quiet, **options)
+    return str(Path(folder) / f"{name}.model")
+

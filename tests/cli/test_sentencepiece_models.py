@@ -5,7 +5,6 @@ that cannot apply, and models of other types, refused in one line."""
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 from array import array
 from pathlib import Path
@@ -19,7 +18,7 @@ import bytepair  # noqa: E402
 from bytepair.evaluation.report import evaluate  # noqa: E402
 from bytepair.formats.spm_export import tokenizer_json  # noqa: E402
 from helpers import assert_bad_input, examples, run  # noqa: E402
-from spm_helpers import LLAMA, sample_lines, write_lines  # noqa: E402
+from spm_helpers import LLAMA, sample_lines, train_model_file  # noqa: E402
 
 #: Mixed scripts, digits, runs of white space, tabs, NUL, emoji, and characters outside the
 #: training text (byte fallback, or the unknown piece).
@@ -33,13 +32,7 @@ TEXT = st.text(st.one_of(
 def _train(folder: Path, name: str, multilingual: int = 40, **options) -> str:
     """spm_train's model of some verses and ``multilingual`` multilingual lines, written as
     ``name``.model."""
-    lines = sample_lines("kjv-genesis-exodus.txt", 600) + sample_lines("multilingual-sample.txt",
-                                                                       multilingual)
-    corpus = write_lines(lines, str(folder))
-    with open(os.devnull, "w") as quiet:
-        spm.SentencePieceTrainer.train(input=corpus, model_prefix=str(folder / name), num_threads=1,
-                                       logstream=quiet, **options)
-    return str(folder / f"{name}.model")
+    return train_model_file(folder, name, 600, multilingual, **options)
 
 
 @pytest.fixture(scope="module", params=["llama2", "defaults"])

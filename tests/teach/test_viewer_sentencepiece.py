@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -15,17 +14,11 @@ spm = pytest.importorskip("sentencepiece")
 import bytepair  # noqa: E402
 from bytepair.teach.viewer import Viewer, ViewerError, load_viewer_model, load_viewer_models  # noqa: E402
 from helpers import examples, run  # noqa: E402
-from spm_helpers import LLAMA, sample_lines, write_lines  # noqa: E402
+from spm_helpers import LLAMA, train_model_file  # noqa: E402
 
 
 def _train(folder, name: str, multilingual: int, **options) -> str:
-    lines = sample_lines("kjv-genesis-exodus.txt", 500) + sample_lines("multilingual-sample.txt",
-                                                                       multilingual)
-    corpus = write_lines(lines, str(folder))
-    with open(os.devnull, "w") as quiet:
-        spm.SentencePieceTrainer.train(input=corpus, model_prefix=str(folder / name), num_threads=1,
-                                       logstream=quiet, **options)
-    return str(folder / f"{name}.model")
+    return train_model_file(folder, name, 500, multilingual, **options)
 
 
 @pytest.fixture(scope="module")

@@ -660,6 +660,15 @@ cdef int raise_batch_error(BatchError* error, Py_ssize_t first) except -1:
     return 0
 
 
+cdef int check_output(int itemsize, long long append) except -1:
+    """Refuse an array item size other than 2 or 4 bytes, or an ``append`` ID past 32 bits."""
+    if itemsize != 2 and itemsize != 4:
+        raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
+    if append > 0xFFFFFFFF:
+        raise ValueError(f"append: {append} is not a 32-bit token ID")
+    return 0
+
+
 cdef vector[string] needles(tuple specials) except *:
     """The UTF-8 byte strings of ``specials`` (str or bytes).
 
@@ -1302,10 +1311,7 @@ cdef class Encoder:
         cdef Py_ssize_t i, total, not_encoded
         cdef uint32_t most = 0
         cdef CacheState* state = &cache.state if cache is not None else NULL
-        if itemsize != 2 and itemsize != 4:
-            raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
-        if append > 0xFFFFFFFF:
-            raise ValueError(f"append: {append} is not a 32-bit token ID")
+        check_output(itemsize, append)
         error.text = -1
         error.what = 0
         kept = gather(texts, start, len(texts) if stop is None else stop, &items, accept_bytes)
@@ -1356,10 +1362,7 @@ cdef class Encoder:
         cdef BatchError error
         cdef uint32_t most = 0
         cdef CacheState* state = &cache.state if cache is not None else NULL
-        if itemsize != 2 and itemsize != 4:
-            raise ValueError(f"itemsize must be 2 or 4, got {itemsize}")
-        if append > 0xFFFFFFFF:
-            raise ValueError(f"append: {append} is not a 32-bit token ID")
+        check_output(itemsize, append)
         error.text = -1
         error.what = 0
         line.kind = KIND_BYTES
