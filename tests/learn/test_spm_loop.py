@@ -69,3 +69,19 @@ def test_release_empties_the_table_and_changes_nothing(words):
     assert table == {}
     kept = sorted(held.char_counts)
     assert held.learn(kept, 40) == spm_loop.CompiledWords(words, PieceRules()).learn(kept, 40)
+
+
+def test_more_characters_than_the_first_pairs_table():
+    # The first pairs of the 1,024 most frequent characters are looked up in a square table,
+    # the others in the pair map: words here mix characters on both sides of that line.
+    rare = [chr(0x4E00 + i) for i in range(1200)]
+    words = {}
+    for i, char in enumerate(rare):
+        words["\u2581" + char + rare[(7 * i) % len(rare)] + "ab"[i % 2]] = 1 + i % 5
+        words["\u2581a" + char] = 2
+    held = spm_loop.CompiledWords(words, PieceRules())
+    kept = sorted(held.char_counts, key=lambda char: (-held.char_counts[char], char))
+    assert len(kept) > 1024
+    held.lay_out(kept)
+    held._loop._check()
+    assert spm_loop.learn_pieces(words, 300, compiled=True) == spm_loop.learn_pieces(words, 300, compiled=False)

@@ -228,19 +228,19 @@ cdef class SpmLoop:
                 self.block_count[p >> BLOCK_SHIFT] = count
 
     cdef void first_pairs(self) noexcept nogil:
-        """Every adjacent pair counted, then its positions stored in lists of exact size (pairs
-        of at most DENSE symbols are looked up in a square table, others in the pair map)."""
+        """Every adjacent pair counted, then its positions stored in lists of exact size. Pairs
+        of the first DENSE symbols are looked up in a square table, others in the pair map:
+        characters come most frequent first, so the table holds most positions' pairs."""
         cdef size_t p, n = self.seq.size()
-        cdef int32_t pair, chars = <int32_t>self.sym_shape.size()
+        cdef int32_t pair, dense = min(<int32_t>self.sym_shape.size(), DENSE)
         cdef int64_t count = 0
         cdef vector[int32_t] sizes, table
-        if chars <= DENSE:
-            table.resize(chars * chars, -2)
+        table.resize(dense * dense, -2)
         for p in range(n - 1):
             if self.seq[p] < 0:
                 count = self.marked(p)
             elif self.seq[p + 1] >= 0:
-                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, dense)
                 if pair >= 0:
                     self.freq[pair] += count
                     if <size_t>pair >= sizes.size():
@@ -250,16 +250,16 @@ cdef class SpmLoop:
             self.positions[pair].reserve(sizes[pair])
         for p in range(n - 1):
             if self.seq[p] >= 0 and self.seq[p + 1] >= 0:
-                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, dense)
                 if pair >= 0:
                     self.positions[pair].push_back(<int32_t>p)
         self.flush(0)
 
     cdef inline int32_t first_pair(self, int32_t left, int32_t right, vector[int32_t]& table,
-                                   int32_t chars) noexcept nogil:
-        if table.empty():
+                                   int32_t dense) noexcept nogil:
+        if left >= dense or right >= dense:
             return self.pair(left, right)
-        cdef int32_t* cell = &table[left * chars + right]
+        cdef int32_t* cell = &table[left * dense + right]
         if cell[0] == -2:
             cell[0] = self.pair(left, right)
         return cell[0]
