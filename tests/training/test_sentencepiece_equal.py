@@ -36,7 +36,7 @@ def test_fast_equals_spm_train(config, name):
 # Text full of ties and rule edges: a few letters of several scripts, digits, runs of
 # spaces, tabs, NUL, emoji and characters rare enough to fall outside the coverage.
 ALPHABET = list("aab ab  ba\t\0") + ["日", "本", "ひ", "カ", "ー", "д", "я", "1", "2", "\u0301", "😀", "\u2581"]
-RARE = st.characters(min_codepoint=0x100, max_codepoint=0x2FFF, exclude_categories=("Cs", "Zs"))
+RARE = st.characters(min_codepoint=0x100, max_codepoint=0x3FFFF, exclude_categories=("Cs", "Zs"))
 LINE = st.lists(st.one_of(st.sampled_from(ALPHABET), RARE), max_size=30).map("".join)
 OPTIONS = st.fixed_dictionaries({
     "split_digits": st.booleans(), "allow_whitespace_only_pieces": st.booleans(),
