@@ -175,14 +175,14 @@ def _read_sentencepiece(header: dict, name: str) -> None:
                 raise CountsFormatError(f"{name} is corrupt: a version {header['version']} header "
                                         f"has {key!r}, which only version {SPM_VERSION} holds")
         return
+    if "sentencepiece" not in header:
+        raise CountsFormatError(f"{name} is corrupt: a version {SPM_VERSION} header has no 'sentencepiece' rules")
     if header.get("pattern", 0) is not None:
         raise CountsFormatError(f"{name} is corrupt: a table of sentencepiece words has the "
                                 f"pattern {header.get('pattern')!r}, not null")
     skipped = header.get("skipped_lines")
     if not isinstance(skipped, int) or isinstance(skipped, bool) or not 0 <= skipped <= MAX_COUNT:
         raise CountsFormatError(f"{name} is corrupt: 'skipped_lines' must be a non-negative integer")
-    if "sentencepiece" not in header:
-        raise CountsFormatError(f"{name} is corrupt: a version {SPM_VERSION} header has no 'sentencepiece' rules")
     try:
         header["sentencepiece"] = TextRules.from_json(header["sentencepiece"])
     except ValueError as exc:
