@@ -72,10 +72,8 @@ def test_a_corpus_forecast_past_the_limit_is_refused_before_counting(random_word
     monkeypatch.setattr(budget, "SAMPLE_BLOCKS", 16)
     monkeypatch.setattr(budget, "SAMPLE_BLOCK", 2048)
     monkeypatch.setattr(budget, "FORECAST_FROM", 1 << 17)
-    import bytepair.counts.spm_words as spm_words
-
     counted = []
-    monkeypatch.setattr(spm_words, "count_sentencepiece_words", lambda *a, **k: counted.append(a))
+    monkeypatch.setattr(training, "count_sentencepiece_words", lambda *a, **k: counted.append(a))
     words = len(set(random_words.read_text().split()))
     # Room for the process and for a tenth of the words' need: the forecast says they need more.
     limit = resident_bytes() + training.words_need(words * 8, words) // 10
