@@ -80,8 +80,8 @@ def count_parser() -> Parser:
 
     command = Parser(prog="bytepair count", description="Count the words of text files as spm_train "
                      "makes them (one sentence a line, normalised and cut), and save the table to -o. "
-                     "'bytepair train --counts A B ... --sentencepiece --vocab-size N' trains from "
-                     "tables, added up, the model of training on the files.")
+                     "'bytepair train --counts A B ... --sentencepiece --vocab-size N' trains from the "
+                     "tables (added up) the model that training on the files gives.")
     command.add_argument("files", nargs="+", metavar="FILE", help="text files, one sentence a line")
     command.add_argument("--sentencepiece", action="store_true", required=True,
                          help="count sentencepiece's words (this command)")
