@@ -10,6 +10,7 @@ pytest.importorskip("sentencepiece")
 
 import bytepair  # noqa: E402
 from bytepair.counts.piece_counts import PieceCounts  # noqa: E402
+from bytepair.split.spm_text import TextRules  # noqa: E402
 from bytepair.training import sentencepiece as training  # noqa: E402
 from bytepair.training.sentencepiece import META_OPTIONS, WORD_OPTIONS  # noqa: E402
 from helpers import examples  # noqa: E402
@@ -86,7 +87,7 @@ def table(tmp_path):
      "^corpus: a table of pre-tokenized pieces cannot train a sentencepiece model"),
     (lambda t: [t, PieceCounts({b"ab": 1}, pattern=None)], {},
      "^corpus: a table of pre-tokenized pieces cannot train"),
-    (lambda t: [t, PieceCounts(dict(t), pattern=None, sentencepiece=t.sentencepiece.canonical().__class__(
+    (lambda t: [t, PieceCounts(dict(t), pattern=None, sentencepiece=TextRules(
         normalization_rule_name="identity", max_sentence_length=99, meta_pieces=t.sentencepiece.meta_pieces))],
      {}, "^corpus: cannot combine sentencepiece word counts made with different max_sentence_length: 4192 and 99$"),
     (lambda t: t, {"max_sentence_length": 100}, r"^max_sentence_length: 100 is not the count tables' 4192;"),
