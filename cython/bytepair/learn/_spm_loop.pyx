@@ -67,6 +67,16 @@ DEF DENSE = 1024      # first_pairs() looks pairs of up to this many characters 
 DEF AHEAD = 16        # merge() prefetches the position this many occurrences ahead
 
 
+cdef int64_t code_points(const unsigned char[:] data) noexcept nogil:
+    """The characters of UTF-8 ``data`` (surrogates written with surrogatepass included): its
+    bytes that start one, all but the continuation bytes 0b10xxxxxx. O(len(data)), no decoding."""
+    cdef int64_t n = 0
+    cdef Py_ssize_t i
+    for i in range(data.shape[0]):
+        n += (data[i] & 0xC0) != 0x80
+    return n
+
+
 cdef class SpmLoop:
     # rules
     cdef int max_length
@@ -117,8 +127,13 @@ cdef class SpmLoop:
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word
         cdef int64_t size = 1
-        for word in words:
-            size += 1 + len(word)
+        flat = getattr(words, "flat", None)
+        if flat is not None:  # a WordTable: its characters are counted in its UTF-8, not decoded
+            data, starts, _ = flat()
+            size += len(starts) - 1 + code_points(data)
+        else:
+            for word in words:
+                size += 1 + len(word)
         if size >= BIG:
             raise ValueError(f"words: {size:,} characters and words in all, more than the loop's "
                              f"{BIG - 1:,} positions")
