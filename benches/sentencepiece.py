@@ -4,7 +4,8 @@ Each trainer runs in a fresh process (``python -m benches.sentencepiece --worker
 back to back, with 2 threads each (spm_train's ``num_threads``, bytepair's ``workers``).
 The time is the training call (reading, normalising, counting, merging, writing the
 ``.model``), with bytepair's counting stage (files -> word table) timed apart
-(``count_seconds``, and the peak RSS when it ends); the peak RSS is the worker's own plus
+(``count_seconds``, and the peak RSS when it ends), and so is the merge loop's reading of
+the word table (``read_seconds``); the peak RSS is the worker's own plus
 the largest of its children's (a pure-Python install counts on processes). The load average is recorded before and after each.
 The two ``.model`` files are compared piece for piece (piece, score, type).
 
@@ -49,11 +50,13 @@ def _train(name: str, corpus: str, output: str, vocab_size: int, options: dict) 
         save_sentencepiece(train_sentencepiece(corpus, vocab_size=vocab_size, workers=2, **options), output)
 
 
-def _timed_counting(stages: dict) -> None:
-    """Time bytepair's counting stage (files -> word table) inside the training call."""
-    from bytepair.counts import spm_words
+def _timed_stages(stages: dict) -> None:
+    """Time bytepair's counting stage (files -> word table) inside the training call, and the
+    merge loop's reading of the word table (``read_seconds``)."""
+    from bytepair.learn import spm_loop
+    from bytepair.training import sentencepiece as training
 
-    count = spm_words.count_sentencepiece_words
+    count = training.count_sentencepiece_words
 
     def timed(*args, **kwargs):
         start = time.perf_counter()
@@ -63,7 +66,15 @@ def _timed_counting(stages: dict) -> None:
             stages["count_seconds"] = round(time.perf_counter() - start, 2)
             stages["count_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
-    spm_words.count_sentencepiece_words = timed
+    training.count_sentencepiece_words = timed
+    held = spm_loop.CompiledWords.__init__
+
+    def timed_read(self, *args, **kwargs):
+        start = time.perf_counter()
+        held(self, *args, **kwargs)
+        stages["read_seconds"] = round(time.perf_counter() - start, 2)
+
+    spm_loop.CompiledWords.__init__ = timed_read
 
 
 def worker(name: str, corpus: str, output: str, vocab_size: int, config: str) -> dict:
@@ -73,7 +84,7 @@ def worker(name: str, corpus: str, output: str, vocab_size: int, config: str) ->
     else:
         import bytepair.formats.spm_file  # noqa: F401
         import bytepair.training.sentencepiece  # noqa: F401
-        _timed_counting(stages)
+        _timed_stages(stages)
     start = time.perf_counter()
     _train(name, corpus, output, vocab_size, CONFIGS[config])
     seconds = time.perf_counter() - start

@@ -58,6 +58,7 @@ _HOMES = {
     "save_sentencepiece": "bytepair.formats.spm_file",
     "export_sentencepiece": "bytepair.formats.spm_export",
     "train_sentencepiece": "bytepair.training.sentencepiece",
+    "count_sentencepiece": "bytepair.training.sentencepiece",
     "extend_sentencepiece": "bytepair.training.spm_extend",
 }
 
@@ -83,7 +84,7 @@ if TYPE_CHECKING:  # what static tools and IDEs see
     from bytepair.model.spm_model import SentencePieceModel
     from bytepair.formats.spm_file import save_sentencepiece
     from bytepair.formats.spm_export import export_sentencepiece
-    from bytepair.training.sentencepiece import train_sentencepiece
+    from bytepair.training.sentencepiece import count_sentencepiece, train_sentencepiece
     from bytepair.training.spm_extend import extend_sentencepiece
 
 
@@ -123,6 +124,7 @@ __all__ = [
     "TrainSpec",
     "WordModel",
     "count",
+    "count_sentencepiece",
     "encode",
     "evaluate",
     "extend",

@@ -53,17 +53,17 @@ def test_a_spilled_count_on_threads_gives_spm_trains_model(tmp_path, capfd, monk
 
 def test_scheduler_counts_on_the_cluster_and_gives_the_local_model(tmp_path, capfd, monkeypatch):
     distributed = pytest.importorskip("distributed")
-    from bytepair.counts import spm_words
+    from bytepair.training import sentencepiece as training  # counts where it trains
 
     corpus = write_lines(sample_lines("kjv-genesis-exodus.txt", 800), str(tmp_path))
-    local = spm_words.count_sentencepiece_words
-    monkeypatch.setattr(spm_words, "count_sentencepiece_words", None)  # counted there, not here
+    local = training.count_sentencepiece_words
+    monkeypatch.setattr(training, "count_sentencepiece_words", None)  # counted there, not here
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
                                   dashboard_address=None) as dask:
         code = main(["train", corpus, "--sentencepiece", "--vocab-size", "600", "--scheduler",
                      dask.scheduler_address, "-q", "-o", str(tmp_path / "cluster.model")])
         assert code == 0, capfd.readouterr().err
-    monkeypatch.setattr(spm_words, "count_sentencepiece_words", local)
+    monkeypatch.setattr(training, "count_sentencepiece_words", local)
     assert main(["train", corpus, "--sentencepiece", "--vocab-size", "600", "-q", "-o",
                  str(tmp_path / "local.model")]) == 0
     assert (tmp_path / "cluster.model").read_bytes() == (tmp_path / "local.model").read_bytes()

@@ -200,7 +200,10 @@ def _body(lengths, counts, data):
     (lambda p: p.write_bytes(os.urandom(64) * 100), "not a bytepair piece-count table"),
     (lambda p: p.write_bytes(p.read_bytes()[:-3]), "truncated|damaged"),
     (lambda p: p.write_bytes(p.read_bytes() + b"x"), "after the end"),
-    (lambda p: _rewrite(p, version=3), "version 3; this bytepair reads up to 2"),
+    (lambda p: _rewrite(p, version=4), "version 4; this bytepair reads up to 3"),
+    # Version 3 is a table of sentencepiece words: a byte-level table made version 3 has no rules.
+    (lambda p: _rewrite(p, version=3), "version 3 header has no 'sentencepiece' rules"),
+    (lambda p: _rewrite(p, {"sentencepiece": {}}), "version 2 header has 'sentencepiece'"),
     (lambda p: _rewrite(p, {"version": "1"}), "invalid format version"),
     (lambda p: _rewrite(p, {"pieces": 4}), "body holds"),
     (lambda p: _rewrite(p, {"pieces": 4}, version=1), "body holds"),

@@ -69,3 +69,63 @@ def test_release_empties_the_table_and_changes_nothing(words):
     assert table == {}
     kept = sorted(held.char_counts)
     assert held.learn(kept, 40) == spm_loop.CompiledWords(words, PieceRules()).learn(kept, 40)
+
+
+def test_more_characters_than_the_first_pairs_table():
+    # The first pairs of the 1,024 most frequent characters are looked up in a square table,
+    # the others in the pair map: words here mix characters on both sides of that line.
+    rare = [chr(0x4E00 + i) for i in range(1200)]
+    words = {}
+    for i, char in enumerate(rare):
+        words["\u2581" + char + rare[(7 * i) % len(rare)] + "ab"[i % 2]] = 1 + i % 5
+        words["\u2581a" + char] = 2
+    held = spm_loop.CompiledWords(words, PieceRules())
+    kept = sorted(held.char_counts, key=lambda char: (-held.char_counts[char], char))
+    assert len(kept) > 1024
+    held.lay_out(kept)
+    held._loop._check()
+    assert spm_loop.learn_pieces(words, 300, compiled=True) == spm_loop.learn_pieces(words, 300, compiled=False)
+
+
+class _ReadCounted:
+    """A :class:`~bytepair.counts.spm_words.WordTable` that counts how often its words are made
+    (each pass over it decodes every word from UTF-8)."""
+
+    def __init__(self, words: dict):
+        from array import array
+        from itertools import accumulate
+
+        from bytepair.counts.spm_words import WordTable
+
+        pieces = [word.encode("utf-8", "surrogatepass") for word in words]
+        starts = array("q", [0, *accumulate(map(len, pieces))])
+        self.table, self.passes = WordTable(b"".join(pieces), starts, array("q", words.values())), 0
+
+    def __getattr__(self, name):
+        return getattr(self.table, name)
+
+    def __iter__(self):
+        self.passes += 1
+        return iter(self.table)
+
+    def __len__(self):
+        return len(self.table)
+
+    def items(self):
+        self.passes += 1
+        return self.table.items()
+
+
+@given(words=st.dictionaries(st.one_of(WORD, LONG, st.sampled_from(["\u2581é😀", "😀" * 70, "\u2581\x1fb"])),
+                             st.integers(1, 5), max_size=10), release=st.booleans())
+def test_a_word_table_is_read_in_one_pass_as_the_dict_is(words, release):
+    table = _ReadCounted(words)
+    held = spm_loop.CompiledWords(table, PieceRules(), release=release)
+    assert table.passes == 1  # its characters are counted in its UTF-8, not decoded a second time
+    reference = spm_loop.CompiledWords(dict(words), PieceRules())
+    assert held.char_counts == reference.char_counts
+    kept = sorted(held.char_counts)
+    held.lay_out(kept)
+    held._loop._check()
+    reference.lay_out(kept)
+    assert held._loop.learn(40) == reference._loop.learn(40)

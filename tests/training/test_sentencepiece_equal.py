@@ -36,7 +36,7 @@ def test_fast_equals_spm_train(config, name):
 # Text full of ties and rule edges: a few letters of several scripts, digits, runs of
 # spaces, tabs, NUL, emoji and characters rare enough to fall outside the coverage.
 ALPHABET = list("aab ab  ba\t\0") + ["日", "本", "ひ", "カ", "ー", "д", "я", "1", "2", "\u0301", "😀", "\u2581"]
-RARE = st.characters(min_codepoint=0x100, max_codepoint=0x2FFF, exclude_categories=("Cs", "Zs"))
+RARE = st.characters(min_codepoint=0x100, max_codepoint=0x3FFFF, exclude_categories=("Cs", "Zs"))
 LINE = st.lists(st.one_of(st.sampled_from(ALPHABET), RARE), max_size=30).map("".join)
 OPTIONS = st.fixed_dictionaries({
     "split_digits": st.booleans(), "allow_whitespace_only_pieces": st.booleans(),
@@ -61,6 +61,13 @@ def _lines(texts: list[str]) -> list[bytes]:
     "remove_extra_whitespaces": False, "split_by_whitespace": False,
     "split_by_unicode_script": False, "split_by_number": False, "byte_fallback": False,
     "max_sentencepiece_length": 3, "normalization_rule_name": "identity",
+    "character_coverage": 0.98, "vocab_size": 20})
+# U+1ABF joined Inherited in Unicode 14; sentencepiece's table (Unicode 9.0) has it Common.
+@example(texts=["a\u1abf"], options={
+    "split_digits": False, "allow_whitespace_only_pieces": False,
+    "remove_extra_whitespaces": False, "split_by_whitespace": False,
+    "split_by_unicode_script": True, "split_by_number": False, "byte_fallback": False,
+    "max_sentencepiece_length": 2, "normalization_rule_name": "identity",
     "character_coverage": 0.98, "vocab_size": 20})
 def test_hypothesis_naive_fast_and_spm_train(texts, options):
     lines = _lines(texts)
@@ -104,3 +111,19 @@ def test_words_of_spaces_and_marks_equal_sentencepieces_normaliser(compiled, rul
     table, _ = count_block("".join(line + "\n" for line in lines).encode(), SentenceText(rules),
                            compiled=compiled)
     assert dict(table) == dict(expected)
+
+
+# Characters whose script sentencepiece's table (Unicode 9.0) gives otherwise than today's
+# Unicode: assigned later to an old script (U+1ABF Inherited, U+A7C0 Latin, U+31350 Han),
+# moved since (U+0953 was Devanagari), or of a script new in 9.0 (Adlam, Osage).
+SHIFTED = ["\u1abf", "\ua7c0", "\U00031350", "\u0953", "\U0001e900", "\U000104b0"]
+
+
+@pytest.mark.parametrize("char", SHIFTED, ids=[f"U+{ord(c):04X}" for c in SHIFTED])
+def test_scripts_are_sentencepieces_unicode_9(char):
+    lines = [f"a{char}a {char}{char} \u0915{char} \U0001e901{char} {char}1".encode()] * 3
+    options = dict(normalization_rule_name="identity", character_coverage=1.0, vocab_size=40,
+                   hard_vocab_limit=False, max_sentencepiece_length=2)
+    expected = spm_pieces(lines, **options)
+    assert fast_pieces(lines, **options) == expected
+    assert spm_naive.train(lines, naive_options(**options)) == expected

@@ -24,16 +24,14 @@ def corpus(tmp_path):
 
 
 def test_a_limit_it_fits_in_gives_the_same_model_with_the_counting_bounded(corpus, monkeypatch):
-    import bytepair.counts.spm_words as spm_words  # train_sentencepiece imports it at each call
-
     bounds = []
-    counted = spm_words.count_sentencepiece_words
+    counted = training.count_sentencepiece_words
 
     def spy(*args, count_memory=None, **kwargs):
         bounds.append(count_memory)
         return counted(*args, count_memory=count_memory, **kwargs)
 
-    monkeypatch.setattr(spm_words, "count_sentencepiece_words", spy)
+    monkeypatch.setattr(training, "count_sentencepiece_words", spy)
     free = bytepair.train_sentencepiece(corpus, vocab_size=600, **LLAMA)
     limit = resident_bytes() + (256 << 20)
     bounded = bytepair.train_sentencepiece(corpus, vocab_size=600, max_memory=limit, **LLAMA)
@@ -74,10 +72,8 @@ def test_a_corpus_forecast_past_the_limit_is_refused_before_counting(random_word
     monkeypatch.setattr(budget, "SAMPLE_BLOCKS", 16)
     monkeypatch.setattr(budget, "SAMPLE_BLOCK", 2048)
     monkeypatch.setattr(budget, "FORECAST_FROM", 1 << 17)
-    import bytepair.counts.spm_words as spm_words
-
     counted = []
-    monkeypatch.setattr(spm_words, "count_sentencepiece_words", lambda *a, **k: counted.append(a))
+    monkeypatch.setattr(training, "count_sentencepiece_words", lambda *a, **k: counted.append(a))
     words = len(set(random_words.read_text().split()))
     # Room for the process and for a tenth of the words' need: the forecast says they need more.
     limit = resident_bytes() + training.words_need(words * 8, words) // 10

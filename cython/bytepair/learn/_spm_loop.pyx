@@ -67,6 +67,16 @@ DEF DENSE = 1024      # first_pairs() looks pairs of up to this many characters 
 DEF AHEAD = 16        # merge() prefetches the position this many occurrences ahead
 
 
+cdef int64_t code_points(const unsigned char[:] data) noexcept nogil:
+    """The characters of UTF-8 ``data`` (surrogates written with surrogatepass included): its
+    bytes that start one, all but the continuation bytes 0b10xxxxxx. O(len(data)), no decoding."""
+    cdef int64_t n = 0
+    cdef Py_ssize_t i
+    for i in range(data.shape[0]):
+        n += (data[i] & 0xC0) != 0x80
+    return n
+
+
 cdef class SpmLoop:
     # rules
     cdef int max_length
@@ -117,8 +127,13 @@ cdef class SpmLoop:
         cdef vector[int64_t] seen = vector[int64_t](0x110000, 0)
         cdef str word
         cdef int64_t size = 1
-        for word in words:
-            size += 1 + len(word)
+        flat = getattr(words, "flat", None)
+        if flat is not None:  # a WordTable: its characters are counted in its UTF-8, not decoded
+            data, starts, _ = flat()
+            size += len(starts) - 1 + code_points(data)
+        else:
+            for word in words:
+                size += 1 + len(word)
         if size >= BIG:
             raise ValueError(f"words: {size:,} characters and words in all, more than the loop's "
                              f"{BIG - 1:,} positions")
@@ -228,19 +243,19 @@ cdef class SpmLoop:
                 self.block_count[p >> BLOCK_SHIFT] = count
 
     cdef void first_pairs(self) noexcept nogil:
-        """Every adjacent pair counted, then its positions stored in lists of exact size (pairs
-        of at most DENSE symbols are looked up in a square table, others in the pair map)."""
+        """Every adjacent pair counted, then its positions stored in lists of exact size. Pairs
+        of the first DENSE symbols are looked up in a square table, others in the pair map:
+        characters come most frequent first, so the table holds most positions' pairs."""
         cdef size_t p, n = self.seq.size()
-        cdef int32_t pair, chars = <int32_t>self.sym_shape.size()
+        cdef int32_t pair, dense = min(<int32_t>self.sym_shape.size(), DENSE)
         cdef int64_t count = 0
         cdef vector[int32_t] sizes, table
-        if chars <= DENSE:
-            table.resize(chars * chars, -2)
+        table.resize(dense * dense, -2)
         for p in range(n - 1):
             if self.seq[p] < 0:
                 count = self.marked(p)
             elif self.seq[p + 1] >= 0:
-                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, dense)
                 if pair >= 0:
                     self.freq[pair] += count
                     if <size_t>pair >= sizes.size():
@@ -250,16 +265,16 @@ cdef class SpmLoop:
             self.positions[pair].reserve(sizes[pair])
         for p in range(n - 1):
             if self.seq[p] >= 0 and self.seq[p + 1] >= 0:
-                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, chars)
+                pair = self.first_pair(self.seq[p], self.seq[p + 1], table, dense)
                 if pair >= 0:
                     self.positions[pair].push_back(<int32_t>p)
         self.flush(0)
 
     cdef inline int32_t first_pair(self, int32_t left, int32_t right, vector[int32_t]& table,
-                                   int32_t chars) noexcept nogil:
-        if table.empty():
+                                   int32_t dense) noexcept nogil:
+        if left >= dense or right >= dense:
             return self.pair(left, right)
-        cdef int32_t* cell = &table[left * chars + right]
+        cdef int32_t* cell = &table[left * dense + right]
         if cell[0] == -2:
             cell[0] = self.pair(left, right)
         return cell[0]

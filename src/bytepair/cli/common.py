@@ -390,7 +390,7 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
                         jsonl_field=args.jsonl_field, text_column=args.text_column,
                         skip_unreadable=args.skip_unreadable)
     for path in files.paths:
-        if _is_count_table(path):
+        if is_count_table(path):
             use = (f"train from it with --counts {shlex.quote(str(path))}"
                    if hasattr(args, "counts") else "'bytepair train --counts' reads it")
             raise ValueError(f"{name}: {str(path)!r} is a count table ('bytepair count' wrote "
@@ -404,7 +404,7 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
     return files
 
 
-def _is_count_table(path) -> bool:
+def is_count_table(path) -> bool:
     """Whether ``path`` is a local file that starts as a piece-count table does."""
     from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
 

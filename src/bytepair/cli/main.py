@@ -102,10 +102,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (usage errors and bad input: 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser, commands = _build(argv[0] if argv[:1] and argv[0] in COMMANDS else None)
-    if argv[:1] == ["train"] and "--sentencepiece" in argv:  # spm_train's options, not train's
-        from bytepair.cli.sentencepiece import parser as sentencepiece_parser
+    if argv[:1] in (["train"], ["count"]) and "--sentencepiece" in argv:  # spm_train's options
+        from bytepair.cli.sentencepiece import count_parser, parser as sentencepiece_parser
 
-        commands = dict(commands, train=sentencepiece_parser())
+        commands = dict(commands, **{argv[0]: sentencepiece_parser() if argv[0] == "train" else count_parser()})
     try:
         if argv and argv[0] in commands:
             commands[argv[0]].check_options(argv[1:])

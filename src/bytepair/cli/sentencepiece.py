@@ -9,12 +9,16 @@ support is refused in one line naming it.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shlex
 import sys
 import time
 from dataclasses import fields
+from pathlib import Path
 
 from bytepair._util.atomic import check_target
-from bytepair.cli.common import Parser, cluster, integer, memory_size, size
+from bytepair._util.validate import plural
+from bytepair.cli.common import Parser, cluster, integer, is_count_table, memory_size, naming, size
 
 #: spm_train options with no counterpart here (refused by name, not as a typo).
 UNSUPPORTED = ("input-sentence-size", "shuffle-input-sentence", "seed-sentencepiece-size",
@@ -47,39 +51,83 @@ def parser() -> Parser:
 
     command = Parser(prog="bytepair train", description="Train a sentencepiece BPE model exactly as "
                      "spm_train does (sentencepiece 0.2.3), and write its .model file.")
-    command.add_argument("files", nargs="+", metavar="FILE", help="text files, one sentence a line")
+    command.add_argument("files", nargs="*", metavar="FILE", help="text files, one sentence a line")
+    command.add_argument("--counts", nargs="+", metavar="COUNTS",
+                         help="train from count tables of sentencepiece words ('bytepair count "
+                         "--sentencepiece' wrote them; added up) instead of FILEs; the word options "
+                         "not given are the tables'")
     command.add_argument("--sentencepiece", action="store_true", required=True,
                          help="train spm_train's BPE (this command)")
     command.add_argument("--vocab-size", type=size, required=True, metavar="N")
     command.add_argument("-o", "--output", required=True, metavar="FILE.model")
-    command.add_argument("--workers", "--num-threads", type=integer, default=1, metavar="N",
-                         help="threads that count the words (default 1)")
+    _add_counting_options(command, "model")
     command.add_argument("--max-memory", type=memory_size, default=None, metavar="SIZE",
                          help="keep the whole run within SIZE (4GiB, 512MiB): the counting tables "
                          "get a third of it, and a merge loop that would not fit is refused "
                          "before it starts (default: no limit)")
-    command.add_argument("--count-memory", type=memory_size, default=None, metavar="SIZE",
-                         help="keep the word-counting tables within SIZE (4GiB, 512MiB): past it "
-                         "they spill to TMPDIR and are merged back (the model is the same)")
-    command.add_argument("--scheduler", metavar="ADDRESS",
-                         help="count the words on the Dask cluster at ADDRESS (tcp://host:8786); "
-                         "its workers must see the FILEs at the same paths")
     command.add_argument("--tokenizer-json", metavar="FILE",
                          help="also write a Hugging Face tokenizer.json of the model")
     command.add_argument("-q", "--quiet", action="store_true")
-    for option in fields(SentencePieceOptions):
-        if option.name in ("vocab_size", "given"):
-            continue
-        flag = "--" + option.name.replace("_", "-")
-        if option.type in ("bool", bool):
+    _add_spm_options(command, [f.name for f in fields(SentencePieceOptions) if f.name not in ("vocab_size", "given")])
+    command.set_defaults(run=run_train_sentencepiece, check_usage=_check_train_usage)
+    _refuse_by_name(command, {})
+    return command
+
+
+def count_parser() -> Parser:
+    """The ``count --sentencepiece`` command's parser: the spm_train options that decide the words."""
+    from bytepair.training.sentencepiece import META_OPTIONS, WORD_OPTIONS, SentencePieceOptions
+
+    command = Parser(prog="bytepair count", description="Count the words of text files as spm_train "
+                     "makes them (one sentence a line, normalised and cut), and save the table to -o. "
+                     "'bytepair train --counts A B ... --sentencepiece --vocab-size N' trains from the "
+                     "tables (added up) the model that training on the files gives.")
+    command.add_argument("files", nargs="+", metavar="FILE", help="text files, one sentence a line")
+    command.add_argument("--sentencepiece", action="store_true", required=True,
+                         help="count sentencepiece's words (this command)")
+    command.add_argument("-o", "--output", required=True, metavar="COUNTS", help="table file to write")
+    _add_counting_options(command, "table")
+    command.add_argument("-q", "--quiet", action="store_true")
+    _add_spm_options(command, WORD_OPTIONS + META_OPTIONS)
+    model_options = {f.name.replace("_", "-") for f in fields(SentencePieceOptions)} - {"given"}
+    model_options -= {name.replace("_", "-") for name in WORD_OPTIONS + META_OPTIONS}
+    command.set_defaults(run=run_count_sentencepiece, check_usage=None)
+    _refuse_by_name(command, {name: "decides the model, not the words; give it to 'bytepair train "
+                              "--counts COUNTS --sentencepiece'" for name in model_options})
+    return command
+
+
+def _add_counting_options(command: Parser, result: str) -> None:
+    """--workers, --count-memory and --scheduler."""
+    command.add_argument("--workers", "--num-threads", type=integer, default=None, metavar="N",
+                         help="threads that count the words (default 1)")
+    command.add_argument("--count-memory", type=memory_size, default=None, metavar="SIZE",
+                         help="keep the word-counting tables within SIZE (4GiB, 512MiB): past it "
+                         f"they spill to TMPDIR and are merged back (the {result} is the same)")
+    command.add_argument("--scheduler", metavar="ADDRESS",
+                         help="count the words on the Dask cluster at ADDRESS (tcp://host:8786); "
+                         "its workers must see the FILEs at the same paths")
+
+
+def _add_spm_options(command: Parser, names) -> None:
+    """spm_train's options ``names``, with dashes: booleans as flags that take true or false."""
+    from bytepair.training.sentencepiece import SentencePieceOptions
+
+    kinds = {option.name: option.type for option in fields(SentencePieceOptions)}
+    for name in names:
+        flag = "--" + name.replace("_", "-")
+        if kinds[name] in ("bool", bool):
             command.add_argument(flag, type=boolean, nargs="?", const=True, default=None,
                                  metavar="true|false")
-        elif option.name.endswith("symbols"):
+        elif name.endswith("symbols"):
             command.add_argument(flag, type=symbols, default=None, metavar="A,B,...")
         else:
-            kind = {"int": integer, "float": float}.get(str(option.type), str)
-            command.add_argument(flag, type=kind, default=None, metavar=option.name.split("_")[-1].upper())
-    command.set_defaults(run=run_train_sentencepiece, check_usage=None)
+            kind = {"int": integer, "float": float}.get(str(kinds[name]), str)
+            command.add_argument(flag, type=kind, default=None, metavar=name.split("_")[-1].upper())
+
+
+def _refuse_by_name(command: Parser, others: dict[str, str]) -> None:
+    """Refuse spm_train's options bytepair lacks, and ``others`` (name -> why), in one line each."""
     original = command.check_options
 
     def check_options(argv: list[str]) -> None:
@@ -87,27 +135,63 @@ def parser() -> Parser:
             name = token.split("=", 1)[0].lstrip("-").replace("_", "-")
             if token.startswith("--") and name in UNSUPPORTED:
                 command.error(f"--{name}: an spm_train option bytepair does not support")
+            if token.startswith("--") and name in others:
+                command.error(f"--{name}: {others[name]}")
         original(argv)
 
     command.check_options = check_options
-    return command
+
+
+def _check_train_usage(args, parser: Parser) -> None:
+    if not args.files and not args.counts:
+        parser.error("the following arguments are required: FILE (or --counts COUNTS)")
+    if args.files and args.counts:
+        parser.error("argument --counts: not allowed with FILE")
+    if args.counts:
+        for option in ("workers", "count_memory", "scheduler"):
+            if getattr(args, option) is not None:
+                parser.error(f"argument --{option.replace('_', '-')}: has no effect with --counts "
+                             "(the words are already counted)")
+
+
+def _spm_options(args, names) -> dict:
+    """The spm_train options given on the command line (the library has the defaults)."""
+    return {name: getattr(args, name) for name in names if getattr(args, name, None) is not None}
+
+
+def _say(args):
+    return (lambda line: None) if args.quiet else (lambda line: print(f"bytepair: {line}", file=sys.stderr))
+
+
+def _check_text_files(files: list[str]) -> None:
+    for path in files:
+        if is_count_table(Path(path)):
+            raise ValueError(f"FILE: {path!r} is a count table ('bytepair count' wrote it), not text; "
+                             f"train from it with --counts {shlex.quote(path)}")
 
 
 def run_train_sentencepiece(args) -> None:
+    from bytepair.counts.piece_counts import PieceCounts
     from bytepair.formats.spm_file import save_sentencepiece
     from bytepair.training.sentencepiece import SentencePieceOptions, train_sentencepiece
 
     check_target(args.output, "-o")
     if args.tokenizer_json:
         check_target(args.tokenizer_json, "--tokenizer-json")
-    names = {f.name for f in fields(SentencePieceOptions)} - {"vocab_size", "given"}
-    options = {name: getattr(args, name) for name in names if getattr(args, name) is not None}
-    say = (lambda line: None) if args.quiet else (lambda line: print(f"bytepair: {line}", file=sys.stderr))
+    options = _spm_options(args, {f.name for f in fields(SentencePieceOptions)} - {"vocab_size", "given"})
+    say = _say(args)
     start = time.perf_counter()
-    with cluster(args.scheduler) as client:
-        model = train_sentencepiece(args.files, vocab_size=args.vocab_size, workers=args.workers,
-                                    report=say, count_memory=args.count_memory, max_memory=args.max_memory,
-                                    client=client, **options)
+    if args.counts:
+        with naming("--counts"), _named("--counts"):
+            tables = [PieceCounts.load(path) for path in args.counts]
+            model = train_sentencepiece(tables, vocab_size=args.vocab_size, report=say,
+                                        max_memory=args.max_memory, **options)
+    else:
+        _check_text_files(args.files)
+        with cluster(args.scheduler) as client:
+            model = train_sentencepiece(args.files, vocab_size=args.vocab_size, workers=args.workers or 1,
+                                        report=say, count_memory=args.count_memory,
+                                        max_memory=args.max_memory, client=client, **options)
     save_sentencepiece(model, args.output)
     if args.tokenizer_json:
         from bytepair.formats.spm_export import export_sentencepiece
@@ -115,6 +199,35 @@ def run_train_sentencepiece(args) -> None:
         export_sentencepiece(model, args.tokenizer_json)
     say(f"{len(model)} pieces in {time.perf_counter() - start:.1f} s; "
         f"{model.skipped_lines} lines skipped as longer than max_sentence_length; wrote {args.output}")
+
+
+def run_count_sentencepiece(args) -> None:
+    from bytepair.training.sentencepiece import META_OPTIONS, WORD_OPTIONS, count_sentencepiece
+
+    output = check_target(args.output, "-o")
+    _check_text_files(args.files)
+    say = _say(args)
+    start = time.perf_counter()
+    with cluster(args.scheduler) as client:
+        table = count_sentencepiece(args.files, workers=args.workers or 1, count_memory=args.count_memory,
+                                    client=client, report=say,
+                                    **_spm_options(args, WORD_OPTIONS + META_OPTIONS))
+    table.save(output)
+    say(f"wrote {str(output)!r}: {plural(len(table), 'distinct word')}, {table.total():,} in all, "
+        f"{plural(table.skipped_lines, 'line')} skipped as longer than max_sentence_length "
+        f"({time.perf_counter() - start:.1f} s)")
+
+
+@contextlib.contextmanager
+def _named(argument: str):
+    """The library's messages about its ``corpus`` name the argument that gave it."""
+    try:
+        yield
+    except ValueError as exc:
+        message = str(exc)
+        if not message.startswith("corpus: "):
+            raise
+        raise ValueError(f"{argument}: {message.removeprefix('corpus: ')}") from None
 
 
 def inspect_sentencepiece(args, model) -> None:

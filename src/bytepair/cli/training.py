@@ -355,7 +355,9 @@ def add_commands(commands) -> None:
         "train", help="train a tokenizer from files",
         description="Train a byte-level BPE tokenizer from text files, directories (read "
         "recursively), globs, JSON Lines (.jsonl/.ndjson) and their .gz versions; save it to -o. "
-        "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given.",
+        "IDs: 0-255 bytes, then one per merge, then the special tokens in the order given. "
+        "With --sentencepiece it trains spm_train's BPE instead, from FILEs or --counts, with "
+        "spm_train's options (see docs/sentencepiece.md and 'bytepair train --sentencepiece --help').",
     )
     train.add_argument("files", nargs="*", metavar="FILE",
                        help="corpus files, directories, globs or fsspec URLs (or use --counts)")
@@ -427,7 +429,9 @@ def _add_count_command(commands) -> None:
         description="Count the pre-tokenized pieces of text files, directories, globs, JSON Lines, "
         "Parquet files (.parquet: one document per row of --text-column) or fsspec URLs, and save "
         "the table to -o. Tables of shards add up: 'bytepair train --counts A B ...' trains on "
-        "all of them and gives the model of training on all the shards at once.",
+        "all of them and gives the model of training on all the shards at once. With --sentencepiece it "
+        "counts spm_train's words instead, for 'bytepair train --counts ... --sentencepiece' (see "
+        "docs/sentencepiece.md and 'bytepair count --sentencepiece --help').",
     )
     counter.add_argument("files", nargs="+", metavar="FILE",
                          help="corpus files, directories, globs or fsspec URLs")

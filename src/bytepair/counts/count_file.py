@@ -13,10 +13,14 @@ import zlib
 from bytepair._util.errors import InputError
 from bytepair._util.validate import MAX_COUNT
 from bytepair.split.pretokenize import UntrustedPattern, stored_pattern
+from bytepair.split.spm_text import TextRules
 
 FORMAT = "bytepair-counts"
 #: Version 2 checksums the header too (version 1 files are still read).
 VERSION = 2
+#: Version 3 is version 2 with sentencepiece's text rules: only tables of sentencepiece words
+#: are written with it, so that a reader of version 2 refuses them instead of misreading them.
+SPM_VERSION = 3
 #: Longest header line a reader accepts; a binary file is refused quickly.
 MAX_HEADER = 1 << 20
 #: Pieces are stored with 32-bit lengths.
@@ -133,9 +137,9 @@ def read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
     version = header.get("version")
     if not isinstance(version, int) or isinstance(version, bool) or version < 1:
         raise CountsFormatError(f"{name} has an invalid format version {version!r}")
-    if version > VERSION:
+    if version > SPM_VERSION:
         raise CountsFormatError(
-            f"{name} has format version {version}; this bytepair reads up to {VERSION}"
+            f"{name} has format version {version}; this bytepair reads up to {SPM_VERSION}"
         )
     for key in ("pieces", "piece_bytes", "total"):
         value = header.get(key)
@@ -150,6 +154,7 @@ def read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
     if 12 * header["pieces"] + header["piece_bytes"] + MAX_HEADER >= sys.maxsize:
         raise CountsFormatError(f"{name} is corrupt: 'pieces' {header['pieces']} and 'piece_bytes' "
                                 f"{header['piece_bytes']} declare a table larger than memory can hold")
+    _read_sentencepiece(header, name)
     if "pattern" not in header:
         raise CountsFormatError(f"{name} is corrupt: the header has no 'pattern'")
     try:  # a table's pattern is always a regex source: a bare word is that literal regex
@@ -159,3 +164,26 @@ def read_header(line: bytes, name: str, trust_pattern: bool) -> dict:
     except ValueError as exc:
         raise CountsFormatError(f"{name} is corrupt: {exc}") from None
     return header
+
+
+def _read_sentencepiece(header: dict, name: str) -> None:
+    """A version 3 header's ``sentencepiece`` rules (and ``skipped_lines``) checked and made a
+    :class:`TextRules` in place; an older header has neither."""
+    if header["version"] < SPM_VERSION:
+        for key in ("sentencepiece", "skipped_lines"):
+            if key in header:
+                raise CountsFormatError(f"{name} is corrupt: a version {header['version']} header "
+                                        f"has {key!r}, which only version {SPM_VERSION} holds")
+        return
+    if "sentencepiece" not in header:
+        raise CountsFormatError(f"{name} is corrupt: a version {SPM_VERSION} header has no 'sentencepiece' rules")
+    if header.get("pattern", 0) is not None:
+        raise CountsFormatError(f"{name} is corrupt: a table of sentencepiece words has the "
+                                f"pattern {header.get('pattern')!r}, not null")
+    skipped = header.get("skipped_lines")
+    if not isinstance(skipped, int) or isinstance(skipped, bool) or not 0 <= skipped <= MAX_COUNT:
+        raise CountsFormatError(f"{name} is corrupt: 'skipped_lines' must be a non-negative integer")
+    try:
+        header["sentencepiece"] = TextRules.from_json(header["sentencepiece"])
+    except ValueError as exc:
+        raise CountsFormatError(f"{name} is corrupt: {exc}") from None

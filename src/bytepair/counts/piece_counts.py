@@ -21,9 +21,10 @@ from typing import Iterator
 from bytepair._util.validate import MAX_COUNT
 from bytepair._util.atomic import write_atomically
 from bytepair.counts.count_file import (  # noqa: F401 (readers import FORMAT, MAX_HEADER here)
-    FORMAT, LITTLE_ENDIAN, MAX_HEADER, MAX_PIECE, VERSION, CountsFormatError, inflate, not_text,
-    planes, read_header, unplanes)
+    FORMAT, LITTLE_ENDIAN, MAX_HEADER, MAX_PIECE, SPM_VERSION, VERSION, CountsFormatError, inflate,
+    not_text, planes, read_header, unplanes)
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
+from bytepair.split.spm_text import TextRules
 from bytepair.split import fastsplit
 
 _runs = None
@@ -67,17 +68,24 @@ class PieceCounts(Mapping):
     is used as a mapping.
     """
 
-    __slots__ = ("_dict", "_flat", "_pattern", "_total")
+    __slots__ = ("_dict", "_flat", "_pattern", "_rules", "_skipped", "_total")
 
-    def __init__(self, counts: Mapping | None = None, *, pattern: str | None):
+    def __init__(self, counts: Mapping | None = None, *, pattern: str | None,
+                 sentencepiece: TextRules | None = None, skipped_lines: int = 0):
         """A table of ``counts``, checked and copied. O(pieces).
 
         ``counts``
             Piece (``bytes``, or ``str`` stored as UTF-8) -> positive count; None: empty.
         ``pattern``
             The pattern that cut the pieces: a name, a regex, or None/``"none"``.
+        ``sentencepiece``
+            For a table of sentencepiece's words (``pattern`` None): the
+            :class:`~bytepair.split.spm_text.TextRules` that made them.
+        ``skipped_lines``
+            With ``sentencepiece``: the lines left out as longer than ``max_sentence_length``.
         """
         self._pattern = resolve_pattern(pattern)
+        self._rules, self._skipped = _checked_rules(self._pattern, sentencepiece, skipped_lines)
         self._dict: dict[bytes, int] | None = {}
         self._flat: tuple[bytes, array, array] | None = None
         self._total = 0
@@ -100,22 +108,28 @@ class PieceCounts(Mapping):
         self._total = _check_total(total)
 
     @classmethod
-    def trusted(cls, counts: dict, pattern_source: str | None) -> PieceCounts:
+    def trusted(cls, counts: dict, pattern_source: str | None, *, sentencepiece: TextRules | None = None,
+                skipped_lines: int = 0) -> PieceCounts:
         """A table of ``counts`` (a dict counting made: bytes keys, positive counts) cut with
-        ``pattern_source``, taken as it is and not checked again (counting made it right)."""
-        return cls._made(pattern_source, counts, None, sum(counts.values()))
+        ``pattern_source`` (or by ``sentencepiece``'s rules), taken as it is and not checked
+        again (counting made it right)."""
+        return cls._made(pattern_source, counts, None, sum(counts.values()), sentencepiece, skipped_lines)
 
     @classmethod
-    def trusted_arrays(cls, data: bytes, starts: array, counts: array,
-                       pattern_source: str | None) -> PieceCounts:
-        """A table of compiled counting's arrays (``PieceTable.arrays``) cut with ``pattern_source``:
-        distinct pieces ``data[starts[i]:starts[i + 1]]``, positive ``counts`` (not checked)."""
-        return cls._made(pattern_source, None, (data, starts, counts), sum(counts))
+    def trusted_arrays(cls, data: bytes, starts: array, counts: array, pattern_source: str | None, *,
+                       sentencepiece: TextRules | None = None, skipped_lines: int = 0) -> PieceCounts:
+        """A table of compiled counting's arrays (``PieceTable.arrays``) cut with ``pattern_source``
+        (or by ``sentencepiece``'s rules): distinct pieces ``data[starts[i]:starts[i + 1]]``,
+        positive ``counts`` (not checked)."""
+        return cls._made(pattern_source, None, (data, starts, counts), sum(counts), sentencepiece,
+                         skipped_lines)
 
     @classmethod
-    def _made(cls, pattern: str | None, table: dict | None, flat: tuple | None, total: int):
+    def _made(cls, pattern: str | None, table: dict | None, flat: tuple | None, total: int,
+              rules: TextRules | None = None, skipped: int = 0):
         made = cls.__new__(cls)
         made._pattern, made._dict, made._flat, made._total = pattern, table, flat, _check_total(total)
+        made._rules, made._skipped = _checked_rules(pattern, rules, skipped)
         return made
 
     @property
@@ -175,19 +189,18 @@ class PieceCounts(Mapping):
     def __eq__(self, other) -> bool:
         if not isinstance(other, PieceCounts):
             return NotImplemented
-        return self._pattern == other._pattern and self._counts == other._counts
+        return (self._pattern == other._pattern and self._rules == other._rules
+                and self._skipped == other._skipped and self._counts == other._counts)
 
     __hash__ = None  # mutable
 
     def __repr__(self) -> str:
-        return (f"<PieceCounts pattern={describe_pattern(self._pattern)} pieces={len(self)} "
-                f"total={self._total}>")
+        cut = "sentencepiece" if self._rules is not None else f"pattern={describe_pattern(self._pattern)}"
+        return f"<PieceCounts {cut} pieces={len(self)} total={self._total}>"
 
     def __reduce__(self):
-        # Pickled for worker processes and Dask: the pieces and the pattern, no re-checks.
-        if self._dict is None:
-            return (PieceCounts.trusted_arrays, (*self._flat, self._pattern))
-        return (PieceCounts.trusted, (self._dict, self._pattern))
+        # Pickled for worker processes and Dask: the pieces and how they were cut, no re-checks.
+        return (_unpickled, (self._dict, self._flat, self._pattern, self._rules, self._skipped))
 
     # -- counts -------------------------------------------------------------
 
@@ -195,6 +208,17 @@ class PieceCounts(Mapping):
     def pattern(self) -> str | None:
         """The pre-tokenizer regex source that cut the pieces (None: no split)."""
         return self._pattern
+
+    @property
+    def sentencepiece(self) -> TextRules | None:
+        """For a table of sentencepiece's words (:func:`bytepair.count_sentencepiece`), the text
+        rules that made them (their meta pieces sorted); None for a table of pre-tokenized pieces."""
+        return self._rules
+
+    @property
+    def skipped_lines(self) -> int:
+        """The lines a table of sentencepiece's words left out as longer than ``max_sentence_length``."""
+        return self._skipped
 
     def total(self) -> int:
         """The sum of all counts (the number of pieces in the corpus)."""
@@ -208,11 +232,19 @@ class PieceCounts(Mapping):
     def _check_same_pattern(self, other) -> None:
         if not isinstance(other, PieceCounts):
             raise TypeError(f"can only combine PieceCounts with PieceCounts, not {type(other).__name__}")
+        if (self._rules is None) != (other._rules is None):
+            raise ValueError("cannot combine a table of sentencepiece words with a table of "
+                             "pre-tokenized pieces")
         if other._pattern != self._pattern:
             raise ValueError(
                 "cannot combine piece counts made with different patterns: "
                 f"{describe_pattern(self._pattern)} and {describe_pattern(other._pattern)}"
             )
+        differ = self._rules.difference(other._rules) if self._rules is not None else None
+        if differ is not None:
+            name, mine, theirs = differ
+            raise ValueError(f"cannot combine sentencepiece word counts made with different "
+                             f"{name}: {mine} and {theirs}")
 
     def update(self, other: PieceCounts) -> None:
         """Add ``other``'s counts to this table (same pattern only)."""
@@ -224,20 +256,23 @@ class PieceCounts(Mapping):
         for piece, count in other._counts.items():
             table[piece] = get(piece, 0) + count
         self._total = total
+        self._skipped += other._skipped
 
     def __add__(self, other: PieceCounts) -> PieceCounts:
         if not isinstance(other, PieceCounts):
             return NotImplemented
         self._check_same_pattern(other)
         big, small = (self, other) if len(self) >= len(other) else (other, self)
-        out = PieceCounts.trusted(dict(big._counts), self._pattern)
+        out = PieceCounts.trusted(dict(big._counts), self._pattern, sentencepiece=self._rules,
+                                  skipped_lines=big._skipped)
         out.update(small)
         return out
 
     def __radd__(self, other) -> PieceCounts:
         # ``sum(tables)`` starts from 0.
         if isinstance(other, int) and not isinstance(other, bool) and other == 0:
-            return PieceCounts.trusted(dict(self._counts), self._pattern)
+            return PieceCounts.trusted(dict(self._counts), self._pattern, sentencepiece=self._rules,
+                                       skipped_lines=self._skipped)
         return NotImplemented
 
     # -- files --------------------------------------------------------------
@@ -252,14 +287,17 @@ class PieceCounts(Mapping):
         if not LITTLE_ENDIAN:
             lengths.byteswap()
             counts.byteswap()
-        if self._pattern is not None:
+        if self._pattern is not None or self._rules is not None:
             # What load would refuse is not written.
             ends = list(accumulate(lengths))
             problem = not_text(data, [0, *ends[:-1]] if ends else [], ends)
             if problem:
                 raise ValueError(f"cannot save the table: {problem}")
-        header = {"format": FORMAT, "version": VERSION, "pattern": self._pattern,
-                  "pieces": len(counts), "piece_bytes": len(data), "total": self._total}
+        header = {"format": FORMAT, "version": VERSION, "pattern": self._pattern}
+        if self._rules is not None:  # only these tables are version 3: others stay as they were
+            header.update(version=SPM_VERSION, sentencepiece=self._rules.as_json(),
+                          skipped_lines=self._skipped)
+        header.update(pieces=len(counts), piece_bytes=len(data), total=self._total)
         line = json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n"
         compressor = zlib.compressobj(6)
         body = b"".join([
@@ -323,13 +361,40 @@ class PieceCounts(Mapping):
         data = bytes(body[12 * n:])
         ends = list(accumulate(lengths))
         starts = [0, *ends[:-1]] if n else []
-        problem = not_text(data, starts, ends) if header["pattern"] is not None else None
+        rules = header.get("sentencepiece")
+        problem = not_text(data, starts, ends) if header["pattern"] is not None or rules else None
         if problem:
             raise CountsFormatError(f"{name} is corrupt: {problem}")
         table = dict(zip((data[a:b] for a, b in zip(starts, ends)), counts))
         if len(table) != n:
             raise CountsFormatError(f"{name} is corrupt: a piece appears twice")
-        return cls.trusted(table, header["pattern"])
+        return cls.trusted(table, header["pattern"], sentencepiece=rules,
+                           skipped_lines=header.get("skipped_lines", 0))
+
+
+def _unpickled(table: dict | None, flat: tuple | None, pattern: str | None, rules: TextRules | None,
+               skipped: int) -> PieceCounts:
+    if table is None:
+        return PieceCounts.trusted_arrays(*flat, pattern, sentencepiece=rules, skipped_lines=skipped)
+    return PieceCounts.trusted(table, pattern, sentencepiece=rules, skipped_lines=skipped)
+
+
+def _checked_rules(pattern: str | None, rules: TextRules | None, skipped) -> tuple[TextRules | None, int]:
+    """``(rules, skipped)`` of a table: the rules with their meta pieces sorted, and skipped
+    lines only for a table of sentencepiece words (which no pattern cut)."""
+    if rules is None:
+        if skipped:
+            raise ValueError("skipped_lines: only a table of sentencepiece words counts skipped lines")
+        return None, 0
+    if not isinstance(rules, TextRules):
+        raise TypeError(f"sentencepiece: expected TextRules, got {type(rules).__name__}")
+    if pattern is not None:
+        raise ValueError("pattern: a table of sentencepiece words has no pattern (give None)")
+    if isinstance(skipped, bool) or not isinstance(skipped, int) or skipped < 0:
+        raise ValueError(f"skipped_lines: {skipped!r} is not a non-negative integer")
+    if rules.precompiled_charsmap is not None:
+        raise ValueError("sentencepiece: rules with a model's own character map cannot make a table")
+    return rules.canonical(), skipped
 
 
 def _check_piece(piece) -> bytes:

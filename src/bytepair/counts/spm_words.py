@@ -160,6 +160,10 @@ class WordTable(Mapping):
             self._dict = dict(_words(*self._flat))
         return self._dict[word]
 
+    def flat(self) -> tuple:
+        """``(data, starts, counts)``: the words as UTF-8 end to end, as :class:`PieceCounts` holds them."""
+        return self._flat
+
     def utf8_bytes(self) -> int:
         """The UTF-8 bytes of all the words together (at least their characters). O(1)."""
         return len(self._flat[0])

@@ -4,11 +4,9 @@ sentencepiece (0.2.3) refuses a merge whose piece would break one of these rules
 (``IsValidSentencePiece`` in its trainer); :func:`valid_piece` states them once, for the
 naive reference in the tests and for the fast loop alike.
 
-Scripts come from the ``regex`` module's Unicode data, limited to the scripts of Unicode
-8.0, the version of sentencepiece's own table: a character of a later script counts as
-Common there and here. (Characters added after 8.0 to an older script, such as the CJK
-extensions F to I, are Common in sentencepiece's table but keep their script here; such
-characters are rare in training text.)
+Scripts come from Unicode 9.0's script table, the one sentencepiece's trainer is built
+with (``bytepair/data/unicode-9.0-scripts.txt``): a character assigned after 9.0, or moved
+to another script since, counts as sentencepiece counts it, not as today's Unicode does.
 
 >>> rules = PieceRules()
 >>> rules.valid("▁the"), rules.valid("the▁"), rules.valid("a1"), rules.valid("日本")
@@ -19,10 +17,11 @@ True
 
 from __future__ import annotations
 
+import sys
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-
-import regex
+from importlib import resources
 
 #: The meta symbol sentencepiece writes for a space (U+2581).
 SPACE = "\u2581"
@@ -31,33 +30,33 @@ UNKNOWN_CHAR = "\u2585"
 #: The boundary sentencepiece's trainer puts where a meta piece stood in the text (U+001F).
 BOUNDARY = "\x1f"
 
-# The scripts of Unicode 8.0 besides Common and Inherited (sentencepiece's table).
-_SCRIPTS_8_0 = """
-Latin Greek Cyrillic Armenian Hebrew Arabic Syriac Thaana Devanagari Bengali Gurmukhi
-Gujarati Oriya Tamil Telugu Kannada Malayalam Sinhala Thai Lao Tibetan Myanmar Georgian
-Hangul Ethiopic Cherokee Canadian_Aboriginal Ogham Runic Khmer Mongolian Hiragana Katakana
-Bopomofo Han Yi Old_Italic Gothic Deseret Tagalog Hanunoo Buhid Tagbanwa Limbu Tai_Le
-Linear_B Ugaritic Shavian Osmanya Cypriot Braille Buginese Coptic New_Tai_Lue Glagolitic
-Tifinagh Syloti_Nagri Old_Persian Kharoshthi Balinese Cuneiform Phoenician Phags_Pa Nko
-Sundanese Lepcha Ol_Chiki Vai Saurashtra Kayah_Li Rejang Lycian Carian Lydian Cham Tai_Tham
-Tai_Viet Avestan Egyptian_Hieroglyphs Samaritan Lisu Bamum Javanese Meetei_Mayek
-Imperial_Aramaic Old_South_Arabian Inscriptional_Parthian Inscriptional_Pahlavi Old_Turkic
-Kaithi Batak Brahmi Mandaic Chakma Meroitic_Cursive Meroitic_Hieroglyphs Miao Sharada
-Sora_Sompeng Takri Caucasian_Albanian Bassa_Vah Duployan Elbasan Grantha Pahawh_Hmong Khojki
-Linear_A Mahajani Manichaean Mende_Kikakui Modi Mro Old_North_Arabian Nabataean Palmyrene
-Pau_Cin_Hau Old_Permic Psalter_Pahlavi Siddham Khudawadi Tirhuta Warang_Citi Ahom
-Anatolian_Hieroglyphs Hatran Multani Old_Hungarian SignWriting Inherited
-""".split()
-_SCRIPT = regex.compile("|".join(f"(?P<{name}>\\p{{Script={name}}})" for name in _SCRIPTS_8_0))
 #: A script no character has: sentencepiece's "any" (digits without split_by_number, a start).
 ANY = "Any"
+#: Unicode 9.0's script ranges (first, last, script); code points in none are Common.
+SCRIPT_TABLE = "unicode-9.0-scripts.txt"
+
+
+@lru_cache(maxsize=1)
+def _script_ranges() -> tuple[list[int], list[int], list[str]]:
+    """The table's ranges as three lists (firsts ascending, lasts, scripts), read once."""
+    firsts, lasts, names = [], [], []
+    text = resources.files("bytepair").joinpath("data", SCRIPT_TABLE).read_text("ascii")
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            first, last, name = line.split()
+            firsts.append(int(first, 16))
+            lasts.append(int(last, 16))
+            names.append(sys.intern(name))
+    return firsts, lasts, names
 
 
 @lru_cache(maxsize=1 << 16)
 def script(char: str) -> str:
     """The script of one character as sentencepiece's trainer sees it (Kana count as Han)."""
-    found = _SCRIPT.match(char)
-    name = found.lastgroup if found else "Common"
+    firsts, lasts, names = _script_ranges()
+    code = ord(char)
+    at = bisect_right(firsts, code) - 1
+    name = names[at] if at >= 0 and code <= lasts[at] else "Common"
     if name in ("Hiragana", "Katakana") or char == "\u30fc":
         return "Han"
     return name

@@ -26,9 +26,9 @@ through ``sentencepiece.SentencePieceNormalizer`` (the optional ``sentencepiece`
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+import dataclasses
 import re
+from dataclasses import dataclass
 
 #: The meta symbol of a space.
 SPACE = "\u2581"
@@ -54,6 +54,12 @@ _EDGE_SPACE = re.compile("^ | $", re.M)
 _LINE_START = re.compile("^(?=.)", re.M)
 _LINE_END = re.compile("(?<=.)$", re.M)
 _TRAILING_SPACES = re.compile(f"{SPACE}+$", re.M)
+
+
+#: The keys of :meth:`TextRules.as_json` and their JSON types.
+_JSON_TYPES = {"normalization_rule_name": str, "add_dummy_prefix": bool, "remove_extra_whitespaces": bool,
+               "treat_whitespace_as_suffix": bool, "allow_whitespace_only_pieces": bool,
+               "split_by_whitespace": bool, "max_sentence_length": int, "meta_pieces": list}
 
 
 def sentencepiece_module():
@@ -89,12 +95,85 @@ class TextRules:
             return not self.precompiled_charsmap
         return self.normalization_rule_name == "identity"
 
+    def canonical(self) -> TextRules:
+        """The same rules with the meta pieces sorted and each once (only the set decides the words)."""
+        return dataclasses.replace(self, meta_pieces=tuple(sorted(set(self.meta_pieces))))
+
+    def as_json(self) -> dict:
+        """The rules as a count table's header stores them (:meth:`from_json` reads them back).
+
+        >>> TextRules.from_json(TextRules(meta_pieces=("<s>", "<unk>")).as_json()).meta_pieces
+        ('<s>', '<unk>')
+        """
+        if self.precompiled_charsmap is not None:
+            raise ValueError("sentencepiece rules with a model's own character map cannot be stored")
+        rules = self.canonical()
+        return {name: list(rules.meta_pieces) if name == "meta_pieces" else getattr(rules, name)
+                for name in _JSON_TYPES}
+
+    @classmethod
+    def from_json(cls, value) -> TextRules:
+        """The rules :meth:`as_json` wrote; a ValueError naming the first key that is missing,
+        unknown or of the wrong type."""
+        if not isinstance(value, dict):
+            raise ValueError(f"the sentencepiece rules must be an object, not {type(value).__name__}")
+        for name in value:
+            if name not in _JSON_TYPES:
+                raise ValueError(f"the sentencepiece rules hold an unknown key {name!r}")
+        for name, kind in _JSON_TYPES.items():
+            if name not in value:
+                raise ValueError(f"the sentencepiece rules have no {name!r}")
+            item = value[name]
+            if not isinstance(item, kind) or (kind is int and isinstance(item, bool)):
+                raise ValueError(f"the sentencepiece rules' {name!r} must be a {kind.__name__}, "
+                                 f"not {type(item).__name__}")
+        if value["normalization_rule_name"] not in RULES:
+            raise ValueError(f"the sentencepiece rules' 'normalization_rule_name' "
+                             f"{value['normalization_rule_name']!r} is not one of {', '.join(RULES)}")
+        if not 10 <= value["max_sentence_length"] <= 1 << 30:
+            raise ValueError(f"the sentencepiece rules' 'max_sentence_length' {value['max_sentence_length']} "
+                             f"is outside [10, 2**30]")
+        pieces = value["meta_pieces"]
+        if not all(isinstance(piece, str) and piece for piece in pieces) or pieces != sorted(set(pieces)):
+            raise ValueError("the sentencepiece rules' 'meta_pieces' must be distinct non-empty strings, sorted")
+        return cls(**dict(value, meta_pieces=tuple(pieces)))
+
+    def difference(self, other: TextRules) -> tuple[str, str, str] | None:
+        """``(field, own value, other's value)`` of the first field where the rules differ (the
+        meta pieces as the pieces only one side has), or None when they cut the same words.
+
+        >>> TextRules().difference(TextRules(max_sentence_length=100))
+        ('max_sentence_length', '4192', '100')
+        >>> TextRules(meta_pieces=("<s>", "<unk>")).difference(TextRules(meta_pieces=("<unk>",)))
+        ('meta_pieces', "'<s>'", 'none')
+        """
+        for name in _JSON_TYPES:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if name == "meta_pieces":
+                mine, theirs = set(mine), set(theirs)
+                if mine != theirs:
+                    return name, _pieces(mine - theirs), _pieces(theirs - mine)
+            elif mine != theirs:
+                return name, str(mine).lower() if isinstance(mine, bool) else str(mine), \
+                    str(theirs).lower() if isinstance(theirs, bool) else str(theirs)
+        return None
+
     def sentence_words(self, sentences: str) -> list[str]:
         """Normalised sentences (one a line) cut into words (whole sentences without ``split_by_whitespace``)."""
         if not self.split_by_whitespace:
             return _SENTENCE.findall(sentences)
         key = (self.treat_whitespace_as_suffix, self.allow_whitespace_only_pieces)
         return _WORD[key].findall(sentences)
+
+
+def _pieces(pieces: set[str]) -> str:
+    """Meta pieces as a message shows them (the 256 byte pieces of byte_fallback as one range)."""
+    byte_pieces = {f"<0x{b:02X}>" for b in range(256)}
+    has_bytes = byte_pieces <= pieces
+    shown = [repr(piece) for piece in sorted(pieces - byte_pieces if has_bytes else pieces)]
+    if has_bytes:
+        shown.append("<0x00>...<0xFF> (byte_fallback)")
+    return ", ".join(shown) or "none"
 
 
 class SentenceText:

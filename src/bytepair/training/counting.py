@@ -30,12 +30,18 @@ def read(corpus, reading: ReadOptions) -> Files | Documents:
 
 
 def count_tables(corpus) -> list[PieceCounts] | None:
-    """The tables when ``corpus`` is a :class:`PieceCounts` or a list of them, else None."""
+    """The tables when ``corpus`` is a :class:`PieceCounts` or a list of them, else None. A table
+    of sentencepiece's words is refused: byte-level training would read each word as a document."""
     if isinstance(corpus, PieceCounts):
-        return [corpus]
-    if isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, PieceCounts) for c in corpus):
-        return list(corpus)
-    return None
+        tables = [corpus]
+    elif isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, PieceCounts) for c in corpus):
+        tables = list(corpus)
+    else:
+        return None
+    if any(table.sentencepiece is not None for table in tables):
+        raise ValueError("corpus: a table of sentencepiece words (counted with --sentencepiece) trains "
+                         "a sentencepiece model only (train --sentencepiece, bytepair.train_sentencepiece)")
+    return tables
 
 
 def added(tables: list[PieceCounts] | None) -> PieceCounts | None:

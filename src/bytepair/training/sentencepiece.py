@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable, Sequence
 
 from bytepair._util.validate import format_memory, parse_memory
 from bytepair.split.spm_text import RULES, TextRules
+from bytepair.counts.piece_counts import PieceCounts
+from bytepair.counts.spm_words import WordTable, count_sentencepiece_on_cluster, count_sentencepiece_words
 from bytepair.learn.spm_chars import char_counts, masked_words, required_chars
 from bytepair.learn.spm_loop import CompiledWords, SpmLoop, learn_pieces
 from bytepair.learn.spm_pieces import PieceRules
@@ -89,14 +91,15 @@ class SentencePieceOptions:
                 options[name] = tuple(options[name])
         return cls(**options, given=tuple(options))
 
-    def meta_pieces(self) -> dict[int, tuple[str, int]]:
-        """ID -> (piece, type) of the meta pieces, as spm_train places them (InitMetaPieces)."""
+    def meta_pieces(self, *, sized: bool = True) -> dict[int, tuple[str, int]]:
+        """ID -> (piece, type) of the meta pieces, as spm_train places them (InitMetaPieces).
+        ``sized``: each ID must be below ``vocab_size`` (counting, which has no size, says False)."""
         meta: dict[int, tuple[str, int]] = {}
         for name, kind in (("unk", UNKNOWN), ("bos", CONTROL), ("eos", CONTROL), ("pad", CONTROL)):
             at, piece = getattr(self, f"{name}_id"), getattr(self, f"{name}_piece")
             if at < 0:
                 continue
-            if at >= self.vocab_size or at in meta:
+            if (sized and at >= self.vocab_size) or at in meta:
                 raise ValueError(f"{name}_id: {at} is taken or not below vocab_size {self.vocab_size}")
             meta[at] = (piece, kind)
         if self.unk_id < 0 and not self.byte_fallback:
@@ -120,13 +123,17 @@ class SentencePieceOptions:
             meta[free] = (piece, kind)
         return meta
 
-    def text_rules(self) -> TextRules:
+    def text_rules(self, *, sized: bool = True) -> TextRules:
+        """The rules that turn lines into words (``sized`` as :meth:`meta_pieces`)."""
         names = {f.name for f in fields(TextRules)} - {"meta_pieces", "precompiled_charsmap"}
-        metas = tuple(piece for piece, _ in self.meta_pieces().values())
+        metas = tuple(piece for piece, _ in self.meta_pieces(sized=sized).values())
         return TextRules(**{n: getattr(self, n) for n in names}, meta_pieces=metas)
 
     def piece_rules(self) -> PieceRules:
         return PieceRules(**{f.name: getattr(self, f.name) for f in fields(PieceRules)})
+
+
+_OPTION_NAMES = frozenset(f.name for f in fields(SentencePieceOptions))
 
 
 def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
@@ -167,13 +174,15 @@ def pieces_from_words(words: dict[str, int], options: SentencePieceOptions, *,
     return pieces
 
 
-def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, vocab_size: int,
-                        workers: int = 1, report: Callable[[str], object] | None = None,
+def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike] | PieceCounts | Sequence[PieceCounts],
+                        *, vocab_size: int, workers: int = 1, report: Callable[[str], object] | None = None,
                         count_memory: int | str | None = None, max_memory: int | str | None = None,
                         client: distributed.Client | None = None, **options: object) -> SentencePieceModel:
     """A sentencepiece BPE model trained on text files, equal to spm_train's with the same options.
 
-    ``corpus`` is a file or a list of files, one sentence a line. ``vocab_size``: the number
+    ``corpus`` is a file or a list of files, one sentence a line, or count tables of their
+    words (:func:`count_sentencepiece`; a :class:`~bytepair.PieceCounts` or a list of them,
+    added up; see :func:`train_from_tables`). ``vocab_size``: the number
     of pieces, meta pieces included, as spm_train's (fewer only without
     ``hard_vocab_limit``). ``workers``: the threads that count the lines (processes in a
     pure-Python install). ``count_memory`` (bytes, or a size such as ``"1GiB"``; None: no
@@ -188,8 +197,14 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
     ``report``: a callable given a message (a ``str``) saying how many lines were skipped as
     too long, when any were.
     """
-    from bytepair.counts.spm_words import count_sentencepiece_on_cluster, count_sentencepiece_words
-
+    tables = sentencepiece_tables(corpus)
+    if tables is not None:
+        for name, value, default in (("workers", workers, 1), ("count_memory", count_memory, None),
+                                     ("client", client, None)):
+            if value != default:
+                raise ValueError(f"{name}: has no effect with count tables (the words are already counted)")
+        return train_from_tables(tables, vocab_size=vocab_size, report=report, max_memory=max_memory,
+                                 **options)
     options = SentencePieceOptions.of(vocab_size=vocab_size, **options)
     if count_memory is not None:
         count_memory = parse_memory(count_memory, "count_memory")
@@ -200,18 +215,127 @@ def train_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike],
         count_memory = min(limit // 3, count_memory or limit)
         if client is None:
             check_words_forecast(paths, options.text_rules(), limit)
-    if client is not None:
-        words, skipped = count_sentencepiece_on_cluster(client, paths, options.text_rules())
-    else:
-        words, skipped = count_sentencepiece_words(paths, options.text_rules(), workers=workers,
-                                                   count_memory=count_memory)
-    if report is not None and skipped:
-        report(f"skipped {skipped} lines longer than max_sentence_length "
-               f"({options.max_sentence_length} bytes), as spm_train does")
+    words, skipped = _count_words(paths, options.text_rules(), workers, count_memory, client, report)
     if limit is not None:
         check_loop_memory(words, limit)
     return SentencePieceModel(pieces_from_words(words, options, release=True), options=options,
                               skipped_lines=skipped)
+
+
+#: The options that decide the words (:class:`TextRules`, the meta pieces that are boundaries in
+#: the text): what :func:`count_sentencepiece` takes.
+WORD_OPTIONS = ("normalization_rule_name", "add_dummy_prefix", "remove_extra_whitespaces",
+                "treat_whitespace_as_suffix", "allow_whitespace_only_pieces", "split_by_whitespace",
+                "max_sentence_length")
+META_OPTIONS = ("byte_fallback", "user_defined_symbols", "control_symbols", "unk_id", "bos_id",
+                "eos_id", "pad_id", "unk_piece", "bos_piece", "eos_piece", "pad_piece")
+
+
+def count_sentencepiece(corpus: str | os.PathLike | Iterable[str | os.PathLike], *, workers: int = 1,
+                        count_memory: int | str | None = None, client: distributed.Client | None = None,
+                        report: Callable[[str], object] | None = None, **options: object) -> PieceCounts:
+    """The sentencepiece words of ``corpus`` (a file or files, one sentence a line) as a count
+    table: the normalised words (UTF-8) and their counts, with the text rules that made them.
+    Save it (:meth:`PieceCounts.save`) and train many sizes from it with
+    :func:`train_sentencepiece`; tables of shards add up.
+
+    ``options`` are the spm_train options that decide the words (:data:`WORD_OPTIONS`, and
+    :data:`META_OPTIONS`: the meta pieces are boundaries in the text); the others decide the
+    model and are given when training. ``workers``, ``count_memory``, ``client`` and ``report``
+    as in :func:`train_sentencepiece`. O(corpus bytes); memory: the distinct words.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.txt"
+    >>> _ = path.write_text("a b\\nb\\n")
+    >>> table = count_sentencepiece(path, normalization_rule_name="identity")
+    >>> sorted(table.items()), table.sentencepiece.normalization_rule_name
+    ([(b'\\xe2\\x96\\x81a', 1), (b'\\xe2\\x96\\x81b', 2)], 'identity')
+    """
+    for name in options:
+        if name not in WORD_OPTIONS + META_OPTIONS and name in _OPTION_NAMES:
+            raise TypeError(f"{name}: decides the model, not the words; give it when training "
+                            f"from the table")
+    rules = SentencePieceOptions.of(**options).text_rules(sized=False)
+    if count_memory is not None:
+        count_memory = parse_memory(count_memory, "count_memory")
+    paths = [corpus] if isinstance(corpus, (str, os.PathLike)) else list(corpus)
+    words, skipped = _count_words(paths, rules, workers, count_memory, client, report)
+    return PieceCounts.trusted_arrays(*words.flat(), None, sentencepiece=rules, skipped_lines=skipped)
+
+
+def sentencepiece_tables(corpus) -> list[PieceCounts] | None:
+    """The tables when ``corpus`` is a :class:`PieceCounts` or a list of them, else None; a table
+    of pre-tokenized pieces is refused (its pieces are not sentencepiece's words)."""
+    if isinstance(corpus, PieceCounts):
+        tables = [corpus]
+    elif isinstance(corpus, (list, tuple)) and corpus and all(isinstance(c, PieceCounts) for c in corpus):
+        tables = list(corpus)
+    else:
+        return None
+    if any(table.sentencepiece is None for table in tables):
+        raise ValueError("corpus: a table of pre-tokenized pieces cannot train a sentencepiece model; "
+                         "count the files with --sentencepiece (bytepair.count_sentencepiece)")
+    return tables
+
+
+def train_from_tables(tables: Sequence[PieceCounts], *, vocab_size: int,
+                      report: Callable[[str], object] | None = None,
+                      max_memory: int | str | None = None, **options: object) -> SentencePieceModel:
+    """:func:`train_sentencepiece` from count tables of sentencepiece words, added up: the same
+    model as from the files they were counted from.
+
+    The tables must share their text rules. An option of :data:`WORD_OPTIONS` that is not given
+    is the tables' (and written to the model as given, when it is not spm_train's default); one
+    that is given must equal theirs. The meta pieces (:data:`META_OPTIONS`) must be the ones the
+    tables were counted with. A mismatch is refused in one line naming the option and both values.
+    ``max_memory``: the merge loop's need is checked before it starts.
+    """
+    try:
+        table = tables[0] if len(tables) == 1 else sum(tables)
+    except ValueError as exc:
+        raise ValueError(f"corpus: {exc}") from None
+    rules = table.sentencepiece
+    defaults = SentencePieceOptions()
+    for name in WORD_OPTIONS:
+        theirs = getattr(rules, name)
+        if name not in options and theirs != getattr(defaults, name):
+            options[name] = theirs
+        elif name in options and options[name] != theirs:
+            raise ValueError(f"{name}: {options[name]!r} is not the count tables' {theirs!r}; leave it "
+                             f"out to train with the tables' rules, or count the files again with it")
+    options = SentencePieceOptions.of(vocab_size=vocab_size, **options)
+    differ = options.text_rules().difference(rules)
+    if differ is not None:
+        _, mine, theirs = differ
+        raise ValueError(f"meta pieces: this training's are not the count tables' (only this training "
+                         f"has {mine}; only the tables have {theirs}); count with the same "
+                         f"{', '.join(META_OPTIONS[:3])} and unk/bos/eos/pad pieces")
+    limit = None if max_memory is None else parse_memory(max_memory, "max_memory")
+    check_limit_now(limit)
+    _report_skipped(report, table.skipped_lines, rules.max_sentence_length)
+    words, skipped = WordTable(*table.flat()), table.skipped_lines
+    if len(tables) > 1:
+        table.release()  # the sum is this call's own: the loop's copy replaces it
+    if limit is not None:
+        check_loop_memory(words, limit)
+    return SentencePieceModel(pieces_from_words(words, options, release=True), options=options,
+                              skipped_lines=skipped)
+
+
+def _count_words(paths: list, rules: TextRules, workers: int, count_memory: int | None, client,
+                 report) -> tuple[WordTable, int]:
+    """The words of the files and the lines skipped as too long, on threads or the cluster."""
+    if client is not None:
+        words, skipped = count_sentencepiece_on_cluster(client, paths, rules)
+    else:
+        words, skipped = count_sentencepiece_words(paths, rules, workers=workers, count_memory=count_memory)
+    _report_skipped(report, skipped, rules.max_sentence_length)
+    return words, skipped
+
+
+def _report_skipped(report, skipped: int, length: int) -> None:
+    if report is not None and skipped:
+        report(f"skipped {skipped} lines longer than max_sentence_length ({length} bytes), as spm_train does")
 
 
 #: What the compiled merge loop holds per position of the words (a character or a word's
