@@ -49,7 +49,7 @@ def test_a_command_imports_its_group_alone(command):
     assert groups & set(COMMANDS.values()) == {COMMANDS[command]}
 
 
-def test_count_imports_no_trainer_and_no_model_format(tmp_path):
+def test_count_imports_no_trainer_no_model_format_and_no_sentencepiece_text(tmp_path):
     (tmp_path / "a.txt").write_text("hello world, hello again\n")
     modules = _loaded("from bytepair.cli.main import main\n"
                       f"assert main(['count', {str(tmp_path / 'a.txt')!r}, '--workers', '1', "
@@ -57,7 +57,7 @@ def test_count_imports_no_trainer_and_no_model_format(tmp_path):
     assert (tmp_path / "a.counts").exists()
     assert [name for name in modules if name.startswith(("bytepair.training.api",
             "bytepair.training.in_memory", "bytepair.training.trainer", "bytepair.formats",
-            "bytepair.evaluation", "bytepair.teach", "tqdm"))] == []
+            "bytepair.evaluation", "bytepair.teach", "bytepair.split.spm_text", "tqdm"))] == []
 
 
 def test_training_names_resolve_at_first_use():
