@@ -20,8 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
+import bytepair.training
 from bytepair.formats import export
-from bytepair.cli import training as cli_training
 from bytepair.cli.main import main
 from bytepair.teach.trace import trace_lines
 from bytepair.learn.naive import fit
@@ -210,7 +210,7 @@ def test_progress_bars_only_on_a_terminal_without_quiet(tmp_path, capsys, corpus
         seen.append(options["progress"])
         return real_train(corpus, **{**options, "progress": False})
 
-    monkeypatch.setattr(cli_training, "train", spy)
+    monkeypatch.setattr(bytepair.training, "train", spy)  # run_train imports it when it runs
     argv = ["train", corpus, "--merges", 5, "-o", tmp_path / "m.json"]
     run(capsys, *argv)  # captured stderr is not a terminal
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)

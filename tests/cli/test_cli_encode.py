@@ -190,12 +190,14 @@ def test_per_line_blocks_on_threads_equal_the_python_ids(capsys, monkeypatch, tm
     # Small blocks: many of them, encoded on several threads, written in order; CRLF,
     # a lone CR, empty lines, multi-byte UTF-8, a last line without a newline, and a
     # block holding special-token text (read as text lines, allowed here).
-    from bytepair.cli import encoding
+    # The command imports these when it runs: patched where they live.
+    from bytepair.formats import tokenfile
 
-    monkeypatch.setattr(encoding, "LINE_BLOCK_BYTES", 64)
+    monkeypatch.setattr(tokenfile, "LINE_BLOCK_BYTES", 64)
     encoded = []  # the blocks encoded from their bytes (not read as text lines)
-    monkeypatch.setattr(encoding, "encode_lines", lambda *a, **k: encoded.append(
-        bytepair.model.lines.encode_lines(*a, **k)) or encoded[-1])
+    encode_lines = bytepair.model.lines.encode_lines
+    monkeypatch.setattr(bytepair.model.lines, "encode_lines", lambda *a, **k: encoded.append(
+        encode_lines(*a, **k)) or encoded[-1])
     documents = ["aaaa aaaa\r\n", "\n", "Привет 🙂 мир\n", f"one{END}two\n", "x\ry\r\n",
                  "    \n", "ab" * 50 + "\n", "tail"] * 7
     path = tmp_path / "docs.txt"
@@ -218,9 +220,9 @@ def test_per_line_blocks_on_threads_equal_the_python_ids(capsys, monkeypatch, tm
 
 
 def test_per_line_blocks_name_the_offset_of_bad_utf8(capsys, monkeypatch, tmp_path, model):
-    from bytepair.cli import encoding
+    from bytepair.formats import tokenfile
 
-    monkeypatch.setattr(encoding, "LINE_BLOCK_BYTES", 16)
+    monkeypatch.setattr(tokenfile, "LINE_BLOCK_BYTES", 16)
     path = tmp_path / "bad.txt"
     path.write_bytes(b"fine line\n" * 10 + b"ok \xff\n")
     out = tmp_path / "out.bin"

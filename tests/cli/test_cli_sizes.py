@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import bytepair
+import bytepair.training
 from bytepair.cli.main import main
 from helpers import KJV
 
@@ -74,7 +75,7 @@ def test_sizes_past_the_last_pair_equal_separate_runs(capsys, tmp_path):
 def test_bad_size_lists_fail_before_training(capsys, tmp_path, corpus, monkeypatch, argv, output,
                                              words):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(bytepair.cli.training, "train", lambda *a, **k: pytest.fail("trained"))
+    monkeypatch.setattr(bytepair.training, "train", lambda *a, **k: pytest.fail("trained"))
     code, out, err = run(capsys, "train", corpus, *argv, "-o", output)
     assert code == 2 and out == ""
     lines = err.splitlines()

@@ -189,7 +189,7 @@ def test_a_stopped_run_with_a_checkpoint_says_how_to_resume(stop, code, word, co
     def stopped(*args, **kwargs):
         raise stop
 
-    monkeypatch.setattr(f"bytepair.cli.training.{'train' if command == 'train' else 'count_corpus'}",
+    monkeypatch.setattr(f"bytepair.training.{command}",
                         stopped)
     checkpoint = tmp_path / "my checkpoint"
     argv = [command, str(corpus), *(["--vocab-size", "400"] if command == "train" else []),

@@ -19,7 +19,7 @@ from bytepair.learn.rules import packed_priority
 from bytepair.learn.superbpe import (words_in, fit_naive, joined_shape, replay, shape,
                                      shapes)
 from bytepair.model.models import Stages
-from bytepair.split.pretokenize import PATTERNS
+from bytepair.split.pretokenize import PATTERNS, splitter
 from helpers import KJV, MULTILINGUAL, byte_token
 
 uses_backend = settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -332,3 +332,52 @@ def test_encoding_pieces_on_threads_gives_the_same_arrays(monkeypatch, verses):
     pieces = [data[a:b] for a, b in zip(starts, starts[1:])]
     ids, at = one
     assert [list(ids[a:b]) for a, b in zip(at, at[1:])] == [tok.model.encode_piece(p) for p in pieces]
+
+
+# -- long pieces: stage-1 rules part by part, then the others, equal the rank-order replay --
+
+LONG = st.lists(st.sampled_from(["a", "b", "ab", "ba", " ", "  ", ",", "!!", "é", "\n", "1"]),
+                min_size=30, max_size=120).map("".join)
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 4), deadline=None)
+@given(st.lists(LONG, min_size=1, max_size=4), LONG, st.integers(257, 330), st.integers(1, 60),
+       st.integers(1, 4))
+def test_long_pieces_encode_as_the_rank_order_replay(docs, text, transition, extra, max_words):
+    # Pieces of more than 64 bytes go through the two phases of the compiled encoder.
+    tok = bytepair.train(docs, vocab_size=transition + 1 + extra, superbpe=transition,
+                         max_words=max_words, progress=False, workers=1)
+    for data in (text.encode("utf-8"), "".join(docs).encode("utf-8") * 2):
+        assert tok.model.encode_piece(data) == replay(data, tok.merges)
+    pieces = splitter(tok.pattern)(text * 3)
+    assert tok.encode(text * 3) == [i for piece in pieces
+                                    for i in replay(piece.encode("utf-8"), tok.merges)]
+
+
+def test_stage_one_must_be_the_encoder_s_first_rules():
+    from bytepair.model import codec
+
+    if not codec.compiled():
+        pytest.skip("the compiled encoder's option")
+    encoder = codec.backend.Encoder([97, 256], [97, 97])
+    with pytest.raises(ValueError, match="stage one's rule 0 is not this encoder's rule 0"):
+        encoder.set_stage_one(codec.backend.Encoder([98], [98]))
+    with pytest.raises(ValueError, match="between 1 and 1 rules, got 2"):
+        encoder.set_stage_one(codec.backend.Encoder([97, 256], [97, 97]))
+    encoder.set_stage_one(codec.backend.Encoder([97], [97]))
+    assert encoder.encode(b"a" * 99) == [256] * 48 + [257]  # rule 0 everywhere, then rule 1
+
+
+def test_a_stage_two_rule_across_a_cut_ranks_before_one_inside_a_part():
+    from bytepair.model import codec
+
+    if not codec.compiled():
+        pytest.skip("the compiled encoder's option")
+    # ab, ba (stage 1), then c+ab and ab+ab: "cabab" cuts between c and a only; c+ab ranks
+    # first, so the second ab stays alone although ab+ab lies inside the part "abab".
+    lefts, rights = [97, 98, 99, 256], [98, 97, 256, 256]
+    data = b"cabab" * 13  # longer than 64 bytes: the two phases
+    whole = codec.backend.Encoder(lefts, rights).encode(data)
+    encoder = codec.backend.Encoder(lefts, rights)
+    encoder.set_stage_one(codec.backend.Encoder(lefts[:2], rights[:2]))
+    assert encoder.encode(data) == whole == [258, 256] * 13

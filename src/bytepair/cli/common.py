@@ -4,6 +4,7 @@ options, and reading and writing the terminal's bytes.
 A command only parses and prints: every rule about the input is the library's. The library's
 errors name the argument they are about (:class:`bytepair._util.errors.ArgumentError`), and
 :func:`one_line` says them with this command line's options (``vocab_size`` -> ``--vocab-size``).
+The stages a command runs are imported in its functions, never here: parsing needs none.
 """
 
 from __future__ import annotations
@@ -11,22 +12,18 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
-import logging
 import os
 import re
 import shlex
 import sys
+from typing import TYPE_CHECKING
 
 from bytepair._util.errors import Advice, InputError, parts_of, python_name
 from bytepair._util.validate import parse_memory, parse_size, plural
-from bytepair.counts.cluster import connect
-from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
-from bytepair.formats.imports import TIKTOKEN_NAMES, read_special_tokens
-from bytepair.formats.load import load
-from bytepair.model.models import ByteModel
-from bytepair.model.tokenizer import Tokenizer
-from bytepair.read.corpus import Files, files_named
-from bytepair.split.pretokenize import PATTERNS
+from bytepair.split.patterns import PATTERNS, TIKTOKEN_NAMES
+
+if TYPE_CHECKING:
+    from bytepair.read.corpus import Files
 
 PATTERN_CHOICES = "none|" + "|".join(PATTERNS) + "|REGEX"
 
@@ -256,6 +253,8 @@ def load_model(path: str, trust_pattern: bool, name: str = "MODEL", pattern: str
     tiktoken ranks file split by ``pattern``, from ``--pattern``, with the special tokens
     ``special``, from ``--special``); a file that cannot be opened is an error naming the
     argument ``name``."""
+    from bytepair.formats.load import load
+
     special_tokens = special_tokens_option(special)
     with naming(name):
         return load(path, trust_pattern=trust_pattern, pattern=pattern,
@@ -278,6 +277,8 @@ def special_tokens_option(special: list[str] | None):
     if len(special) > 1:
         raise ValueError(f"--special: give either tokens or one JSON file of special tokens, "
                          f"not both ({files[0]!r} and {len(special) - 1} more)")
+    from bytepair.formats.imports import read_special_tokens
+
     with naming("--special"):
         return read_special_tokens(files[0])
 
@@ -294,6 +295,9 @@ def load_tokenizer(path: str, trust_pattern: bool, name: str = "MODEL", *, need:
 
 def as_tokenizer(model, path: str, need: str = ""):
     """:func:`load_tokenizer` of a model already loaded from ``path``."""
+    from bytepair.model.models import ByteModel
+    from bytepair.model.tokenizer import Tokenizer
+
     if isinstance(model, ByteModel):
         return Tokenizer(model)
     if type(model).__name__ == "SentencePieceModel":
@@ -379,6 +383,8 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
     With ``--skip-unreadable``, files that are not UTF-8 text are left out and
     listed on stderr (unless ``--quiet``).
     """
+    from bytepair.read.corpus import files_named
+
     patterns = args.files if patterns is None else patterns
     files = files_named(name, *patterns, per_line=getattr(args, "per_line", False),
                         jsonl_field=args.jsonl_field, text_column=args.text_column,
@@ -400,6 +406,8 @@ def files_of(args, patterns=None, name: str = "FILE") -> Files:
 
 def is_count_table(path) -> bool:
     """Whether ``path`` is a local file that starts as a piece-count table does."""
+    from bytepair.counts.piece_counts import FORMAT as COUNTS_FORMAT
+
     start = b'{"format": "' + COUNTS_FORMAT.encode("ascii") + b'"'
     if not isinstance(path, os.PathLike) or not os.path.isfile(path):
         return False
@@ -419,6 +427,10 @@ def cluster(address: str | None):
         return
     # A lost scheduler or a dying worker is reported as one line by the command; Dask's
     # own log records of it (tracebacks included, from several loggers) would bury it.
+    import logging
+
+    from bytepair.counts.cluster import connect
+
     previous = logging.root.manager.disable
     logging.disable(logging.CRITICAL)
     try:

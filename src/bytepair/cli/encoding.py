@@ -8,11 +8,10 @@ import re
 import sys
 import time
 from array import array
-from typing import Sequence
-
-from tqdm import tqdm
+from typing import TYPE_CHECKING, Sequence
 
 from bytepair._util.errors import ArgumentError
+from bytepair._util.progress import progress_bar
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, integer,
@@ -20,17 +19,14 @@ from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokeni
                                  write_bytes)
 from bytepair.cli.spm_models import (DECODE_REFUSED, ENCODE_REFUSED, append_id, array_encoder,
                                      decoded, is_sentencepiece, refuse, text_of)
-from bytepair.formats.tokenfile import (DTYPES, LINE_BLOCK_BYTES, check_dtype, encode_bytes_to_array,
-                                        read_token_file, resolve_append, write_token_file,
-                                        write_token_parts)
-from bytepair.model.lines import encode_lines, encodes_lines
-from bytepair.model.models import WordModel
-from bytepair.read.corpus import files_named
-from bytepair.read.paths import reads_in_blocks
-from bytepair.read.text import decode_lines
+
+if TYPE_CHECKING:
+    from bytepair.model.models import WordModel
 
 
 def run_encode(args) -> None:
+    from bytepair.model.models import WordModel
+
     if args.dtype is not None:
         run_encode_files(args)
         return
@@ -98,6 +94,11 @@ def _encode_words(model: WordModel, data: bytes, where: str) -> None:
 
 def run_encode_files(args) -> None:
     """FILEs (or stdin) -> one raw little-endian array of IDs in -o."""
+    from bytepair.formats.tokenfile import check_dtype, resolve_append, write_token_file
+    from bytepair.model.lines import encodes_lines
+    from bytepair.read.corpus import files_named
+    from bytepair.read.paths import reads_in_blocks
+
     if args.output is None:
         raise ValueError("--dtype: needs -o/--output, the array file to write")
     if args.strip_newlines and not args.per_line:
@@ -151,6 +152,8 @@ def run_encode_files(args) -> None:
 
 def _array_encoder(args, tokenizer, text: bool, append: int | None, options: dict):
     """``encode_array`` for :func:`write_token_file`: a batch of documents to one array."""
+    from bytepair.formats.tokenfile import DTYPES, encode_bytes_to_array
+
     if text:
         def encode_array(batch):
             return tokenizer.encode_to_array(batch, dtype=args.dtype, append=append,
@@ -175,6 +178,10 @@ def _write_lines(args, output, corpus, tokenizer, append: int | None, keep: bool
     from their bytes on ``--threads`` threads meanwhile (no Python object per line). A block
     holding special-token text or bad UTF-8 is read as text lines, for the errors and
     special tokens of :meth:`Tokenizer.encode_to_array`."""
+    from bytepair.formats.tokenfile import DTYPES, LINE_BLOCK_BYTES, write_token_parts
+    from bytepair.model.lines import encode_lines
+    from bytepair.read.text import decode_lines
+
     typecode, itemsize = DTYPES[args.dtype]
     skip = () if args.ordinary else tuple(tokenizer.special_tokens)
     threads = args.threads or os.cpu_count() or 1
@@ -198,10 +205,8 @@ def _write_lines(args, output, corpus, tokenizer, append: int | None, keep: bool
 
 def _report(args, output, unit: str, write) -> None:
     """Run ``write(progress bar or None)``, then say what it wrote (unless ``--quiet``)."""
-    bar = None
-    if not args.quiet and sys.stderr.isatty():
-        bar = tqdm(file=sys.stderr, desc="encoding", unit="char" if unit == "characters" else "B",
-                   unit_scale=True, dynamic_ncols=True)
+    bar = progress_bar(not args.quiet and sys.stderr.isatty(), desc="encoding",
+                       unit="char" if unit == "characters" else "B", unit_scale=True)
     started = time.perf_counter()
     try:
         count, tokens, size = write(bar)
@@ -253,6 +258,8 @@ def _parse_ids(words: Sequence[str], vocab_size: int) -> list[int]:
 
 
 def run_decode(args) -> None:
+    from bytepair.formats.tokenfile import read_token_file
+
     model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if is_sentencepiece(model):
         refuse(args, DECODE_REFUSED)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import parse_size
@@ -12,9 +13,9 @@ from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokeni
                                  int_at_least, load_model, reading_options, skip_hint,
                                  vocab_sizes)
 from bytepair.cli.spm_models import is_sentencepiece
-from bytepair.evaluation.plot import check_plot_path
-from bytepair.evaluation.report import evaluate
-from bytepair.evaluation.samples import Sample
+
+if TYPE_CHECKING:
+    from bytepair.evaluation.samples import Sample
 
 #: ``--sizes all:STEP``: every multiple of STEP below the full size.
 ALL_SIZES = "all:"
@@ -48,6 +49,8 @@ def samples_from_options(specs: list[str], args) -> list[Sample]:
     the text after the last ``=`` is the label. Each is read with the command's reading
     options (``--per-line``, ``--jsonl-field``, ``--text-column``, ``--skip-unreadable``).
     """
+    from bytepair.evaluation.samples import Sample
+
     per_line = args.per_line
     out: list[Sample] = []
     by_label: dict[str, Sample] = {}
@@ -69,6 +72,9 @@ def samples_from_options(specs: list[str], args) -> list[Sample]:
 
 
 def run_evaluate(args) -> None:
+    from bytepair.evaluation.plot import check_plot_path
+    from bytepair.evaluation.report import evaluate
+
     if not args.samples and not args.checks and args.sizes is None:
         raise ValueError("evaluate: give --sample FILE[=LABEL], --checks or --sizes")
     if args.plot is not None:

@@ -9,9 +9,11 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
                                  load_model)
 from bytepair.cli.spm_models import is_sentencepiece
-from bytepair.formats.export import tiktoken_special_tokens_path, to_tiktoken, to_tokenizers_json
-from bytepair.formats.spm_export import sentencepiece_roles
-from bytepair.formats.transformers_dir import ROLES, to_transformers, transformers_roles
+
+#: The special-token roles of a transformers directory, an option each
+#: (:data:`bytepair.formats.transformers_dir.ROLES`; the formats are imported when the command
+#: runs, not when the parser is built).
+ROLES = ("bos", "eos", "unk", "pad")
 
 #: The library's argument names in to_transformers' messages, as this command's options.
 _TRANSFORMERS_NAMES = {"directory:": "-o:", **{f"{role}:": f"--{role}:" for role in ROLES}}
@@ -36,6 +38,9 @@ def run_export(args) -> None:
     if is_sentencepiece(model):
         export_sentencepiece_model(args, model)
         return
+    from bytepair.formats.export import (tiktoken_special_tokens_path, to_tiktoken,
+                                         to_tokenizers_json)
+
     output = check_target(args.output, "-o")
     tokenizer = as_tokenizer(model, args.model)
     existed = output.exists()
@@ -81,6 +86,9 @@ def export_sentencepiece_model(args, model) -> None:
 
 
 def run_export_transformers(args, tokenizer, roles: dict) -> None:
+    from bytepair.formats.spm_export import sentencepiece_roles
+    from bytepair.formats.transformers_dir import to_transformers, transformers_roles
+
     """-o is a directory, written whole (the library builds it beside and renames it)."""
     try:
         to_transformers(tokenizer, args.output, model_max_length=args.model_max_length, **roles)

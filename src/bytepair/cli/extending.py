@@ -10,7 +10,6 @@ from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_trust_pattern, corpus_options, files_of, integer,
                                  memory_size, skip_hint, special_tokens_option, vocab_sizes)
-from bytepair.counts.piece_counts import PieceCounts
 
 #: The formats ``--to`` writes (:data:`bytepair.formats.extended.FORMATS`; the command's
 #: modules are imported when it runs, not when the parser is built). A sentencepiece base
@@ -48,6 +47,8 @@ def run_extend(args) -> None:
         raise ValueError(f"-o: {args.output!r} exists and is not an empty directory (a "
                          f"transformers tokenizer is written as a directory)")
     if args.counts:
+        from bytepair.counts.piece_counts import PieceCounts
+
         corpus = [PieceCounts.load(path) for path in args.counts]
     elif args.files:
         corpus = files_of(args)

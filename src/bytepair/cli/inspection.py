@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 from bytepair._util.validate import plural
 from bytepair.cli.common import (add_model_pattern, add_trust_pattern, as_tokenizer, int_at_least,
                                  load_model, pattern_name, show_bytes)
 from bytepair.cli.spm_models import is_sentencepiece
-from bytepair.evaluation.checks import intermediate_tokens
-from bytepair.formats.bases import from_tokenizer, read_base
-from bytepair.formats.load import ModelFormatError
-from bytepair.model.models import BYTE_TOKENS, WordModel
-from bytepair.read.corpus import files_named
+
+if TYPE_CHECKING:
+    from bytepair.model.models import WordModel
 
 
 def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
     """Bytes and tokens of a sample file (special-token text counts as text)."""
+    from bytepair.read.corpus import files_named
+
     text = tokenizer.pattern is not None
     total_bytes = total_tokens = 0
     for document in files_named("--sample", sample).documents(text):
@@ -29,6 +30,8 @@ def _sample_stats(tokenizer, sample: str) -> tuple[int, int]:
 
 def _word_sample_stats(model: WordModel, sample: str) -> tuple[int, int]:
     """Words and symbols of a sample file (words are split at white space)."""
+    from bytepair.read.corpus import files_named
+
     words = symbols = 0
     for document in files_named("--sample", sample).documents(True):
         for word in document.split():
@@ -71,6 +74,10 @@ def run_inspect_words(args, model: WordModel) -> None:
 
 
 def run_inspect(args) -> None:
+    from bytepair.formats.bases import from_tokenizer
+    from bytepair.formats.load import ModelFormatError
+    from bytepair.model.models import BYTE_TOKENS, WordModel
+
     try:
         model = load_model(args.model, args.trust_pattern, pattern=args.pattern,
                            special=args.special)
@@ -142,6 +149,8 @@ def run_inspect(args) -> None:
 def run_inspect_base(args, refused: Exception) -> None:
     """``inspect`` of a tokenizer bytepair cannot load as a model but can extend (a normalizer,
     ``ignore_merges`` with tokens no merge makes, ...): its size and its reachability."""
+    from bytepair.formats.bases import read_base
+
     try:
         base = read_base(args.model, pattern=args.pattern, special_tokens=args.special,
                          trust_pattern=args.trust_pattern)
@@ -157,6 +166,8 @@ def run_inspect_base(args, refused: Exception) -> None:
 def _print_reachability(args, base, merges) -> None:
     """The tokens whose bytes the merges do not encode as themselves, and the tokens that
     encoding the training text never gives (known only from a model's training counts)."""
+    from bytepair.evaluation.checks import intermediate_tokens
+
     unreachable = base.unreachable()
     print(f"unreachable tokens: {len(unreachable):,}"
           + (" (given only for a piece that is exactly their bytes: ignore_merges)"
@@ -211,6 +222,8 @@ def _text_cell(data: bytes) -> str:
 
 
 def run_vocab(args) -> None:
+    from bytepair.model.models import WordModel
+
     model = load_model(args.model, args.trust_pattern, pattern=args.pattern, special=args.special)
     if isinstance(model, WordModel):
         # No IDs: one row per rule, in rank order, the symbol it makes last.

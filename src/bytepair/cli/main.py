@@ -4,7 +4,9 @@ Commands: ``train``, ``count``, ``extend``, ``learn-words``, ``export``, ``encod
 ``inspect``, ``vocab``, ``evaluate``, ``trace``, ``demo``, ``workbench`` and ``exercise``;
 ``bytepair COMMAND --help`` describes each. Each command group is a module of its own (``training``, ``extending``, ``words``,
 ``export``, ``encoding``, ``inspection``, ``evaluation``, ``teaching``) that registers its subcommands;
-this module builds the parser from them and runs one command.
+this module builds the parser from them and runs one command. ``bytepair COMMAND ...`` imports and
+registers only the group of COMMAND, and a group imports what its commands run only when one
+runs, so that a command starts without the others' stages (and ``--help`` starts at once).
 
 Bad input (a missing or unreadable file, an empty corpus, invalid UTF-8 in
 text mode, a bad JSON line, an unknown pattern, a corrupt model, ...) ends
@@ -19,19 +21,21 @@ with exit code 143 instead of 130.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import signal
 import sys
 import threading
 
 from bytepair import __version__
-from bytepair.cli import (encoding, evaluation, exercise, export, extending, inspection, teaching,
-                          training, words, workbench)
 from bytepair.cli.common import CommandLineError, Parser, one_line, resume_hint
 
-#: The command groups, in the order ``--help`` lists their commands.
-COMMAND_GROUPS = (training, extending, words, export, encoding, inspection, evaluation, teaching,
-                  workbench, exercise)
+#: Each command's group (a module of :mod:`bytepair.cli`), in the order ``--help`` lists them.
+COMMANDS = {"train": "training", "count": "training", "extend": "extending",
+            "learn-words": "words", "export": "export", "encode": "encoding", "decode": "encoding",
+            "inspect": "inspection", "vocab": "inspection", "evaluate": "evaluation",
+            "trace": "teaching", "demo": "teaching", "workbench": "workbench",
+            "exercise": "exercise"}
 
 EXAMPLES = """examples:
   bytepair train corpus/*.txt.gz --per-line --vocab-size 32000 --special '<|endoftext|>' -o tok.json
@@ -72,15 +76,19 @@ def _terminate(signum, frame) -> None:
 _terminate.owner = os.getpid()
 
 
-def _build() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+def _build(command: str | None = None) -> tuple[argparse.ArgumentParser,
+                                               dict[str, argparse.ArgumentParser]]:
+    """The parser and its commands' parsers: all of them, or only those of the group of
+    ``command`` (a name of :data:`COMMANDS`), which parse its arguments alike."""
     parser = Parser(
         prog="bytepair", description="Exact, deterministic byte-pair-encoding training.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for group in COMMAND_GROUPS:
-        group.add_commands(commands)
+    groups = [COMMANDS[command]] if command is not None else dict.fromkeys(COMMANDS.values())
+    for group in groups:
+        importlib.import_module(f"bytepair.cli.{group}").add_commands(commands)
     return parser, commands.choices
 
 
@@ -93,7 +101,7 @@ def _exit_code(code) -> int:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; returns the exit code (usage errors and bad input: 2)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser, commands = _build()
+    parser, commands = _build(argv[0] if argv[:1] and argv[0] in COMMANDS else None)
     if argv[:1] in (["train"], ["count"]) and "--sentencepiece" in argv:  # spm_train's options
         from bytepair.cli.sentencepiece import count_parser, parser as sentencepiece_parser
 

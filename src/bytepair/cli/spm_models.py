@@ -9,9 +9,10 @@ option that means nothing for such a model is refused in one line naming it.
 from __future__ import annotations
 
 from array import array
+from typing import TYPE_CHECKING
 
-from bytepair.formats.tokenfile import DTYPES
-from bytepair.model.spm_model import CONTROL, SentencePieceModel
+if TYPE_CHECKING:
+    from bytepair.model.spm_model import SentencePieceModel
 
 #: Options of ``encode`` a sentencepiece model cannot take, and why.
 ENCODE_REFUSED = {
@@ -27,6 +28,8 @@ DECODE_REFUSED = {
 
 
 def is_sentencepiece(model) -> bool:
+    from bytepair.model.spm_model import SentencePieceModel
+
     return isinstance(model, SentencePieceModel)
 
 
@@ -55,6 +58,8 @@ def append_id(model: SentencePieceModel, token: str | None, name: str = "--appen
         if int(token) >= len(model):
             raise ValueError(f"{name}: ID {token} is outside the vocabulary (0..{len(model) - 1})")
         return int(token)
+    from bytepair.model.spm_model import CONTROL
+
     control = ", ".join(repr(piece) for piece, _, kind in model.pieces if kind == CONTROL) or "none"
     raise ValueError(f"{name}: {token!r} is neither a piece of this sentencepiece model "
                      f"(control pieces: {control}) nor an ID")
@@ -63,6 +68,8 @@ def append_id(model: SentencePieceModel, token: str | None, name: str = "--appen
 def array_encoder(model: SentencePieceModel, dtype: str, append: int | None):
     """``encode_array`` for :func:`bytepair.formats.tokenfile.write_token_file`: each text's
     IDs, then ``append`` (when not None)."""
+    from bytepair.formats.tokenfile import DTYPES
+
     def encode_array(batch: list[str]) -> array:
         ids = array(DTYPES[dtype][0])
         for text in batch:

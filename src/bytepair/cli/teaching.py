@@ -5,11 +5,11 @@ from __future__ import annotations
 import sys
 
 from bytepair.cli.common import int_at_least, read_input, text_argument
-from bytepair.teach.demo import run_demo as demo
-from bytepair.teach.trace import trace_lines
 
 
 def run_trace(args) -> None:
+    from bytepair.teach.trace import trace_lines
+
     learned = 0
     if not args.docs and not args.file:
         raise ValueError("trace: the following arguments are required: DOC (or --file PATH)")
@@ -26,6 +26,8 @@ def run_trace(args) -> None:
 # -- demo -------------------------------------------------------------------
 
 def run_demo(args) -> None:
+    from bytepair.teach.demo import run_demo as demo
+
     demo(args.merges, args.show, args.engine)
 
 

@@ -7,7 +7,7 @@ import contextlib
 import os
 import sys
 import time
-
+from typing import TYPE_CHECKING
 
 from bytepair._util.atomic import check_target
 from bytepair._util.errors import InputError, parts_of
@@ -15,13 +15,9 @@ from bytepair._util.validate import plural
 from bytepair.cli.common import (PATTERN_CHOICES, add_trust_pattern, cluster, corpus_options, files_of,
                                  integer, load_tokenizer, memory_size, naming, pattern_name,
                                  pattern_option, size, skip_hint, vocab_sizes)
-from bytepair.read.corpus import files_named
-from bytepair.counts.checkpoint import CheckpointAhead
-from bytepair.counts.piece_counts import PieceCounts
-from bytepair.model.models import BYTE_TOKENS
-from bytepair.training import count as count_corpus
-from bytepair.training import train
-from bytepair.training.spec import TrainSpec, superbpe_options
+
+if TYPE_CHECKING:
+    from bytepair.counts.piece_counts import PieceCounts
 
 #: The placeholder of -o that a list of vocabulary sizes fills in.
 SIZE_FIELD = "{vocab_size}"
@@ -47,6 +43,9 @@ def _outputs(output: str, sizes: list[int] | None) -> dict[int | None, str]:
 
 
 def run_train(args) -> None:
+    from bytepair.training import train
+    from bytepair.training.spec import TrainSpec, superbpe_options
+
     outputs = _outputs(args.output, args.vocab_size)
     for path in outputs.values():
         check_target(path, "-o")
@@ -169,6 +168,9 @@ def _run_parity(args, outputs: dict) -> None:
         raise ValueError(f"{given}: a parity option; give --parity base or window with it")
     if not args.language:
         raise ValueError("--parity: give each language's corpus with --language LANG=CORPUS")
+    from bytepair.read.corpus import files_named
+    from bytepair.training import train
+
     init = (load_tokenizer(args.init, args.trust_pattern, "--init", need=" to continue from")
             if args.init is not None else None)
     reading = dict(per_line=args.per_line, jsonl_field=args.jsonl_field,
@@ -216,6 +218,9 @@ def _run_parity(args, outputs: dict) -> None:
 def _resume_in_units_given(args, outputs: dict):
     """A checkpoint ahead of the size asked for, told in the unit the user gave
     (``--vocab-size`` or ``--merges``), with the way to the smaller model: truncation."""
+    from bytepair.counts.checkpoint import CheckpointAhead
+    from bytepair.model.models import BYTE_TOKENS
+
     try:
         yield
     except CheckpointAhead as exc:
@@ -283,6 +288,8 @@ def _check_train_usage(args, parser: argparse.ArgumentParser) -> None:
 def _load_counts(args, superbpe: bool) -> list[PieceCounts]:
     """The ``--counts`` tables; they replace FILEs and the options that read them. With
     ``superbpe`` they hold two patterns, one per stage, which the library tells apart."""
+    from bytepair.counts.piece_counts import PieceCounts
+
     for option in ("per_line", "jsonl_field", "text_column", "scheduler", "skip_unreadable",
                    "count_memory"):
         if getattr(args, option):
@@ -300,6 +307,8 @@ def _load_counts(args, superbpe: bool) -> list[PieceCounts]:
 
 
 def run_count(args) -> None:
+    from bytepair.training import count as count_corpus
+
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     saving = _checkpoint_options(args)

@@ -8,10 +8,11 @@ import time
 from bytepair._util.atomic import check_target
 from bytepair._util.validate import plural
 from bytepair.cli.common import files_of, integer, reading_options, size, skip_hint
-from bytepair.training import learn_words
 
 
 def run_learn_words(args) -> None:
+    from bytepair.training import learn_words
+
     output = check_target(args.output, "-o")
     corpus = files_of(args)
     start = time.perf_counter()

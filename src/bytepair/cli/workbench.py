@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import webbrowser
 
 from bytepair.cli.common import add_trust_pattern, int_at_least, special_tokens_option
 
@@ -52,6 +51,8 @@ def run_workbench(args) -> None:
     try:
         print(f"bytepair workbench: serving on {server.url} (Ctrl-C stops it)", flush=True)
         if not args.no_browser:
+            import webbrowser
+
             webbrowser.open(server.url)
         try:
             server.serve_forever()

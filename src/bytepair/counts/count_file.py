@@ -13,7 +13,6 @@ import zlib
 from bytepair._util.errors import InputError
 from bytepair._util.validate import MAX_COUNT
 from bytepair.split.pretokenize import UntrustedPattern, stored_pattern
-from bytepair.split.spm_text import TextRules
 
 FORMAT = "bytepair-counts"
 #: Version 2 checksums the header too (version 1 files are still read).
@@ -183,6 +182,8 @@ def _read_sentencepiece(header: dict, name: str) -> None:
     skipped = header.get("skipped_lines")
     if not isinstance(skipped, int) or isinstance(skipped, bool) or not 0 <= skipped <= MAX_COUNT:
         raise CountsFormatError(f"{name} is corrupt: 'skipped_lines' must be a non-negative integer")
+    from bytepair.split.spm_text import TextRules  # only for sentencepiece's words: not at import
+
     try:
         header["sentencepiece"] = TextRules.from_json(header["sentencepiece"])
     except ValueError as exc:

@@ -16,7 +16,7 @@ import zlib
 from array import array
 from collections.abc import Mapping
 from itertools import accumulate
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 from bytepair._util.validate import MAX_COUNT
 from bytepair._util.atomic import write_atomically
@@ -24,8 +24,10 @@ from bytepair.counts.count_file import (  # noqa: F401 (readers import FORMAT, M
     FORMAT, LITTLE_ENDIAN, MAX_HEADER, MAX_PIECE, SPM_VERSION, VERSION, CountsFormatError, inflate,
     not_text, planes, read_header, unplanes)
 from bytepair.split.pretokenize import PATTERNS, resolve_pattern
-from bytepair.split.spm_text import TextRules
 from bytepair.split import fastsplit
+
+if TYPE_CHECKING:  # imported where a table of sentencepiece words needs it: counting does not
+    from bytepair.split.spm_text import TextRules
 
 _runs = None
 if fastsplit.available():  # built with the splitter; BYTEPAIR_NO_EXTENSIONS builds neither
@@ -386,6 +388,8 @@ def _checked_rules(pattern: str | None, rules: TextRules | None, skipped) -> tup
         if skipped:
             raise ValueError("skipped_lines: only a table of sentencepiece words counts skipped lines")
         return None, 0
+    from bytepair.split.spm_text import TextRules
+
     if not isinstance(rules, TextRules):
         raise TypeError(f"sentencepiece: expected TextRules, got {type(rules).__name__}")
     if pattern is not None:

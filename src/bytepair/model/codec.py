@@ -59,9 +59,17 @@ def words_in_text(text: str) -> int:
     return backend.words_in_text(text)
 
 
-def new_encoder(lefts, rights):
-    """An encoder for rules given as their left and right token IDs, in rank order."""
-    return backend.Encoder(lefts, rights)
+def new_encoder(lefts, rights, stage_one: int | None = None):
+    """An encoder for rules given as their left and right token IDs, in rank order.
+
+    ``stage_one``: a SuperBPE model's stage-1 rules, its first ones. The compiled encoder then
+    merges a long piece with them first, part by part, and with the others after (the same
+    IDs); the pure-Python twin merges every piece whole.
+    """
+    encoder = backend.Encoder(lefts, rights)
+    if stage_one is not None and 0 < stage_one < len(lefts) and hasattr(encoder, "set_stage_one"):
+        encoder.set_stage_one(backend.Encoder(lefts[:stage_one], rights[:stage_one]))
+    return encoder
 
 
 def pattern_code(source: str | None) -> int | None:

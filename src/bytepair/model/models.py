@@ -96,7 +96,8 @@ class ByteModel:
             rights = array("I", [m.right for m in self.merges])
         # A Merge holds ints only: the cyclic collector need not visit one per rule.
         codec.untrack_int_records(self.merges)
-        self._codec = codec.new_encoder(lefts, rights)
+        self._codec = codec.new_encoder(lefts, rights, None if self.stages is None
+                                        else self.stages.transition - BYTE_TOKENS)
         self._pattern_code = codec.pattern_code(pattern)
         self._caches = codec.CachePool()
         self.sequences = sequences

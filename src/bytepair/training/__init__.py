@@ -10,25 +10,32 @@
   trainer fits a spec);
 * :mod:`~bytepair.training.in_memory`: the course's entry points on data held in memory.
 
-The spec and the trainers are imported at first use: their dataclasses cost import time.
+Everything is imported at first use: ``bytepair count`` needs none of the trainers.
 """
 
-from bytepair.training.defaults import DEFAULT_PATTERN
-from bytepair.training.counting import count
-from bytepair.training.api import learn, train, trainer_for
-from bytepair.training.in_memory import encode, learn_bpe, learn_words, train_bytes, train_words
-
-_LAZY = {"CheckpointOptions": "spec", "CountOptions": "spec", "ReadOptions": "spec",
-         "SuperBPEOptions": "spec", "TrainSpec": "spec", "Trainer": "trainer",
-         "SuperBPETrainer": "superbpe", "ParityOptions": "spec", "ParityAwareTrainer": "parity"}
+#: Where each name lives (a module of this package); all are imported at first use, so that
+#: counting does not import the trainers, nor training the course's entry points.
+_HOMES = {"DEFAULT_PATTERN": "defaults", "count": "counting", "learn": "api", "train": "api",
+          "trainer_for": "api", "encode": "in_memory", "learn_bpe": "in_memory",
+          "learn_words": "in_memory", "train_bytes": "in_memory", "train_words": "in_memory",
+          "CheckpointOptions": "spec", "CountOptions": "spec", "ReadOptions": "spec",
+          "SuperBPEOptions": "spec", "TrainSpec": "spec", "ParityOptions": "spec",
+          "Trainer": "trainer", "SuperBPETrainer": "superbpe", "ParityAwareTrainer": "parity"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
-        import importlib
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'bytepair.training' has no attribute {name!r}")
+    import importlib
 
-        return getattr(importlib.import_module(f"bytepair.training.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'bytepair.training' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"bytepair.training.{home}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
 
 
 __all__ = ["CheckpointOptions", "CountOptions", "DEFAULT_PATTERN", "ParityAwareTrainer",

@@ -35,7 +35,6 @@ from bytepair.learn.ties import check_ties
 from bytepair.learn.superbpe import DEFAULT_MAX_WORDS, transition_too_large
 from bytepair.model.models import ByteModel
 from bytepair.model.tokenizer import Tokenizer
-from bytepair.formats.load import load
 from bytepair.training.defaults import DEFAULT_PATTERN
 
 @dataclass(frozen=True)
@@ -382,6 +381,8 @@ def init_model(init) -> ByteModel | None:
     if init is None or isinstance(init, ByteModel):
         return init
     if isinstance(init, (str, os.PathLike)):
+        from bytepair.formats.load import load  # here: counting needs no formats
+
         init = load(init)
     model = init.model if isinstance(init, Tokenizer) else init
     if not isinstance(model, ByteModel):
