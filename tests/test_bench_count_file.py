@@ -13,7 +13,7 @@ from benches import count_file
 def test_the_two_take_turns_and_the_ratio_is_of_medians(tmp_path, monkeypatch):
     order = []
     monkeypatch.setattr(count_file, "bytepair_run",
-                        lambda path, pattern: order.append("bytepair") or {"seconds": 2.0})
+                        lambda path, pattern, src: order.append("bytepair") or {"seconds": 2.0})
     monkeypatch.setattr(count_file, "gigatoken_run",
                         lambda path: order.append("gigatoken") or {"seconds": 4.0})
     text = tmp_path / "corpus.txt"

@@ -114,7 +114,8 @@ class PieceCounts(Mapping):
                 skipped_lines: int = 0) -> PieceCounts:
         """A table of ``counts`` (a dict counting made: bytes keys, positive counts) cut with
         ``pattern_source`` (or by ``sentencepiece``'s rules), taken as it is and not checked
-        again (counting made it right)."""
+        again (counting made it right). ``skipped_lines``: the lines over sentencepiece's
+        ``max_sentence_length`` that counting left out (0 for a byte-level table)."""
         return cls._made(pattern_source, counts, None, sum(counts.values()), sentencepiece, skipped_lines)
 
     @classmethod
@@ -122,7 +123,7 @@ class PieceCounts(Mapping):
                        sentencepiece: TextRules | None = None, skipped_lines: int = 0) -> PieceCounts:
         """A table of compiled counting's arrays (``PieceTable.arrays``) cut with ``pattern_source``
         (or by ``sentencepiece``'s rules): distinct pieces ``data[starts[i]:starts[i + 1]]``,
-        positive ``counts`` (not checked)."""
+        positive ``counts`` (not checked); ``skipped_lines`` as for :meth:`trusted`."""
         return cls._made(pattern_source, None, (data, starts, counts), sum(counts), sentencepiece,
                          skipped_lines)
 
