@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.model import codec
+from bytepair.model import _encode_py, codec
 from bytepair.model import tokenizer as tokenizer_module
 from bytepair.model.lines import encode_lines, encodes_lines
 
@@ -71,3 +71,16 @@ def test_lines_that_are_not_utf8_are_left_to_the_caller(tok):
     assert encode_lines(tok.model, b"fine\nbad \xff\n", 4) is None
     assert encode_lines(tok.model, b"", 4) == (b"", 0, 0)
     assert encode_lines(bytepair.train_bytes(["aa"], 1), b"aa\n", 4) is None  # no pattern
+
+
+@given(st.lists(st.one_of(st.text(max_size=30), st.binary(max_size=30), st.integers(),
+                          st.none()), max_size=40))
+def test_hyp_text_ends_are_running_sums_of_lengths(items):
+    want = array("q")
+    total = 0
+    for item in items:
+        total += len(item) if isinstance(item, (str, bytes)) else 0
+        want.append(total)
+    assert codec.text_ends(items) == want
+    assert _encode_py.text_ends(items) == want
+

@@ -75,6 +75,9 @@ cdef extern from "Python.h":
     bint PyLong_CheckExact(PyObject* item)
     bint PyBool_Check(PyObject* item)
     bint PyTuple_Check(PyObject* item)
+    bint PyUnicode_Check(PyObject* item)
+    bint PyBytes_Check(PyObject* item)
+    Py_ssize_t PyBytes_GET_SIZE(PyObject* item)
     Py_ssize_t PyTuple_GET_SIZE(PyObject* item)
     PyObject* PyTuple_GET_ITEM(PyObject* item, Py_ssize_t index)
     ctypedef struct PyTypeObject:
@@ -1679,6 +1682,27 @@ def join_lists(list parts):
             at += 1
     PyObject_GC_Track(<PyObject*>out)
     return out
+
+
+def text_ends(list texts):
+    """The running sums of the lengths of ``texts`` as ``array("q")``: ``ends[i]`` is the
+    length of ``texts[:i + 1]`` (a str's in characters, a bytes' in bytes; anything else
+    counts 0). O(len(texts)), no Python object per text: where a thread pool cuts a
+    batch in parts of equal size (``itertools.accumulate`` took 14 ms for 92k lines,
+    a sixth of encoding them).
+    """
+    cdef Py_ssize_t i, k = len(texts), total = 0
+    cdef PyObject* item
+    ends = array("q", bytes(8 * k))
+    cdef int64_t[::1] out = ends
+    for i in range(k):
+        item = PyList_GET_ITEM(texts, i)
+        if PyUnicode_Check(item):
+            total += PyUnicode_GET_LENGTH(<object>item)
+        elif PyBytes_Check(item):
+            total += PyBytes_GET_SIZE(item)
+        out[i] = total
+    return ends
 
 
 def untrack_int_records(list records):

@@ -48,6 +48,12 @@ def join_lists(parts: list) -> list:
     return backend.join_lists(parts)
 
 
+def text_ends(texts: list):
+    """The running sums of the lengths of ``texts`` (str in characters, bytes in bytes,
+    anything else 0) as ``array("q")``, without a Python int per text (compiled encoder)."""
+    return backend.text_ends(texts)
+
+
 def count_ids(ids, size: int):
     """How often each ID below ``size`` occurs in a buffer of unsigned 32-bit IDs
     (an ``array("I")``), as ``array("q")`` of ``size`` counts. O(len(ids) + size)."""

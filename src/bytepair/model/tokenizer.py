@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 from array import array
 from bisect import bisect_left
-from itertools import accumulate
 from typing import Collection, Iterable, Iterator, Sequence
 
 
@@ -27,6 +26,8 @@ from bytepair.learn.rules import Merge
 
 #: encode_batch gives each thread at least this many characters.
 THREAD_MIN_CHARS = 1 << 14
+#: encode_batch cuts a batch on threads in this many parts per thread (a free thread takes the next).
+PARTS_PER_THREAD = 4
 #: Special-token matchers kept per tokenizer (one per distinct set of tokens).
 MATCHER_CACHE = 32
 #: Up to this many special tokens are looked for one by one, not with a regex.
@@ -481,17 +482,15 @@ def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
     if not texts:
         return
     # Running sums in an array: a list of a million ints is a million objects that
-    # every full collection the encoding sets off would read.
-    try:
-        ends = array("q", accumulate(map(len, texts)))
-    except TypeError:  # an item without a length: its range's type check names it
-        ends = array("q", accumulate(len(t) if isinstance(t, str) else 0 for t in texts))
+    # every full collection the encoding sets off would read. Compiled: this runs
+    # before any thread starts, so its time is never shared.
+    ends = codec.text_ends(texts)
     total = ends[-1]
     threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
     if threads <= 1:
         yield encode_chunk(0, len(texts))
         return
-    parts = 4 * threads
+    parts = PARTS_PER_THREAD * threads
     bounds = sorted({0, len(texts),
                      *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
     from concurrent.futures import ThreadPoolExecutor  # only batches use threads
