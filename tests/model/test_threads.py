@@ -11,6 +11,7 @@ empty and repeated texts.
 from __future__ import annotations
 
 import re
+import threading
 from array import array
 
 import pytest
@@ -84,3 +85,23 @@ def test_hyp_text_ends_are_running_sums_of_lengths(items):
     assert codec.text_ends(items) == want
     assert _encode_py.text_ends(items) == want
 
+
+def test_a_thread_takes_back_the_cache_it_gave():
+    pool = codec.CachePool()
+    mine, first, last = pool.take(), pool.take(), pool.take()
+    assert len({id(mine), id(first), id(last)}) == 3  # three encodes at once: three caches
+
+    def give_from_another_thread(cache):
+        worker = threading.Thread(target=pool.give, args=(cache,))
+        worker.start()
+        worker.join()
+
+    give_from_another_thread(first)
+    pool.give(mine)
+    give_from_another_thread(last)
+    assert pool.take() is mine  # neither the first given nor the last: this thread's own
+    assert {id(pool.take()), id(pool.take())} == {id(first), id(last)}  # then free ones
+    assert len(pool) == 0
+    for cache in (mine, first, last):
+        pool.give(cache)
+    assert len(pool) == 3  # never more caches than encodes that ran at once

@@ -7,7 +7,7 @@ encoder runs without the GIL.
 
 from __future__ import annotations
 
-import queue
+import threading
 
 from bytepair._util.backend import extensions_wanted
 from bytepair.model import _encode_py
@@ -85,18 +85,31 @@ class CachePool:
     """Piece caches for concurrent encodes: take one, give it back when done.
 
     At most one cache per encode running at the same time is ever made, each
-    bounded by ``budget`` bytes.
+    bounded by ``budget`` bytes. A thread takes back the cache it gave last
+    when that one is free: a thread pool's worker then keeps one cache over all
+    its parts of a batch, where trading caches between threads made each core
+    read the other's (encoding on 2 threads took 1.4x the CPU time of 1).
     """
 
     def __init__(self, budget: int = CACHE_BYTES):
         self.budget = budget
-        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        self._free: list = []  # (thread ident, cache), the latest given last
+        self._lock = threading.Lock()
 
     def take(self):
-        try:
-            return self._free.get_nowait()
-        except queue.Empty:
-            return backend.PieceCache(self.budget)
+        me = threading.get_ident()
+        with self._lock:
+            for index in range(len(self._free) - 1, -1, -1):
+                if self._free[index][0] == me:
+                    return self._free.pop(index)[1]
+            if self._free:
+                return self._free.pop()[1]
+        return backend.PieceCache(self.budget)
 
     def give(self, cache) -> None:
-        self._free.put(cache)
+        with self._lock:
+            self._free.append((threading.get_ident(), cache))
+
+    def __len__(self) -> int:
+        """How many caches are free now."""
+        return len(self._free)
