@@ -24,10 +24,10 @@ from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
 
-#: encode_batch gives each thread at least this many characters.
+#: encode_batch gives each thread at least this many characters, in parts of at least half as many.
 THREAD_MIN_CHARS = 1 << 14
-#: encode_batch cuts a batch on threads in this many parts per thread (a free thread takes the next).
-PARTS_PER_THREAD = 4
+#: encode_batch cuts a batch in up to this many parts per thread (a free thread takes the next).
+PARTS_PER_THREAD = 16
 #: Special-token matchers kept per tokenizer (one per distinct set of tokens).
 MATCHER_CACHE = 32
 #: Up to this many special tokens are looked for one by one, not with a regex.
@@ -475,22 +475,23 @@ def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
     size (in characters), on up to ``threads`` threads: the results in order, each as
     soon as it is ready (the workers go on with later ranges meanwhile).
 
-    Each thread gets at least ``THREAD_MIN_CHARS`` characters, and four ranges
-    per thread even out uneven texts. Range bounds come from running sums and
+    Each thread gets at least ``THREAD_MIN_CHARS`` characters, in up to
+    ``PARTS_PER_THREAD`` ranges, each taken by the next free thread: the threads
+    end within one small range of each other. Bounds come from running sums and
     bisection, so no Python loop runs over the texts here.
     """
     if not texts:
         return
-    # Running sums in an array: a list of a million ints is a million objects that
-    # every full collection the encoding sets off would read. Compiled: this runs
-    # before any thread starts, so its time is never shared.
-    ends = codec.text_ends(texts)
-    total = ends[-1]
-    threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
+    if threads > 1:
+        # Running sums in an array, not a million int objects for the collector to read;
+        # compiled, as this runs before any thread starts.
+        ends = codec.text_ends(texts)
+        threads = min(threads, len(texts), max(1, ends[-1] // THREAD_MIN_CHARS))
     if threads <= 1:
         yield encode_chunk(0, len(texts))
         return
-    parts = PARTS_PER_THREAD * threads
+    total = ends[-1]
+    parts = min(PARTS_PER_THREAD * threads, max(threads, 2 * total // THREAD_MIN_CHARS))
     bounds = sorted({0, len(texts),
                      *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
     from concurrent.futures import ThreadPoolExecutor  # only batches use threads
