@@ -59,6 +59,15 @@ cdef extern from *:
     void __builtin_prefetch(const void* address) noexcept nogil
     const bint BYTEPAIR_LITTLE_ENDIAN
 
+cdef extern from *:
+    """
+    static inline Py_ssize_t bytepair_take_next(Py_ssize_t* counter) {
+        return __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+    }
+    """
+    # The counter's value before adding 1, atomically: threads share out parts with it.
+    Py_ssize_t bytepair_take_next(Py_ssize_t* counter) noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
     int PyUnicode_KIND(object text)
@@ -1336,6 +1345,43 @@ cdef class Encoder:
             raise ValueError(f"ID {most} does not fit in 16 bits")
         return id_bytes(&ids, itemsize)
 
+    def encode_parts(self, list texts, starts, int pattern=-1, tuple skip=(),
+                     long long append=-1, int itemsize=4, bint lists=True):
+        """A :class:`Parts` of ``texts`` cut at ``starts`` (the first index of each part, then
+        the end), for threads to encode together: each part as :meth:`encode_batch_ids`
+        (``lists``) or :meth:`encode_batch_array` (``append``, ``itemsize``) would. The
+        buffers are taken here, with the GIL; a part whose texts are not all str keeps
+        the TypeError for when it is read."""
+        cdef Parts job = Parts.__new__(Parts)
+        cdef Py_ssize_t k = len(starts) - 1, i
+        if k < 0:
+            raise ValueError("starts must hold at least the end")
+        if not lists:
+            check_output(itemsize, append)
+        job.encoder = self
+        job.pattern = pattern
+        job.append = append if not lists else -1
+        job.make_lists = lists
+        job.specials = needles(skip)
+        job.kept, job.failed, job.done_lists = [None] * k, [None] * k, [None] * k
+        job.starts.resize(k)
+        job.items.resize(k)
+        job.ids.resize(k)
+        job.ends.resize(k)
+        job.skipped.resize(k)
+        job.errors.resize(k)
+        job.not_encoded.assign(k, 0)
+        for i in range(k):
+            job.starts[i] = starts[i]
+            job.errors[i].text = -1
+            job.errors[i].what = 0
+            try:
+                job.kept[i] = gather(texts, starts[i], starts[i + 1], &job.items[i], False)
+            except TypeError as exc:
+                job.failed[i] = exc
+                job.items[i].clear()
+        return job
+
     def encode_lines_array(self, data, int pattern=-1, PieceCache cache=None,
                            long long append=-1, int itemsize=4, tuple skip=(),
                            bint keep_ends=True):
@@ -1639,21 +1685,122 @@ cdef class BatchIDs:
         collection that the new lists set off would otherwise read every list
         made so far through it.
         """
-        cdef Py_ssize_t k = self.ends.size(), i, start = 0
-        out = PyList_New(k)
-        PyObject_GC_UnTrack(<PyObject*>out)
-        for i in range(k):
-            if self.not_encoded[i]:
-                item = None
-            else:
-                item = self.encoder.to_list_range(&self.ids, start, self.ends[i])
-                PyObject_GC_UnTrack(<PyObject*>item)
-            Py_INCREF(<PyObject*>item)
-            PyList_SET_ITEM(out, i, <PyObject*>item)
-            start = self.ends[i]
-        if track:
-            PyObject_GC_Track(<PyObject*>out)
-        return out
+        return id_lists(self.encoder, &self.ids, &self.ends, &self.not_encoded, track)
+
+
+cdef object id_lists(Encoder encoder, vector[uint32_t]* ids, vector[Py_ssize_t]* ends,
+                     vector[char]* not_encoded, bint track):
+    """:meth:`BatchIDs.lists` of IDs, their text ends and the texts not encoded."""
+    cdef Py_ssize_t k = ends.size(), i, start = 0
+    out = PyList_New(k)
+    PyObject_GC_UnTrack(<PyObject*>out)
+    for i in range(k):
+        if deref(not_encoded)[i]:
+            item = None
+        else:
+            item = encoder.to_list_range(ids, start, deref(ends)[i])
+            PyObject_GC_UnTrack(<PyObject*>item)
+        Py_INCREF(<PyObject*>item)
+        PyList_SET_ITEM(out, i, <PyObject*>item)
+        start = deref(ends)[i]
+    if track:
+        PyObject_GC_Track(<PyObject*>out)
+    return out
+
+
+cdef class Parts:
+    """A batch cut in parts that threads encode together (:meth:`Encoder.encode_parts`).
+
+    Each thread calls :meth:`run` once: without the GIL it takes the next part
+    not yet taken (an atomic counter), encodes it and goes on until none is
+    left, taking the GIL again only to build a part's lists (``lists``). One
+    release of the GIL per thread and call, where a pool task per part took
+    and dropped it several times a part: a thread that held it when the OS
+    let another program run stalled the other threads meanwhile. The parts
+    are then read in order (:meth:`lists`, :meth:`array_bytes`), each
+    raising its own errors, so errors come in the order of the texts.
+    """
+
+    cdef Encoder encoder
+    cdef int pattern
+    cdef long long append
+    cdef bint make_lists
+    cdef vector[string] specials
+    cdef list kept                  # each part's texts (alive while their buffers are read)
+    cdef list failed                # each part's exception from taking its buffers, or None
+    cdef list done_lists            # each part's lists (make_lists)
+    cdef vector[Py_ssize_t] starts  # each part's first index in the caller's list
+    cdef vector[vector[Text]] items
+    cdef vector[vector[uint32_t]] ids
+    cdef vector[vector[Py_ssize_t]] ends
+    cdef vector[vector[char]] skipped
+    cdef vector[BatchError] errors
+    cdef vector[Py_ssize_t] not_encoded
+    cdef Py_ssize_t next_part
+
+    def __len__(self):
+        return self.items.size()
+
+    def run(self, PieceCache cache=None):
+        """Encode parts that no thread took yet until none is left; call it once on each
+        thread, each with its own cache."""
+        cdef CacheState* state = &cache.state if cache is not None else NULL
+        with nogil:
+            self.work(state)
+
+    cdef int work(self, CacheState* state) except -1 nogil:
+        cdef Py_ssize_t i, k = self.items.size()
+        while True:
+            i = bytepair_take_next(&self.next_part)
+            if i >= k:
+                return 0
+            # Arrays stop at a text that is not encoded: the caller then encodes the part
+            # text by text. Lists leave such a text out and go on.
+            self.not_encoded[i] = self.encoder.encode_texts(
+                &self.items[i], self.pattern, state, &self.specials, self.append, &self.ids[i],
+                &self.ends[i], &self.skipped[i], &self.errors[i], not self.make_lists)
+            if self.make_lists and (self.errors[i].what == 0 or self.errors[i].what == BAD_SURROGATE):
+                with gil:  # while the IDs are in this core's cache
+                    self.done_lists[i] = id_lists(self.encoder, &self.ids[i], &self.ends[i],
+                                                  &self.skipped[i], False)
+                vector[uint32_t]().swap(self.ids[i])
+
+    cdef int check(self, Py_ssize_t part) except -1:
+        if not 0 <= part < <Py_ssize_t>self.items.size():
+            raise IndexError(f"part {part} of {self.items.size()}")
+        if self.failed[part] is not None:
+            raise self.failed[part]
+        if self.errors[part].what != BAD_SURROGATE:
+            raise_batch_error(&self.errors[part], self.starts[part])
+        return 0
+
+    def lists(self, Py_ssize_t part):
+        """Part ``part``'s lists (``make_lists``) and the positions in it of the texts not
+        encoded, as :meth:`BatchIDs.lists` (``track=False``) and :meth:`BatchIDs.skipped`;
+        raises that part's error. After :meth:`run` has returned on every thread."""
+        self.check(part)
+        cdef vector[char]* skipped = &self.skipped[part]
+        return self.done_lists[part], [i for i in range(<Py_ssize_t>skipped.size()) if deref(skipped)[i]]
+
+    def array_bytes(self, Py_ssize_t part, int itemsize):
+        """Part ``part``'s IDs as :meth:`Encoder.encode_batch_array` gives them: bytes, or None
+        when a text in it is not encoded; raises that part's error. After :meth:`run`."""
+        cdef uint32_t most = 0
+        cdef Py_ssize_t i
+        cdef vector[uint32_t]* ids = &self.ids[part]
+        self.check(part)
+        if self.not_encoded[part]:
+            return None
+        if itemsize == 2:
+            with nogil:
+                for i in range(<Py_ssize_t>ids.size()):
+                    if deref(ids)[i] > most:
+                        most = deref(ids)[i]
+            if most > 0xFFFF:
+                raise ValueError(f"ID {most} does not fit in 16 bits")
+        data = id_bytes(ids, itemsize)
+        vector[uint32_t]().swap(deref(ids))
+        return data
 
 
 def join_lists(list parts):

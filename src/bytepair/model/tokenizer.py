@@ -13,21 +13,16 @@ from __future__ import annotations
 
 import os
 from array import array
-from bisect import bisect_left
-from typing import Collection, Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Sequence
 
 
-from bytepair.model import codec
+from bytepair.model import codec, parts
 from bytepair._util.errors import Advice, ArgumentError
 from bytepair._util.validate import check_int, check_size, check_special_tokens
 from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
 
-#: encode_batch gives each thread at least this many characters, in parts of at least half as many.
-THREAD_MIN_CHARS = 1 << 14
-#: encode_batch cuts a batch in up to this many parts per thread (a free thread takes the next).
-PARTS_PER_THREAD = 16
 #: Special-token matchers kept per tokenizer (one per distinct set of tokens).
 MATCHER_CACHE = 32
 #: Up to this many special tokens are looked for one by one, not with a regex.
@@ -292,8 +287,9 @@ class Tokenizer:
         The compiled encoder holds the GIL only to take each text's buffer and
         to build the lists: UTF-8, the special-token search, splitting and
         merging run without it, so threads run in parallel. The result is the
-        same for any number of threads. Texts are handed out in contiguous
-        chunks of about equal size. Each thread has a piece cache of 16 MiB
+        same for any number of threads. The texts are cut in contiguous parts
+        of about equal size; each thread releases the GIL once and takes the
+        next part until none is left (``bytepair.model.parts``). Each thread has a piece cache of 16 MiB
         at most (``codec.CACHE_BYTES``), kept across calls. The lists of IDs are left out of the
         cyclic garbage collector (they hold only ints; a million of them would
         slow every collection): a reference cycle that a caller builds through
@@ -302,6 +298,16 @@ class Tokenizer:
         texts = texts if isinstance(texts, list) else list(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        bounds = parts.cut(texts, threads)
+        job = self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=True)
+
+        def finished(part: int) -> list[list[int]]:
+            # The lists a thread built, and the texts that hold special-token text
+            # encoded one by one (in order, so errors come as encode gives them).
+            lists, skipped = job.lists(part)
+            for index in skipped:
+                lists[index] = self._encode_checked(texts, bounds[part] + index, allowed, disallowed)
+            return lists
 
         def encode_chunk(start: int, stop: int):
             # In a worker: the IDs, and the texts that hold special-token text
@@ -325,7 +331,9 @@ class Tokenizer:
 
         # The parts stay out of the cyclic collector's sight until they are joined:
         # the collections that a million new lists set off would read them all.
-        lists = codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
+        lists = codec.join_lists(
+            [finished(part) for part in range(len(job))] if job is not None else
+            [finish() for finish in parts.map_parts(encode_chunk, bounds, threads)])
         if self._out is not None:
             lookup = self._out.__getitem__
             for ids in lists:
@@ -357,13 +365,11 @@ class Tokenizer:
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
 
-        def encode_chunk(start: int, stop: int) -> bytes:
-            skip = self._skip(allowed | disallowed, texts, start, stop)
-            if skip is not None:
-                data = self.model.encode_batch_array(texts, itemsize, append, skip=skip,
-                                                     start=start, stop=stop, accept_bytes=False)
-                if data is not None:
-                    return data
+        bounds = parts.cut(texts, threads)
+        job = self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=False,
+                                 append=append, itemsize=itemsize)
+
+        def one_by_one(start: int, stop: int) -> bytes:
             ids = array(typecode)
             for index in range(start, stop):
                 ids.extend(self._encode_checked(texts, index, allowed, disallowed))
@@ -371,10 +377,34 @@ class Tokenizer:
                     ids.append(append)
             return ids.tobytes()
 
+        def encode_chunk(start: int, stop: int) -> bytes:
+            skip = self._skip(allowed | disallowed, texts, start, stop)
+            if skip is not None:
+                data = self.model.encode_batch_array(texts, itemsize, append, skip=skip,
+                                                     start=start, stop=stop, accept_bytes=False)
+                if data is not None:
+                    return data
+            return one_by_one(start, stop)
+
+        def finished(part: int) -> bytes:
+            data = job.array_bytes(part, itemsize)  # None: a text in it is not encoded
+            return one_by_one(bounds[part], bounds[part + 1]) if data is None else data
+
         out = array(typecode)
-        for data in _map_chunks(encode_chunk, texts, threads):
+        for data in (map(finished, range(len(job))) if job is not None else
+                     parts.map_parts(encode_chunk, bounds, threads)):
             out.frombytes(data)
         return out if self._out is None else array(typecode, map(self._out.__getitem__, out))
+
+    def _encode_parts(self, texts: list, bounds: list[int], threads: int, specials: frozenset,
+                      **options):
+        """The compiled encoder's parts of ``texts`` at ``bounds``, encoded on ``threads``
+        threads (:func:`parts.encode_parts`); None on one part, for many special tokens of
+        which the texts hold some, or when only Python can encode them."""
+        skip = self._skip(specials, texts, 0, len(texts)) if len(bounds) > 2 else None
+        if skip is None:
+            return None
+        return parts.encode_parts(self.model, texts, bounds, threads, skip=skip, **options)
 
     def _threads(self, threads: int | None) -> int:
         return (check_int(threads, "threads", minimum=1) if threads is not None
@@ -468,33 +498,3 @@ def _id_maps(ids, vocab_size: int) -> tuple[array | None, array | None]:
     if ids == list(range(vocab_size)):
         return None, None
     return array("I", ids), array("I", inverse)
-
-
-def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
-    """``encode_chunk(start, stop)`` over contiguous ranges of ``texts`` of about equal
-    size (in characters), on up to ``threads`` threads: the results in order, each as
-    soon as it is ready (the workers go on with later ranges meanwhile).
-
-    Each thread gets at least ``THREAD_MIN_CHARS`` characters, in up to
-    ``PARTS_PER_THREAD`` ranges, each taken by the next free thread: the threads
-    end within one small range of each other. Bounds come from running sums and
-    bisection, so no Python loop runs over the texts here.
-    """
-    if not texts:
-        return
-    if threads > 1:
-        # Running sums in an array, not a million int objects for the collector to read;
-        # compiled, as this runs before any thread starts.
-        ends = codec.text_ends(texts)
-        threads = min(threads, len(texts), max(1, ends[-1] // THREAD_MIN_CHARS))
-    if threads <= 1:
-        yield encode_chunk(0, len(texts))
-        return
-    total = ends[-1]
-    parts = min(PARTS_PER_THREAD * threads, max(threads, 2 * total // THREAD_MIN_CHARS))
-    bounds = sorted({0, len(texts),
-                     *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
-    from concurrent.futures import ThreadPoolExecutor  # only batches use threads
-
-    with ThreadPoolExecutor(threads) as pool:
-        yield from pool.map(encode_chunk, bounds[:-1], bounds[1:])
