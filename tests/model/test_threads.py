@@ -83,16 +83,16 @@ def test_hyp_parts_on_threads_equal_each_range_encoded_alone(tok, texts, cuts, l
     # when a text in it is left out).
     bounds = sorted({0, len(texts), *(cut for cut in cuts if cut <= len(texts))})
     skip = tuple(SPECIALS)
-    job = parts_module.encode_parts(tok.model, texts, bounds, threads, skip=skip, lists=lists,
-                                    append=1, itemsize=2)
-    assert len(job) == len(bounds) - 1
-    for part, (start, stop) in enumerate(zip(bounds, bounds[1:])):
-        if lists:
-            batch = tok.model.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
-            assert job.lists(part) == (batch.lists(track=False), batch.skipped())
-        else:
-            assert job.array_bytes(part, 2) == tok.model.encode_batch_array(
-                texts, 2, 1, skip=skip, start=start, stop=stop, accept_bytes=False)
+    with parts_module.encoding(tok.model, texts, bounds, threads, skip=skip, lists=lists,
+                               append=1, itemsize=2) as job:
+        assert len(job) == len(bounds) - 1
+        for part, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+            if lists:
+                batch = tok.model.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
+                assert job.lists(part) == (batch.lists(track=False), batch.skipped())
+            else:
+                assert job.array_bytes(part, 2) == tok.model.encode_batch_array(
+                    texts, 2, 1, skip=skip, start=start, stop=stop, accept_bytes=False)
 
 
 @given(st.lists(st.one_of(st.text(max_size=30), st.binary(max_size=30), st.integers(),

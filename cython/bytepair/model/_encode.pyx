@@ -68,6 +68,37 @@ cdef extern from *:
     # The counter's value before adding 1, atomically: threads share out parts with it.
     Py_ssize_t bytepair_take_next(Py_ssize_t* counter) noexcept nogil
 
+cdef extern from *:
+    """
+    #include <condition_variable>
+    #include <mutex>
+    static inline Py_ssize_t bytepair_load(Py_ssize_t* at) {
+        return __atomic_load_n(at, __ATOMIC_ACQUIRE);
+    }
+    /* A flag that threads wait on without using the CPU: set it, then notify. */
+    struct bytepair_signal {
+        std::mutex lock;
+        std::condition_variable changed;
+    };
+    static inline void bytepair_set(bytepair_signal* signal, Py_ssize_t* at, Py_ssize_t value) {
+        __atomic_store_n(at, value, __ATOMIC_RELEASE);
+        { std::lock_guard<std::mutex> held(signal->lock); }  /* a waiter is waiting or sees it */
+        signal->changed.notify_all();
+    }
+    /* Wait until *value > above or *stop is set. */
+    static inline void bytepair_wait(bytepair_signal* signal, Py_ssize_t* value, Py_ssize_t above,
+                                     Py_ssize_t* stop) {
+        std::unique_lock<std::mutex> held(signal->lock);
+        signal->changed.wait(held, [&] { return bytepair_load(value) > above || bytepair_load(stop); });
+    }
+    """
+    cppclass bytepair_signal:
+        pass
+    Py_ssize_t bytepair_load(Py_ssize_t* at) noexcept nogil
+    void bytepair_set(bytepair_signal* signal, Py_ssize_t* at, Py_ssize_t value) noexcept nogil
+    void bytepair_wait(bytepair_signal* signal, Py_ssize_t* value, Py_ssize_t above,
+                       Py_ssize_t* stop) noexcept nogil
+
 cdef extern from "Python.h":
     bint PyUnicode_IS_ASCII(object text)
     int PyUnicode_KIND(object text)
@@ -1349,9 +1380,8 @@ cdef class Encoder:
                      long long append=-1, int itemsize=4, bint lists=True):
         """A :class:`Parts` of ``texts`` cut at ``starts`` (the first index of each part, then
         the end), for threads to encode together: each part as :meth:`encode_batch_ids`
-        (``lists``) or :meth:`encode_batch_array` (``append``, ``itemsize``) would. The
-        buffers are taken here, with the GIL; a part whose texts are not all str keeps
-        the TypeError for when it is read."""
+        (``lists``) or :meth:`encode_batch_array` (``append``, ``itemsize``) would. Nothing
+        is read here: :meth:`Parts.gather` takes the buffers, :meth:`Parts.run` encodes."""
         cdef Parts job = Parts.__new__(Parts)
         cdef Py_ssize_t k = len(starts) - 1, i
         if k < 0:
@@ -1364,22 +1394,23 @@ cdef class Encoder:
         job.make_lists = lists
         job.specials = needles(skip)
         job.kept, job.failed, job.done_lists = [None] * k, [None] * k, [None] * k
-        job.starts.resize(k)
+        job.texts = texts
+        job.starts.resize(k + 1)
+        for i in range(k + 1):
+            job.starts[i] = starts[i]
+            if not (0 if i == 0 else job.starts[i - 1]) <= job.starts[i] <= len(texts):
+                raise ValueError(f"starts must be rising indices of the {len(texts)} texts, "
+                                 f"got {list(starts)}")
         job.items.resize(k)
         job.ids.resize(k)
         job.ends.resize(k)
         job.skipped.resize(k)
         job.errors.resize(k)
-        job.not_encoded.assign(k, 0)
         for i in range(k):
-            job.starts[i] = starts[i]
             job.errors[i].text = -1
             job.errors[i].what = 0
-            try:
-                job.kept[i] = gather(texts, starts[i], starts[i + 1], &job.items[i], False)
-            except TypeError as exc:
-                job.failed[i] = exc
-                job.items[i].clear()
+        job.not_encoded.assign(k, 0)
+        job.done.assign(k, 0)
         return job
 
     def encode_lines_array(self, data, int pattern=-1, PieceCache cache=None,
@@ -1716,12 +1747,15 @@ cdef class Parts:
     left, taking the GIL again only to build a part's lists (``lists``). One
     release of the GIL per thread and call, where a pool task per part took
     and dropped it several times a part: a thread that held it when the OS
-    let another program run stalled the other threads meanwhile. The parts
-    are then read in order (:meth:`lists`, :meth:`array_bytes`), each
-    raising its own errors, so errors come in the order of the texts.
+    let another program run stalled the other threads meanwhile. Meanwhile
+    the calling thread takes the texts' buffers (:meth:`gather`, with the
+    GIL; a thread waits for a part's buffers) and then reads the parts in
+    order as they are done (:meth:`lists`, :meth:`array_bytes`), each raising
+    its own errors, so errors come in the order of the texts.
     """
 
     cdef Encoder encoder
+    cdef list texts
     cdef int pattern
     cdef long long append
     cdef bint make_lists
@@ -1729,31 +1763,65 @@ cdef class Parts:
     cdef list kept                  # each part's texts (alive while their buffers are read)
     cdef list failed                # each part's exception from taking its buffers, or None
     cdef list done_lists            # each part's lists (make_lists)
-    cdef vector[Py_ssize_t] starts  # each part's first index in the caller's list
+    cdef vector[Py_ssize_t] starts  # each part's first index in the caller's list, then the end
     cdef vector[vector[Text]] items
     cdef vector[vector[uint32_t]] ids
     cdef vector[vector[Py_ssize_t]] ends
     cdef vector[vector[char]] skipped
     cdef vector[BatchError] errors
     cdef vector[Py_ssize_t] not_encoded
-    cdef Py_ssize_t next_part
+    cdef vector[Py_ssize_t] done    # 1 once a part is encoded (atomic)
+    cdef Py_ssize_t next_part       # the next part no thread took (atomic)
+    cdef Py_ssize_t gathered        # parts whose buffers are taken (atomic)
+    cdef Py_ssize_t stopped         # a thread stopped on an error: nobody waits (atomic)
+    cdef bytepair_signal* signal    # notified when any of the last four change
+
+    def __cinit__(self):
+        self.signal = new bytepair_signal()
+
+    def __dealloc__(self):
+        del self.signal
 
     def __len__(self):
         return self.items.size()
+
+    def gather(self):
+        """Take each part's buffers, in order, with the GIL; threads may run meanwhile.
+        A part whose texts are not all str keeps the TypeError for when it is read."""
+        cdef Py_ssize_t i
+        try:
+            for i in range(<Py_ssize_t>self.items.size()):
+                try:
+                    self.kept[i] = gather(self.texts, self.starts[i], self.starts[i + 1],
+                                          &self.items[i], False)
+                except TypeError as exc:
+                    self.failed[i] = exc
+                    self.items[i].clear()
+                bytepair_set(self.signal, &self.gathered, i + 1)
+        except BaseException:
+            bytepair_set(self.signal, &self.stopped, 1)  # no thread waits for buffers that never come
+            raise
 
     def run(self, PieceCache cache=None):
         """Encode parts that no thread took yet until none is left; call it once on each
         thread, each with its own cache."""
         cdef CacheState* state = &cache.state if cache is not None else NULL
-        with nogil:
-            self.work(state)
+        try:
+            with nogil:
+                self.work(state)
+        except BaseException:
+            bytepair_set(self.signal, &self.stopped, 1)  # the reader stops waiting, and raises it
+            raise
 
     cdef int work(self, CacheState* state) except -1 nogil:
         cdef Py_ssize_t i, k = self.items.size()
-        while True:
+        while not bytepair_load(&self.stopped):
             i = bytepair_take_next(&self.next_part)
             if i >= k:
                 return 0
+            bytepair_wait(self.signal, &self.gathered, i, &self.stopped)
+            if bytepair_load(&self.gathered) <= i:
+                return 0  # stopped
             # Arrays stop at a text that is not encoded: the caller then encodes the part
             # text by text. Lists leave such a text out and go on.
             self.not_encoded[i] = self.encoder.encode_texts(
@@ -1764,10 +1832,24 @@ cdef class Parts:
                     self.done_lists[i] = id_lists(self.encoder, &self.ids[i], &self.ends[i],
                                                   &self.skipped[i], False)
                 vector[uint32_t]().swap(self.ids[i])
+            bytepair_set(self.signal, &self.done[i], 1)
+        return 0
 
-    cdef int check(self, Py_ssize_t part) except -1:
+    def stop(self):
+        """No thread takes another part (the reader gave up: an error in an earlier part)."""
+        bytepair_set(self.signal, &self.stopped, 1)
+
+    def wait(self, Py_ssize_t part):
+        """Wait until part ``part`` is encoded (True), or a thread stopped on an error (False)."""
         if not 0 <= part < <Py_ssize_t>self.items.size():
             raise IndexError(f"part {part} of {self.items.size()}")
+        with nogil:
+            bytepair_wait(self.signal, &self.done[part], 0, &self.stopped)
+        return bytepair_load(&self.done[part]) != 0
+
+    cdef int check(self, Py_ssize_t part) except -1:
+        if not bytepair_load(&self.done[part]):
+            raise RuntimeError(f"part {part} is not encoded yet")
         if self.failed[part] is not None:
             raise self.failed[part]
         if self.errors[part].what != BAD_SURROGATE:
@@ -1777,14 +1859,15 @@ cdef class Parts:
     def lists(self, Py_ssize_t part):
         """Part ``part``'s lists (``make_lists``) and the positions in it of the texts not
         encoded, as :meth:`BatchIDs.lists` (``track=False``) and :meth:`BatchIDs.skipped`;
-        raises that part's error. After :meth:`run` has returned on every thread."""
+        raises that part's error. Once :meth:`wait` returned True for it."""
         self.check(part)
         cdef vector[char]* skipped = &self.skipped[part]
         return self.done_lists[part], [i for i in range(<Py_ssize_t>skipped.size()) if deref(skipped)[i]]
 
     def array_bytes(self, Py_ssize_t part, int itemsize):
         """Part ``part``'s IDs as :meth:`Encoder.encode_batch_array` gives them: bytes, or None
-        when a text in it is not encoded; raises that part's error. After :meth:`run`."""
+        when a text in it is not encoded; raises that part's error. Once :meth:`wait`
+        returned True for it."""
         cdef uint32_t most = 0
         cdef Py_ssize_t i
         cdef vector[uint32_t]* ids = &self.ids[part]

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from bisect import bisect_left
+from contextlib import contextmanager
 from typing import Iterator
 
 from bytepair.model import codec
@@ -55,15 +56,45 @@ def map_parts(encode_part, bounds: list[int], threads: int) -> Iterator:
         yield from pool.map(encode_part, bounds[:-1], bounds[1:])
 
 
-def encode_parts(model, texts: list, bounds: list[int], threads: int, *, skip: tuple = (),
-                 lists: bool = True, append: int | None = None, itemsize: int = 4):
-    """The compiled encoder's ``Parts`` of ``texts`` cut at ``bounds``, encoded on
-    ``threads`` threads: each thread releases the GIL once and takes parts until none
-    is left (the lists of a part built by the thread that encoded it, with ``lists``).
-    None when only the Python path can encode them (a custom pattern, no compiled
-    encoder). Each thread uses one piece cache of the model's pool."""
-    if model._pattern_code is None or not codec.compiled():
-        return None
+class Running:
+    """The compiled encoder's ``Parts`` while threads encode them: each part read in
+    order waits until it is done (the reader goes on while later parts are encoded)."""
+
+    def __init__(self, job, runs: list):
+        self.job, self.runs = job, runs
+
+    def __len__(self) -> int:
+        return len(self.job)
+
+    def lists(self, part: int) -> tuple[list, list[int]]:
+        """Part ``part``'s lists and the positions of its texts not encoded."""
+        self._wait(part)
+        return self.job.lists(part)
+
+    def array_bytes(self, part: int, itemsize: int) -> bytes | None:
+        """Part ``part``'s IDs as raw ints, None when a text in it is not encoded."""
+        self._wait(part)
+        return self.job.array_bytes(part, itemsize)
+
+    def _wait(self, part: int) -> None:
+        if not self.job.wait(part):  # a thread stopped on an error: raise it
+            for run in self.runs:
+                run.result()
+
+
+@contextmanager
+def encoding(model, texts: list, bounds: list[int], threads: int, *, skip: tuple | None,
+             lists: bool = True, append: int | None = None, itemsize: int = 4) -> Iterator:
+    """The parts of ``texts`` cut at ``bounds`` (:class:`Running`) while ``threads`` threads
+    encode them, each releasing the GIL once and taking parts until none is left (the
+    lists of a part built by the thread that encoded it, with ``lists``), while this
+    thread takes the texts' buffers and then reads the parts. None when only the
+    Python path can encode them (``skip`` None, a custom pattern, no compiled
+    encoder). Each thread uses one piece cache of the model's pool; on leaving, no
+    thread takes another part."""
+    if skip is None or model._pattern_code is None or not codec.compiled():
+        yield None
+        return
     job = model._codec.encode_parts(texts, bounds, model._pattern_code, skip,
                                     -1 if append is None else append, itemsize, lists)
 
@@ -77,6 +108,9 @@ def encode_parts(model, texts: list, bounds: list[int], threads: int, *, skip: t
     from concurrent.futures import ThreadPoolExecutor  # only batches use threads
 
     with ThreadPoolExecutor(threads_for(bounds, threads)) as pool:
-        for done in [pool.submit(run) for _ in range(threads_for(bounds, threads))]:
-            done.result()
-    return job
+        runs = [pool.submit(run) for _ in range(threads_for(bounds, threads))]
+        try:
+            job.gather()
+            yield Running(job, runs)
+        finally:
+            job.stop()

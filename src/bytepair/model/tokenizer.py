@@ -299,9 +299,8 @@ class Tokenizer:
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
         bounds = parts.cut(texts, threads)
-        job = self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=True)
 
-        def finished(part: int) -> list[list[int]]:
+        def finished(job, part: int) -> list[list[int]]:
             # The lists a thread built, and the texts that hold special-token text
             # encoded one by one (in order, so errors come as encode gives them).
             lists, skipped = job.lists(part)
@@ -331,9 +330,10 @@ class Tokenizer:
 
         # The parts stay out of the cyclic collector's sight until they are joined:
         # the collections that a million new lists set off would read them all.
-        lists = codec.join_lists(
-            [finished(part) for part in range(len(job))] if job is not None else
-            [finish() for finish in parts.map_parts(encode_chunk, bounds, threads)])
+        with self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=True) as job:
+            lists = codec.join_lists(
+                [finished(job, part) for part in range(len(job))] if job is not None else
+                [finish() for finish in parts.map_parts(encode_chunk, bounds, threads)])
         if self._out is not None:
             lookup = self._out.__getitem__
             for ids in lists:
@@ -364,10 +364,7 @@ class Tokenizer:
         texts = texts if isinstance(texts, list) else list(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
-
         bounds = parts.cut(texts, threads)
-        job = self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=False,
-                                 append=append, itemsize=itemsize)
 
         def one_by_one(start: int, stop: int) -> bytes:
             ids = array(typecode)
@@ -386,25 +383,25 @@ class Tokenizer:
                     return data
             return one_by_one(start, stop)
 
-        def finished(part: int) -> bytes:
+        def finished(job, part: int) -> bytes:
             data = job.array_bytes(part, itemsize)  # None: a text in it is not encoded
             return one_by_one(bounds[part], bounds[part + 1]) if data is None else data
 
         out = array(typecode)
-        for data in (map(finished, range(len(job))) if job is not None else
-                     parts.map_parts(encode_chunk, bounds, threads)):
-            out.frombytes(data)
+        with self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=False,
+                                append=append, itemsize=itemsize) as job:
+            for data in ((finished(job, part) for part in range(len(job))) if job is not None else
+                         parts.map_parts(encode_chunk, bounds, threads)):
+                out.frombytes(data)
         return out if self._out is None else array(typecode, map(self._out.__getitem__, out))
 
     def _encode_parts(self, texts: list, bounds: list[int], threads: int, specials: frozenset,
                       **options):
-        """The compiled encoder's parts of ``texts`` at ``bounds``, encoded on ``threads``
-        threads (:func:`parts.encode_parts`); None on one part, for many special tokens of
-        which the texts hold some, or when only Python can encode them."""
+        """:func:`parts.encoding` of ``texts`` at ``bounds`` on ``threads`` threads; it gives
+        None on one part, for many special tokens of which the texts hold some, or when
+        only Python can encode them."""
         skip = self._skip(specials, texts, 0, len(texts)) if len(bounds) > 2 else None
-        if skip is None:
-            return None
-        return parts.encode_parts(self.model, texts, bounds, threads, skip=skip, **options)
+        return parts.encoding(self.model, texts, bounds, threads, skip=skip, **options)
 
     def _threads(self, threads: int | None) -> int:
         return (check_int(threads, "threads", minimum=1) if threads is not None
