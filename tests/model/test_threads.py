@@ -126,3 +126,25 @@ def test_a_thread_takes_back_the_cache_it_gave():
     for cache in (mine, first, last):
         pool.give(cache)
     assert len(pool) == 3  # never more caches than encodes that ran at once
+
+
+@pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
+def test_a_thread_that_cannot_take_a_cache_stops_the_batch_without_a_hang(tok, monkeypatch):
+    def no_cache(owner=None):
+        raise MemoryError("no room for a piece cache")
+
+    monkeypatch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
+    monkeypatch.setattr(tok.model._caches, "take", no_cache)
+    raised = []
+
+    def encode():
+        try:
+            tok.encode_to_array(["aa ab"] * 50, threads=2)
+        except MemoryError as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=encode, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the reader waited for parts no thread would take"
+    assert raised and "no room" in str(raised[0])

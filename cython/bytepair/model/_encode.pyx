@@ -1377,11 +1377,13 @@ cdef class Encoder:
         return id_bytes(&ids, itemsize)
 
     def encode_parts(self, list texts, starts, int pattern=-1, tuple skip=(),
-                     long long append=-1, int itemsize=4, bint lists=True):
+                     long long append=-1, int itemsize=4, bint lists=True, Py_ssize_t slots=1):
         """A :class:`Parts` of ``texts`` cut at ``starts`` (the first index of each part, then
         the end), for threads to encode together: each part as :meth:`encode_batch_ids`
         (``lists``) or :meth:`encode_batch_array` (``append``, ``itemsize``) would. Nothing
-        is read here: :meth:`Parts.gather` takes the buffers, :meth:`Parts.run` encodes."""
+        is read here: :meth:`Parts.gather` takes the buffers, :meth:`Parts.run` encodes on
+        ``slots`` threads, each starting on its own contiguous range of parts (its cache meets
+        one region of the batch) and then helping with the others'."""
         cdef Parts job = Parts.__new__(Parts)
         cdef Py_ssize_t k = len(starts) - 1, i
         if k < 0:
@@ -1411,6 +1413,14 @@ cdef class Encoder:
             job.errors[i].what = 0
         job.not_encoded.assign(k, 0)
         job.done.assign(k, 0)
+        job.ready.assign(k, 0)
+        slots = max(1, min(slots, k))
+        job.ranges.resize(slots + 1)
+        job.next_in.assign(8 * slots, 0)
+        for i in range(slots + 1):
+            job.ranges[i] = k * i // slots
+        for i in range(slots):
+            job.next_in[8 * i] = job.ranges[i]
         return job
 
     def encode_lines_array(self, data, int pattern=-1, PieceCache cache=None,
@@ -1743,8 +1753,9 @@ cdef class Parts:
     """A batch cut in parts that threads encode together (:meth:`Encoder.encode_parts`).
 
     Each thread calls :meth:`run` once: without the GIL it takes the next part
-    not yet taken (an atomic counter), encodes it and goes on until none is
-    left, taking the GIL again only to build a part's lists (``lists``). One
+    of its own contiguous range (an atomic counter per range), encodes it and
+    goes on, then helps with what is left of the other ranges, taking the GIL
+    again only to build a part's lists (``lists``). One
     release of the GIL per thread and call, where a pool task per part took
     and dropped it several times a part: a thread that held it when the OS
     let another program run stalled the other threads meanwhile. Meanwhile
@@ -1771,8 +1782,10 @@ cdef class Parts:
     cdef vector[BatchError] errors
     cdef vector[Py_ssize_t] not_encoded
     cdef vector[Py_ssize_t] done    # 1 once a part is encoded (atomic)
-    cdef Py_ssize_t next_part       # the next part no thread took (atomic)
-    cdef Py_ssize_t gathered        # parts whose buffers are taken (atomic)
+    cdef vector[Py_ssize_t] ready   # 1 once a part's buffers are taken (atomic)
+    cdef vector[Py_ssize_t] ranges  # thread slot r's parts: ranges[r] to ranges[r + 1]
+    cdef vector[Py_ssize_t] next_in # the next part no thread took of range r: next_in[8 * r]
+                                    # (atomic; 64 bytes apart, so threads share no cache line)
     cdef Py_ssize_t stopped         # a thread stopped on an error: nobody waits (atomic)
     cdef bytepair_signal* signal    # notified when any of the last four change
 
@@ -1788,51 +1801,65 @@ cdef class Parts:
     def gather(self):
         """Take each part's buffers, in order, with the GIL; threads may run meanwhile.
         A part whose texts are not all str keeps the TypeError for when it is read."""
-        cdef Py_ssize_t i
+        cdef Py_ssize_t i, step, r, slots = self.ranges.size() - 1
         try:
-            for i in range(<Py_ssize_t>self.items.size()):
-                try:
-                    self.kept[i] = gather(self.texts, self.starts[i], self.starts[i + 1],
-                                          &self.items[i], False)
-                except TypeError as exc:
-                    self.failed[i] = exc
-                    self.items[i].clear()
-                bytepair_set(self.signal, &self.gathered, i + 1)
+            for step in range(<Py_ssize_t>self.items.size()):
+                for r in range(slots):  # the first parts of every thread's range first
+                    i = self.ranges[r] + step
+                    if i >= self.ranges[r + 1]:
+                        continue
+                    try:
+                        self.kept[i] = gather(self.texts, self.starts[i], self.starts[i + 1],
+                                              &self.items[i], False)
+                    except TypeError as exc:
+                        self.failed[i] = exc
+                        self.items[i].clear()
+                    bytepair_set(self.signal, &self.ready[i], 1)
         except BaseException:
             bytepair_set(self.signal, &self.stopped, 1)  # no thread waits for buffers that never come
             raise
 
-    def run(self, PieceCache cache=None):
+    def run(self, PieceCache cache=None, Py_ssize_t slot=0):
         """Encode parts that no thread took yet until none is left; call it once on each
-        thread, each with its own cache."""
+        thread, each with its own cache and ``slot`` (0 to the slots the job was made for):
+        the parts of the slot's own range first, in order, then what is left of the others."""
         cdef CacheState* state = &cache.state if cache is not None else NULL
+        if not 0 <= slot < <Py_ssize_t>self.ranges.size() - 1:
+            raise ValueError(f"slot must be in 0..{self.ranges.size() - 2}, got {slot}")
         try:
             with nogil:
-                self.work(state)
+                self.work(state, slot)
         except BaseException:
             bytepair_set(self.signal, &self.stopped, 1)  # the reader stops waiting, and raises it
             raise
 
-    cdef int work(self, CacheState* state) except -1 nogil:
-        cdef Py_ssize_t i, k = self.items.size()
-        while not bytepair_load(&self.stopped):
-            i = bytepair_take_next(&self.next_part)
-            if i >= k:
-                return 0
-            bytepair_wait(self.signal, &self.gathered, i, &self.stopped)
-            if bytepair_load(&self.gathered) <= i:
-                return 0  # stopped
-            # Arrays stop at a text that is not encoded: the caller then encodes the part
-            # text by text. Lists leave such a text out and go on.
-            self.not_encoded[i] = self.encoder.encode_texts(
-                &self.items[i], self.pattern, state, &self.specials, self.append, &self.ids[i],
-                &self.ends[i], &self.skipped[i], &self.errors[i], not self.make_lists)
-            if self.make_lists and (self.errors[i].what == 0 or self.errors[i].what == BAD_SURROGATE):
-                with gil:  # while the IDs are in this core's cache
-                    self.done_lists[i] = id_lists(self.encoder, &self.ids[i], &self.ends[i],
-                                                  &self.skipped[i], False)
-                vector[uint32_t]().swap(self.ids[i])
-            bytepair_set(self.signal, &self.done[i], 1)
+    cdef int work(self, CacheState* state, Py_ssize_t slot) except -1 nogil:
+        cdef Py_ssize_t i, tried, r, slots = self.ranges.size() - 1
+        for tried in range(slots):
+            r = (slot + tried) % slots
+            while not bytepair_load(&self.stopped):
+                i = bytepair_take_next(&self.next_in[8 * r])
+                if i >= self.ranges[r + 1]:
+                    break
+                bytepair_wait(self.signal, &self.ready[i], 0, &self.stopped)
+                if not bytepair_load(&self.ready[i]):
+                    return 0  # stopped
+                self.encode_part(i, state)
+        return 0
+
+    cdef int encode_part(self, Py_ssize_t i, CacheState* state) except -1 nogil:
+        """Encode part ``i`` (its buffers taken) and mark it done."""
+        # Arrays stop at a text that is not encoded: the caller then encodes the part
+        # text by text. Lists leave such a text out and go on.
+        self.not_encoded[i] = self.encoder.encode_texts(
+            &self.items[i], self.pattern, state, &self.specials, self.append, &self.ids[i],
+            &self.ends[i], &self.skipped[i], &self.errors[i], not self.make_lists)
+        if self.make_lists and (self.errors[i].what == 0 or self.errors[i].what == BAD_SURROGATE):
+            with gil:  # while the IDs are in this core's cache
+                self.done_lists[i] = id_lists(self.encoder, &self.ids[i], &self.ends[i],
+                                              &self.skipped[i], False)
+            vector[uint32_t]().swap(self.ids[i])
+        bytepair_set(self.signal, &self.done[i], 1)
         return 0
 
     def stop(self):

@@ -85,10 +85,9 @@ class CachePool:
     """Piece caches for concurrent encodes: take one, give it back when done.
 
     At most one cache per encode running at the same time is ever made, each
-    bounded by ``budget`` bytes. A thread takes back the cache it gave last
-    when that one is free: a thread pool's worker then keeps one cache over all
-    its parts of a batch, where trading caches between threads made each core
-    read the other's (encoding on 2 threads took 1.4x the CPU time of 1).
+    bounded by ``budget`` bytes. A thread (or an ``owner`` such as a thread
+    slot of ``bytepair.model.parts``) takes back the cache it gave last when
+    that one is free: a cache then keeps meeting the same thread's text.
     """
 
     def __init__(self, budget: int = CACHE_BYTES):
@@ -96,19 +95,21 @@ class CachePool:
         self._free: list = []  # (thread ident, cache), the latest given last
         self._lock = threading.Lock()
 
-    def take(self):
-        me = threading.get_ident()
+    def take(self, owner=None):
+        """A free cache, the one ``owner`` (default: this thread) gave last if it is free."""
+        owner = threading.get_ident() if owner is None else owner
         with self._lock:
             for index in range(len(self._free) - 1, -1, -1):
-                if self._free[index][0] == me:
+                if self._free[index][0] == owner:
                     return self._free.pop(index)[1]
             if self._free:
                 return self._free.pop()[1]
         return backend.PieceCache(self.budget)
 
-    def give(self, cache) -> None:
+    def give(self, cache, owner=None) -> None:
+        """Give ``cache`` back, for ``owner`` (default: this thread) to take first."""
         with self._lock:
-            self._free.append((threading.get_ident(), cache))
+            self._free.append((threading.get_ident() if owner is None else owner, cache))
 
     def __len__(self) -> int:
         """How many caches are free now."""

@@ -86,8 +86,9 @@ class Running:
 def encoding(model, texts: list, bounds: list[int], threads: int, *, skip: tuple | None,
              lists: bool = True, append: int | None = None, itemsize: int = 4) -> Iterator:
     """The parts of ``texts`` cut at ``bounds`` (:class:`Running`) while ``threads`` threads
-    encode them, each releasing the GIL once and taking parts until none is left (the
-    lists of a part built by the thread that encoded it, with ``lists``), while this
+    encode them, each releasing the GIL once and taking parts until none is left, those of
+    its own contiguous range first (the lists of a part built by the thread that encoded
+    it, with ``lists``), while this
     thread takes the texts' buffers and then reads the parts. None when only the
     Python path can encode them (``skip`` None, a custom pattern, no compiled
     encoder). Each thread uses one piece cache of the model's pool; on leaving, no
@@ -95,21 +96,27 @@ def encoding(model, texts: list, bounds: list[int], threads: int, *, skip: tuple
     if skip is None or model._pattern_code is None or not codec.compiled():
         yield None
         return
+    slots = threads_for(bounds, threads)
     job = model._codec.encode_parts(texts, bounds, model._pattern_code, skip,
-                                    -1 if append is None else append, itemsize, lists)
+                                    -1 if append is None else append, itemsize, lists, slots)
 
-    def run() -> None:
-        cache = model._caches.take()
+    def run(slot: int) -> None:
+        # Slot k starts on the k-th range of parts, with the cache slot k had last call.
         try:
-            job.run(cache)
+            cache = model._caches.take(("parts", slot))
+        except BaseException:
+            job.stop()  # the reader must not wait for parts this thread will never take
+            raise
+        try:
+            job.run(cache, slot)
         finally:
-            model._caches.give(cache)
+            model._caches.give(cache, ("parts", slot))
 
     from concurrent.futures import ThreadPoolExecutor  # only batches use threads
 
-    with ThreadPoolExecutor(threads_for(bounds, threads)) as pool:
-        runs = [pool.submit(run) for _ in range(threads_for(bounds, threads))]
+    with ThreadPoolExecutor(slots) as pool:
         try:
+            runs = [pool.submit(run, slot) for slot in range(slots)]
             job.gather()
             yield Running(job, runs)
         finally:
