@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import bytepair
 from bytepair.model import _encode_py
 from bytepair.model import codec
+from bytepair.model import parts as parts_module
 from bytepair.model import tokenizer as tokenizer_module
 from bytepair.split.pretokenize import PATTERNS, splitter
 from bytepair.teach.demo import demo_documents
@@ -309,7 +310,7 @@ def test_hyp_encode_batch_equals_mapping_encode(tokenizers, name, texts, threads
     texts = [t.encode("utf-8", "replace").decode("utf-8") for t in texts]
     expected = [tok.encode(t, allowed_special="all") for t in texts]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)  # use threads on tiny batches
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)  # use threads on tiny batches
         assert tok.encode_batch(texts, threads=threads, allowed_special="all") == expected
     assert tok.decode_bytes_batch(expected) == [t.encode() for t in texts]
     assert tok.decode_batch(expected) == texts
@@ -362,7 +363,7 @@ def test_hyp_encode_batch_refuses_exactly_when_encode_does(tokenizers, name, tex
         except ValueError as exc:  # the batch names the text by its index
             refused = refused or str(exc).replace("text ", f"texts[{index}] ", 1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
         if refused is None:
             assert tok.encode_batch(texts, threads=threads, allowed_special=allowed) == expected
         else:  # the first refused text, whichever thread met it
@@ -377,7 +378,7 @@ def test_encode_batch_with_many_special_tokens_takes_the_regex_path(tokenizers):
     texts = ["plain text", "one <|s3|> here", "and <|s19|>"] * 400
     expected = [tok.encode(t, allowed_special="all") for t in texts]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
         assert tok.encode_batch(texts, threads=2, allowed_special="all") == expected
         assert tok.encode_batch(texts[:1] * 50, threads=2) == [expected[0]] * 50
         with pytest.raises(ValueError, match=r"<\|s3\|>"):
@@ -388,7 +389,7 @@ def test_batch_errors_name_the_text_across_chunks(tokenizers):
     tok = tokenizers["gpt2"]
     texts = ["fine text"] * 3000 + ["bad \ud800 here"] + ["more"] * 3000
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
         for threads in (1, 2, 3):
             with pytest.raises(ValueError, match=r"texts\[3000\] is not encodable as UTF-8: "
                                                  r"surrogates not allowed at index 4"):
@@ -485,7 +486,7 @@ def test_hyp_encode_to_array_equals_concatenated_encode_batch(tokenizers, name, 
     expected = [i for ids in tok.encode_batch(texts, allowed_special="all")
                 for i in ids + ([] if append_id is None else [append_id])]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
         got = tok.encode_to_array(texts, dtype=dtype, append=append_id, threads=threads,
                                   allowed_special="all")
     assert got.typecode == ("H" if dtype == "uint16" else "I")
@@ -515,7 +516,7 @@ def test_encode_batch_lists_are_left_out_of_the_cyclic_collector(tokenizers):
     assert lists[0][-1] == 7
     # The list that holds them is an ordinary, tracked list, whatever the threads.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
         for threads in (1, 3):
             lists = tok.encode_batch(["a b c", "de"] * 100, threads=threads)
             assert gc.is_tracked(lists) and not any(gc.is_tracked(ids) for ids in lists)

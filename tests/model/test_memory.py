@@ -152,10 +152,10 @@ def test_memory_does_not_grow_across_many_threaded_calls_beyond_the_caches():
     # their own arenas), and in the last 60 calls by less than one (the allocator's noise
     # reached 0.71 of one; growing with the text would be many: 1.2 million new pieces).
     out = run_child(f"""
-        from bytepair.model import codec, tokenizer
+        from bytepair.model import codec, parts
         text = open({str(DATA / 'kjv-genesis-exodus.txt')!r}).read()
         tok = bytepair.train([text[:100_000]], merges=300, pretokenize="gpt2", progress=False)
-        tokenizer.THREAD_MIN_CHARS = 1
+        parts.THREAD_MIN_CHARS = 1
 
         def batch(call):
             return [" ".join(f"w{{call:03d}}{{i:05d}}x" for i in range(k, k + 1000))
@@ -174,7 +174,7 @@ def test_memory_does_not_grow_across_many_threaded_calls_beyond_the_caches():
         settled = peak()
         calls(60, 120)
         pool = tok.model._caches
-        caches = [pool.take() for _ in range(pool._free.qsize())]
+        caches = [pool.take() for _ in range(len(pool))]
         assert 1 <= len(caches) <= 2, len(caches)
         assert all(c.nbytes <= c.budget == codec.CACHE_BYTES for c in caches)
         print((settled - before) / codec.CACHE_BYTES, (peak() - settled) / codec.CACHE_BYTES)

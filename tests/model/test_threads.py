@@ -11,6 +11,7 @@ empty and repeated texts.
 from __future__ import annotations
 
 import re
+import threading
 from array import array
 
 import pytest
@@ -18,8 +19,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.model import codec
-from bytepair.model import tokenizer as tokenizer_module
+from bytepair.model import _encode_py, codec
+from bytepair.model import parts as parts_module
 from bytepair.model.lines import encode_lines, encodes_lines
 
 SPECIALS = ["<|end|>", "<pad>"]
@@ -40,7 +41,7 @@ def test_hyp_encode_batch_on_threads_equals_one_by_one(tok, texts, threads, allo
     special = {"allowed_special": "all"} if allow else {"disallowed_special": ()}
     one_by_one = [tok.encode(text, **special) for text in texts]
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tokenizer_module, "THREAD_MIN_CHARS", 1)  # threads even on tiny batches
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)  # threads even on tiny batches
         assert tok.encode_batch(texts, threads=threads, **special) == one_by_one
         flat = tok.encode_to_array(texts, threads=threads, append=0, **special)
     assert flat.tolist() == [i for ids in one_by_one for i in [*ids, 0]]
@@ -71,3 +72,79 @@ def test_lines_that_are_not_utf8_are_left_to_the_caller(tok):
     assert encode_lines(tok.model, b"fine\nbad \xff\n", 4) is None
     assert encode_lines(tok.model, b"", 4) == (b"", 0, 0)
     assert encode_lines(bytepair.train_bytes(["aa"], 1), b"aa\n", 4) is None  # no pattern
+
+
+@pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
+@given(texts=TEXTS, cuts=st.lists(st.integers(0, 20), max_size=6), lists=st.booleans(),
+       threads=st.integers(1, 3))
+def test_hyp_parts_on_threads_equal_each_range_encoded_alone(tok, texts, cuts, lists, threads):
+    # Threads share out the parts; each part must hold exactly what one batch of its range
+    # gives: the lists and the texts left out (special-token text), or the array (None
+    # when a text in it is left out).
+    bounds = sorted({0, len(texts), *(cut for cut in cuts if cut <= len(texts))})
+    skip = tuple(SPECIALS)
+    with parts_module.encoding(tok.model, texts, bounds, threads, skip=skip, lists=lists,
+                               append=1, itemsize=2) as job:
+        assert len(job) == len(bounds) - 1
+        for part, (start, stop) in enumerate(zip(bounds, bounds[1:])):
+            if lists:
+                batch = tok.model.encode_batch_ids(texts, skip=skip, start=start, stop=stop)
+                assert job.lists(part) == (batch.lists(track=False), batch.skipped())
+            else:
+                assert job.array_bytes(part, 2) == tok.model.encode_batch_array(
+                    texts, 2, 1, skip=skip, start=start, stop=stop, accept_bytes=False)
+
+
+@given(st.lists(st.one_of(st.text(max_size=30), st.binary(max_size=30), st.integers(),
+                          st.none()), max_size=40))
+def test_hyp_text_ends_are_running_sums_of_lengths(items):
+    want = array("q")
+    total = 0
+    for item in items:
+        total += len(item) if isinstance(item, (str, bytes)) else 0
+        want.append(total)
+    assert codec.text_ends(items) == want
+    assert _encode_py.text_ends(items) == want
+
+
+def test_a_thread_takes_back_the_cache_it_gave():
+    pool = codec.CachePool()
+    mine, first, last = pool.take(), pool.take(), pool.take()
+    assert len({id(mine), id(first), id(last)}) == 3  # three encodes at once: three caches
+
+    def give_from_another_thread(cache):
+        worker = threading.Thread(target=pool.give, args=(cache,))
+        worker.start()
+        worker.join()
+
+    give_from_another_thread(first)
+    pool.give(mine)
+    give_from_another_thread(last)
+    assert pool.take() is mine  # neither the first given nor the last: this thread's own
+    assert {id(pool.take()), id(pool.take())} == {id(first), id(last)}  # then free ones
+    assert len(pool) == 0
+    for cache in (mine, first, last):
+        pool.give(cache)
+    assert len(pool) == 3  # never more caches than encodes that ran at once
+
+
+@pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
+def test_a_thread_that_cannot_take_a_cache_stops_the_batch_without_a_hang(tok, monkeypatch):
+    def no_cache(owner=None):
+        raise MemoryError("no room for a piece cache")
+
+    monkeypatch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
+    monkeypatch.setattr(tok.model._caches, "take", no_cache)
+    raised = []
+
+    def encode():
+        try:
+            tok.encode_to_array(["aa ab"] * 50, threads=2)
+        except MemoryError as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=encode, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the reader waited for parts no thread would take"
+    assert raised and "no room" in str(raised[0])

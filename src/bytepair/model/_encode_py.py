@@ -12,6 +12,7 @@ import heapq
 import operator
 import sys
 from array import array
+from itertools import accumulate
 
 #: No pre-tokenizer: the whole input is one piece (the compiled module's code).
 PATTERN_NONE = -1
@@ -270,6 +271,11 @@ class Encoder:
 def join_lists(parts: list) -> list:
     """One new list of the items of every list in ``parts``, in order."""
     return [item for part in parts for item in part]
+
+
+def text_ends(texts: list) -> array:
+    """The running sums of the lengths of ``texts`` (str and bytes; anything else counts 0)."""
+    return array("q", accumulate(len(t) if isinstance(t, (str, bytes)) else 0 for t in texts))
 
 
 def untrack_int_records(records: list) -> None:

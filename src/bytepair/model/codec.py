@@ -7,7 +7,7 @@ encoder runs without the GIL.
 
 from __future__ import annotations
 
-import queue
+import threading
 
 from bytepair._util.backend import extensions_wanted
 from bytepair.model import _encode_py
@@ -46,6 +46,12 @@ def join_lists(parts: list) -> list:
     """One new list of the items of the lists ``parts``, in order; built where the
     cyclic collector does not read it until it is full (compiled encoder)."""
     return backend.join_lists(parts)
+
+
+def text_ends(texts: list):
+    """The running sums of the lengths of ``texts`` (str in characters, bytes in bytes,
+    anything else 0) as ``array("q")``, without a Python int per text (compiled encoder)."""
+    return backend.text_ends(texts)
 
 
 def count_ids(ids, size: int):
@@ -87,18 +93,32 @@ class CachePool:
     """Piece caches for concurrent encodes: take one, give it back when done.
 
     At most one cache per encode running at the same time is ever made, each
-    bounded by ``budget`` bytes.
+    bounded by ``budget`` bytes. A thread (or an ``owner`` such as a thread
+    slot of ``bytepair.model.parts``) takes back the cache it gave last when
+    that one is free: a cache then keeps meeting the same thread's text.
     """
 
     def __init__(self, budget: int = CACHE_BYTES):
         self.budget = budget
-        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        self._free: list = []  # (thread ident, cache), the latest given last
+        self._lock = threading.Lock()
 
-    def take(self):
-        try:
-            return self._free.get_nowait()
-        except queue.Empty:
-            return backend.PieceCache(self.budget)
+    def take(self, owner=None):
+        """A free cache, the one ``owner`` (default: this thread) gave last if it is free."""
+        owner = threading.get_ident() if owner is None else owner
+        with self._lock:
+            for index in range(len(self._free) - 1, -1, -1):
+                if self._free[index][0] == owner:
+                    return self._free.pop(index)[1]
+            if self._free:
+                return self._free.pop()[1]
+        return backend.PieceCache(self.budget)
 
-    def give(self, cache) -> None:
-        self._free.put(cache)
+    def give(self, cache, owner=None) -> None:
+        """Give ``cache`` back, for ``owner`` (default: this thread) to take first."""
+        with self._lock:
+            self._free.append((threading.get_ident() if owner is None else owner, cache))
+
+    def __len__(self) -> int:
+        """How many caches are free now."""
+        return len(self._free)

@@ -13,20 +13,16 @@ from __future__ import annotations
 
 import os
 from array import array
-from bisect import bisect_left
-from itertools import accumulate
-from typing import Collection, Iterable, Iterator, Sequence
+from typing import Collection, Iterable, Sequence
 
 
-from bytepair.model import codec
+from bytepair.model import codec, parts
 from bytepair._util.errors import Advice, ArgumentError
 from bytepair._util.validate import check_int, check_size, check_special_tokens
 from bytepair.model.models import BYTE_TOKENS, ByteModel, model_fields
 from bytepair.model.modelfile import write_model_file
 from bytepair.learn.rules import Merge
 
-#: encode_batch gives each thread at least this many characters.
-THREAD_MIN_CHARS = 1 << 14
 #: Special-token matchers kept per tokenizer (one per distinct set of tokens).
 MATCHER_CACHE = 32
 #: Up to this many special tokens are looked for one by one, not with a regex.
@@ -291,8 +287,9 @@ class Tokenizer:
         The compiled encoder holds the GIL only to take each text's buffer and
         to build the lists: UTF-8, the special-token search, splitting and
         merging run without it, so threads run in parallel. The result is the
-        same for any number of threads. Texts are handed out in contiguous
-        chunks of about equal size. Each thread has a piece cache of 16 MiB
+        same for any number of threads. The texts are cut in contiguous parts
+        of about equal size; each thread releases the GIL once and takes the
+        next part until none is left (``bytepair.model.parts``). Each thread has a piece cache of 16 MiB
         at most (``codec.CACHE_BYTES``), kept across calls. The lists of IDs are left out of the
         cyclic garbage collector (they hold only ints; a million of them would
         slow every collection): a reference cycle that a caller builds through
@@ -301,6 +298,15 @@ class Tokenizer:
         texts = texts if isinstance(texts, list) else list(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        bounds = parts.cut(texts, threads)
+
+        def finished(job, part: int) -> list[list[int]]:
+            # The lists a thread built, and the texts that hold special-token text
+            # encoded one by one (in order, so errors come as encode gives them).
+            lists, skipped = job.lists(part)
+            for index in skipped:
+                lists[index] = self._encode_checked(texts, bounds[part] + index, allowed, disallowed)
+            return lists
 
         def encode_chunk(start: int, stop: int):
             # In a worker: the IDs, and the texts that hold special-token text
@@ -324,7 +330,10 @@ class Tokenizer:
 
         # The parts stay out of the cyclic collector's sight until they are joined:
         # the collections that a million new lists set off would read them all.
-        lists = codec.join_lists([finish() for finish in _map_chunks(encode_chunk, texts, threads)])
+        with self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=True) as job:
+            lists = codec.join_lists(
+                [finished(job, part) for part in range(len(job))] if job is not None else
+                [finish() for finish in parts.map_parts(encode_chunk, bounds, threads)])
         if self._out is not None:
             lookup = self._out.__getitem__
             for ids in lists:
@@ -355,6 +364,15 @@ class Tokenizer:
         texts = texts if isinstance(texts, list) else list(texts)
         threads = self._threads(threads)
         allowed, disallowed = self._special_sets(allowed_special, disallowed_special)
+        bounds = parts.cut(texts, threads)
+
+        def one_by_one(start: int, stop: int) -> bytes:
+            ids = array(typecode)
+            for index in range(start, stop):
+                ids.extend(self._encode_checked(texts, index, allowed, disallowed))
+                if append is not None:
+                    ids.append(append)
+            return ids.tobytes()
 
         def encode_chunk(start: int, stop: int) -> bytes:
             skip = self._skip(allowed | disallowed, texts, start, stop)
@@ -363,17 +381,27 @@ class Tokenizer:
                                                      start=start, stop=stop, accept_bytes=False)
                 if data is not None:
                     return data
-            ids = array(typecode)
-            for index in range(start, stop):
-                ids.extend(self._encode_checked(texts, index, allowed, disallowed))
-                if append is not None:
-                    ids.append(append)
-            return ids.tobytes()
+            return one_by_one(start, stop)
+
+        def finished(job, part: int) -> bytes:
+            data = job.array_bytes(part, itemsize)  # None: a text in it is not encoded
+            return one_by_one(bounds[part], bounds[part + 1]) if data is None else data
 
         out = array(typecode)
-        for data in _map_chunks(encode_chunk, texts, threads):
-            out.frombytes(data)
+        with self._encode_parts(texts, bounds, threads, allowed | disallowed, lists=False,
+                                append=append, itemsize=itemsize) as job:
+            for data in ((finished(job, part) for part in range(len(job))) if job is not None else
+                         parts.map_parts(encode_chunk, bounds, threads)):
+                out.frombytes(data)
         return out if self._out is None else array(typecode, map(self._out.__getitem__, out))
+
+    def _encode_parts(self, texts: list, bounds: list[int], threads: int, specials: frozenset,
+                      **options):
+        """:func:`parts.encoding` of ``texts`` at ``bounds`` on ``threads`` threads; it gives
+        None on one part, for many special tokens of which the texts hold some, or when
+        only Python can encode them."""
+        skip = self._skip(specials, texts, 0, len(texts)) if len(bounds) > 2 else None
+        return parts.encoding(self.model, texts, bounds, threads, skip=skip, **options)
 
     def _threads(self, threads: int | None) -> int:
         return (check_int(threads, "threads", minimum=1) if threads is not None
@@ -467,34 +495,3 @@ def _id_maps(ids, vocab_size: int) -> tuple[array | None, array | None]:
     if ids == list(range(vocab_size)):
         return None, None
     return array("I", ids), array("I", inverse)
-
-
-def _map_chunks(encode_chunk, texts: list, threads: int) -> Iterator:
-    """``encode_chunk(start, stop)`` over contiguous ranges of ``texts`` of about equal
-    size (in characters), on up to ``threads`` threads: the results in order, each as
-    soon as it is ready (the workers go on with later ranges meanwhile).
-
-    Each thread gets at least ``THREAD_MIN_CHARS`` characters, and four ranges
-    per thread even out uneven texts. Range bounds come from running sums and
-    bisection, so no Python loop runs over the texts here.
-    """
-    if not texts:
-        return
-    # Running sums in an array: a list of a million ints is a million objects that
-    # every full collection the encoding sets off would read.
-    try:
-        ends = array("q", accumulate(map(len, texts)))
-    except TypeError:  # an item without a length: its range's type check names it
-        ends = array("q", accumulate(len(t) if isinstance(t, str) else 0 for t in texts))
-    total = ends[-1]
-    threads = min(threads, len(texts), max(1, total // THREAD_MIN_CHARS))
-    if threads <= 1:
-        yield encode_chunk(0, len(texts))
-        return
-    parts = 4 * threads
-    bounds = sorted({0, len(texts),
-                     *(min(len(texts), bisect_left(ends, total * k / parts) + 1) for k in range(1, parts))})
-    from concurrent.futures import ThreadPoolExecutor  # only batches use threads
-
-    with ThreadPoolExecutor(threads) as pool:
-        yield from pool.map(encode_chunk, bounds[:-1], bounds[1:])
