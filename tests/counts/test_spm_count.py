@@ -17,10 +17,14 @@ spm = pytest.importorskip("sentencepiece")
 
 # Tiny alphabet: ties, whitespace runs, tabs, NUL, U+001F, ▁ and U+2585 in the input, a meta
 # piece and its first character, malformed bytes ("\xff", "\xc3"), emoji, characters the
-# nmt_nfkc map rewrites (full width, U+3000, a ligature, a combining accent, U+FFFD).
+# nmt_nfkc map rewrites (full width, U+3000, a ligature, a combining accent, U+FFFD), characters
+# of two bytes it keeps or rewrites (ß, д; µ), and malformed ones (overlong forms, a surrogate).
 LINE = st.lists(st.sampled_from(["a", "b", "1", "23", " ", "  ", "\t", "\0", "\x1f", "日", "\u2581", "\u2585",
                                  "<s>", "<", "\xff", "\xc3", "é", "e\u0301", "😀", "\r", "ｈ", "\u3000",
-                                 "ﬁ", "\ufffd", "\xa0", "Ⅻ", "\x01"]), max_size=20).map("".join)
+                                 "ﬁ", "\ufffd", "\xa0", "Ⅻ", "\x01", "ß", "д", "µ", "\u0301",
+                                 # malformed: overlong U+0080 in 3 and 2 bytes, a surrogate
+                                 "\udce0\udc82\udc80", "\udcc1\udcbf", "\udced\udca0\udc80"]),
+                max_size=20).map("".join)
 RULES_OF = st.builds(TextRules, normalization_rule_name=st.sampled_from(RULES), add_dummy_prefix=st.booleans(),
                      remove_extra_whitespaces=st.booleans(), treat_whitespace_as_suffix=st.booleans(),
                      allow_whitespace_only_pieces=st.booleans(), split_by_whitespace=st.booleans(),

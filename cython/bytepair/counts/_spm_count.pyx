@@ -101,6 +101,7 @@ cdef class SentenceCounter:
     cdef string replacements
     cdef cbool direct[256]      # no rule starts with this (ASCII) byte: it is kept as it is
     cdef cbool plain[256]       # direct, and not a space
+    cdef vector[uint8_t] direct_bmp  # bit c: no rule starts with code point c (U+0080-U+FFFF), kept as it is
     cdef int meta_byte          # the first byte of every meta piece, when they share it; else -1
     cdef cbool meta_first[256]
     cdef vector[string] metas    # longest first
@@ -127,6 +128,7 @@ cdef class SentenceCounter:
             self.direct[k] = k < 0x80 and not self.starts_rule(b)
             self.plain[k] = self.direct[k] and k != 32
             self.meta_first[k] = False
+        self.mark_direct_bmp()
         for piece in sorted(set(metas), key=lambda p: (-len(p), p)):
             if piece:
                 self.metas.push_back(piece)
@@ -140,6 +142,46 @@ cdef class SentenceCounter:
         self.ws_suffix = treat_whitespace_as_suffix  # words end with their ▁, dummy or not
         self.ws_only = allow_whitespace_only_pieces
         self.by_whitespace = split_by_whitespace
+
+    cdef void mark_direct_bmp(self) noexcept:
+        # Most text outside ASCII has no rule either (nmt_nfkc rewrites compatibility forms
+        # only): a bit per code point spares step() the walk down the trie for them.
+        cdef unsigned char utf8[3]
+        cdef uint32_t cp
+        cdef size_t n
+        self.direct_bmp.assign(0x10000 // 8, 0)
+        for cp in range(0x80, 0x10000):
+            if 0xD800 <= cp <= 0xDFFF:
+                continue
+            if cp < 0x800:
+                utf8[0] = 0xC0 | (cp >> 6)
+                utf8[1] = 0x80 | (cp & 0x3F)
+                n = 2
+            else:
+                utf8[0] = 0xE0 | (cp >> 12)
+                utf8[1] = 0x80 | ((cp >> 6) & 0x3F)
+                utf8[2] = 0x80 | (cp & 0x3F)
+                n = 3
+            if not self.rule_path(utf8, n):
+                self.direct_bmp[cp >> 3] |= 1 << (cp & 7)
+
+    cdef cbool rule_path(self, const unsigned char* s, size_t n) noexcept nogil:
+        # Whether some rule of the map starts with the n bytes s (all of them walk the trie).
+        cdef size_t size = self.units.size(), i
+        cdef uint32_t unit, node
+        if size == 0:
+            return False
+        unit = self.units[0]
+        node = (unit >> 10) << ((unit & OFFSET_SHIFT_BIT) >> 6)
+        for i in range(n):
+            node ^= s[i]
+            if node >= size:
+                return False
+            unit = self.units[node]
+            if (unit & LABEL_MASK) != s[i]:
+                return False
+            node ^= (unit >> 10) << ((unit & OFFSET_SHIFT_BIT) >> 6)
+        return True
 
     cdef cbool starts_rule(self, unsigned char b) noexcept nogil:
         # Whether some rule of the map starts with byte b (darts-clone's first step).
@@ -182,10 +224,24 @@ cdef class SentenceCounter:
         # NormalizePrefix: the bytes consumed at s, and what they become (out, out_n).
         cdef const char* replacement = NULL
         cdef size_t length, k
-        if s[0] < 0x80 and self.direct[s[0]]:
-            out[0] = <const char*>s
-            out_n[0] = 1
-            return 1
+        cdef uint32_t cp
+        if s[0] < 0x80:
+            if self.direct[s[0]]:
+                out[0] = <const char*>s
+                out_n[0] = 1
+                return 1
+        elif n >= 2 and (s[0] & 0xE0) == 0xC0 and s[0] >= 0xC2 and (s[1] & 0xC0) == 0x80:
+            cp = ((s[0] & 0x1F) << 6) | (s[1] & 0x3F)
+            if self.direct_bmp[cp >> 3] & (1 << (cp & 7)):
+                out[0] = <const char*>s
+                out_n[0] = 2
+                return 2
+        elif n >= 3 and (s[0] & 0xF0) == 0xE0 and (s[1] & 0xC0) == 0x80 and (s[2] & 0xC0) == 0x80:
+            cp = ((s[0] & 0x0F) << 12) | ((s[1] & 0x3F) << 6) | (s[2] & 0x3F)
+            if cp >= 0x800 and self.direct_bmp[cp >> 3] & (1 << (cp & 7)):  # not overlong; no bit for surrogates
+                out[0] = <const char*>s
+                out_n[0] = 3
+                return 3
         length = self.longest_rule(s, n, &replacement)
         if length:
             k = 0
