@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .import_time import summary, time_process
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benches" / "results" / "cli-start.json"
@@ -37,25 +37,6 @@ def _env(src: Path, cache: Path | None) -> dict:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = str(cache)
     return env
-
-
-def _run(command: list[str], env: dict) -> tuple[float, float]:
-    """Wall and CPU seconds of one fresh ``python -m bytepair COMMAND``."""
-    start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "bytepair", *command], env=env,
-                               stdout=subprocess.DEVNULL)
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status):
-        raise SystemExit(f"bytepair {' '.join(command)} failed ({env['PYTHONPATH']})")
-    return wall, usage.ru_utime + usage.ru_stime
-
-
-def _summary(runs: list[tuple[float, float]]) -> dict:
-    walls = [1000 * wall for wall, _ in runs]
-    cpus = [1000 * cpu for _, cpu in runs]
-    return dict(median_wall_ms=round(statistics.median(walls), 1), min_wall_ms=round(min(walls), 1),
-                median_cpu_ms=round(statistics.median(cpus), 1), runs=len(runs))
 
 
 def main(argv=None) -> int:
@@ -77,26 +58,26 @@ def main(argv=None) -> int:
             kinds[f"{name}, compiled at each start"] = _env(src, None)
             kinds[f"{name}, byte code read"] = _env(src, Path(folder) / f"cache-{len(kinds)}")
         for env in kinds.values():
-            _run(args.command, env)  # writes the byte code of the cached kinds
+            time_process(["-m", "bytepair", *args.command], env)  # writes the byte code of the cached kinds
         load_before = os.getloadavg()
         times: dict[str, list] = {kind: [] for kind in kinds}
         for _ in range(args.runs):
             for kind, env in kinds.items():
-                times[kind].append(_run(args.command, env))
+                times[kind].append(time_process(["-m", "bytepair", *args.command], env))
         load_after = os.getloadavg()
     report = dict(
         suite="cli-start", command="python -m benches.cli_start " + " ".join(
             argv if argv is not None else sys.argv[1:]),
         measured="python -m bytepair " + " ".join(args.command),
-        kinds={kind: _summary(runs) for kind, runs in times.items()},
+        kinds={kind: summary(runs) for kind, runs in times.items()},
         load_average=dict(before=[round(x, 2) for x in load_before],
                           after=[round(x, 2) for x in load_after]),
         when=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=2) + "\n")
-    for kind, summary in report["kinds"].items():
-        print(f"{kind}: {summary['median_wall_ms']} ms wall, {summary['median_cpu_ms']} ms CPU "
-              f"(medians of {summary['runs']})")
+    for kind, timed in report["kinds"].items():
+        print(f"{kind}: {timed['median_wall_ms']} ms wall, {timed['median_cpu_ms']} ms CPU "
+              f"(medians of {timed['runs']})")
     print(f"load average {load_before[0]:.2f} -> {load_after[0]:.2f}; wrote {args.json}")
     return 0
 

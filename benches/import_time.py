@@ -44,18 +44,24 @@ def _env(src: Path) -> dict:
     return env
 
 
-def _run(statement: str, src: Path) -> tuple[float, float]:
-    """Wall and CPU seconds (user + system) of one fresh interpreter running ``statement``
-    with ``src`` first on the path."""
-    env = _env(src)
+def time_process(arguments: list[str], env: dict) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one fresh ``python ARGUMENTS`` run with
+    ``env`` (its output is dropped); a failed run ends the benchmark."""
     start = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-c", statement], env=env)
+    process = subprocess.Popen([sys.executable, *arguments], env=env, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode:
-        raise SystemExit(f"python -c {statement!r} failed with exit code {process.returncode}")
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        raise SystemExit(f"python {' '.join(arguments)!r} failed with exit code {code} "
+                         f"(PYTHONPATH {env.get('PYTHONPATH')})")
     return wall, usage.ru_utime + usage.ru_stime
+
+
+def _run(statement: str, src: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of one fresh interpreter running ``statement`` with ``src``
+    first on the path."""
+    return time_process(["-c", statement], _env(src))
 
 
 def _where(src: Path) -> str:
@@ -86,7 +92,7 @@ def _costliest(src: Path, top: int = 12) -> list[dict]:
     return sorted(mine, key=lambda row: -row["cumulative_ms"])[:top]
 
 
-def _summary(runs: list[tuple[float, float]]) -> dict:
+def summary(runs: list[tuple[float, float]]) -> dict:
     walls = [1000 * wall for wall, _ in runs]
     cpus = [1000 * cpu for _, cpu in runs]
     return dict(median_wall_ms=round(statistics.median(walls), 2), min_wall_ms=round(min(walls), 2),
@@ -117,15 +123,15 @@ def main(argv=None) -> int:
             times[name].append(_run(IMPORT, src))
     load_after = os.getloadavg()
 
-    baseline = _summary(times["python -c pass"])
+    baseline = summary(times["python -c pass"])
     measured = {}
     for name, src in libraries.items():
-        summary = _summary(times[name])
+        timed = summary(times[name])
         for kind in ("wall", "cpu"):
-            summary[f"added_{kind}_ms"] = round(summary[f"median_{kind}_ms"]
-                                                - baseline[f"median_{kind}_ms"], 2)
-        summary["costliest_imports"] = _costliest(src)
-        measured[name] = summary
+            timed[f"added_{kind}_ms"] = round(timed[f"median_{kind}_ms"]
+                                              - baseline[f"median_{kind}_ms"], 2)
+        timed["costliest_imports"] = _costliest(src)
+        measured[name] = timed
     report = dict(
         suite="import-time",
         command="python -m benches.import_time " + " ".join(argv if argv is not None else sys.argv[1:]),
@@ -142,9 +148,9 @@ def main(argv=None) -> int:
     args.json.write_text(json.dumps(report, indent=2) + "\n")
     print(f"python -c pass: median {baseline['median_cpu_ms']:.1f} ms CPU, "
           f"{baseline['median_wall_ms']:.1f} ms wall ({args.runs} runs)")
-    for name, summary in measured.items():
-        print(f"import bytepair ({name}): adds {summary['added_cpu_ms']:.1f} ms CPU, "
-              f"{summary['added_wall_ms']:.1f} ms wall (medians)")
+    for name, timed in measured.items():
+        print(f"import bytepair ({name}): adds {timed['added_cpu_ms']:.1f} ms CPU, "
+              f"{timed['added_wall_ms']:.1f} ms wall (medians)")
     print(f"load average {load_before[0]:.1f} -> {load_after[0]:.1f}; wrote {args.json}")
     return 0
 
