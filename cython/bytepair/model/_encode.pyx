@@ -462,7 +462,12 @@ cdef class PieceCache:
     (:meth:`lend`, :meth:`absorb`).
     """
 
+    # The state is written on every lookup by the thread that encodes with this cache; the
+    # padding keeps any other object's fields (another thread's cache, made just before or
+    # after) out of its cache lines, which the two cores would otherwise pass back and forth.
+    cdef char apart_before[64]
     cdef CacheState state
+    cdef char apart_after[64]
     cdef PieceCache lender  # the cache this one reads first, if any (kept alive while lent)
 
     def __cinit__(self, Py_ssize_t budget=1 << 24):
@@ -1137,7 +1142,7 @@ cdef class Encoder:
         if n == 1:
             out.push_back(s[0])
             return 0
-        if h and cache.shared != NULL and cache.shared.slots != NULL:
+        if h and cache.shared != NULL and cache.shared.slots != NULL and cache.shared.count:
             slot = cache_find(cache.shared, h, s, n)  # read only: threads share it
             if slot != NULL:
                 cache.shared_hits += 1
@@ -1277,8 +1282,10 @@ cdef class Encoder:
             piece.token = self.whole_find(s + piece.start, piece.n, piece.head, piece.h)
             if piece.token == NONE and cache != NULL and cache.slots != NULL:
                 piece.cached = cache_hash(cache, s + piece.start, piece.n, piece.h)
-                looked = cache.shared if cache.shared != NULL and cache.shared.slots != NULL else cache
-                __builtin_prefetch(&looked.slots[<Py_ssize_t>(piece.cached >> 7) & (looked.capacity - 1)])
+                looked = cache.shared  # read first, when it holds pieces
+                if looked != NULL and looked.slots != NULL and looked.count:
+                    __builtin_prefetch(&looked.slots[<Py_ssize_t>(piece.cached >> 7) & (looked.capacity - 1)])
+                __builtin_prefetch(&cache.slots[<Py_ssize_t>(piece.cached >> 7) & (cache.capacity - 1)])
 
     cdef object to_list(self, vector[uint32_t]* ids):
         return self.to_list_range(ids, 0, ids.size())
@@ -1488,8 +1495,8 @@ cdef class Encoder:
         the end), for threads to encode together: each part as :meth:`encode_batch_ids`
         (``lists``) or :meth:`encode_batch_array` (``append``, ``itemsize``) would. Nothing
         is read here: :meth:`Parts.gather` takes the buffers, :meth:`Parts.run` encodes on
-        ``slots`` threads, each starting on its own contiguous range of parts (its cache meets
-        one region of the batch) and then helping with the others'."""
+        ``slots`` threads, each starting on its own contiguous range of parts (what it learns
+        comes from one region of the batch) and then helping with the others'."""
         cdef Parts job = Parts.__new__(Parts)
         cdef Py_ssize_t k = len(starts) - 1, i
         if k < 0:
