@@ -1867,8 +1867,9 @@ cdef class Parts:
 
     Each thread calls :meth:`run` once: without the GIL it takes the next part
     of its own contiguous range (an atomic counter per range), encodes it and
-    goes on, then helps with what is left of the other ranges, taking the GIL
-    again only to build a part's lists (``lists``). One
+    goes on, then helps with what is left of the other ranges, never taking the
+    GIL again: the reader builds a part's lists (``lists``) when it reads it, so
+    the shared int objects' reference counts stay with one thread. One
     release of the GIL per thread and call, where a pool task per part took
     and dropped it several times a part: a thread that held it when the OS
     let another program run stalled the other threads meanwhile. Meanwhile
@@ -1967,11 +1968,6 @@ cdef class Parts:
         self.not_encoded[i] = self.encoder.encode_texts(
             &self.items[i], self.pattern, state, &self.specials, self.append, &self.ids[i],
             &self.ends[i], &self.skipped[i], &self.errors[i], not self.make_lists)
-        if self.make_lists and (self.errors[i].what == 0 or self.errors[i].what == BAD_SURROGATE):
-            with gil:  # while the IDs are in this core's cache
-                self.done_lists[i] = id_lists(self.encoder, &self.ids[i], &self.ends[i],
-                                              &self.skipped[i], False)
-            vector[uint32_t]().swap(self.ids[i])
         bytepair_set(self.signal, &self.done[i], 1)
         return 0
 
@@ -2002,6 +1998,10 @@ cdef class Parts:
         raises that part's error. Once :meth:`wait` returned True for it."""
         self.check(part)
         cdef vector[char]* skipped = &self.skipped[part]
+        if self.done_lists[part] is None:
+            self.done_lists[part] = id_lists(self.encoder, &self.ids[part], &self.ends[part],
+                                             skipped, False)
+            vector[uint32_t]().swap(self.ids[part])
         return self.done_lists[part], [i for i in range(<Py_ssize_t>skipped.size()) if deref(skipped)[i]]
 
     def array_bytes(self, Py_ssize_t part, int itemsize):

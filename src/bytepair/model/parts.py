@@ -87,9 +87,8 @@ def encoding(model, texts: list, bounds: list[int], threads: int, *, skip: tuple
              lists: bool = True, append: int | None = None, itemsize: int = 4) -> Iterator:
     """The parts of ``texts`` cut at ``bounds`` (:class:`Running`) while ``threads`` threads
     encode them, each releasing the GIL once and taking parts until none is left, those of
-    its own contiguous range first (the lists of a part built by the thread that encoded
-    it, with ``lists``), while this
-    thread takes the texts' buffers and then reads the parts. None when only the
+    its own contiguous range first, while this thread takes the texts' buffers and then
+    reads the parts (building a part's lists, with ``lists``, as it reads it). None when only the
     Python path can encode them (``skip`` None, a custom pattern, no compiled
     encoder). The threads read one piece cache of the model's pool together, each
     putting the pieces it merges in a cache of its own that joins the shared one
