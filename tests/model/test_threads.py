@@ -1,7 +1,8 @@
 """Encoding on threads gives the IDs of encoding one text at a time.
 
 ``Tokenizer.encode_batch`` and ``encode_to_array`` hand contiguous ranges of
-texts to threads, each with its own piece cache; ``bytepair.model.lines``
+texts to threads, which read one shared piece cache and learn in caches of
+their own that join it after the call; ``bytepair.model.lines``
 encodes blocks of lines from their bytes, as ``bytepair encode --per-line``
 does on its threads. The texts are drawn from a tiny alphabet so that ties and
 runs (``aaaa``) are the common case, with multi-byte UTF-8, special-token text,
