@@ -17,7 +17,12 @@ is ``benches.encode``'s 32,768-token one. In-process cases: ``encode_batch``
 of a freshly loaded tokenizer (``cold``: empty piece caches) and of one that
 has encoded the text once (``warm``), and ``encode_to_array`` warm; beside them
 ``reference_sha256``, hashlib on the same threads, shows what a second thread
-could give at that moment (its speedup is the ceiling under the load). The CLI
+could give at that moment (its speedup is the ceiling under the load). Each
+turn also runs two one-thread processes at once (``two_processes``): they
+share nothing but the machine, so the CPU per byte they take over one thread
+alone is what running on both cores costs any encoder (caches and memory of
+the machine), and what two threads take beyond theirs is the threads' own
+overhead. The CLI
 case is the whole process (start, model load, read, encode, write) of
 ``bytepair encode MODEL --file F --per-line --dtype uint16 -o OUT``.
 
@@ -86,6 +91,26 @@ def _hash_on_threads(data: bytes, threads: int) -> list[bytes]:
     with ThreadPoolExecutor(threads) as pool:
         return list(pool.map(lambda k: hashlib.sha256(view[k:k + step]).digest(),
                              range(0, len(data), step)))
+
+
+def _children(model: str, text: str, threads: list[int], rounds: int) -> list[dict] | None:
+    """The in-process cases in one child per entry of ``threads``, all running at once."""
+    running = [subprocess.Popen([sys.executable, "-m", "benches.encode_threads", "--child", model,
+                                 text, str(count), "--rounds", str(rounds)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for count in threads]
+    outputs = [process.communicate() for process in running]
+    if any(process.returncode for process in running):
+        sys.stderr.write("".join(err for _, err in outputs))
+        return None
+    return [json.loads(out) for out, _ in outputs]
+
+
+def _two_processes(turns: list[list[dict]], mb: float) -> dict:
+    """Per case: the median CPU ns per byte of one-thread processes run two at once."""
+    return {case: {"cpu_ns_per_byte": round(statistics.median(
+        row[case]["cpu_s_median"] for pair in turns for row in pair) / mb * 1e3, 2)}
+        for case in turns[0][0]}
 
 
 def run_cli(model_path: str, text_path: str, threads: int) -> dict:
@@ -161,19 +186,20 @@ def main(argv: list[str] | None = None) -> int:
         cli_text = text if cli_size == size else _write_text(cli_size, tmp)
         mb = os.path.getsize(text) / 1e6
         cli_mb = os.path.getsize(cli_text) / 1e6
-        turns, cli_turns, loads = [], [], []
+        turns, cli_turns, loads, pairs = [], [], [], []
         for turn in range(args.turns):
             cases, cli = {}, {}
             for threads in THREADS:
                 loads.append(os.getloadavg()[0])
-                done = subprocess.run([sys.executable, "-m", "benches.encode_threads", "--child",
-                                       model, text, str(threads), "--rounds", str(args.rounds)],
-                                      capture_output=True, text=True, check=False)
-                if done.returncode:
-                    sys.stderr.write(done.stderr)
+                done = _children(model, text, [threads], args.rounds)
+                if done is None:
                     return 1
-                cases[str(threads)] = json.loads(done.stdout)
+                cases[str(threads)] = done[0]
                 cli[str(threads)] = {"cli_per_line": run_cli(model, cli_text, threads)}
+            pair = _children(model, text, [1, 1], args.rounds)
+            if pair is None:
+                return 1
+            pairs.append(pair)
             if cli["1"]["cli_per_line"]["output_hash"] != cli["2"]["cli_per_line"]["output_hash"]:
                 print("the CLI wrote different arrays on 1 and 2 threads", file=sys.stderr)
                 return 1
@@ -183,12 +209,14 @@ def main(argv: list[str] | None = None) -> int:
     report["load_average"] = {"min": min(loads), "max": max(loads), "median": statistics.median(loads)}
     report["bytes"] = {"in_process": round(mb * 1e6), "cli": round(cli_mb * 1e6)}
     report["cases"] = {**_summary(turns, mb), **_summary(cli_turns, cli_mb)}
-    report["turns_raw"] = {"in_process": turns, "cli": [
+    report["two_processes"] = _two_processes(pairs, mb)
+    report["turns_raw"] = {"in_process": turns, "two_processes": pairs, "cli": [
         {t: {k: {x: v for x, v in row.items() if x != "output_hash"} for k, row in c.items()}
          for t, c in turn.items()} for turn in cli_turns]}
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
     Path(args.output).write_text(json.dumps(report, indent=1) + "\n")
-    print(json.dumps(report["cases"], indent=1), file=sys.stderr)
+    print(json.dumps({**report["cases"], "two_processes": report["two_processes"]}, indent=1),
+          file=sys.stderr)
     print(args.output)
     return 0
 

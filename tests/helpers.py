@@ -254,3 +254,24 @@ def count_pairs(words):
             counts[pair] = counts.get(pair, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))
 """
+
+
+def reference_encode(tok, text: str, specials) -> list[int]:
+    """The naive encoder: the regex module splits, the pure-Python twin merges, the
+    ``specials`` in ``text`` are their tokens (longest first, as tiktoken)."""
+    import regex
+
+    from bytepair.model import _encode_py
+    from bytepair.split.pretokenize import splitter
+
+    python = _encode_py.Encoder([m.left for m in tok.merges], [m.right for m in tok.merges])
+    split = splitter(tok.pattern) if tok.pattern is not None else (lambda t: [t])
+    specials = sorted(specials, key=len, reverse=True)
+    parts = regex.split("(" + "|".join(map(regex.escape, specials)) + ")", text) if specials else [text]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2:
+            out.append(tok.special_tokens[part])
+        elif part:
+            out.extend(python.encode_pieces(split(part)))
+    return out

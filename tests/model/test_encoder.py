@@ -9,11 +9,11 @@ scanning path, so both are compared with the definition.
 from array import array
 
 import pytest
-import regex
 from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
+import helpers
 from bytepair.model import _encode_py
 from bytepair.model import codec
 from bytepair.model import parts as parts_module
@@ -265,18 +265,8 @@ def tokenizers(real_text):
 
 
 def reference_encode(tok, text: str, specials=SPECIALS) -> list[int]:
-    """Today's encoder: the regex module splits, the pure-Python twin merges, specials as tiktoken."""
-    python = _encode_py.Encoder([m.left for m in tok.merges], [m.right for m in tok.merges])
-    split = splitter(tok.pattern) if tok.pattern is not None else (lambda t: [t])
-    specials = sorted(specials, key=len, reverse=True)
-    parts = regex.split("(" + "|".join(map(regex.escape, specials)) + ")", text) if specials else [text]
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2:
-            out.append(tok.special_tokens[part])
-        elif part:
-            out.extend(python.encode_pieces(split(part)))
-    return out
+    """Today's encoder (``helpers.reference_encode``), this module's special tokens by default."""
+    return helpers.reference_encode(tok, text, specials)
 
 
 TEXTS = st.lists(st.one_of(st.text(max_size=60), st.sampled_from(SPECIALS),

@@ -1,7 +1,8 @@
 """Encoding on threads gives the IDs of encoding one text at a time.
 
 ``Tokenizer.encode_batch`` and ``encode_to_array`` hand contiguous ranges of
-texts to threads, each with its own piece cache; ``bytepair.model.lines``
+texts to threads, which read one shared piece cache and learn in caches of
+their own that join it after the call; ``bytepair.model.lines``
 encodes blocks of lines from their bytes, as ``bytepair encode --per-line``
 does on its threads. The texts are drawn from a tiny alphabet so that ties and
 runs (``aaaa``) are the common case, with multi-byte UTF-8, special-token text,
@@ -19,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import bytepair
+import helpers
 from bytepair.model import _encode_py, codec
 from bytepair.model import parts as parts_module
 from bytepair.model.lines import encode_lines, encodes_lines
@@ -129,12 +131,21 @@ def test_a_thread_takes_back_the_cache_it_gave():
 
 
 @pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
-def test_a_thread_that_cannot_take_a_cache_stops_the_batch_without_a_hang(tok, monkeypatch):
-    def no_cache(owner=None):
-        raise MemoryError("no room for a piece cache")
+def test_a_batch_whose_threads_cannot_get_a_cache_raises_and_gives_the_shared_one_back(
+        tok, monkeypatch):
+    made = []
 
+    def no_room(shared):
+        if made:
+            raise MemoryError("no room for a piece cache")
+        made.append(shared)
+        return real_learner(shared)
+
+    real_learner = codec.learner_of
     monkeypatch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
-    monkeypatch.setattr(tok.model._caches, "take", no_cache)
+    monkeypatch.setattr(codec, "learner_of", no_room)
+    tok.encode_to_array(["warm"], threads=1)  # the model's one cache exists and is free
+    free = len(tok.model._caches)
     raised = []
 
     def encode():
@@ -146,5 +157,83 @@ def test_a_thread_that_cannot_take_a_cache_stops_the_batch_without_a_hang(tok, m
     worker = threading.Thread(target=encode, daemon=True)
     worker.start()
     worker.join(60)
-    assert not worker.is_alive(), "the reader waited for parts no thread would take"
+    assert not worker.is_alive(), "the batch hung"
     assert raised and "no room" in str(raised[0])
+    assert len(tok.model._caches) == free  # the shared cache went back to the pool
+
+
+TIES = st.lists(st.lists(st.sampled_from([*PIECES, "aaaaaaaa", "abababab", "été été", "日本日本日本"]),
+                         max_size=16).map("".join), max_size=24)
+
+
+@pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
+@given(texts=TIES, threads=st.integers(2, 4), again=st.booleans())
+def test_hyp_batches_on_threads_equal_the_naive_encoder_call_after_call(tok, texts, threads, again):
+    # Threads read the shared piece cache that earlier calls filled and learn in caches of
+    # their own that join it after the call: a second call reads what both threads learned.
+    # The smallest budget makes the caches fill, stop taking pieces and start afresh.
+    want = [helpers.reference_encode(tok, text, SPECIALS) for text in texts]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
+        patch.setattr(tok.model, "_caches", codec.CachePool(SMALLEST_CACHE))
+        for _ in range(2 if again else 1):
+            assert tok.encode_batch(texts, threads=threads, allowed_special="all") == want
+            flat = tok.encode_to_array(texts, threads=threads, allowed_special="all")
+            assert flat.tolist() == [i for ids in want for i in ids]
+            assert tok.encode_batch(texts, threads=1, allowed_special="all") == want
+
+
+SMALLEST_CACHE = 73_728  # the piece cache's smallest budget: its first tables
+
+
+@pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
+def test_threads_of_a_batch_share_one_cache_that_stays_within_its_budget(tok, monkeypatch):
+    def words(first: int, count: int) -> list[str]:  # distinct words of letters, 50 a text
+        word = ["".join("abcdefghijklmnopqrstuvwxyz"[(n // 26 ** k) % 26] for k in range(4))
+                for n in range(first, first + count)]
+        return [" " + " ".join(word[k:k + 50]) for k in range(0, count, 50)]
+
+    monkeypatch.setattr(parts_module, "THREAD_MIN_CHARS", 1)
+    texts = words(0, 1000)
+    alone = codec.CachePool(SMALLEST_CACHE * 2)
+    monkeypatch.setattr(tok.model, "_caches", alone)
+    tok.encode_batch(texts, threads=1)
+    pool = codec.CachePool(SMALLEST_CACHE * 2)
+    monkeypatch.setattr(tok.model, "_caches", pool)
+    tok.encode_batch(texts, threads=2)
+    assert len(pool) == 1  # one cache for the batch, not one per thread
+    cache = pool.take()
+    pool.give(cache)
+    assert len(cache) == len(alone.take()) > 500  # what both threads learned joined it
+    misses = cache.stats["misses"]
+    tok.encode_to_array(texts, threads=2)
+    assert cache.stats["misses"] == misses  # a later call reads what either thread learned
+    for call in range(1, 61):  # 60,000 distinct words: many times what the budget holds
+        batch = words(1000 * call, 1000)
+        tok.encode_to_array(batch, threads=2) if call % 2 else tok.encode_batch(batch, threads=2)
+        assert len(pool) == 1 and pool.take() is cache
+        pool.give(cache)
+        assert cache.nbytes <= cache.budget == SMALLEST_CACHE * 2
+    assert cache.stats["resets"] >= 1 and cache.stats["misses"] > 30_000
+
+
+@pytest.mark.skipif(not codec.compiled(), reason="the compiled encoder is not in use")
+def test_a_lent_cache_is_read_first_and_takes_what_its_learner_merged():
+    model = bytepair.train(["ab ab abc abc abcd"], merges=4, pretokenize="gpt2", progress=False).model
+    code = model._pattern_code
+    shared = codec.backend.PieceCache()
+    model._codec.encode(" abcd abc", code, shared)
+    learner = codec.learner_of(shared)
+    with pytest.raises(ValueError, match="learner"):
+        shared.lend(learner)  # already lent
+    with pytest.raises(ValueError, match="learner"):
+        learner.absorb(shared)
+    assert model._codec.encode(" abcd abc ba", code, learner) == model.encode(" abcd abc ba")
+    assert learner.stats["misses"] == len(learner) == 1  # " ba": not in the shared cache
+    before = len(shared)
+    shared.absorb(learner)
+    assert len(shared) == before + 1 and len(learner) == 0
+    assert model._codec.encode(" ba", code, shared) == model.encode(" ba")
+    assert shared.stats["misses"] == before + 1
+    shared.lend(learner)  # once taken back, it can be lent again
+    shared.absorb(learner)

@@ -262,6 +262,8 @@ cdef struct CacheState:
     bint full               # an insert would have passed the budget: take no new pieces
     Py_ssize_t full_hits    # hits and misses since the cache became full
     Py_ssize_t full_misses
+    CacheState* shared      # a cache read first and never written (see PieceCache.lend)
+    Py_ssize_t shared_hits  # lookups that the shared cache answered
 
 
 cdef enum:
@@ -356,7 +358,12 @@ cdef bint cache_grow_slots(CacheState* c) noexcept nogil:
 
 
 cdef inline void cache_seen(CacheState* c, bint hit) noexcept nogil:
-    """Count a lookup of a full cache; a cache whose pieces no longer serve starts afresh.
+    """Count a lookup of a full cache (:func:`cache_tally`)."""
+    cache_tally(c, 1 if hit else 0, 0 if hit else 1)
+
+
+cdef void cache_tally(CacheState* c, Py_ssize_t hits, Py_ssize_t misses) noexcept nogil:
+    """Count lookups of a full cache; a cache whose pieces no longer serve starts afresh.
 
     A full cache takes no new pieces, so it keeps the pieces seen first,
     which in a text of one kind are the frequent ones (a working set a little
@@ -368,16 +375,15 @@ cdef inline void cache_seen(CacheState* c, bint hit) noexcept nogil:
     filled anew. So a cache that served one text for long adapts to the next
     as fast as a new one.
     """
-    if hit:
-        c.full_hits += 1
-    else:
-        c.full_misses += 1
+    c.full_hits += hits
+    c.full_misses += misses
     if c.full_misses > c.full_hits and 2 * c.full_misses > c.count:
         c.resets += 1
         cache_reset(c)
-    elif c.full_hits + c.full_misses > 2 * c.count:
-        c.full_hits //= 2
-        c.full_misses //= 2
+    else:
+        while c.full_hits + c.full_misses > 2 * c.count:
+            c.full_hits //= 2
+            c.full_misses //= 2
 
 
 cdef void cache_insert(CacheState* c, uint64_t h, const unsigned char* s, Py_ssize_t n,
@@ -451,11 +457,18 @@ cdef class PieceCache:
     recent misses outnumber its recent hits and half the pieces it holds,
     then it is emptied and starts again (``cache_seen``). Memory is bounded, a working set a little
     larger than the budget is still mostly served, and a text that moves on
-    gets a fresh cache. Not shared between threads at the same time: callers
-    hand one cache to one encode.
+    gets a fresh cache. One encode writes to a cache at a time; threads that
+    encode one batch together read one cache and learn in caches of their own
+    (:meth:`lend`, :meth:`absorb`).
     """
 
+    # The state is written on every lookup by the thread that encodes with this cache; the
+    # padding keeps any other object's fields (another thread's cache, made just before or
+    # after) out of its cache lines, which the two cores would otherwise pass back and forth.
+    cdef char apart_before[64]
     cdef CacheState state
+    cdef char apart_after[64]
+    cdef PieceCache lender  # the cache this one reads first, if any (kept alive while lent)
 
     def __cinit__(self, Py_ssize_t budget=1 << 24):
         minimum = cache_bytes(CACHE_SLOTS, CACHE_KEY_BYTES, CACHE_IDS)
@@ -489,6 +502,47 @@ cdef class PieceCache:
 
     def clear(self) -> None:
         if not cache_reset(&self.state):
+            raise MemoryError()
+
+    def lend(self, PieceCache learner) -> None:
+        """Let ``learner`` read this cache first: an encode with ``learner`` looks a piece up
+        here, then in ``learner``, and puts what it merges in ``learner`` only. Nothing
+        writes to this cache until :meth:`absorb` takes ``learner`` back, so any number of
+        threads, each with a learner of its own, read it at once."""
+        if learner is self or learner.lender is not None or self.lender is not None:
+            raise ValueError("learner must be another cache that reads no cache")
+        learner.lender = self
+        learner.state.shared = &self.state
+
+    def absorb(self, PieceCache learner) -> None:
+        """Take back ``learner`` (lent by :meth:`lend`) once no encode uses it: its pieces
+        join this cache (those its budget has room for; a full cache whose lookups mostly
+        missed starts afresh first, as when it is used alone), its hits and misses count
+        here, and ``learner`` is emptied to its smallest size. O(learner's slots): one
+        thread runs it once the others are done."""
+        cdef CacheState* c = &learner.state
+        cdef CacheState* into = &self.state
+        cdef Py_ssize_t i
+        cdef CacheSlot* slot
+        cdef const unsigned char* key
+        if learner.lender is not self:
+            raise ValueError("learner must be a cache lent by this one")
+        with nogil:
+            into.hits += c.shared_hits + c.hits
+            into.misses += c.misses
+            if into.full:
+                cache_tally(into, c.shared_hits + c.hits, c.misses)
+            for i in range(c.capacity):
+                slot = &c.slots[i]
+                if slot.hash == 0 or into.full or into.slots == NULL:
+                    continue
+                key = slot_key(c, slot)
+                if cache_find(into, slot.hash, key, slot.key_len) == NULL:
+                    cache_insert(into, slot.hash, key, slot.key_len, slot_ids(c, slot), slot.ids_len)
+            c.shared = NULL
+            c.shared_hits = c.hits = c.misses = c.resets = 0
+        learner.lender = None
+        if not cache_reset(c):
             raise MemoryError()
 
 
@@ -1088,6 +1142,13 @@ cdef class Encoder:
         if n == 1:
             out.push_back(s[0])
             return 0
+        if h and cache.shared != NULL and cache.shared.slots != NULL and cache.shared.count:
+            slot = cache_find(cache.shared, h, s, n)  # read only: threads share it
+            if slot != NULL:
+                cache.shared_hits += 1
+                ids = slot_ids(cache.shared, slot)
+                out.insert(out.end(), ids, ids + slot.ids_len)
+                return 0
         if h and cache.slots != NULL:
             slot = cache_find(cache, h, s, n)
             if slot != NULL:
@@ -1206,6 +1267,7 @@ cdef class Encoder:
         cdef Py_ssize_t i
         cdef Piece* piece
         cdef uint64_t slot
+        cdef CacheState* looked
         for i in range(k):
             piece = &block[i]
             if piece.token != NONE or piece.n > WHOLE_MAX:
@@ -1220,6 +1282,9 @@ cdef class Encoder:
             piece.token = self.whole_find(s + piece.start, piece.n, piece.head, piece.h)
             if piece.token == NONE and cache != NULL and cache.slots != NULL:
                 piece.cached = cache_hash(cache, s + piece.start, piece.n, piece.h)
+                looked = cache.shared  # read first, when it holds pieces
+                if looked != NULL and looked.slots != NULL and looked.count:
+                    __builtin_prefetch(&looked.slots[<Py_ssize_t>(piece.cached >> 7) & (looked.capacity - 1)])
                 __builtin_prefetch(&cache.slots[<Py_ssize_t>(piece.cached >> 7) & (cache.capacity - 1)])
 
     cdef object to_list(self, vector[uint32_t]* ids):
@@ -1430,8 +1495,8 @@ cdef class Encoder:
         the end), for threads to encode together: each part as :meth:`encode_batch_ids`
         (``lists``) or :meth:`encode_batch_array` (``append``, ``itemsize``) would. Nothing
         is read here: :meth:`Parts.gather` takes the buffers, :meth:`Parts.run` encodes on
-        ``slots`` threads, each starting on its own contiguous range of parts (its cache meets
-        one region of the batch) and then helping with the others'."""
+        ``slots`` threads, each starting on its own contiguous range of parts (what it learns
+        comes from one region of the batch) and then helping with the others'."""
         cdef Parts job = Parts.__new__(Parts)
         cdef Py_ssize_t k = len(starts) - 1, i
         if k < 0:
@@ -1802,8 +1867,9 @@ cdef class Parts:
 
     Each thread calls :meth:`run` once: without the GIL it takes the next part
     of its own contiguous range (an atomic counter per range), encodes it and
-    goes on, then helps with what is left of the other ranges, taking the GIL
-    again only to build a part's lists (``lists``). One
+    goes on, then helps with what is left of the other ranges, never taking the
+    GIL again: the reader builds a part's lists (``lists``) when it reads it, so
+    the shared int objects' reference counts stay with one thread. One
     release of the GIL per thread and call, where a pool task per part took
     and dropped it several times a part: a thread that held it when the OS
     let another program run stalled the other threads meanwhile. Meanwhile
@@ -1902,11 +1968,6 @@ cdef class Parts:
         self.not_encoded[i] = self.encoder.encode_texts(
             &self.items[i], self.pattern, state, &self.specials, self.append, &self.ids[i],
             &self.ends[i], &self.skipped[i], &self.errors[i], not self.make_lists)
-        if self.make_lists and (self.errors[i].what == 0 or self.errors[i].what == BAD_SURROGATE):
-            with gil:  # while the IDs are in this core's cache
-                self.done_lists[i] = id_lists(self.encoder, &self.ids[i], &self.ends[i],
-                                              &self.skipped[i], False)
-            vector[uint32_t]().swap(self.ids[i])
         bytepair_set(self.signal, &self.done[i], 1)
         return 0
 
@@ -1937,6 +1998,10 @@ cdef class Parts:
         raises that part's error. Once :meth:`wait` returned True for it."""
         self.check(part)
         cdef vector[char]* skipped = &self.skipped[part]
+        if self.done_lists[part] is None:
+            self.done_lists[part] = id_lists(self.encoder, &self.ids[part], &self.ends[part],
+                                             skipped, False)
+            vector[uint32_t]().swap(self.ids[part])
         return self.done_lists[part], [i for i in range(<Py_ssize_t>skipped.size()) if deref(skipped)[i]]
 
     def array_bytes(self, Py_ssize_t part, int itemsize):

@@ -25,14 +25,26 @@ backend = _compiled if _compiled is not None else _encode_py
 #: The pattern code of "no split: the whole input is one piece".
 PATTERN_NONE = backend.PATTERN_NONE
 #: Byte budget of each piece cache, table and arenas together: 16 MiB. A model keeps one
-#: cache per encode that ran at the same time (one per thread), never more, so its caches
-#: take at most ``CACHE_BYTES`` per thread however many calls there are.
+#: cache per encode that ran at the same time, never more, so its caches take at most
+#: ``CACHE_BYTES`` per concurrent call however many calls there are. A batch on threads is
+#: one encode: its threads read one cache together, and during the call each also fills a
+#: learner (:func:`learner_of`) of at most ``CACHE_BYTES``, which joins the shared cache
+#: and is freed when the call ends.
 CACHE_BYTES = 1 << 24
 
 
 def compiled() -> bool:
     """True when the compiled encoder is in use."""
     return backend is _compiled
+
+
+def learner_of(shared):
+    """A new piece cache that reads ``shared`` first and keeps what it merges itself, for
+    one of the threads that encode a batch together (``PieceCache.lend``): its budget is
+    ``shared``'s; ``shared.absorb(learner)`` adds its pieces to ``shared`` and empties it."""
+    learner = backend.PieceCache(shared.budget)
+    shared.lend(learner)
+    return learner
 
 
 def untrack_int_records(records: list) -> None:

@@ -87,37 +87,40 @@ def encoding(model, texts: list, bounds: list[int], threads: int, *, skip: tuple
              lists: bool = True, append: int | None = None, itemsize: int = 4) -> Iterator:
     """The parts of ``texts`` cut at ``bounds`` (:class:`Running`) while ``threads`` threads
     encode them, each releasing the GIL once and taking parts until none is left, those of
-    its own contiguous range first (the lists of a part built by the thread that encoded
-    it, with ``lists``), while this
-    thread takes the texts' buffers and then reads the parts. None when only the
+    its own contiguous range first, while this thread takes the texts' buffers and then
+    reads the parts (building a part's lists, with ``lists``, as it reads it). None when only the
     Python path can encode them (``skip`` None, a custom pattern, no compiled
-    encoder). Each thread uses one piece cache of the model's pool; on leaving, no
-    thread takes another part."""
+    encoder). The threads read one piece cache of the model's pool together, each
+    putting the pieces it merges in a cache of its own that joins the shared one
+    when the threads are done (:func:`codec.learner_of`); on leaving, no thread takes
+    another part."""
     if skip is None or model._pattern_code is None or not codec.compiled():
         yield None
         return
     slots = threads_for(bounds, threads)
     job = model._codec.encode_parts(texts, bounds, model._pattern_code, skip,
                                     -1 if append is None else append, itemsize, lists, slots)
+    shared = model._caches.take()
+    try:
+        learners = [codec.learner_of(shared) for _ in range(slots)]
+    except BaseException:
+        model._caches.give(shared)
+        raise
 
     def run(slot: int) -> None:
-        # Slot k starts on the k-th range of parts, with the cache slot k had last call.
-        try:
-            cache = model._caches.take(("parts", slot))
-        except BaseException:
-            job.stop()  # the reader must not wait for parts this thread will never take
-            raise
-        try:
-            job.run(cache, slot)
-        finally:
-            model._caches.give(cache, ("parts", slot))
+        job.run(learners[slot], slot)  # on an error, the job stops: no reader waits
 
     from concurrent.futures import ThreadPoolExecutor  # only batches use threads
 
-    with ThreadPoolExecutor(slots) as pool:
-        try:
-            runs = [pool.submit(run, slot) for slot in range(slots)]
-            job.gather()
-            yield Running(job, runs)
-        finally:
-            job.stop()
+    try:
+        with ThreadPoolExecutor(slots) as pool:
+            try:
+                runs = [pool.submit(run, slot) for slot in range(slots)]
+                job.gather()
+                yield Running(job, runs)
+            finally:
+                job.stop()
+    finally:  # every thread is done: what they learned joins the shared cache
+        for learner in learners:
+            shared.absorb(learner)
+        model._caches.give(shared)
