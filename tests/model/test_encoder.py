@@ -141,6 +141,24 @@ def test_hyp_token_bytes_follow_the_rules(table):
         assert encoder.token_length(token) == len(data)
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_pieces_of_nine_bytes_that_share_a_tokens_first_eight(pattern):
+    # Tokens "abababab" + a..m; pieces "abababab" + n..z are none of them, but
+    # have their length and first 8 bytes: the whole-token table must compare
+    # the rest (in a small table their probes pass over those tokens' slots).
+    a, b = b"ab"
+    lefts, rights = [a, 256, 257], [b, 256, 257]
+    lefts += [258] * 13
+    rights += list(b"abcdefghijklm")
+    encoder = compiled.Encoder(lefts, rights)
+    words = [b"abababab" + bytes([c]) for c in b"abcdefghijklmnopqrstuvwxyz"]
+    text = b"\n".join(words)
+    split = splitter(PATTERNS[pattern])
+    expected = [i for piece in split(text.decode()) for i in replay(lefts, rights, piece.encode())]
+    assert encoder.encode(text, compiled.PATTERN_CODES[pattern]) == expected
+    assert encoder.encode(text, compiled.PATTERN_CODES[pattern], compiled.PieceCache()) == expected
+
+
 def test_a_piece_that_is_a_tokens_bytes_may_not_encode_to_that_token():
     # "ab" (rank 0) beats "bc" (rank 1), so "abc" merges to [ab, c], never to
     # token 258 = a + bc, though 258's bytes are "abc": a shortcut that maps a

@@ -502,12 +502,20 @@ cdef class PieceCache:
 # is built once per model and only read after, so every thread shares it.
 
 cdef enum:
-    # A slot of the whole-token table is the offset of the token's bytes in the flat
-    # buffer << 32 | length << TOKEN_BITS | token (0: free), so it holds tokens below
-    # 2 ** TOKEN_BITS whose bytes start below 4 GiB (others are merged).
+    # A slot of the whole-token table keeps the token's first 8 bytes (its head) and
+    # the offset of its bytes in the flat buffer << 32 | length << TOKEN_BITS | token
+    # (0: free), so it holds tokens below 2 ** TOKEN_BITS whose bytes start below
+    # 4 GiB (others are merged).
     TOKEN_BITS = 25
     # Pieces split, looked up and merged together (see encode_into).
     BLOCK = 32
+
+
+cdef struct WholeSlot:
+    # A piece of at most 8 bytes is compared with ``head`` alone, in the slot its hash
+    # reads: no second memory read for the token's bytes, which were the wait.
+    uint64_t head
+    uint64_t meta
 
 
 cdef struct Piece:
@@ -529,16 +537,6 @@ cdef inline uint64_t head_of(const unsigned char* s, Py_ssize_t n, Py_ssize_t ro
         return word
     memcpy(&word, s, n if n < 8 else 8)
     return word
-
-
-cdef inline bint same_bytes(const unsigned char* token, const unsigned char* s, Py_ssize_t n,
-                            uint64_t head) noexcept nogil:
-    """Whether the bytes at ``token`` (8 readable) are piece ``s[:n]``, whose head is ``head``."""
-    cdef uint64_t word
-    if n <= 8 and BYTEPAIR_LITTLE_ENDIAN:
-        memcpy(&word, token, 8)
-        return (word & (0xFFFFFFFFFFFFFFFFu >> (64 - 8 * n))) == head
-    return memcmp(token, s, n) == 0
 
 
 cdef inline uint64_t whole_hash(uint64_t head, const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -770,7 +768,7 @@ cdef class Encoder:
     cdef unsigned char* flat
     cdef object ints              # the int object of every ID, shared by all outputs
     cdef PyObject** int_items
-    cdef uint64_t* whole          # the whole-token table (see its section above)
+    cdef WholeSlot* whole         # the whole-token table (see its section above)
     cdef int whole_shift          # slot of hash h: h >> whole_shift
     cdef Py_ssize_t whole_mask
     # A SuperBPE model's stage-1 rules alone (None for other models) and the byte pairs
@@ -826,7 +824,7 @@ cdef class Encoder:
             self.pair_slots[h] = <uint32_t>(i + 1)
             if a < 256 and b < 256:
                 self.byte_rank[a * 256 + b] = <uint32_t>i
-        self.flat = <unsigned char*>calloc(flat_size + 8, 1)  # 8 to spare: same_bytes reads 8
+        self.flat = <unsigned char*>calloc(flat_size + 8, 1)  # 8 bytes to spare
         if self.flat == NULL:
             raise MemoryError()
         for i in range(256):
@@ -856,13 +854,12 @@ cdef class Encoder:
         self.fill_whole()
 
     cdef int fill_whole(self) except -1:
-        """Build the whole-token table: 8 bytes a slot, at most half of them used.
+        """Build the whole-token table: 16 bytes a slot, at most half of them used.
 
         O(sum of L^2) for the L bytes of each token of at most WHOLE_MAX bytes,
         each merged once (about 12 ms for 32k tokens). A slot holds the
-        token, its length and where its bytes are in the flat buffer (in rank
-        order, so the bytes of the frequent, early, tokens lie together): 512 KiB
-        for 32k tokens, half of the core's own cache.
+        token's first 8 bytes, its length and where its bytes are in the flat
+        buffer: 1 MiB for 32k tokens.
         """
         cdef uint32_t merged[SMALL_PIECE]
         cdef Py_ssize_t i, count = 0, capacity = 16, at, n
@@ -878,7 +875,7 @@ cdef class Encoder:
         self.whole_shift = 64
         while (<Py_ssize_t>1 << (64 - self.whole_shift)) < capacity:
             self.whole_shift -= 1
-        self.whole = <uint64_t*>calloc(capacity, sizeof(uint64_t))
+        self.whole = <WholeSlot*>calloc(capacity, sizeof(WholeSlot))
         if self.whole == NULL:
             raise MemoryError()
         with nogil:
@@ -892,9 +889,10 @@ cdef class Encoder:
                     continue
                 head = head_of(s, n, n)
                 at = <Py_ssize_t>(whole_hash(head, s, n) >> self.whole_shift)
-                while self.whole[at]:
+                while self.whole[at].meta:
                     at = (at + 1) & self.whole_mask
-                self.whole[at] = self.flat_at[t] << 32 | (<uint32_t>n << TOKEN_BITS) | t
+                self.whole[at].head = head
+                self.whole[at].meta = self.flat_at[t] << 32 | (<uint32_t>n << TOKEN_BITS) | t
         return 0
 
     def __dealloc__(self):
@@ -1048,15 +1046,15 @@ cdef class Encoder:
         """The token that piece ``s[:n]`` (2..WHOLE_MAX bytes, head ``head``, whole_hash
         ``h``) merges to alone, or NONE."""
         cdef Py_ssize_t at = <Py_ssize_t>(h >> self.whole_shift)
-        cdef uint64_t slot
+        cdef uint64_t meta
         cdef uint32_t length = <uint32_t>n
         while True:
-            slot = self.whole[at]
-            if slot == 0:
+            meta = self.whole[at].meta
+            if meta == 0:
                 return NONE
-            if (<uint32_t>slot) >> TOKEN_BITS == length and same_bytes(
-                    self.flat + (slot >> 32), s, n, head):
-                return (<uint32_t>slot) & ((1u << TOKEN_BITS) - 1)
+            if (self.whole[at].head == head and (<uint32_t>meta) >> TOKEN_BITS == length
+                    and (n <= 8 or memcmp(self.flat + (meta >> 32) + 8, s + 8, n - 8) == 0)):
+                return (<uint32_t>meta) & ((1u << TOKEN_BITS) - 1)
             at = (at + 1) & self.whole_mask
 
     cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
@@ -1199,20 +1197,20 @@ cdef class Encoder:
                          CacheState* cache) noexcept nogil:
         """The tokens of the block's whole pieces; the cache slots of the others prefetched.
 
-        Two passes: the first reads each piece's slot (prefetched by
-        :meth:`split_block`) and prefetches the bytes of the token there, the
-        second compares them.
+        Two passes: the first reads the slot (prefetched by :meth:`split_block`)
+        of each piece longer than 8 bytes and prefetches the rest of the token's
+        bytes there, the second compares.
         """
         cdef Py_ssize_t i
         cdef Piece* piece
-        cdef uint64_t slot
+        cdef uint64_t meta
         for i in range(k):
             piece = &block[i]
-            if piece.token != NONE or piece.n > WHOLE_MAX:
+            if piece.token != NONE or piece.n <= 8 or piece.n > WHOLE_MAX:
                 continue
-            slot = self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)]
-            if slot:
-                __builtin_prefetch(self.flat + (slot >> 32))
+            meta = self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)].meta
+            if meta:
+                __builtin_prefetch(self.flat + (meta >> 32) + 8)
         for i in range(k):
             piece = &block[i]
             if piece.token != NONE or piece.n > WHOLE_MAX:
