@@ -44,7 +44,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from bytepair.model._hashing cimport hash_bytes
-from bytepair.split._split cimport piece_end, utf8_error
+from bytepair.split._split cimport piece_ends, utf8_error
 
 from bytepair.split._split import PATTERN_IDS
 
@@ -1170,10 +1170,11 @@ cdef class Encoder:
                                 Py_ssize_t p, Piece* block) except -1 nogil:
         """Up to BLOCK pieces from byte ``p`` < ``n``, with their hashes; their table slots
         prefetched. Returns how many."""
-        cdef Py_ssize_t k = 0, end
+        cdef Py_ssize_t ends[BLOCK]
+        cdef Py_ssize_t k, count = piece_ends(pattern, s, n, p, ends, BLOCK), end
         cdef Piece* piece
-        while k < BLOCK and p < n:
-            end = piece_end(pattern, s, n, p)
+        for k in range(count):
+            end = ends[k]
             if end <= p:
                 with gil:
                     raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
@@ -1189,9 +1190,8 @@ cdef class Encoder:
                 piece.head = head_of(s + p, piece.n, n - p)
                 piece.h = whole_hash(piece.head, s + p, piece.n)
                 __builtin_prefetch(&self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)])
-            k += 1
             p = end
-        return k
+        return count
 
     cdef void find_block(self, const unsigned char* s, Piece* block, Py_ssize_t k,
                          CacheState* cache) noexcept nogil:
