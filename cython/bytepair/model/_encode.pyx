@@ -862,7 +862,7 @@ cdef class Encoder:
         buffer: 1 MiB for 32k tokens.
         """
         cdef uint32_t merged[SMALL_PIECE]
-        cdef Py_ssize_t i, count = 0, capacity = 16, at, n
+        cdef Py_ssize_t i, count = 256, capacity = 16, at, n
         cdef uint32_t t
         cdef uint64_t head
         cdef const unsigned char* s
@@ -879,13 +879,15 @@ cdef class Encoder:
         if self.whole == NULL:
             raise MemoryError()
         with nogil:
-            for i in range(self.n_rules):
-                t = <uint32_t>(256 + i)
+            # The single bytes too: then every piece of a block takes the same path, with
+            # no branch on its length, which was one misprediction a piece.
+            for i in range(256 + self.n_rules):
+                t = <uint32_t>i
                 n = <Py_ssize_t>self.length[t]
                 if n > WHOLE_MAX or t >> TOKEN_BITS or self.flat_at[t] >> 32:
                     continue
                 s = self.flat + self.flat_at[t]
-                if self.merge_small(s, n, merged) != 1 or merged[0] != t:
+                if t >= 256 and (self.merge_small(s, n, merged) != 1 or merged[0] != t):
                     continue
                 head = head_of(s, n, n)
                 at = <Py_ssize_t>(whole_hash(head, s, n) >> self.whole_shift)
@@ -1184,9 +1186,7 @@ cdef class Encoder:
             piece.token = NONE
             piece.h = 0
             piece.cached = 0
-            if piece.n == 1:
-                piece.token = s[p]
-            elif piece.n <= WHOLE_MAX:
+            if piece.n <= WHOLE_MAX:
                 piece.head = head_of(s + p, piece.n, n - p)
                 piece.h = whole_hash(piece.head, s + p, piece.n)
                 __builtin_prefetch(&self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)])
@@ -1206,14 +1206,14 @@ cdef class Encoder:
         cdef uint64_t meta
         for i in range(k):
             piece = &block[i]
-            if piece.token != NONE or piece.n <= 8 or piece.n > WHOLE_MAX:
+            if piece.n <= 8 or piece.n > WHOLE_MAX:
                 continue
             meta = self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)].meta
             if meta:
                 __builtin_prefetch(self.flat + (meta >> 32) + 8)
         for i in range(k):
             piece = &block[i]
-            if piece.token != NONE or piece.n > WHOLE_MAX:
+            if piece.n > WHOLE_MAX:
                 continue
             piece.token = self.whole_find(s + piece.start, piece.n, piece.head, piece.h)
             if piece.token == NONE and cache != NULL and cache.slots != NULL:
