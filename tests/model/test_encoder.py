@@ -612,3 +612,29 @@ def test_python_path_batch_errors_name_the_text(real_text):
     with pytest.raises(ValueError, match=r"texts\[0\] contains the special token"):
         tok.encode_batch([SPECIALS[0], "\ud800"])
     assert tok.encode_batch(["ok", "é fine"]) == [tok.encode("ok"), tok.encode("é fine")]
+
+
+#: Characters of every str kind: ASCII, the rest of Latin-1 (kind 1), the BMP (kind 2)
+#: and beyond it (kind 4), and lone surrogates, which UTF-8 cannot hold.
+UNITS = st.sampled_from(["a", " ", "\x7f", "\x80", "é", "\xff", "\u0100", "’", "日",
+                         "\uffff", "\U00010000", "😀", "\U0010ffff", "\ud800", "\udfff"])
+
+
+@given(st.lists(st.one_of(st.text("ab ", min_size=0, max_size=20), UNITS), max_size=30).map("".join))
+def test_hyp_the_utf8_of_a_str_is_str_encode(text):
+    # With no rules and no split the IDs are the bytes: the encoder's own UTF-8, ASCII
+    # runs eight bytes of input at a time, against Python's. A lone surrogate is refused
+    # at its index, by the one-text and the batch paths alike.
+    encoder = compiled.Encoder([], [])
+    try:
+        expected = list(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        message = f"surrogates not allowed at index {exc.start}"
+        with pytest.raises(ValueError, match=message):
+            encoder.encode(text)
+        with pytest.raises(ValueError, match=message):
+            encoder.encode_batch(["ok", text])
+        return
+    assert encoder.encode(text) == expected
+    assert encoder.encode_batch(["ok", text, text[1:]]) == [
+        list(b"ok"), expected, list(text[1:].encode("utf-8"))]
