@@ -12,6 +12,7 @@ import os
 import sys
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CLASSES_HEADER = os.path.join("cython", "bytepair", "split", "_charclasses.h")
@@ -55,6 +56,18 @@ if os.environ.get("BYTEPAIR_NO_EXTENSIONS", "") in ("", "0"):
         ],
         include_path=["cython"],
         compiler_directives={"language_level": "3"},
+        nthreads=os.cpu_count() or 1,
     )
 
-setup(ext_modules=ext_modules)
+
+class ParallelBuild(build_ext):
+    """Compiles the modules side by side, one per core (``-j`` still chooses): one after
+    the other they took over 4 minutes of a fresh install."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+
+
+setup(ext_modules=ext_modules, cmdclass={"build_ext": ParallelBuild})

@@ -141,6 +141,24 @@ def test_hyp_token_bytes_follow_the_rules(table):
         assert encoder.token_length(token) == len(data)
 
 
+@pytest.mark.parametrize("pattern", ["gpt2", "cl100k", "o200k"])
+def test_pieces_of_nine_bytes_that_share_a_tokens_first_eight(pattern):
+    # Tokens "abababab" + a..m; pieces "abababab" + n..z are none of them, but
+    # have their length and first 8 bytes: the whole-token table must compare
+    # the rest (in a small table their probes pass over those tokens' slots).
+    a, b = b"ab"
+    lefts, rights = [a, 256, 257], [b, 256, 257]
+    lefts += [258] * 13
+    rights += list(b"abcdefghijklm")
+    encoder = compiled.Encoder(lefts, rights)
+    words = [b"abababab" + bytes([c]) for c in b"abcdefghijklmnopqrstuvwxyz"]
+    text = b"\n".join(words)
+    split = splitter(PATTERNS[pattern])
+    expected = [i for piece in split(text.decode()) for i in replay(lefts, rights, piece.encode())]
+    assert encoder.encode(text, compiled.PATTERN_CODES[pattern]) == expected
+    assert encoder.encode(text, compiled.PATTERN_CODES[pattern], compiled.PieceCache()) == expected
+
+
 def test_a_piece_that_is_a_tokens_bytes_may_not_encode_to_that_token():
     # "ab" (rank 0) beats "bc" (rank 1), so "abc" merges to [ab, c], never to
     # token 258 = a + bc, though 258's bytes are "abc": a shortcut that maps a
@@ -584,3 +602,29 @@ def test_python_path_batch_errors_name_the_text(real_text):
     with pytest.raises(ValueError, match=r"texts\[0\] contains the special token"):
         tok.encode_batch([SPECIALS[0], "\ud800"])
     assert tok.encode_batch(["ok", "é fine"]) == [tok.encode("ok"), tok.encode("é fine")]
+
+
+#: Characters of every str kind: ASCII, the rest of Latin-1 (kind 1), the BMP (kind 2)
+#: and beyond it (kind 4), and lone surrogates, which UTF-8 cannot hold.
+UNITS = st.sampled_from(["a", " ", "\x7f", "\x80", "é", "\xff", "\u0100", "’", "日",
+                         "\uffff", "\U00010000", "😀", "\U0010ffff", "\ud800", "\udfff"])
+
+
+@given(st.lists(st.one_of(st.text("ab ", min_size=0, max_size=20), UNITS), max_size=30).map("".join))
+def test_hyp_the_utf8_of_a_str_is_str_encode(text):
+    # With no rules and no split the IDs are the bytes: the encoder's own UTF-8, ASCII
+    # runs eight bytes of input at a time, against Python's. A lone surrogate is refused
+    # at its index, by the one-text and the batch paths alike.
+    encoder = compiled.Encoder([], [])
+    try:
+        expected = list(text.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        message = f"surrogates not allowed at index {exc.start}"
+        with pytest.raises(ValueError, match=message):
+            encoder.encode(text)
+        with pytest.raises(ValueError, match=message):
+            encoder.encode_batch(["ok", text])
+        return
+    assert encoder.encode(text) == expected
+    assert encoder.encode_batch(["ok", text, text[1:]]) == [
+        list(b"ok"), expected, list(text[1:].encode("utf-8"))]

@@ -44,7 +44,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from bytepair.model._hashing cimport hash_bytes
-from bytepair.split._split cimport piece_end, utf8_error
+from bytepair.split._split cimport piece_ends, utf8_error
 
 from bytepair.split._split import PATTERN_IDS
 
@@ -105,7 +105,6 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_ssize_t PyUnicode_GET_LENGTH(object text)
     Py_ssize_t PyUnicode_GetLength(object text) except -1
-    object PyUnicode_AsUTF8String(object text)
     void PyObject_GC_UnTrack(PyObject* item)
     void PyObject_GC_Track(PyObject* item)
     PyObject* PyList_GET_ITEM(object items, Py_ssize_t index)
@@ -556,12 +555,20 @@ cdef class PieceCache:
 # is built once per model and only read after, so every thread shares it.
 
 cdef enum:
-    # A slot of the whole-token table is the offset of the token's bytes in the flat
-    # buffer << 32 | length << TOKEN_BITS | token (0: free), so it holds tokens below
-    # 2 ** TOKEN_BITS whose bytes start below 4 GiB (others are merged).
+    # A slot of the whole-token table keeps the token's first 8 bytes (its head) and
+    # the offset of its bytes in the flat buffer << 32 | length << TOKEN_BITS | token
+    # (0: free), so it holds tokens below 2 ** TOKEN_BITS whose bytes start below
+    # 4 GiB (others are merged).
     TOKEN_BITS = 25
     # Pieces split, looked up and merged together (see encode_into).
     BLOCK = 32
+
+
+cdef struct WholeSlot:
+    # A piece of at most 8 bytes is compared with ``head`` alone, in the slot its hash
+    # reads: no second memory read for the token's bytes, which were the wait.
+    uint64_t head
+    uint64_t meta
 
 
 cdef struct Piece:
@@ -583,16 +590,6 @@ cdef inline uint64_t head_of(const unsigned char* s, Py_ssize_t n, Py_ssize_t ro
         return word
     memcpy(&word, s, n if n < 8 else 8)
     return word
-
-
-cdef inline bint same_bytes(const unsigned char* token, const unsigned char* s, Py_ssize_t n,
-                            uint64_t head) noexcept nogil:
-    """Whether the bytes at ``token`` (8 readable) are piece ``s[:n]``, whose head is ``head``."""
-    cdef uint64_t word
-    if n <= 8 and BYTEPAIR_LITTLE_ENDIAN:
-        memcpy(&word, token, 8)
-        return (word & (0xFFFFFFFFFFFFFFFFu >> (64 - 8 * n))) == head
-    return memcmp(token, s, n) == 0
 
 
 cdef inline uint64_t whole_hash(uint64_t head, const unsigned char* s, Py_ssize_t n) noexcept nogil:
@@ -649,45 +646,101 @@ cdef struct BatchError:
     int what
 
 
-cdef Py_ssize_t to_utf8(const Text* t, vector[unsigned char]* out) noexcept nogil:
-    """The UTF-8 of a str of kind 1, 2 or 4 into ``out``: its size, or -1 - index of a surrogate.
-
-    Like ``str.encode("utf-8")``, which refuses lone surrogates. O(n).
+cdef extern from *:
     """
-    cdef Py_ssize_t i, k = 0, need = t.n * (2 if t.kind == 1 else 3 if t.kind == 2 else 4)
-    cdef uint32_t c
-    cdef unsigned char* o
-    if <Py_ssize_t>out.size() < need:
-        out.resize(need)
-    o = out.data()
-    for i in range(t.n):
-        if t.kind == 1:
-            c = (<const unsigned char*>t.data)[i]
-        elif t.kind == 2:
-            c = (<const uint16_t*>t.data)[i]
-        else:
-            c = (<const uint32_t*>t.data)[i]
-        if c < 0x80:
-            o[k] = <unsigned char>c
-            k += 1
-        elif c < 0x800:
-            o[k] = <unsigned char>(0xC0 | (c >> 6))
-            o[k + 1] = <unsigned char>(0x80 | (c & 0x3F))
-            k += 2
-        elif c < 0x10000:
-            if 0xD800 <= c < 0xE000:
-                return -1 - i
-            o[k] = <unsigned char>(0xE0 | (c >> 12))
-            o[k + 1] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
-            o[k + 2] = <unsigned char>(0x80 | (c & 0x3F))
-            k += 3
-        else:
-            o[k] = <unsigned char>(0xF0 | (c >> 18))
-            o[k + 1] = <unsigned char>(0x80 | ((c >> 12) & 0x3F))
-            o[k + 2] = <unsigned char>(0x80 | ((c >> 6) & 0x3F))
-            o[k + 3] = <unsigned char>(0x80 | (c & 0x3F))
-            k += 4
-    return k
+    #include <stdint.h>
+    #include <string.h>
+    /* The UTF-8 of n code units of kind 1, 2 or 4 (a str's PyUnicode kind) at `data`, into
+       `o` (room for n * (2, 3, 4) bytes): its size, or -1 - index of a lone surrogate.
+       Runs of ASCII, most of most text, go eight bytes of input at a time: CPython's own
+       encoder goes unit by unit, and took a tenth of encoding a str of English that is
+       not all ASCII (curly quotes, dashes). */
+    static Py_ssize_t bytepair_to_utf8(const void* data, Py_ssize_t n, int kind, unsigned char* o) {
+        Py_ssize_t i = 0, k = 0;
+        uint64_t w;
+        uint32_t c;
+        while (i < n) {
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            if (kind == 1) {
+                while (i + 8 <= n) {
+                    memcpy(&w, (const unsigned char*)data + i, 8);
+                    if (w & 0x8080808080808080ULL) break;
+                    memcpy(o + k, &w, 8);
+                    i += 8; k += 8;
+                }
+            } else if (kind == 2) {
+                while (i + 4 <= n) {
+                    memcpy(&w, (const uint16_t*)data + i, 8);
+                    if (w & 0xFF80FF80FF80FF80ULL) break;
+                    w = (w & 0xFFULL) | ((w >> 8) & 0xFF00ULL) | ((w >> 16) & 0xFF0000ULL) | ((w >> 24) & 0xFF000000ULL);
+                    memcpy(o + k, &w, 4);
+                    i += 4; k += 4;
+                }
+            } else {
+                uint64_t v;
+                while (i + 4 <= n) {
+                    memcpy(&w, (const uint32_t*)data + i, 8);
+                    memcpy(&v, (const uint32_t*)data + i + 2, 8);
+                    if ((w | v) & 0xFFFFFF80FFFFFF80ULL) break;
+                    w = (w & 0xFFULL) | ((w >> 24) & 0xFF00ULL) | ((v & 0xFFULL) << 16) | ((v >> 8) & 0xFF000000ULL);
+                    memcpy(o + k, &w, 4);
+                    i += 4; k += 4;
+                }
+            }
+            if (i >= n) break;
+    #endif
+            c = kind == 1 ? ((const unsigned char*)data)[i]
+                : kind == 2 ? ((const uint16_t*)data)[i] : ((const uint32_t*)data)[i];
+            if (c < 0x80) {
+                o[k++] = (unsigned char)c;
+            } else if (c < 0x800) {
+                o[k] = (unsigned char)(0xC0 | (c >> 6));
+                o[k + 1] = (unsigned char)(0x80 | (c & 0x3F));
+                k += 2;
+            } else if (c < 0x10000) {
+                if (c >= 0xD800 && c < 0xE000) return -1 - i;
+                o[k] = (unsigned char)(0xE0 | (c >> 12));
+                o[k + 1] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                o[k + 2] = (unsigned char)(0x80 | (c & 0x3F));
+                k += 3;
+            } else {
+                o[k] = (unsigned char)(0xF0 | (c >> 18));
+                o[k + 1] = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+                o[k + 2] = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+                o[k + 3] = (unsigned char)(0x80 | (c & 0x3F));
+                k += 4;
+            }
+            i++;
+        }
+        return k;
+    }
+    """
+    Py_ssize_t units_to_utf8 "bytepair_to_utf8"(const void* data, Py_ssize_t n, int kind,
+                                                unsigned char* out) noexcept nogil
+
+
+cdef extern from *:
+    """
+    #include <stdlib.h>
+    /* A buffer that grows and is freed with its scope; unlike a vector it does not
+       zero what it adds (three bytes per code unit of every str, written over at once). */
+    struct bytepair_scratch {
+        unsigned char* data = nullptr;
+        Py_ssize_t size = 0;
+        ~bytepair_scratch() { free(data); }
+        unsigned char* room(Py_ssize_t need) {
+            if (need > size) {
+                unsigned char* grown = (unsigned char*)realloc(data, need > 0 ? need : 1);
+                if (grown == nullptr) return nullptr;
+                data = grown;
+                size = need;
+            }
+            return data;
+        }
+    };
+    """
+    cdef cppclass Scratch "bytepair_scratch":
+        unsigned char* room(Py_ssize_t need) noexcept nogil
 
 
 cdef bint contains(const unsigned char* s, Py_ssize_t n, const string* needle) noexcept nogil:
@@ -824,7 +877,7 @@ cdef class Encoder:
     cdef unsigned char* flat
     cdef object ints              # the int object of every ID, shared by all outputs
     cdef PyObject** int_items
-    cdef uint64_t* whole          # the whole-token table (see its section above)
+    cdef WholeSlot* whole         # the whole-token table (see its section above)
     cdef int whole_shift          # slot of hash h: h >> whole_shift
     cdef Py_ssize_t whole_mask
     # A SuperBPE model's stage-1 rules alone (None for other models) and the byte pairs
@@ -880,7 +933,7 @@ cdef class Encoder:
             self.pair_slots[h] = <uint32_t>(i + 1)
             if a < 256 and b < 256:
                 self.byte_rank[a * 256 + b] = <uint32_t>i
-        self.flat = <unsigned char*>calloc(flat_size + 8, 1)  # 8 to spare: same_bytes reads 8
+        self.flat = <unsigned char*>calloc(flat_size + 8, 1)  # 8 bytes to spare
         if self.flat == NULL:
             raise MemoryError()
         for i in range(256):
@@ -910,16 +963,15 @@ cdef class Encoder:
         self.fill_whole()
 
     cdef int fill_whole(self) except -1:
-        """Build the whole-token table: 8 bytes a slot, at most half of them used.
+        """Build the whole-token table: 16 bytes a slot, at most half of them used.
 
         O(sum of L^2) for the L bytes of each token of at most WHOLE_MAX bytes,
         each merged once (about 12 ms for 32k tokens). A slot holds the
-        token, its length and where its bytes are in the flat buffer (in rank
-        order, so the bytes of the frequent, early, tokens lie together): 512 KiB
-        for 32k tokens, half of the core's own cache.
+        token's first 8 bytes, its length and where its bytes are in the flat
+        buffer: 1 MiB for 32k tokens.
         """
         cdef uint32_t merged[SMALL_PIECE]
-        cdef Py_ssize_t i, count = 0, capacity = 16, at, n
+        cdef Py_ssize_t i, count = 256, capacity = 16, at, n
         cdef uint32_t t
         cdef uint64_t head
         cdef const unsigned char* s
@@ -932,23 +984,26 @@ cdef class Encoder:
         self.whole_shift = 64
         while (<Py_ssize_t>1 << (64 - self.whole_shift)) < capacity:
             self.whole_shift -= 1
-        self.whole = <uint64_t*>calloc(capacity, sizeof(uint64_t))
+        self.whole = <WholeSlot*>calloc(capacity, sizeof(WholeSlot))
         if self.whole == NULL:
             raise MemoryError()
         with nogil:
-            for i in range(self.n_rules):
-                t = <uint32_t>(256 + i)
+            # The single bytes too: then every piece of a block takes the same path, with
+            # no branch on its length, which was one misprediction a piece.
+            for i in range(256 + self.n_rules):
+                t = <uint32_t>i
                 n = <Py_ssize_t>self.length[t]
                 if n > WHOLE_MAX or t >> TOKEN_BITS or self.flat_at[t] >> 32:
                     continue
                 s = self.flat + self.flat_at[t]
-                if self.merge_small(s, n, merged) != 1 or merged[0] != t:
+                if t >= 256 and (self.merge_small(s, n, merged) != 1 or merged[0] != t):
                     continue
                 head = head_of(s, n, n)
                 at = <Py_ssize_t>(whole_hash(head, s, n) >> self.whole_shift)
-                while self.whole[at]:
+                while self.whole[at].meta:
                     at = (at + 1) & self.whole_mask
-                self.whole[at] = self.flat_at[t] << 32 | (<uint32_t>n << TOKEN_BITS) | t
+                self.whole[at].head = head
+                self.whole[at].meta = self.flat_at[t] << 32 | (<uint32_t>n << TOKEN_BITS) | t
         return 0
 
     def __dealloc__(self):
@@ -1102,15 +1157,15 @@ cdef class Encoder:
         """The token that piece ``s[:n]`` (2..WHOLE_MAX bytes, head ``head``, whole_hash
         ``h``) merges to alone, or NONE."""
         cdef Py_ssize_t at = <Py_ssize_t>(h >> self.whole_shift)
-        cdef uint64_t slot
+        cdef uint64_t meta
         cdef uint32_t length = <uint32_t>n
         while True:
-            slot = self.whole[at]
-            if slot == 0:
+            meta = self.whole[at].meta
+            if meta == 0:
                 return NONE
-            if (<uint32_t>slot) >> TOKEN_BITS == length and same_bytes(
-                    self.flat + (slot >> 32), s, n, head):
-                return (<uint32_t>slot) & ((1u << TOKEN_BITS) - 1)
+            if (self.whole[at].head == head and (<uint32_t>meta) >> TOKEN_BITS == length
+                    and (n <= 8 or memcmp(self.flat + (meta >> 32) + 8, s + 8, n - 8) == 0)):
+                return (<uint32_t>meta) & ((1u << TOKEN_BITS) - 1)
             at = (at + 1) & self.whole_mask
 
     cdef int merge_piece(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
@@ -1233,10 +1288,11 @@ cdef class Encoder:
                                 Py_ssize_t p, Piece* block) except -1 nogil:
         """Up to BLOCK pieces from byte ``p`` < ``n``, with their hashes; their table slots
         prefetched. Returns how many."""
-        cdef Py_ssize_t k = 0, end
+        cdef Py_ssize_t ends[BLOCK]
+        cdef Py_ssize_t k, count = piece_ends(pattern, s, n, p, ends, BLOCK), end
         cdef Piece* piece
-        while k < BLOCK and p < n:
-            end = piece_end(pattern, s, n, p)
+        for k in range(count):
+            end = ends[k]
             if end <= p:
                 with gil:
                     raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
@@ -1246,38 +1302,35 @@ cdef class Encoder:
             piece.token = NONE
             piece.h = 0
             piece.cached = 0
-            if piece.n == 1:
-                piece.token = s[p]
-            elif piece.n <= WHOLE_MAX:
+            if piece.n <= WHOLE_MAX:
                 piece.head = head_of(s + p, piece.n, n - p)
                 piece.h = whole_hash(piece.head, s + p, piece.n)
                 __builtin_prefetch(&self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)])
-            k += 1
             p = end
-        return k
+        return count
 
     cdef void find_block(self, const unsigned char* s, Piece* block, Py_ssize_t k,
                          CacheState* cache) noexcept nogil:
         """The tokens of the block's whole pieces; the cache slots of the others prefetched.
 
-        Two passes: the first reads each piece's slot (prefetched by
-        :meth:`split_block`) and prefetches the bytes of the token there, the
-        second compares them.
+        Two passes: the first reads the slot (prefetched by :meth:`split_block`)
+        of each piece longer than 8 bytes and prefetches the rest of the token's
+        bytes there, the second compares.
         """
         cdef Py_ssize_t i
         cdef Piece* piece
-        cdef uint64_t slot
+        cdef uint64_t meta
         cdef CacheState* looked
         for i in range(k):
             piece = &block[i]
-            if piece.token != NONE or piece.n > WHOLE_MAX:
+            if piece.n <= 8 or piece.n > WHOLE_MAX:
                 continue
-            slot = self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)]
-            if slot:
-                __builtin_prefetch(self.flat + (slot >> 32))
+            meta = self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)].meta
+            if meta:
+                __builtin_prefetch(self.flat + (meta >> 32) + 8)
         for i in range(k):
             piece = &block[i]
-            if piece.token != NONE or piece.n > WHOLE_MAX:
+            if piece.n > WHOLE_MAX:
                 continue
             piece.token = self.whole_find(s + piece.start, piece.n, piece.head, piece.h)
             if piece.token == NONE and cache != NULL and cache.slots != NULL:
@@ -1346,7 +1399,8 @@ cdef class Encoder:
         ``stop_at_skip`` at the first skipped text (a caller that then encodes
         every text on its own has no use for the rest).
         """
-        cdef vector[unsigned char] scratch
+        cdef Scratch scratch
+        cdef unsigned char* room
         cdef const unsigned char* s
         cdef Py_ssize_t i, j, n, bad, k = texts.size()
         cdef Text* t
@@ -1371,7 +1425,13 @@ cdef class Encoder:
                         error.what = BAD_UTF8
                         return 0
             else:
-                n = to_utf8(t, &scratch)
+                # A str of kind 1, 2 or 4: its UTF-8, as str.encode gives it (which
+                # refuses lone surrogates: n is then -1 - the index of the first).
+                room = scratch.room(t.n * (2 if t.kind == 1 else 3 if t.kind == 2 else 4))
+                if room == NULL:
+                    with gil:
+                        raise MemoryError()
+                n = units_to_utf8(t.data, t.n, t.kind, room)
                 if n < 0:
                     if error.what == 0:
                         error.text = i
@@ -1383,7 +1443,7 @@ cdef class Encoder:
                     if stop_at_skip:
                         return not_encoded
                     continue
-                s = scratch.data()
+                s = room
             if n >= <Py_ssize_t>0xFFFFFFFFu:
                 error.text = i
                 error.at = n
@@ -2105,22 +2165,32 @@ cdef object utf8_of(object data, const unsigned char** s, Py_ssize_t* n, str nam
     """Point ``s``/``n`` at the UTF-8 of ``data``; returns the object that owns those bytes.
 
     ASCII str is read in place; other str is encoded into a new bytes object
-    (not cached on the str, so memory is given back after the call).
+    (not cached on the str, so memory is given back after the call), without the GIL.
     """
     cdef const unsigned char[:] view
+    cdef Py_ssize_t units, written
+    cdef int kind
+    cdef const void* units_data
+    cdef unsigned char* out
     if isinstance(data, str):
         if PyUnicode_IS_ASCII(data):
             s[0] = <const unsigned char*>PyUnicode_DATA(data)
             n[0] = PyUnicode_GET_LENGTH(data)
             owner = data
         else:
-            try:
-                owner = PyUnicode_AsUTF8String(data)
-            except UnicodeEncodeError as exc:
-                raise ValueError(
-                    f"{name} is not encodable as UTF-8: {exc.reason} at index {exc.start}") from None
-            s[0] = <const unsigned char*>PyBytes_AS_STRING(owner)
-            n[0] = len(<bytes>owner)
+            units = PyUnicode_GET_LENGTH(data)
+            kind = PyUnicode_KIND(data)
+            units_data = PyUnicode_DATA(data)
+            # Room for the longest UTF-8; only the pages written are touched.
+            owner = PyBytes_FromStringAndSize(NULL, units * (2 if kind == 1 else 3 if kind == 2 else 4))
+            out = <unsigned char*>PyBytes_AS_STRING(owner)
+            with nogil:
+                written = units_to_utf8(units_data, units, kind, out)
+            if written < 0:
+                raise ValueError(f"{name} is not encodable as UTF-8: surrogates not allowed "
+                                 f"at index {-1 - written}")
+            s[0] = out
+            n[0] = written
     elif isinstance(data, bytes):
         s[0] = <const unsigned char*>PyBytes_AS_STRING(data)
         n[0] = len(<bytes>data)

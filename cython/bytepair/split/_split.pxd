@@ -37,6 +37,11 @@ cdef enum:
 # between matches is cut as pieces too (as bytepair.split.pretokenize.splitter gives them).
 cdef Py_ssize_t piece_end(int pattern, const unsigned char* s, Py_ssize_t n, Py_ssize_t p) noexcept nogil
 
+# The ends of the next pieces from byte p < n, at most `most` of them, into `ends`;
+# returns how many (at least one). The same as calling piece_end in a loop.
+cdef Py_ssize_t piece_ends(int pattern, const unsigned char* s, Py_ssize_t n, Py_ssize_t p,
+                           Py_ssize_t* ends, Py_ssize_t most) noexcept nogil
+
 # -1 when s[0:n] is valid UTF-8, else the offset of the first byte of the
 # first invalid sequence (the ``start`` of Python's UnicodeDecodeError).
 cdef Py_ssize_t utf8_error(const unsigned char* s, Py_ssize_t n) noexcept nogil
