@@ -158,7 +158,7 @@ def test_the_walk_sees_the_imports_it_judges():
     assert ("training", "counts") in seen and ("counts", "read") in seen
     assert ("model", "split") in seen and ("split", "split") in seen
     encode = (CYTHON / "model" / "_encode.pyx").read_text("utf-8")
-    assert ("bytepair.split._split", ("piece_end", "utf8_error")) in \
+    assert ("bytepair.split._split", ("piece_ends", "utf8_error")) in \
         [(m, n) for _, m, n, _ in cython_imports(encode)]
 
 
