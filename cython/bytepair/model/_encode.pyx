@@ -137,6 +137,7 @@ cdef enum:
 
 cdef uint32_t NO_RANK = 0xFFFFFFFFu
 cdef uint32_t NONE = 0xFFFFFFFFu
+cdef uint32_t NOT_SEAM = 0xFFFFFFFEu  # not a rank: rules are fewer than 2 ** 32 - 256
 cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
 cdef uint64_t LENGTH_CAP = 1u << 62
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
@@ -784,6 +785,7 @@ cdef class Encoder:
     cdef Encoder stage_one
     cdef unsigned char* stage_joins
     cdef uint64_t* seams
+    cdef uint32_t* seam_ranks       # the rank of each seam's own pair, NO_RANK if none
     cdef unsigned char* seam_sides  # per stage-1 token: 1 ends a seam, 2 starts one
     cdef int seam_shift
     cdef Py_ssize_t seam_mask
@@ -910,6 +912,7 @@ cdef class Encoder:
     def __dealloc__(self):
         free(self.stage_joins)
         free(self.seams)
+        free(self.seam_ranks)
         free(self.seam_sides)
         free(self.pair_slots)
         free(self.rule_key)
@@ -947,8 +950,9 @@ cdef class Encoder:
 
         A token of a later rule is a run of stage-1 tokens, so no later rule can ever merge
         across two stage-1 tokens that are not such a pair (:meth:`merge_seams`). O(rules)
-        time; 8 bytes a slot, at most half of them used (128 KiB for 8,192 later rules), and
-        a byte per stage-1 token for whether it ends or starts a seam at all.
+        time; 12 bytes a slot (the pair and its own rank), at most half of them used (192 KiB
+        for 8,192 later rules), and a byte per stage-1 token for whether it ends or starts a
+        seam at all.
         """
         cdef Py_ssize_t r, total = self.n_rules + 256, capacity = 16, at
         cdef uint32_t* first = <uint32_t*>malloc(2 * total * sizeof(uint32_t))
@@ -958,10 +962,13 @@ cdef class Encoder:
         while capacity < 2 * (self.n_rules - stage_one):
             capacity *= 2
         free(self.seams)
+        free(self.seam_ranks)
         free(self.seam_sides)
         self.seams = <uint64_t*>calloc(capacity, sizeof(uint64_t))
+        self.seam_ranks = <uint32_t*>malloc(capacity * sizeof(uint32_t))
         self.seam_sides = <unsigned char*>calloc(256 + stage_one, 1)
-        if first == NULL or self.seams == NULL or self.seam_sides == NULL:
+        if (first == NULL or self.seams == NULL or self.seam_ranks == NULL
+                or self.seam_sides == NULL):
             free(first)
             raise MemoryError()
         self.seam_mask = capacity - 1
@@ -983,24 +990,27 @@ cdef class Encoder:
             while self.seams[at] and self.seams[at] != key:
                 at = (at + 1) & self.seam_mask
             self.seams[at] = key
+            self.seam_ranks[at] = self.rank(last[a], first[b])
         free(first)
         return 0
 
-    cdef inline bint is_seam(self, uint32_t a, uint32_t b, bint prefetch=False) noexcept nogil:
-        """Whether some rule after stage one may join stage-1 tokens ``a b`` (see fill_seams);
-        with ``prefetch``, only start reading the slot that tells (returns False)."""
+    cdef inline uint32_t seam_rank(self, uint32_t a, uint32_t b, bint prefetch) noexcept nogil:
+        """The rank of stage-1 tokens ``a b`` (``rank(a, b)``) when some rule after stage one
+        may join them (see fill_seams), else NOT_SEAM; with ``prefetch``, only start reading
+        the slot that tells (returns NOT_SEAM)."""
         cdef uint64_t key = ((<uint64_t>a << 32) | b) + 1
         cdef Py_ssize_t at = <Py_ssize_t>((key * GOLDEN) >> self.seam_shift)
         if not (self.seam_sides[a] & 1 and self.seam_sides[b] & 2):
-            return False  # most pairs: one of the two tokens is at no seam at all
+            return NOT_SEAM  # most pairs: one of the two tokens is at no seam at all
         if prefetch:
             __builtin_prefetch(&self.seams[at])
-            return False
+            __builtin_prefetch(&self.seam_ranks[at])
+            return NOT_SEAM
         while self.seams[at] != key:
             if self.seams[at] == 0:
-                return False
+                return NOT_SEAM
             at = (at + 1) & self.seam_mask
-        return True
+        return self.seam_ranks[at]
 
     # -- merging (no GIL) --
 
@@ -1021,18 +1031,20 @@ cdef class Encoder:
 
     cdef Py_ssize_t merge_small(self, const unsigned char* s, Py_ssize_t n, uint32_t* out) noexcept nogil:
         """Merge a piece of at most SMALL_PIECE bytes into ``out``; returns the token count."""
+        cdef uint32_t ranks[SMALL_PIECE]
         cdef Py_ssize_t i
         for i in range(n):
             out[i] = s[i]
-        return self.merge_tokens(out, n)
-
-    cdef inline Py_ssize_t merge_tokens(self, uint32_t* out, Py_ssize_t n) noexcept nogil:
-        """Merge the ``n`` <= SMALL_PIECE tokens ``out`` in place; returns how many are left."""
-        cdef uint32_t ranks[SMALL_PIECE]
-        cdef Py_ssize_t i, at, m = n
-        cdef uint32_t best
         for i in range(n - 1):
             ranks[i] = self.rank(out[i], out[i + 1])
+        return self.merge_tokens(out, n, ranks)
+
+    cdef inline Py_ssize_t merge_tokens(self, uint32_t* out, Py_ssize_t n,
+                                        uint32_t* ranks) noexcept nogil:
+        """Merge the ``n`` <= SMALL_PIECE tokens ``out`` in place, ``ranks[i]`` the rank of
+        pair ``i`` (both changed); returns how many tokens are left."""
+        cdef Py_ssize_t i, at, m = n
+        cdef uint32_t best
         while m > 1:
             best = NO_RANK
             at = -1
@@ -1232,22 +1244,29 @@ cdef class Encoder:
 
         They are cut between two tokens that are no seam (:meth:`fill_seams`): no later
         rule can join across such a cut, so each run merges on its own as inside the
-        whole sequence. Most runs are one token (nothing to do) or a few (scanned like a
-        short piece); a run of more than SMALL_PIECE tokens takes the heap.
+        whole sequence. Most runs are one token (nothing to do) or a few, scanned like a
+        short piece from the ranks the seam table holds; a run of more than SMALL_PIECE
+        tokens takes the heap. The seam table is read SEAMS_AHEAD pairs ahead.
         """
         cdef uint32_t small[SMALL_PIECE]
+        cdef uint32_t ranks[SMALL_PIECE]
         cdef Py_ssize_t i, m, start = 0
+        cdef uint32_t r
         for i in range(1, k + 1):
             if i + SEAMS_AHEAD < k:
-                self.is_seam(ids[i + SEAMS_AHEAD - 1], ids[i + SEAMS_AHEAD], True)
-            if i < k and self.is_seam(ids[i - 1], ids[i]):
-                continue
+                self.seam_rank(ids[i + SEAMS_AHEAD - 1], ids[i + SEAMS_AHEAD], True)
+            if i < k:
+                r = self.seam_rank(ids[i - 1], ids[i], False)
+                if r != NOT_SEAM:
+                    if i - start < SMALL_PIECE:
+                        ranks[i - start - 1] = r
+                    continue
             m = i - start
             if m == 1:
                 out.push_back(ids[start])
             elif m <= SMALL_PIECE:
                 memcpy(small, ids + start, m * sizeof(uint32_t))
-                m = self.merge_tokens(small, m)
+                m = self.merge_tokens(small, m, ranks)
                 out.insert(out.end(), small, small + m)
             else:
                 self.merge_large(NULL, ids + start, m, out)
