@@ -20,6 +20,9 @@ property tests compare the two).
   found in a read-only table shared by all threads, with no rank loop.
 * A :class:`PieceCache` maps the other short pieces to their IDs; its memory,
   table and arenas together, never exceeds the byte budget it is given.
+* A SuperBPE model merges a piece with its stage-1 rules part by part (whole
+  tokens, then the same cache under keys of their own), then with the later
+  rules run by run between seams (``merge_stages``).
 
 Token bytes are never all built: tokens of at most ``FLAT_MAX`` bytes are
 copied into one flat buffer (at most ``FLAT_MAX`` bytes per token), longer
@@ -132,6 +135,10 @@ cdef enum:
     FLAT_MAX = 128
     # Pieces up to this many bytes go into the piece cache.
     MAX_CACHED_PIECE = 256
+    # A SuperBPE model's pieces up to this many bytes go into the piece cache. Its longer
+    # pieces are phrases, seldom seen twice: they would fill the cache and crowd out their
+    # parts, which are (see merge_stages).
+    MAX_STAGED_PIECE = 64
     # Tokens up to this many bytes are in the whole-token table.
     WHOLE_MAX = SMALL_PIECE
 
@@ -927,8 +934,8 @@ cdef class Encoder:
         return self.n_rules + 256
 
     def set_stage_one(self, Encoder first):
-        """Encode long pieces in two phases (:meth:`merge_stages`): ``first`` holds this
-        encoder's first rules alone, a SuperBPE model's stage-1 rules."""
+        """Encode pieces in two phases (:meth:`merge_stages`): ``first`` holds this
+        encoder's first rules alone, a SuperBPE model's stage-1 rules. O(rules)."""
         cdef Py_ssize_t r
         if not 0 < first.n_rules < self.n_rules:
             raise ValueError(f"stage one must hold between 1 and {self.n_rules - 1} rules, "
@@ -1179,6 +1186,8 @@ cdef class Encoder:
         if n == 1:
             out.push_back(s[0])
             return 0
+        if n > MAX_STAGED_PIECE and self.stage_one is not None:
+            h = 0  # see MAX_STAGED_PIECE
         if h and cache.slots != NULL:
             slot = cache_find(cache, h, s, n)
             if slot != NULL:
