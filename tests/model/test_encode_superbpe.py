@@ -154,15 +154,16 @@ def test_a_run_of_one_character_is_not_quadratic():
     assert seconds(2_000_000) <= 20 * seconds(200_000)
 
 
-def test_long_pieces_are_not_cached_whole_but_their_parts_are():
-    # ab, ba (stage 1), then ab+" ": a piece of more than 64 bytes is a phrase, seldom seen
-    # twice, while its parts are words.
+def test_the_parts_of_a_piece_are_cached_only_when_the_piece_is_not():
+    # ab, ba (stage 1), then ab+" ". A piece of up to 256 bytes is cached whole, so its
+    # parts need not be; a longer one, never cached whole, has its parts cached.
     lefts, rights = [97, 98, 256], [98, 97, 32]
     encoder = staged(lefts, rights, 2)
     cache = compiled.PieceCache()
-    assert encoder.encode(b"ab " * 30, WHOLE, cache) == [258] * 30
-    assert len(cache) == 0  # its parts are whole tokens or bytes: nothing to keep
     assert encoder.encode(b"bab " * 20, WHOLE, cache) == [98, 258] * 20
-    assert len(cache) == 1  # the part "bab" alone
-    assert encoder.encode(b"ab " * 21, WHOLE, cache) == [258] * 21
-    assert len(cache) == 2  # a piece of 63 bytes is cached whole
+    assert len(cache) == 1  # the piece, not its part "bab"
+    for _ in range(2):
+        assert encoder.encode(b"bab " * 70, WHOLE, cache) == [98, 258] * 70
+        assert len(cache) == 2  # the part "bab", not the piece of 280 bytes
+    assert encoder.encode(b"ab " * 100, WHOLE, cache) == [258] * 100
+    assert len(cache) == 2  # its parts are whole tokens or bytes: nothing to keep

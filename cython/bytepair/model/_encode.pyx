@@ -135,10 +135,6 @@ cdef enum:
     FLAT_MAX = 128
     # Pieces up to this many bytes go into the piece cache.
     MAX_CACHED_PIECE = 256
-    # A SuperBPE model's pieces up to this many bytes go into the piece cache. Its longer
-    # pieces are phrases, seldom seen twice: they would fill the cache and crowd out their
-    # parts, which are (see merge_stages).
-    MAX_STAGED_PIECE = 64
     # Tokens up to this many bytes are in the whole-token table.
     WHOLE_MAX = SMALL_PIECE
 
@@ -1186,8 +1182,6 @@ cdef class Encoder:
         if n == 1:
             out.push_back(s[0])
             return 0
-        if n > MAX_STAGED_PIECE and self.stage_one is not None:
-            h = 0  # see MAX_STAGED_PIECE
         if h and cache.slots != NULL:
             slot = cache_find(cache, h, s, n)
             if slot != NULL:
@@ -1208,7 +1202,9 @@ cdef class Encoder:
             return 0
         start = out.size()
         if self.stage_one is not None:
-            self.merge_stages(s, n, cache, out)
+            # A piece that is cached whole needs no cached parts: they would only crowd
+            # the cache (and fill it, with the pieces of a 5 MB text).
+            self.merge_stages(s, n, <CacheState*>NULL if h else cache, out)
         else:
             self.merge_large(s, NULL, n, out)
         if h:
@@ -1224,7 +1220,8 @@ cdef class Encoder:
         phase cuts the piece between two bytes that no stage-1 rule joins (as
         :meth:`encode_spans` does): each part merges on its own, mostly a word that is
         one stage-1 token. The parts go BLOCK at a time through the stage-1 rules'
-        whole-token table and the piece cache, as the pieces of :meth:`encode_into` do.
+        whole-token table and the piece cache ``cache`` (NULL for a piece that is cached
+        whole), as the pieces of :meth:`encode_into` do.
         Subtle: the cache also holds whole pieces, whose IDs are the model's own; a part's
         cache hash has bit STAGE_ONE_KEY flipped, so its slot can never be taken for the
         same bytes as a piece (their hashes differ) nor for other bytes (the keys differ).
