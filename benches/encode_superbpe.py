@@ -14,8 +14,12 @@ SuperBPE model its stage-1 rules alone over each stage's pieces (where its time 
 
     python -m benches.encode_superbpe                    # cl100k, transition 24,576, 3 turns
     python -m benches.encode_superbpe --pattern gpt2 --turns 1
+    python -m benches.encode_superbpe --before /work/main/src   # and another tree's, in turns
 
-Results go to ``benches/results/encode-superbpe.json``.
+With ``--before SRC`` each turn also runs both models with ``PYTHONPATH=SRC`` (another
+checkout's ``src``: the library before a change), as ``plain_before`` and ``superbpe_before``,
+the four processes of a turn in alternating order. Results go to
+``benches/results/encode-superbpe.json``.
 """
 
 from __future__ import annotations
@@ -114,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3, help="warm rounds; the best counts")
     parser.add_argument("--turns", type=int, default=3, help="fresh processes of each model")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--before", metavar="SRC",
+                        help="also run each model with PYTHONPATH=SRC (the library before)")
     parser.add_argument("--child", metavar="MODEL", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     held_out = corpus.parse_size(args.held_out)
@@ -122,18 +128,27 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     models = {"plain": train_model(args.pattern), "superbpe": superbpe_model(args.pattern,
                                                                                args.transition)}
-    runs: dict[str, list] = {name: [] for name in models}
+    libraries = {"": os.environ.get("PYTHONPATH")}
+    if args.before:
+        libraries["_before"] = str(Path(args.before).resolve())
+    cases = [(name + suffix, path, library) for suffix, library in libraries.items()
+             for name, path in models.items()]
+    runs: dict[str, list] = {name: [] for name, _, _ in cases}
     for turn in range(args.turns):
-        for name in (list(models) if turn % 2 == 0 else list(reversed(models))):
+        for name, path, library in (cases if turn % 2 == 0 else cases[::-1]):
             load = os.getloadavg()[0]
+            env = dict(os.environ)
+            if library is not None:
+                env["PYTHONPATH"] = library
             done = subprocess.run([sys.executable, "-m", "benches.encode_superbpe", "--child",
-                                   str(models[name]), "--held-out", args.held_out,
+                                   str(path), "--held-out", args.held_out,
                                    "--rounds", str(args.rounds)],
-                                  capture_output=True, text=True, check=False)
+                                  capture_output=True, text=True, check=False, env=env)
             if done.returncode:
                 sys.stderr.write(done.stderr)
                 return 1
-            run = {**json.loads(done.stdout), "load_before": load, "load_after": os.getloadavg()[0]}
+            run = {**json.loads(done.stdout), "pythonpath": library, "load_before": load,
+                   "load_after": os.getloadavg()[0]}
             runs[name].append(run)
             print(name, json.dumps(run), file=sys.stderr, flush=True)
     speeds = ("encode_first", "encode_warm", "encode_batch_first", "encode_batch_warm")
@@ -145,8 +160,9 @@ def main(argv: list[str] | None = None) -> int:
               "pattern": args.pattern, "transition": args.transition, "vocab_size": VOCAB,
               "train": TRAIN, "units": "MB/s of UTF-8 input, one thread", "runs": runs,
               "medians": medians,
-              "superbpe_over_plain": {key: medians["superbpe"][key] / medians["plain"][key]
-                                      for key in speeds}}
+              "superbpe_over_plain": {suffix or "now": {
+                  key: medians["superbpe" + suffix][key] / medians["plain" + suffix][key]
+                  for key in speeds} for suffix in libraries}}
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=1) + "\n")
     print(json.dumps({key: report[key] for key in ("medians", "superbpe_over_plain")}, indent=1))

@@ -20,6 +20,9 @@ property tests compare the two).
   found in a read-only table shared by all threads, with no rank loop.
 * A :class:`PieceCache` maps the other short pieces to their IDs; its memory,
   table and arenas together, never exceeds the byte budget it is given.
+* A SuperBPE model merges a piece with its stage-1 rules part by part (whole
+  tokens, then the same cache under keys of their own), then with the later
+  rules run by run between seams (``merge_stages``).
 
 Token bytes are never all built: tokens of at most ``FLAT_MAX`` bytes are
 copied into one flat buffer (at most ``FLAT_MAX`` bytes per token), longer
@@ -136,9 +139,13 @@ cdef enum:
 
 cdef uint32_t NO_RANK = 0xFFFFFFFFu
 cdef uint32_t NONE = 0xFFFFFFFFu
+cdef uint32_t NOT_SEAM = 0xFFFFFFFEu  # not a rank: rules are fewer than 2 ** 32 - 256
 cdef uint64_t NOT_FLAT = 0xFFFFFFFFFFFFFFFFu
 cdef uint64_t LENGTH_CAP = 1u << 62
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15u
+# Flipped in the piece-cache hash of a SuperBPE model's stage-1 parts (see merge_part).
+# hash_bytes sets bit 0, so a flipped hash is still never 0, the free-slot mark.
+cdef uint64_t STAGE_ONE_KEY = 2
 # Bytes of the cache of one encode_spans call (one per thread): the parts it
 # caches are mostly words, whose working set is small.
 cdef Py_ssize_t SPAN_CACHE_BYTES = 1 << 22
@@ -562,6 +569,8 @@ cdef enum:
     TOKEN_BITS = 25
     # Pieces split, looked up and merged together (see encode_into).
     BLOCK = 32
+    # How many pairs ahead merge_seams starts reading the seam table.
+    SEAMS_AHEAD = 8
 
 
 cdef struct WholeSlot:
@@ -880,10 +889,16 @@ cdef class Encoder:
     cdef WholeSlot* whole         # the whole-token table (see its section above)
     cdef int whole_shift          # slot of hash h: h >> whole_shift
     cdef Py_ssize_t whole_mask
-    # A SuperBPE model's stage-1 rules alone (None for other models) and the byte pairs
-    # they join (see :meth:`merge_stages`).
+    # A SuperBPE model's stage-1 rules alone (None for other models), the byte pairs
+    # they join and the pairs of stage-1 tokens that the other rules join (an open-addressing
+    # set of ``(left << 32 | right) + 1``, 0: free; see :meth:`merge_stages`).
     cdef Encoder stage_one
     cdef unsigned char* stage_joins
+    cdef uint64_t* seams
+    cdef uint32_t* seam_ranks       # the rank of each seam's own pair, NO_RANK if none
+    cdef unsigned char* seam_sides  # per stage-1 token: 1 ends a seam, 2 starts one
+    cdef int seam_shift
+    cdef Py_ssize_t seam_mask
 
     def __cinit__(self, lefts, rights):
         cdef Py_ssize_t n = len(lefts), i, capacity, at, flat_size
@@ -1008,6 +1023,9 @@ cdef class Encoder:
 
     def __dealloc__(self):
         free(self.stage_joins)
+        free(self.seams)
+        free(self.seam_ranks)
+        free(self.seam_sides)
         free(self.pair_slots)
         free(self.rule_key)
         free(self.length)
@@ -1021,8 +1039,8 @@ cdef class Encoder:
         return self.n_rules + 256
 
     def set_stage_one(self, Encoder first):
-        """Encode long pieces in two phases (:meth:`merge_stages`): ``first`` holds this
-        encoder's first rules alone, a SuperBPE model's stage-1 rules."""
+        """Encode pieces in two phases (:meth:`merge_stages`): ``first`` holds this
+        encoder's first rules alone, a SuperBPE model's stage-1 rules. O(rules)."""
         cdef Py_ssize_t r
         if not 0 < first.n_rules < self.n_rules:
             raise ValueError(f"stage one must hold between 1 and {self.n_rules - 1} rules, "
@@ -1035,7 +1053,76 @@ cdef class Encoder:
             if self.stage_joins == NULL:
                 raise MemoryError()
         first.byte_joins(self.stage_joins)
+        self.fill_seams(first.n_rules)
         self.stage_one = first
+
+    cdef int fill_seams(self, Py_ssize_t stage_one) except -1:
+        """Build the set of pairs ``a b`` of stage-1 tokens that a later rule joins: the last
+        stage-1 token of its left and the first of its right.
+
+        A token of a later rule is a run of stage-1 tokens, so no later rule can ever merge
+        across two stage-1 tokens that are not such a pair (:meth:`merge_seams`). O(rules)
+        time; 12 bytes a slot (the pair and its own rank), at most half of them used (192 KiB
+        for 8,192 later rules), and a byte per stage-1 token for whether it ends or starts a
+        seam at all.
+        """
+        cdef Py_ssize_t r, total = self.n_rules + 256, capacity = 16, at
+        cdef uint32_t* first = <uint32_t*>malloc(2 * total * sizeof(uint32_t))
+        cdef uint32_t* last
+        cdef uint32_t a, b
+        cdef uint64_t key
+        while capacity < 2 * (self.n_rules - stage_one):
+            capacity *= 2
+        free(self.seams)
+        free(self.seam_ranks)
+        free(self.seam_sides)
+        self.seams = <uint64_t*>calloc(capacity, sizeof(uint64_t))
+        self.seam_ranks = <uint32_t*>malloc(capacity * sizeof(uint32_t))
+        self.seam_sides = <unsigned char*>calloc(256 + stage_one, 1)
+        if (first == NULL or self.seams == NULL or self.seam_ranks == NULL
+                or self.seam_sides == NULL):
+            free(first)
+            raise MemoryError()
+        self.seam_mask = capacity - 1
+        self.seam_shift = 64
+        while (<Py_ssize_t>1 << (64 - self.seam_shift)) < capacity:
+            self.seam_shift -= 1
+        last = first + total
+        for r in range(256 + stage_one):
+            first[r] = last[r] = <uint32_t>r
+        for r in range(stage_one, self.n_rules):
+            a = <uint32_t>(self.rule_key[r] >> 32)
+            b = <uint32_t>self.rule_key[r]
+            first[256 + r] = first[a]
+            last[256 + r] = last[b]
+            key = ((<uint64_t>last[a] << 32) | first[b]) + 1
+            self.seam_sides[last[a]] |= 1
+            self.seam_sides[first[b]] |= 2
+            at = <Py_ssize_t>((key * GOLDEN) >> self.seam_shift)
+            while self.seams[at] and self.seams[at] != key:
+                at = (at + 1) & self.seam_mask
+            self.seams[at] = key
+            self.seam_ranks[at] = self.rank(last[a], first[b])
+        free(first)
+        return 0
+
+    cdef inline uint32_t seam_rank(self, uint32_t a, uint32_t b, bint prefetch) noexcept nogil:
+        """The rank of stage-1 tokens ``a b`` (``rank(a, b)``) when some rule after stage one
+        may join them (see fill_seams), else NOT_SEAM; with ``prefetch``, only start reading
+        the slot that tells (returns NOT_SEAM)."""
+        cdef uint64_t key = ((<uint64_t>a << 32) | b) + 1
+        cdef Py_ssize_t at = <Py_ssize_t>((key * GOLDEN) >> self.seam_shift)
+        if not (self.seam_sides[a] & 1 and self.seam_sides[b] & 2):
+            return NOT_SEAM  # most pairs: one of the two tokens is at no seam at all
+        if prefetch:
+            __builtin_prefetch(&self.seams[at])
+            __builtin_prefetch(&self.seam_ranks[at])
+            return NOT_SEAM
+        while self.seams[at] != key:
+            if self.seams[at] == 0:
+                return NOT_SEAM
+            at = (at + 1) & self.seam_mask
+        return self.seam_ranks[at]
 
     # -- merging (no GIL) --
 
@@ -1057,12 +1144,19 @@ cdef class Encoder:
     cdef Py_ssize_t merge_small(self, const unsigned char* s, Py_ssize_t n, uint32_t* out) noexcept nogil:
         """Merge a piece of at most SMALL_PIECE bytes into ``out``; returns the token count."""
         cdef uint32_t ranks[SMALL_PIECE]
-        cdef Py_ssize_t i, at, m = n
-        cdef uint32_t best
+        cdef Py_ssize_t i
         for i in range(n):
             out[i] = s[i]
         for i in range(n - 1):
             ranks[i] = self.rank(out[i], out[i + 1])
+        return self.merge_tokens(out, n, ranks)
+
+    cdef inline Py_ssize_t merge_tokens(self, uint32_t* out, Py_ssize_t n,
+                                        uint32_t* ranks) noexcept nogil:
+        """Merge the ``n`` <= SMALL_PIECE tokens ``out`` in place, ``ranks[i]`` the rank of
+        pair ``i`` (both changed); returns how many tokens are left."""
+        cdef Py_ssize_t i, at, m = n
+        cdef uint32_t best
         while m > 1:
             best = NO_RANK
             at = -1
@@ -1216,7 +1310,7 @@ cdef class Encoder:
             cache.misses += 1
             if cache.full:
                 cache_seen(cache, False)
-        if n <= SMALL_PIECE:
+        if n <= SMALL_PIECE and self.stage_one is None:
             k = self.merge_small(s, n, small)
             out.insert(out.end(), small, small + k)
             if h:
@@ -1224,33 +1318,82 @@ cdef class Encoder:
             return 0
         start = out.size()
         if self.stage_one is not None:
-            self.merge_stages(s, n, out)
+            # A piece that is cached whole needs no cached parts: they would only crowd
+            # the cache (and fill it, with the pieces of a 5 MB text).
+            self.merge_stages(s, n, <CacheState*>NULL if h else cache, out)
         else:
             self.merge_large(s, NULL, n, out)
         if h:
             cache_insert(cache, h, s, n, out.data() + start, out.size() - start)
         return 0
 
-    cdef int merge_stages(self, const unsigned char* s, Py_ssize_t n,
+    cdef int merge_stages(self, const unsigned char* s, Py_ssize_t n, CacheState* cache,
                           vector[uint32_t]* out) except -1 nogil:
-        """Merge a long piece of a SuperBPE model: its stage-1 rules, then the others.
+        """Merge a piece of a SuperBPE model: its stage-1 rules, then the others.
 
         Subtle: replaying the rules in rank order runs every stage-1 rule before any
         stage-2 one, and no stage-2 merge makes a pair of stage-1 tokens. The stage-1
         phase cuts the piece between two bytes that no stage-1 rule joins (as
         :meth:`encode_spans` does): each part merges on its own, mostly a word that is
-        one token, without the heap. The stage-2 rules then merge the tokens with the
-        heap, across the cuts as the whole piece would. The same IDs, about twice as fast on
-        English (docs/benchmarks.md, "Encoding with a SuperBPE model").
+        one stage-1 token. The parts go BLOCK at a time through the stage-1 rules'
+        whole-token table and the piece cache ``cache`` (NULL for a piece that is cached
+        whole), as the pieces of :meth:`encode_into` do.
+        Subtle: the cache also holds whole pieces, whose IDs are the model's own; a part's
+        cache hash has bit STAGE_ONE_KEY flipped, so its slot can never be taken for the
+        same bytes as a piece (their hashes differ) nor for other bytes (the keys differ).
+        The stage-2 rules then merge the tokens across the cuts as the whole piece would
+        (:meth:`merge_seams`).
         """
         cdef vector[uint32_t] first
-        cdef Py_ssize_t i, cut = 0
-        for i in range(1, n):
-            if not self.stage_joins[(<uint32_t>s[i - 1] << 8) | s[i]]:
-                self.stage_one.merge_piece(s + cut, i - cut, NULL, &first)
-                cut = i
-        self.stage_one.merge_piece(s + cut, n - cut, NULL, &first)
-        return self.merge_large(NULL, first.data(), <Py_ssize_t>first.size(), out)
+        cdef Piece block[BLOCK]
+        cdef Py_ssize_t i, k = 0, cut = 0
+        first.reserve(n // 3 + 16)
+        for i in range(1, n + 1):
+            if i < n and self.stage_joins[(<uint32_t>s[i - 1] << 8) | s[i]]:
+                continue
+            self.stage_one.begin_piece(&block[k], s, cut, i, n)
+            k += 1
+            cut = i
+            if k == BLOCK or i == n:
+                self.stage_one.find_block(s, block, k, cache)
+                self.stage_one.put_block(s, block, k, cache, STAGE_ONE_KEY, &first)
+                k = 0
+        return self.merge_seams(first.data(), <Py_ssize_t>first.size(), out)
+
+    cdef int merge_seams(self, const uint32_t* ids, Py_ssize_t k,
+                         vector[uint32_t]* out) except -1 nogil:
+        """Merge the stage-1 tokens ``ids[:k]`` by the later rules into ``out``.
+
+        They are cut between two tokens that are no seam (:meth:`fill_seams`): no later
+        rule can join across such a cut, so each run merges on its own as inside the
+        whole sequence. Most runs are one token (nothing to do) or a few, scanned like a
+        short piece from the ranks the seam table holds; a run of more than SMALL_PIECE
+        tokens takes the heap. The seam table is read SEAMS_AHEAD pairs ahead.
+        """
+        cdef uint32_t small[SMALL_PIECE]
+        cdef uint32_t ranks[SMALL_PIECE]
+        cdef Py_ssize_t i, m, start = 0
+        cdef uint32_t r
+        for i in range(1, k + 1):
+            if i + SEAMS_AHEAD < k:
+                self.seam_rank(ids[i + SEAMS_AHEAD - 1], ids[i + SEAMS_AHEAD], True)
+            if i < k:
+                r = self.seam_rank(ids[i - 1], ids[i], False)
+                if r != NOT_SEAM:
+                    if i - start < SMALL_PIECE:
+                        ranks[i - start - 1] = r
+                    continue
+            m = i - start
+            if m == 1:
+                out.push_back(ids[start])
+            elif m <= SMALL_PIECE:
+                memcpy(small, ids + start, m * sizeof(uint32_t))
+                m = self.merge_tokens(small, m, ranks)
+                out.insert(out.end(), small, small + m)
+            else:
+                self.merge_large(NULL, ids + start, m, out)
+            start = i
+        return 0
 
     cdef int encode_into(self, const unsigned char* s, Py_ssize_t n, int pattern,
                          CacheState* cache, vector[uint32_t]* out) except -1 nogil:
@@ -1259,13 +1402,12 @@ cdef class Encoder:
         Most pieces are whole tokens: one lookup in the shared, read-only
         whole-token table; the others go through the piece cache. The table
         is larger than the core's own cache, so each block is read in passes
-        (:meth:`split_block`, :meth:`find_block`, then out in order), each
+        (:meth:`split_block`, :meth:`find_block`, then :meth:`put_block`), each
         prefetching what the next reads: a block's lookups wait on memory
         together instead of one after the other.
         """
         cdef Piece block[BLOCK]
-        cdef Py_ssize_t p = 0, i, k
-        cdef Piece* piece
+        cdef Py_ssize_t p = 0, k
         if pattern == PAT_NONE:
             if n:
                 self.merge_piece(s, n, cache, out)
@@ -1274,14 +1416,24 @@ cdef class Encoder:
             k = self.split_block(s, n, pattern, p, block)
             p = block[k - 1].start + block[k - 1].n
             self.find_block(s, block, k, cache)
-            for i in range(k):
-                piece = &block[i]
-                if piece.token != NONE:
-                    out.push_back(piece.token)
-                else:
-                    self.merge_hashed(s + piece.start, piece.n, piece.cached if piece.cached else
-                                      cache_hash(cache, s + piece.start, piece.n, piece.h),
-                                      cache, out)
+            self.put_block(s, block, k, cache, 0, out)
+        return 0
+
+    cdef int put_block(self, const unsigned char* s, Piece* block, Py_ssize_t k,
+                       CacheState* cache, uint64_t key, vector[uint32_t]* out) except -1 nogil:
+        """Append the IDs of the ``k`` pieces of a block that :meth:`find_block` read: the
+        whole tokens, the others merged through the cache, their hashes xor ``key``."""
+        cdef Py_ssize_t i
+        cdef Piece* piece
+        cdef uint64_t h
+        for i in range(k):
+            piece = &block[i]
+            if piece.token != NONE:
+                out.push_back(piece.token)
+                continue
+            h = piece.cached if piece.cached else cache_hash(cache, s + piece.start, piece.n,
+                                                             piece.h)
+            self.merge_hashed(s + piece.start, piece.n, h ^ key if h else 0, cache, out)
         return 0
 
     cdef Py_ssize_t split_block(self, const unsigned char* s, Py_ssize_t n, int pattern,
@@ -1290,24 +1442,28 @@ cdef class Encoder:
         prefetched. Returns how many."""
         cdef Py_ssize_t ends[BLOCK]
         cdef Py_ssize_t k, count = piece_ends(pattern, s, n, p, ends, BLOCK), end
-        cdef Piece* piece
         for k in range(count):
             end = ends[k]
             if end <= p:
                 with gil:
                     raise RuntimeError(f"empty piece at byte {p}")  # a scanner bug; never loop
-            piece = &block[k]
-            piece.start = p
-            piece.n = end - p
-            piece.token = NONE
-            piece.h = 0
-            piece.cached = 0
-            if piece.n <= WHOLE_MAX:
-                piece.head = head_of(s + p, piece.n, n - p)
-                piece.h = whole_hash(piece.head, s + p, piece.n)
-                __builtin_prefetch(&self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)])
+            self.begin_piece(&block[k], s, p, end, n)
             p = end
         return count
+
+    cdef inline void begin_piece(self, Piece* piece, const unsigned char* s, Py_ssize_t p,
+                                 Py_ssize_t end, Py_ssize_t n) noexcept nogil:
+        """Set ``piece`` to bytes ``p:end`` of ``s[:n]``: up to WHOLE_MAX bytes, its hash,
+        its whole-token slot prefetched (single bytes are whole tokens too)."""
+        piece.start = p
+        piece.n = end - p
+        piece.token = NONE
+        piece.h = 0
+        piece.cached = 0
+        if piece.n <= WHOLE_MAX:
+            piece.head = head_of(s + p, piece.n, n - p)
+            piece.h = whole_hash(piece.head, s + p, piece.n)
+            __builtin_prefetch(&self.whole[<Py_ssize_t>(piece.h >> self.whole_shift)])
 
     cdef void find_block(self, const unsigned char* s, Piece* block, Py_ssize_t k,
                          CacheState* cache) noexcept nogil:

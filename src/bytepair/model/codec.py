@@ -81,8 +81,8 @@ def new_encoder(lefts, rights, stage_one: int | None = None):
     """An encoder for rules given as their left and right token IDs, in rank order.
 
     ``stage_one``: a SuperBPE model's stage-1 rules, its first ones. The compiled encoder then
-    merges a long piece with them first, part by part, and with the others after (the same
-    IDs); the pure-Python twin merges every piece whole.
+    merges a piece that is not a whole token with them first, part by part, and with the others
+    after, run by run (the same IDs); the pure-Python twin merges every piece whole.
     """
     encoder = backend.Encoder(lefts, rights)
     if stage_one is not None and 0 < stage_one < len(lefts) and hasattr(encoder, "set_stage_one"):
