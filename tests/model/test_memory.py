@@ -122,7 +122,7 @@ def test_8mb_of_spaces_with_gpt2_encodes_within_40_bytes_per_input_byte():
 
 def test_piece_cache_stays_within_its_byte_bound_while_encoding_many_distinct_pieces():
     # 1,500 distinct 20 KB pieces (never cached: longer than 256 bytes) and 400,000
-    # distinct short ones (cached, within the 16 MiB budget of the model's cache).
+    # distinct short ones (cached, within the byte budget of the model's cache).
     out = run_child(f"""
         text = open({str(DATA / 'kjv-genesis-exodus.txt')!r}).read()
         model = bytepair.train([text[:100_000]], merges=300, progress=False).model

@@ -476,7 +476,7 @@ cdef class PieceCache:
     cdef char apart_after[64]
     cdef PieceCache lender  # the cache this one reads first, if any (kept alive while lent)
 
-    def __cinit__(self, Py_ssize_t budget=1 << 24):
+    def __cinit__(self, Py_ssize_t budget=24 << 20):
         minimum = cache_bytes(CACHE_SLOTS, CACHE_KEY_BYTES, CACHE_IDS)
         if budget < minimum:
             raise ValueError(f"budget must be at least {minimum} bytes, got {budget}")

@@ -33,7 +33,7 @@ class PieceCache:
     recent hits and half the pieces it holds, and is then emptied.
     """
 
-    def __init__(self, budget: int = 1 << 24):
+    def __init__(self, budget: int = 24 << 20):
         if budget < 65536:
             raise ValueError(f"budget must be at least 65536 bytes, got {budget}")
         self.budget = budget

@@ -164,7 +164,7 @@ class ByteModel:
         With a pre-tokenizer ``pattern`` the input is split first (``bytes``
         must then be UTF-8) and each piece is encoded on its own. Pieces of at
         most 256 bytes go through a piece cache kept across calls and bounded in
-        bytes: 16 MiB (``codec.CACHE_BYTES``) per call encoding at the same
+        bytes: 24 MiB (``codec.CACHE_BYTES``) per call encoding at the same
         time (a batch on threads is one call; its threads each learn up to as
         much again until it ends), so memory does not grow with the calls. O(n log n)
         for n input bytes in the worst case, whatever the pieces.

@@ -290,7 +290,7 @@ class Tokenizer:
         same for any number of threads. The texts are cut in contiguous parts
         of about equal size; each thread releases the GIL once and takes the
         next part until none is left (``bytepair.model.parts``). The threads read
-        one piece cache of 16 MiB at most (``codec.CACHE_BYTES``), kept across
+        one piece cache of 24 MiB at most (``codec.CACHE_BYTES``), kept across
         calls; each learns new pieces in a cache of its own (up to as much
         again, during the call) that joins it when the call ends. The lists of IDs are left out of the
         cyclic garbage collector (they hold only ints; a million of them would
