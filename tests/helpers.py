@@ -275,3 +275,20 @@ def reference_encode(tok, text: str, specials) -> list[int]:
         elif part:
             out.extend(python.encode_pieces(split(part)))
     return out
+
+
+def random_rules(draw, alphabet: bytes, least: int, most: int) -> tuple[list[int], list[int]]:
+    """A rule table over ``alphabet`` for a Hypothesis ``draw``: each rule joins two earlier
+    tokens, no pair twice; ``least``-``most`` draws (a repeated pair is skipped)."""
+    from hypothesis import strategies as st
+
+    tokens, lefts, rights, seen = sorted(set(alphabet)), [], [], set()
+    for _ in range(draw(st.integers(least, most))):
+        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
+        if pair in seen:
+            continue
+        seen.add(pair)
+        lefts.append(pair[0])
+        rights.append(pair[1])
+        tokens.append(255 + len(lefts))
+    return lefts, rights

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
+import helpers
 from bytepair.learn.rules import replace_pair
 from bytepair.learn.superbpe import replay
 from bytepair.model import codec
@@ -46,15 +47,7 @@ def rule_sets(draw):
     """(alphabet, lefts, rights, stage one): rules joining the alphabet's bytes and earlier
     rules' tokens, no pair twice, the first ``stage one`` of them stage 1."""
     alphabet = draw(st.sampled_from(ALPHABETS))
-    tokens, lefts, rights, seen = sorted(set(alphabet)), [], [], set()
-    for rank in range(draw(st.integers(2, 40))):
-        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
-        if pair in seen:
-            continue
-        seen.add(pair)
-        lefts.append(pair[0])
-        rights.append(pair[1])
-        tokens.append(255 + len(lefts))
+    lefts, rights = helpers.random_rules(draw, alphabet, 2, 40)
     if len(lefts) < 2:
         lefts, rights = [alphabet[0], 256], [alphabet[0], 256]
     return alphabet, lefts, rights, draw(st.integers(1, len(lefts) - 1))

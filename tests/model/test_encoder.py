@@ -49,16 +49,7 @@ def definition_bytes(lefts, rights, token: int) -> bytes:
 def rule_tables(draw):
     """Any valid rule table over a tiny alphabet: each rule joins two earlier tokens."""
     alphabet = draw(st.sampled_from(ALPHABETS))
-    tokens = sorted(set(alphabet))
-    lefts, rights, seen = [], [], set()
-    for _ in range(draw(st.integers(0, 25))):
-        pair = (draw(st.sampled_from(tokens)), draw(st.sampled_from(tokens)))
-        if pair in seen:
-            continue
-        seen.add(pair)
-        lefts.append(pair[0])
-        rights.append(pair[1])
-        tokens.append(255 + len(lefts))
+    lefts, rights = helpers.random_rules(draw, alphabet, 0, 25)
     return lefts, rights, alphabet
 
 
